@@ -1,0 +1,142 @@
+package singleflight
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// waitFor polls cond for up to 10 s; a bound, not a timing assertion.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (g *Group[V]) waiters(key string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c := g.calls[key]; c != nil {
+		return c.waiters
+	}
+	return 0
+}
+
+func TestDoSharesOneLoad(t *testing.T) {
+	var g Group[string]
+	var calls atomic.Int32
+	release := make(chan struct{})
+	const n = 50
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			v, err := g.Do(t.Context(), "k", func(context.Context) (string, error) {
+				calls.Add(1)
+				<-release
+				return "v", nil
+			})
+			if err != nil || v != "v" {
+				t.Errorf("Do = %q, %v", v, err)
+			}
+		})
+	}
+	waitFor(t, "all callers to wait", func() bool { return g.waiters("k") == n })
+	close(release)
+	wg.Wait()
+	if calls.Load() != 1 || g.Joins() != n-1 {
+		t.Fatalf("calls = %d, joins = %d; want 1, %d", calls.Load(), g.Joins(), n-1)
+	}
+	if g.InFlight() != 0 {
+		t.Fatalf("InFlight = %d after the load", g.InFlight())
+	}
+}
+
+func TestWaiterLeavesWithoutCancellingOthers(t *testing.T) {
+	var g Group[string]
+	release := make(chan struct{})
+	loadCtxErr := make(chan error, 1)
+	fn := func(ctx context.Context) (string, error) {
+		<-release
+		loadCtxErr <- ctx.Err()
+		return "v", nil
+	}
+	leaver, leave := context.WithCancel(t.Context())
+	leftErr := make(chan error, 1)
+	go func() {
+		_, err := g.Do(leaver, "k", fn)
+		leftErr <- err
+	}()
+	waitFor(t, "first caller", func() bool { return g.waiters("k") == 1 })
+	stayerDone := make(chan string, 1)
+	go func() {
+		v, _ := g.Do(t.Context(), "k", fn)
+		stayerDone <- v
+	}()
+	waitFor(t, "second caller", func() bool { return g.waiters("k") == 2 })
+	leave()
+	if err := <-leftErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("leaver got %v, want context.Canceled", err)
+	}
+	close(release)
+	if v := <-stayerDone; v != "v" {
+		t.Fatalf("stayer got %q", v)
+	}
+	if err := <-loadCtxErr; err != nil {
+		t.Fatalf("load context was cancelled (%v) although a caller still waited", err)
+	}
+}
+
+func TestLoadCancelledWhenAllLeave(t *testing.T) {
+	var g Group[string]
+	loadErr := make(chan error, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	started := make(chan struct{})
+	go func() {
+		_, _ = g.Do(ctx, "k", func(ctx context.Context) (string, error) {
+			close(started)
+			<-ctx.Done()
+			loadErr <- ctx.Err()
+			return "", ctx.Err()
+		})
+	}()
+	<-started
+	cancel()
+	if err := <-loadErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("load ctx err = %v", err)
+	}
+	waitFor(t, "load to finish", func() bool { return g.InFlight() == 0 })
+}
+
+func TestPanicIsAnErrorAndKeyIsFree(t *testing.T) {
+	var g Group[string]
+	_, err := g.Do(t.Context(), "k", func(context.Context) (string, error) { panic("boom") })
+	var pe *PanicError
+	if !errors.Is(err, ErrPanic) || !errors.As(err, &pe) || pe.Value != "boom" || len(pe.Stack) == 0 {
+		t.Fatalf("err = %v, want a PanicError with value and stack", err)
+	}
+	v, err := g.Do(t.Context(), "k", func(context.Context) (string, error) { return "ok", nil })
+	if err != nil || v != "ok" {
+		t.Fatalf("after a panic Do = %q, %v; the key is stuck", v, err)
+	}
+}
+
+func TestValuesOfFirstCallerKept(t *testing.T) {
+	type ctxKey struct{}
+	var g Group[string]
+	ctx := context.WithValue(t.Context(), ctxKey{}, "trace-1")
+	v, _ := g.Do(ctx, "k", func(ctx context.Context) (string, error) {
+		s, _ := ctx.Value(ctxKey{}).(string)
+		return s, nil
+	})
+	if v != "trace-1" {
+		t.Fatalf("load context lost the caller's values: %q", v)
+	}
+}

@@ -1,0 +1,174 @@
+package cache_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/mocks"
+	"github.com/golang/mock/gomock"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// waitFor polls cond for up to 10 s; a bound, not a timing assertion.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+type fixture struct {
+	group  *cache.Group
+	picker *mocks.MockPeerPicker
+	peer   *mocks.MockPeerGetter
+	src    *mocks.MockGetter
+}
+
+func newFixture(t *testing.T) *fixture {
+	ctrl := gomock.NewController(t)
+	f := &fixture{
+		picker: mocks.NewMockPeerPicker(ctrl),
+		peer:   mocks.NewMockPeerGetter(ctrl),
+		src:    mocks.NewMockGetter(ctrl),
+	}
+	g, err := cache.NewRegistry().NewGroup("scores", 1<<20, f.src, cache.WithPeers(f.picker), cache.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.group = g
+	return f
+}
+
+func (f *fixture) remoteOwner() {
+	f.picker.EXPECT().PickPeer(gomock.Any()).Return(f.peer, true).AnyTimes()
+}
+
+func TestOwnerPeerAnswers(t *testing.T) {
+	f := newFixture(t)
+	f.remoteOwner()
+	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").Return([]byte("630"), nil).Times(1)
+	for range 3 { // the second and third Gets hit the hot cache
+		v, err := f.group.Get(t.Context(), "Tom")
+		if err != nil || v.String() != "630" {
+			t.Fatalf("Get = %q, %v", v, err)
+		}
+	}
+	s := f.group.Stats()
+	if s.PeerLoads != 1 || s.Hot.Hits != 2 || s.Hot.Items != 1 || s.LocalLoads != 0 || s.Gets != 3 {
+		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestOwnerPeerFailsFallsBackOnce(t *testing.T) {
+	f := newFixture(t)
+	f.remoteOwner()
+	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").Return(nil, errors.New("connection refused")).Times(1)
+	f.src.EXPECT().Get(gomock.Any(), "Tom").Return([]byte("630"), nil).Times(1)
+	for range 2 {
+		v, err := f.group.Get(t.Context(), "Tom")
+		if err != nil || v.String() != "630" {
+			t.Fatalf("Get = %q, %v", v, err)
+		}
+	}
+	s := f.group.Stats()
+	if s.PeerErrors != 1 || s.FallbackLoads != 1 || s.LocalLoads != 1 || s.Main.Items != 1 {
+		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestOwnerPeerNotFoundIsNotLoadedAgain(t *testing.T) {
+	f := newFixture(t)
+	f.remoteOwner()
+	f.peer.EXPECT().Get(gomock.Any(), "scores", "kkk").Return(nil, fmt.Errorf("peer says: %w", getter.ErrNotFound))
+	// No expectation on f.src: a local load fails the test.
+	_, err := f.group.Get(t.Context(), "kkk")
+	if !errors.Is(err, getter.ErrNotFound) {
+		t.Fatalf("err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestCallerCancelledNoFallback(t *testing.T) {
+	f := newFixture(t)
+	f.remoteOwner()
+	peerCalled := make(chan struct{})
+	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").DoAndReturn(
+		func(ctx context.Context, _, _ string) ([]byte, error) {
+			close(peerCalled)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	// No expectation on f.src: a fallback load fails the test.
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { <-peerCalled; cancel() }()
+	if _, err := f.group.Get(ctx, "Tom"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	waitFor(t, "the abandoned load to end", func() bool { return f.group.InFlight() == 0 })
+	if s := f.group.Stats(); s.Abandoned != 1 || s.FallbackLoads != 0 {
+		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestPickerSaysSelfLoadsLocally(t *testing.T) {
+	f := newFixture(t)
+	f.picker.EXPECT().PickPeer("Tom").Return(nil, false)
+	f.src.EXPECT().Get(gomock.Any(), "Tom").Return([]byte("630"), nil)
+	v, err := f.group.Get(t.Context(), "Tom")
+	if err != nil || v.String() != "630" {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+	if s := f.group.Stats(); s.LocalLoads != 1 || s.PeerLoads != 0 || s.Main.Items != 1 {
+		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestGetLocalNeverForwards(t *testing.T) {
+	f := newFixture(t)
+	f.remoteOwner() // the ring names another owner...
+	f.src.EXPECT().Get(gomock.Any(), "Tom").Return([]byte("630"), nil)
+	// ...but a peer request is served here: no expectation on f.peer.
+	v, err := f.group.GetLocal(t.Context(), "Tom")
+	if err != nil || v.String() != "630" {
+		t.Fatalf("GetLocal = %q, %v", v, err)
+	}
+	if s := f.group.Stats(); s.PeerRequests != 1 || s.LocalLoads != 1 {
+		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestConcurrentColdGetsOnePeerFetch(t *testing.T) {
+	f := newFixture(t)
+	f.remoteOwner()
+	release := make(chan struct{})
+	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").DoAndReturn(
+		func(context.Context, string, string) ([]byte, error) {
+			<-release
+			return []byte("630"), nil
+		}).Times(1)
+	const n = 100
+	var wg sync.WaitGroup
+	var once sync.Once
+	defer func() { once.Do(func() { close(release) }); wg.Wait() }()
+	for range n {
+		wg.Go(func() {
+			if v, err := f.group.Get(t.Context(), "Tom"); err != nil || v.String() != "630" {
+				t.Errorf("Get = %q, %v", v, err)
+			}
+		})
+	}
+	waitFor(t, "all Gets to wait on one load", func() bool { return f.group.Stats().DedupWaits == n-1 })
+	once.Do(func() { close(release) })
+}

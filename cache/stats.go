@@ -1,0 +1,55 @@
+package cache
+
+import "sync/atomic"
+
+// Stats is a snapshot of a group's counters. All counts are since the group
+// was created; Bytes and Items are current.
+type Stats struct {
+	Gets          int64      // calls of Get and GetLocal
+	Hits          int64      // Gets answered from memory (Main.Hits + Hot.Hits)
+	PeerRequests  int64      // GetLocal calls: requests served for peers
+	PeerLoads     int64      // values (or "not found") fetched from owner peers
+	PeerErrors    int64      // owner peers that failed to answer
+	FallbackLoads int64      // local loads after an owner peer failed
+	Abandoned     int64      // loads stopped because every caller had left
+	LocalLoads    int64      // calls of the Getter
+	LoadErrors    int64      // Getter calls that failed, other than "not found"
+	DedupWaits    int64      // Gets that shared a load another Get started
+	Main          CacheStats // keys this node owns and loaded
+	Hot           CacheStats // keys fetched from their owners
+}
+
+// CacheStats describes one of a group's two caches.
+type CacheStats struct {
+	Bytes     int64 // keys plus values held now
+	Items     int64 // entries held now
+	Hits      int64
+	Evictions int64
+}
+
+// counters are the group's slow-path counts. Hits are counted per cache
+// shard instead, so that a hit writes no counter shared by all cores.
+type counters struct {
+	misses, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
+	localLoads, loadErrors atomic.Int64
+}
+
+// Stats returns a snapshot of the group's counters.
+func (g *Group) Stats() Stats {
+	c := &g.counters
+	s := Stats{
+		PeerRequests:  c.peerRequests.Load(),
+		PeerLoads:     c.peerLoads.Load(),
+		PeerErrors:    c.peerErrors.Load(),
+		FallbackLoads: c.fallbacks.Load(),
+		Abandoned:     c.abandoned.Load(),
+		LocalLoads:    c.localLoads.Load(),
+		LoadErrors:    c.loadErrors.Load(),
+		DedupWaits:    g.flight.Joins() + g.localFlight.Joins(),
+		Main:          CacheStats{g.mem.main.Bytes(), g.mem.main.Len(), g.mem.main.Hits(), g.mem.main.Evictions()},
+		Hot:           CacheStats{g.mem.hot.Bytes(), g.mem.hot.Len(), g.mem.hot.Hits(), g.mem.hot.Evictions()},
+	}
+	s.Hits = s.Main.Hits + s.Hot.Hits
+	s.Gets = s.Hits + c.misses.Load()
+	return s
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The test command: every check CI runs, in the order a developer wants the
+# answers. It installs the tools it needs itself, at pinned versions, into
+# .tools/bin (gitignored); nothing has to be installed by hand.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+tools=$root/.tools/bin
+mkdir -p "$tools"
+export PATH="$tools:$PATH"
+
+STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+WAZERO=github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
+CORE=(./cache/... ./picker/... ./getter/...)
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "gofmt"
+unformatted=$(find . -name '*.go' -not -path './.tools/*' -print0 | xargs -0 gofmt -l)
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "staticcheck ($STATICCHECK)"
+go run "$STATICCHECK" ./...
+
+step "pure core: ${CORE[*]}"
+scripts/check-pure-core.sh "${CORE[@]}"
+
+step "mocks match mockgen's output"
+scripts/check-mocks.sh
+
+step "go test -race"
+go test -race -count=1 ./...
+
+step "fuzz (briefly; run longer by hand with a bigger -fuzztime)"
+while read -r pkg target; do
+  [ -n "$pkg" ] || continue
+  go test -run='^$' -fuzz="^${target}\$" -fuzztime=5s "$pkg"
+done < <(scripts/fuzz-targets.sh)
+
+step "core under WebAssembly: wasip1 (wazero) and js (node)"
+GOBIN="$tools" go install "$WAZERO"
+wasm_path="$PATH:$(go env GOROOT)/lib/wasm"
+PATH="$wasm_path" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm go test -count=1 "${CORE[@]}"
+PATH="$wasm_path" GOOS=js GOARCH=wasm go test -count=1 "${CORE[@]}"
+
+if [ -x scripts/lambda-integration.sh ]; then
+  step "Lambda nodes under the real runtime emulator"
+  scripts/lambda-integration.sh
+fi
+
+if [ -f bench/go.mod ]; then
+  step "bench module: vet and its tests (benchmarks run by hand, see bench/README.md)"
+  (cd bench && go vet ./... && go test -race -count=1 ./...)
+fi
+
+step "all checks passed"
