@@ -2,11 +2,13 @@
 // map whose eviction order approximates least-recently-used with the CLOCK
 // (second chance) algorithm.
 //
-// A hit takes only its shard's read lock and marks the entry as referenced
-// when it is not already, so hits on a hot key do not write to shared
-// memory the way moving it to the front of a list would. Eviction sweeps a
-// clock hand over each shard in turn, clearing reference bits and removing
-// the first entry that has not been referenced since the hand last passed.
+// A hit takes only its shard's read lock, finds the value inline in the
+// map, and sets the entry's reference bit in a dense bitmap when it is not
+// already set. So hits on a hot key do not write to shared memory the way
+// moving it to the front of a list would, and a hit touches no per-entry
+// heap object. Eviction sweeps a clock hand over each shard in turn,
+// clearing reference bits and removing the first entry that has not been
+// referenced since the hand last passed it.
 package lru
 
 import (
@@ -28,32 +30,38 @@ type Cache struct {
 	bytes     atomic.Int64
 	items     atomic.Int64
 	evictions atomic.Int64
-	cursor    atomic.Uint32 // shard where the next eviction starts
+	cursor    atomic.Uint32 // shard the clock hand is in
 }
 
 type shard struct {
 	mu    sync.RWMutex
 	hits  atomic.Int64
-	items map[string]*entry
-	hand  *entry // next entry the clock looks at; entries form a ring
-	// lapLeft is how many entries the hand passes before the clock moves
-	// on to the next shard.
-	lapLeft int
+	items map[string]item
+	// The clock: one slot per position; refs is a bitmap over positions,
+	// set by readers with atomic operations under the read lock.
+	slots   []slot
+	refs    []uint64
+	free    []uint32 // dead positions to reuse
+	hand    int      // next position the clock looks at
+	lapLeft int      // positions the hand passes before moving on to the next shard
 	_       [64]byte
 }
 
-type entry struct {
-	key        string
-	value      []byte
-	referenced atomic.Bool
-	prev, next *entry
+type item struct {
+	value []byte
+	pos   uint32
+}
+
+type slot struct {
+	key  string
+	live bool
 }
 
 // New returns an empty Cache.
 func New() *Cache {
 	c := &Cache{seed: maphash.MakeSeed()}
 	for i := range c.shards {
-		c.shards[i].items = make(map[string]*entry)
+		c.shards[i].items = make(map[string]item)
 	}
 	return c
 }
@@ -66,32 +74,39 @@ func (c *Cache) shard(key string) *shard {
 func (c *Cache) Get(key string) (value []byte, ok bool) {
 	s := c.shard(key)
 	s.mu.RLock()
-	e := s.items[key]
-	if e != nil {
-		// Load before Store: a hot key's entry is written once per
-		// clock sweep, not on every hit.
-		if !e.referenced.Load() {
-			e.referenced.Store(true)
-		}
-		value = e.value
+	it, ok := s.items[key]
+	if ok {
+		s.reference(it.pos)
 	}
 	s.mu.RUnlock()
-	if e == nil {
-		return nil, false
+	if ok {
+		s.hits.Add(1)
 	}
-	s.hits.Add(1)
-	return value, true
+	return it.value, ok
+}
+
+// reference sets pos's bit; reading first means a hot entry's word is
+// written once per clock sweep, not on every hit.
+func (s *shard) reference(pos uint32) {
+	w, bit := &s.refs[pos/64], uint64(1)<<(pos%64)
+	if atomic.LoadUint64(w)&bit == 0 {
+		atomic.OrUint64(w, bit)
+	}
+}
+
+// referenced clears pos's bit and reports whether it was set.
+func (s *shard) referenced(pos uint32) bool {
+	w, bit := &s.refs[pos/64], uint64(1)<<(pos%64)
+	return atomic.AndUint64(w, ^bit)&bit != 0
 }
 
 // Peek returns the value of key without marking it used or counting a hit.
 func (c *Cache) Peek(key string) (value []byte, ok bool) {
 	s := c.shard(key)
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if e := s.items[key]; e != nil {
-		return e.value, true
-	}
-	return nil, false
+	it, ok := s.items[key]
+	s.mu.RUnlock()
+	return it.value, ok
 }
 
 // Add stores value under key, replacing any earlier value. The byte count
@@ -100,23 +115,25 @@ func (c *Cache) Add(key string, value []byte) {
 	s := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e := s.items[key]; e != nil {
-		c.bytes.Add(int64(len(value) - len(e.value)))
-		e.value = value
-		e.referenced.Store(true)
+	if it, ok := s.items[key]; ok {
+		c.bytes.Add(int64(len(value) - len(it.value)))
+		s.items[key] = item{value: value, pos: it.pos}
+		s.reference(it.pos)
 		return
 	}
-	e := &entry{key: key, value: value}
-	s.items[key] = e
-	if s.hand == nil {
-		e.prev, e.next = e, e
-		s.hand = e
+	var pos uint32
+	if n := len(s.free); n > 0 {
+		pos = s.free[n-1]
+		s.free = s.free[:n-1]
+		s.slots[pos] = slot{key: key, live: true}
 	} else {
-		// Just behind the hand: the new entry is the last the clock visits.
-		e.prev, e.next = s.hand.prev, s.hand
-		e.prev.next = e
-		s.hand.prev = e
+		pos = uint32(len(s.slots))
+		s.slots = append(s.slots, slot{key: key, live: true})
+		if int(pos/64) >= len(s.refs) {
+			s.refs = append(s.refs, 0)
+		}
 	}
+	s.items[key] = item{value: value, pos: pos}
 	c.bytes.Add(Size(key, value))
 	c.items.Add(1)
 }
@@ -126,12 +143,11 @@ func (c *Cache) Remove(key string) bool {
 	s := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.items[key]
-	if e == nil {
-		return false
+	it, ok := s.items[key]
+	if ok {
+		c.unlink(s, key, it)
 	}
-	c.unlink(s, e)
-	return true
+	return ok
 }
 
 // EvictOne removes one entry that has not been used since the clock hand
@@ -146,56 +162,51 @@ func (c *Cache) EvictOne() bool {
 	for range 3*shardCount + 1 {
 		s := &c.shards[c.cursor.Load()&(shardCount-1)]
 		s.mu.Lock()
-		for s.lapLeft > 0 && s.hand != nil {
-			e := s.hand
-			s.hand = e.next
-			s.lapLeft--
-			if e.referenced.Load() {
-				e.referenced.Store(false)
+		for ; s.lapLeft > 0 && len(s.items) > 0; s.lapLeft-- {
+			pos := s.hand
+			s.hand = (s.hand + 1) % len(s.slots)
+			if !s.slots[pos].live || s.referenced(uint32(pos)) {
 				continue
 			}
-			c.evict(s, e)
+			s.lapLeft--
+			c.evict(s, s.slots[pos].key)
 			s.mu.Unlock()
 			return true
 		}
-		s.lapLeft = len(s.items)
+		s.lapLeft = len(s.slots)
 		s.mu.Unlock()
 		c.cursor.Add(1)
 	}
 	// Gets kept setting bits faster than the hand cleared them: evict at
-	// the hand regardless, so that the owner's budget still holds.
+	// the first live position regardless, so that the owner's budget holds.
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		if e := s.hand; e != nil {
-			c.evict(s, e)
-			s.mu.Unlock()
-			return true
+		for _, sl := range s.slots {
+			if sl.live {
+				c.evict(s, sl.key)
+				s.mu.Unlock()
+				return true
+			}
 		}
 		s.mu.Unlock()
 	}
 	return false
 }
 
-func (c *Cache) evict(s *shard, e *entry) {
-	c.unlink(s, e)
+// evict removes key from s; s.mu must be held for writing.
+func (c *Cache) evict(s *shard, key string) {
+	c.unlink(s, key, s.items[key])
 	c.evictions.Add(1)
 }
 
-// unlink removes e from s; s.mu must be held for writing.
-func (c *Cache) unlink(s *shard, e *entry) {
-	delete(s.items, e.key)
-	if e.next == e {
-		s.hand = nil
-	} else {
-		e.prev.next = e.next
-		e.next.prev = e.prev
-		if s.hand == e {
-			s.hand = e.next
-		}
-	}
-	e.prev, e.next = nil, nil
-	c.bytes.Add(-Size(e.key, e.value))
+// unlink removes key, found at it, from s; s.mu must be held for writing.
+func (c *Cache) unlink(s *shard, key string, it item) {
+	delete(s.items, key)
+	s.slots[it.pos] = slot{}
+	s.referenced(it.pos) // clear the bit for the position's next user
+	s.free = append(s.free, it.pos)
+	c.bytes.Add(-Size(key, it.value))
 	c.items.Add(-1)
 }
 

@@ -1,0 +1,119 @@
+// Command inprocess shows the core alone, without a network: three cache
+// nodes live in one process, each with its own Registry, wired through an
+// in-memory PeerGetter and a consistent-hash peer set. Each key is loaded
+// from the slow source once, by its owner; the other nodes fetch it from
+// the owner and keep it in their hot caches. "Not found" is not cached, so
+// every Get of a missing key asks its owner's source again.
+//
+//	go run ./examples/inprocess
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/picker"
+)
+
+func main() {
+	if err := run(context.Background(), os.Stdout, 100*time.Millisecond); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// node is one cache node: its registry, and the peer set its group uses.
+type node struct {
+	name     string
+	registry *cache.Registry
+	scores   *cache.Group
+	peers    *picker.Peers
+}
+
+// inMemoryPeer is a PeerGetter that calls another node in the same
+// process, as a transport would over the network: the owner serves the
+// request with GetLocal, so it never forwards it again.
+type inMemoryPeer struct{ target *cache.Registry }
+
+func (p inMemoryPeer) Get(ctx context.Context, group, key string) ([]byte, error) {
+	g := p.target.Lookup(group)
+	if g == nil {
+		return nil, fmt.Errorf("no group %q on peer", group)
+	}
+	v, err := g.GetLocal(ctx, key)
+	if errors.Is(err, getter.ErrNotFound) {
+		return nil, getter.ErrNotFound // as a wire protocol would: a status, not the owner's message
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v.ByteSlice(), nil
+}
+
+// slowDB is the seed's database: each lookup takes delay, and is logged.
+func slowDB(owner string, out io.Writer, delay time.Duration) getter.Getter {
+	db := getter.Map(map[string]string{"Tom": "630", "Jack": "589", "Sam": "567"})
+	return getter.Func(func(ctx context.Context, key string) ([]byte, error) {
+		fmt.Fprintf(out, "[slow db on %s] search key %s\n", owner, key)
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return db.Get(ctx, key)
+	})
+}
+
+func newCluster(names []string, out io.Writer, delay time.Duration) ([]*node, error) {
+	nodes := make([]*node, len(names))
+	byName := make(map[string]*cache.Registry)
+	for i, name := range names {
+		nodes[i] = &node{name: name, registry: cache.NewRegistry()}
+		byName[name] = nodes[i].registry
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, n := range nodes {
+		n.peers = picker.NewPeers(n.name, func(addr string) cache.PeerGetter {
+			return inMemoryPeer{target: byName[addr]}
+		})
+		n.peers.Set(names...)
+		g, err := n.registry.NewGroup("scores", 1<<20, slowDB(n.name, out, delay),
+			cache.WithPeers(n.peers), cache.WithLogger(quiet))
+		if err != nil {
+			return nil, err
+		}
+		n.scores = g
+	}
+	return nodes, nil
+}
+
+func run(ctx context.Context, out io.Writer, delay time.Duration) error {
+	nodes, err := newCluster([]string{"node-a", "node-b", "node-c"}, out, delay)
+	if err != nil {
+		return err
+	}
+	for _, key := range []string{"Tom", "Jack", "Sam", "kkk"} {
+		fmt.Fprintf(out, "%s is owned by %s\n", key, nodes[0].peers.Owner(key))
+		for _, n := range nodes {
+			v, err := n.scores.Get(ctx, key)
+			if err != nil {
+				fmt.Fprintf(out, "  %s: %s -> %v\n", n.name, key, err)
+				continue
+			}
+			fmt.Fprintf(out, "  %s: %s = %s\n", n.name, key, v)
+		}
+	}
+	for _, n := range nodes {
+		s := n.scores.Stats()
+		fmt.Fprintf(out, "%s: gets=%d local loads=%d peer loads=%d hot items=%d\n",
+			n.name, s.Gets, s.LocalLoads, s.PeerLoads, s.Hot.Items)
+	}
+	return nil
+}
