@@ -1,0 +1,142 @@
+package nethttp
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Kill one node while 16 clients read from the other two: no client sees an
+// error (the survivors load the dead node's keys themselves), and the
+// source is hit at most once per key per surviving node.
+func TestKillNodeWhileReading(t *testing.T) {
+	nodes := startNodes(t, 3, true)
+	survivors, victim := nodes[:2], nodes[2]
+
+	// before: keys read from the start; after: keys read only once the
+	// victim is dead, among them keys the victim owns, so that the
+	// fallback path is certainly taken.
+	var before, after []string
+	victimAfter := 0
+	for i := 0; len(before) < 40 || victimAfter < 8; i++ {
+		k := fmt.Sprintf("key-%d", i)
+		switch {
+		case len(before) < 40:
+			before = append(before, k)
+		case owner(nodes, k) == victim:
+			after = append(after, k)
+			victimAfter++
+		}
+	}
+	all := append(append([]string(nil), before...), after...)
+
+	// Each client reads until the kill (at most maxBefore reads), then
+	// perClient more reads: the kill happens while all of them are reading.
+	const clients, perClient, maxBefore = 16, 200, 20000
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var (
+		killed   atomic.Bool
+		done     atomic.Int64
+		errCount atomic.Int64
+		wg       sync.WaitGroup
+		firstErr atomic.Value
+	)
+	read := func(r *rand.Rand, keys []string) {
+		k := keys[r.IntN(len(keys))]
+		n := survivors[r.IntN(len(survivors))]
+		v, err := n.group.Get(ctx, k)
+		if err == nil && v.String() != "v:"+k {
+			err = fmt.Errorf("wrong value %q", v.String())
+		}
+		if err != nil {
+			errCount.Add(1)
+			firstErr.CompareAndSwap(nil, fmt.Errorf("%s Get(%q): %w", n.addr, k, err))
+		}
+		done.Add(1)
+	}
+	for c := range clients {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(c), 1))
+			for i := 0; i < maxBefore && !killed.Load() && ctx.Err() == nil; i++ {
+				read(r, before)
+			}
+			for i := 0; i < perClient && ctx.Err() == nil; i++ {
+				read(r, all)
+			}
+		})
+	}
+	for done.Load() < clients*20 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	victim.kill()
+	killed.Store(true)
+	wg.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("readers did not finish: %v", ctx.Err())
+	}
+	if n := errCount.Load(); n != 0 {
+		t.Fatalf("%d client errors; first: %v", n, firstErr.Load())
+	}
+	fallbacks := int64(0)
+	for _, n := range survivors {
+		for _, k := range all {
+			if c := n.db.count(k); c > 1 {
+				t.Errorf("%s loaded %q %d times; want at most 1", n.addr, k, c)
+			}
+		}
+		fallbacks += n.group.Stats().FallbackLoads
+	}
+	if fallbacks == 0 {
+		t.Fatal("no fallback load: the dead node's keys were never read after the kill")
+	}
+}
+
+// Nodes whose peer lists disagree must not pass a request on: every
+// request takes at most one hop.
+func TestDisagreeingPeersOneHop(t *testing.T) {
+	nodes := startNodes(t, 3, false)
+	a, b, c := nodes[0], nodes[1], nodes[2]
+	a.pool.Set(a.addr, b.addr)
+	b.pool.Set(b.addr, c.addr)
+	c.pool.Set(c.addr, a.addr)
+
+	ctx := context.Background()
+	wouldLoop := 0
+	for i, origin := range nodes {
+		for j := range 50 {
+			k := fmt.Sprintf("key-%d-%d", i, j)
+			first := origin.pool.Owner(k)
+			if first != origin.addr {
+				var next *node
+				for _, n := range nodes {
+					if n.addr == first {
+						next = n
+					}
+				}
+				if next.pool.Owner(k) != next.addr {
+					wouldLoop++ // the receiving node thinks a third node owns k
+				}
+			}
+			v, err := origin.group.Get(ctx, k)
+			if err != nil || v.String() != "v:"+k {
+				t.Fatalf("%s Get(%q) = %q, %v", origin.addr, k, v.String(), err)
+			}
+			hops := 0
+			for _, n := range nodes {
+				hops += n.peerRequests(k)
+			}
+			if hops > 1 {
+				t.Fatalf("Get(%q) from %s took %d hops", k, origin.addr, hops)
+			}
+		}
+	}
+	if wouldLoop == 0 {
+		t.Fatal("no key was owned differently by the two rings; the test proves nothing")
+	}
+	t.Logf("%d requests reached a node that would have forwarded them", wouldLoop)
+}

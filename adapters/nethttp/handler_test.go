@@ -1,0 +1,172 @@
+package nethttp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+func newRegistry(t *testing.T, g getter.Getter) *cache.Registry {
+	t.Helper()
+	reg := cache.NewRegistry()
+	if _, err := reg.NewGroup("scores", 1<<20, g); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func TestHandlerStatusesOverHTTP(t *testing.T) {
+	reg := newRegistry(t, getter.Map(map[string]string{"Tom": "630", "a/b c": "slash"}))
+	srv := httptest.NewServer(NewHandler(reg))
+	defer srv.Close()
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		body         string
+	}{
+		{"GET", "/_geecache/scores/Tom", 200, "630"},
+		{"GET", "/_geecache/scores/a%2Fb%20c", 200, "slash"},
+		{"GET", "/_geecache/scores/kkk", 404, `"kkk"`},
+		{"GET", "/_geecache/nope/Tom", 404, "no such group"},
+		{"GET", "/_geecache/scores/a/b", 400, "malformed"},
+		{"GET", "/elsewhere", 400, "malformed"},
+		{"PUT", "/_geecache/scores/Tom", 405, "use GET"},
+	} {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		st, body := rawGet(t, req)
+		if st != tc.status || !strings.Contains(body, tc.body) {
+			t.Errorf("%s %s = %d %q; want %d containing %q", tc.method, tc.path, st, body, tc.status, tc.body)
+		}
+	}
+}
+
+func TestMountedUnderPrefix(t *testing.T) {
+	reg := newRegistry(t, getter.Map(map[string]string{"k/1": "one"}))
+	mux := http.NewServeMux()
+	mux.Handle("/cache/", NewHandler(reg, WithBasePath("/cache/")))
+	mux.Handle("/strip/", http.StripPrefix("/strip", NewHandler(reg)))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for name, c := range map[string]*Client{
+		"base path":    NewClient(srv.URL, WithBasePath("/cache")),
+		"strip prefix": NewClient(srv.URL + "/strip/"),
+	} {
+		v, err := c.Get(context.Background(), "scores", "k/1")
+		c.CloseIdleConnections()
+		if err != nil || string(v) != "one" {
+			t.Errorf("%s: Get = %q, %v", name, v, err)
+		}
+	}
+	// A client with the wrong base path reaches the mux's 404, which is not
+	// a protocol answer and must not look like "not found".
+	c := NewClient(srv.URL)
+	defer c.CloseIdleConnections()
+	if _, err := c.Get(context.Background(), "scores", "k/1"); !errors.Is(err, protocol.ErrBadResponse) || errors.Is(err, getter.ErrNotFound) {
+		t.Fatalf("wrong base path: err = %v; want ErrBadResponse", err)
+	}
+}
+
+func TestSizeLimitOverHTTP(t *testing.T) {
+	reg := newRegistry(t, getter.Map(map[string]string{"big": strings.Repeat("x", 1000)}))
+	lenient := httptest.NewServer(NewHandler(reg))
+	defer lenient.Close()
+	strict := httptest.NewServer(NewHandler(reg, WithProtocol(protocol.WithMaxValueBytes(999))))
+	defer strict.Close()
+	for name, c := range map[string]*Client{
+		"client limit": NewClient(lenient.URL, WithProtocol(protocol.WithMaxValueBytes(999))),
+		"server limit": NewClient(strict.URL),
+	} {
+		_, err := c.Get(context.Background(), "scores", "big")
+		c.CloseIdleConnections()
+		if !errors.Is(err, protocol.ErrTooLarge) {
+			t.Errorf("%s: err = %v; want ErrTooLarge", name, err)
+		}
+	}
+}
+
+func TestClientTimeout(t *testing.T) {
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	started.Add(1)
+	reg := newRegistry(t, getter.Func(func(ctx context.Context, key string) ([]byte, error) {
+		started.Done()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-release:
+			return []byte("late"), nil
+		}
+	}))
+	srv := httptest.NewServer(NewHandler(reg))
+	defer srv.Close()
+	defer close(release)
+
+	// The caller's context ends the request.
+	c := NewClient(srv.URL)
+	defer c.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { started.Wait(); cancel() }()
+	if _, err := c.Get(ctx, "scores", "slow"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Get: err = %v; want context.Canceled", err)
+	}
+}
+
+func TestPerRequestTimeout(t *testing.T) {
+	reg := newRegistry(t, getter.Func(func(ctx context.Context, key string) ([]byte, error) {
+		<-ctx.Done() // never answers before the caller gives up
+		return nil, ctx.Err()
+	}))
+	srv := httptest.NewServer(NewHandler(reg))
+	defer srv.Close()
+	c := NewClient(srv.URL, WithTimeout(20_000_000)) // 20ms
+	defer c.CloseIdleConnections()
+	if _, err := c.Get(context.Background(), "scores", "k"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v; want context.DeadlineExceeded", err)
+	}
+}
+
+// Concurrent requests reuse keep-alive connections instead of opening one
+// per request (net/http's default keeps only 2 idle connections per host).
+func TestConnectionReuse(t *testing.T) {
+	reg := newRegistry(t, getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte(key), nil }))
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(NewHandler(reg))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := NewClient(srv.URL)
+	defer c.CloseIdleConnections()
+	const workers, each = 32, 40
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := c.Get(context.Background(), "scores", string(rune('a'+w))+string(rune('a'+i))); err != nil {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() != 0 {
+		t.Fatalf("%d requests failed", failed.Load())
+	}
+	if n := conns.Load(); n > 2*workers {
+		t.Fatalf("%d connections for %d requests from %d workers; want at most %d", n, workers*each, workers, 2*workers)
+	}
+}

@@ -1,0 +1,95 @@
+package protocol
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// maxErrorBody is how much of an error response's body a Client reads for
+// the message.
+const maxErrorBody = 4 << 10
+
+// A Client is the calling side of the protocol: it builds (and signs)
+// requests and turns responses back into values and Go errors. It does no
+// I/O; a binding sends the Request and hands the answer to ReadResponse.
+// It is safe for concurrent use.
+type Client struct {
+	cfg config
+}
+
+// NewClient returns a Client. The options that matter to it are
+// WithSecret, WithMaxValueBytes and WithClock.
+func NewClient(opts ...Option) *Client {
+	return &Client{cfg: newConfig(opts)}
+}
+
+// MaxValueBytes returns the largest value the Client accepts.
+func (c *Client) MaxValueBytes() int64 { return c.cfg.maxValue }
+
+// NewRequest returns the peer request for key in group: method GET, the
+// escaped path relative to the peer's base path (the binding prepends the
+// peer's base URL), the peer header and, with a secret, the signature.
+func (c *Client) NewRequest(group, key string) Request {
+	path := Path(group, key)
+	h := make(http.Header, 3)
+	h.Set(HeaderPeer, "1")
+	if c.cfg.secret != nil {
+		sign(h, c.cfg.secret, c.cfg.now(), http.MethodGet, path)
+	}
+	return Request{Method: http.MethodGet, Path: path, Header: h}
+}
+
+// CheckSize returns an error wrapping ErrTooLarge if a response announcing
+// n bytes (its Content-Length; -1 if unknown) would be over the limit.
+// Bindings call it before reading a body; ReadResponse also enforces the
+// limit while reading.
+func (c *Client) CheckSize(n int64) error {
+	if n > c.cfg.maxValue {
+		return fmt.Errorf("%w: peer announced %d bytes, the limit is %d", ErrTooLarge, n, c.cfg.maxValue)
+	}
+	return nil
+}
+
+// ReadResponse turns a response into the value or an error. size is the
+// announced body length (-1 if unknown). On 200 it reads at most the size
+// limit from body and returns ErrTooLarge (wrapped) for a longer body; on
+// an error status it returns the sentinel of errorFor's table wrapped with
+// the peer's message: getter.ErrNotFound for a 404 not_found, ErrUnknownGroup
+// for a 404 unknown_group, ErrUnauthorized, ErrTooLarge, ErrLoad,
+// ErrBadRequest, ErrMethodNotAllowed, and ErrBadResponse for anything else.
+// It does not close body.
+func (c *Client) ReadResponse(status int, header http.Header, size int64, body io.Reader) ([]byte, error) {
+	if status != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
+		text := strings.TrimSpace(strings.ToValidUTF8(string(msg), "\uFFFD"))
+		code := Code(header.Get(HeaderError))
+		if text == "" {
+			text = http.StatusText(status)
+		}
+		return nil, fmt.Errorf("%w: peer answered %d: %s", errorFor(status, code), status, text)
+	}
+	if err := c.CheckSize(size); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if size > 0 {
+		buf.Grow(int(size))
+	}
+	n, err := buf.ReadFrom(io.LimitReader(body, c.cfg.maxValue+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading value: %w", ErrBadResponse, err)
+	}
+	if n > c.cfg.maxValue {
+		return nil, fmt.Errorf("%w: value is over the limit of %d bytes", ErrTooLarge, c.cfg.maxValue)
+	}
+	if size >= 0 && n != size {
+		return nil, fmt.Errorf("%w: got %d bytes, announced %d", ErrBadResponse, n, size)
+	}
+	if n == 0 {
+		return []byte{}, nil
+	}
+	return buf.Bytes(), nil
+}

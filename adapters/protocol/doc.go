@@ -1,0 +1,21 @@
+// Package protocol is the GeeCache peer wire protocol, independent of any
+// transport: how a request path is built and parsed, how requests are signed
+// and verified, how a node answers a request (Server), and how the answer is
+// turned back into the same Go errors on the calling node (Client).
+//
+// A binding (package nethttp for net/http, or an AWS Lambda handler) only
+// moves a Request and a Response over its transport; everything that two
+// nodes must agree on lives here, so that every binding speaks the same
+// protocol. The full specification, written for implementers in other
+// languages, is adapters/PROTOCOL.md. In short:
+//
+//	GET {base}/_geecache/{group}/{key}
+//
+// with group and key each escaped by url.PathEscape. The answer is 200 with
+// the raw value bytes, or an error status with a plain-text message and an
+// X-Geecache-Error code (see the Code constants). A request from a peer
+// carries the X-Geecache-Peer header; the node serving it never forwards it
+// again, so a request takes at most one hop even when two nodes disagree on
+// who owns a key. With a shared secret, requests are signed with
+// HMAC-SHA256 over the method, escaped path and a timestamp.
+package protocol

@@ -1,0 +1,93 @@
+package protocol
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/geecache/geecache/getter"
+)
+
+// A Code names the kind of an error response. It travels in the
+// X-Geecache-Error header, so that a client can tell two 404s apart (a
+// missing key, which is final, from an unknown group, which is a
+// configuration error the caller may recover from by loading locally).
+type Code string
+
+// The error codes of the protocol, with the status each is sent with.
+const (
+	CodeNotFound         Code = "not_found"          // 404: the source has no such key
+	CodeUnknownGroup     Code = "unknown_group"      // 404: the node has no such group
+	CodeBadRequest       Code = "bad_request"        // 400: malformed path
+	CodeUnauthorized     Code = "unauthorized"       // 401: missing, wrong or stale signature
+	CodeMethodNotAllowed Code = "method_not_allowed" // 405: not a GET
+	CodeTooLarge         Code = "too_large"          // 413: value over the size limit
+	CodeLoadError        Code = "load_error"         // 500: the node failed to load the value
+)
+
+// Errors a Client returns for error responses. Each is wrapped with the
+// peer's message. A 404 with CodeNotFound becomes getter.ErrNotFound
+// instead, so that errors.Is(err, getter.ErrNotFound) holds across the hop.
+var (
+	// ErrUnknownGroup: the peer has no group of that name.
+	ErrUnknownGroup = errors.New("geecache/protocol: peer has no such group")
+	// ErrBadRequest: the peer could not parse the request path.
+	ErrBadRequest = errors.New("geecache/protocol: peer rejected malformed request")
+	// ErrUnauthorized: the peer rejected the request's signature; the
+	// nodes' secrets or clocks disagree.
+	ErrUnauthorized = errors.New("geecache/protocol: peer rejected signature")
+	// ErrMethodNotAllowed: the peer accepts only GET.
+	ErrMethodNotAllowed = errors.New("geecache/protocol: method not allowed")
+	// ErrTooLarge: the value is larger than the size limit, as reported
+	// by the peer or found by the client while reading.
+	ErrTooLarge = errors.New("geecache/protocol: value too large")
+	// ErrLoad: the peer failed to load the value (its source failed).
+	ErrLoad = errors.New("geecache/protocol: peer failed to load value")
+	// ErrBadResponse: the answer does not follow the protocol (an
+	// unexpected status, a 404 without an error code, a broken body).
+	// The peer is probably not a GeeCache node or the base path is wrong.
+	ErrBadResponse = errors.New("geecache/protocol: unexpected response")
+)
+
+// Status returns the HTTP status an error response with code c is sent
+// with (500 for an unknown code).
+func (c Code) Status() int {
+	switch c {
+	case CodeNotFound, CodeUnknownGroup:
+		return http.StatusNotFound
+	case CodeBadRequest:
+		return http.StatusBadRequest
+	case CodeUnauthorized:
+		return http.StatusUnauthorized
+	case CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// errorFor maps an error response back to the sentinel the Client returns.
+func errorFor(status int, code Code) error {
+	switch status {
+	case http.StatusNotFound:
+		switch code {
+		case CodeNotFound:
+			return getter.ErrNotFound
+		case CodeUnknownGroup:
+			return ErrUnknownGroup
+		}
+		return ErrBadResponse
+	case http.StatusBadRequest:
+		return ErrBadRequest
+	case http.StatusUnauthorized:
+		return ErrUnauthorized
+	case http.StatusMethodNotAllowed:
+		return ErrMethodNotAllowed
+	case http.StatusRequestEntityTooLarge:
+		return ErrTooLarge
+	case http.StatusInternalServerError:
+		return ErrLoad
+	}
+	return ErrBadResponse
+}

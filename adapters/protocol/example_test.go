@@ -1,0 +1,43 @@
+package protocol_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// A binding moves a Request from a Client to a Server and the Response back;
+// here the "transport" is a function call.
+func Example() {
+	reg := cache.NewRegistry()
+	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(map[string]string{"Tom": "630"})); err != nil {
+		fmt.Println(err)
+		return
+	}
+	secret := protocol.WithSecret([]byte("shared by all nodes"))
+	server := protocol.NewServer(reg, secret)
+	client := protocol.NewClient(secret)
+
+	for _, key := range []string{"Tom", "kkk"} {
+		req := client.NewRequest("scores", key)
+		resp := server.Serve(context.Background(), req)
+		v, err := client.ReadResponse(resp.Status, resp.Header, int64(len(resp.Body)), bytes.NewReader(resp.Body))
+		fmt.Printf("%s %d %q %q not found: %v\n", req.Path, resp.Status, resp.Code(), v, errors.Is(err, getter.ErrNotFound))
+	}
+	// Output:
+	// /_geecache/scores/Tom 200 "" "630" not found: false
+	// /_geecache/scores/kkk 404 "not_found" "" not found: true
+}
+
+func ExamplePath() {
+	fmt.Println(protocol.Path("my group", "a/b?c#d%"))
+	fmt.Println(protocol.ParsePath("/_geecache/my%20group/a%2Fb%3Fc%23d%25"))
+	// Output:
+	// /_geecache/my%20group/a%2Fb%3Fc%23d%25
+	// my group a/b?c#d% <nil>
+}

@@ -1,0 +1,91 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// FuzzServePath feeds arbitrary escaped paths to ParsePath and a Server:
+// no panic, a status of the protocol, and every path Path builds parses
+// back to its parts.
+func FuzzServePath(f *testing.F) {
+	for _, k := range awkwardKeys {
+		f.Add(Path("scores", k), "scores", k)
+	}
+	f.Add("/_geecache/scores/%", "", "")
+	f.Add("/_geecache//", "a/b", "%")
+	reg := cache.NewRegistry()
+	if _, err := reg.NewGroup("scores", 1<<16, getter.Func(func(_ context.Context, key string) ([]byte, error) {
+		if len(key)%3 == 0 {
+			return nil, getter.ErrNotFound
+		}
+		if len(key)%3 == 1 {
+			return nil, errors.New("fail")
+		}
+		return []byte(key), nil
+	})); err != nil {
+		f.Fatal(err)
+	}
+	s := NewServer(reg, WithMaxValueBytes(64))
+	f.Fuzz(func(t *testing.T, path, group, key string) {
+		r := s.Serve(context.Background(), Request{Method: http.MethodGet, Path: path, Header: http.Header{}})
+		switch r.Status {
+		case 200, 400, 404, 413, 500:
+		default:
+			t.Fatalf("Serve(%q) status %d", path, r.Status)
+		}
+		if g, k, err := ParsePath(path); (err != nil) != (r.Status == 400) {
+			t.Fatalf("ParsePath(%q) = %q, %q, %v but Serve status %d", path, g, k, err, r.Status)
+		}
+		if group == "" {
+			return
+		}
+		g, k, err := ParsePath(Path(group, key))
+		if err != nil || g != group || k != key {
+			t.Fatalf("ParsePath(Path(%q, %q)) = %q, %q, %v", group, key, g, k, err)
+		}
+	})
+}
+
+// FuzzReadResponse feeds arbitrary answers to a Client: no panic, never a
+// value over the limit, a value only for a 200, and a sentinel error
+// otherwise.
+func FuzzReadResponse(f *testing.F) {
+	f.Add(200, "", int64(3), []byte("630"))
+	f.Add(200, "", int64(-1), bytes.Repeat([]byte("x"), 40))
+	f.Add(404, "not_found", int64(-1), []byte("kkk not exist\n"))
+	f.Add(404, "unknown_group", int64(5), []byte("nope\n"))
+	f.Add(500, "load_error", int64(-1), []byte("\xff\xfe"))
+	f.Add(413, "too_large", int64(0), []byte{})
+	c := NewClient(WithMaxValueBytes(32))
+	sentinels := []error{getter.ErrNotFound, ErrUnknownGroup, ErrBadRequest, ErrUnauthorized,
+		ErrMethodNotAllowed, ErrTooLarge, ErrLoad, ErrBadResponse}
+	f.Fuzz(func(t *testing.T, status int, code string, size int64, body []byte) {
+		h := http.Header{}
+		if code != "" {
+			h.Set(HeaderError, code)
+		}
+		v, err := c.ReadResponse(status, h, size, bytes.NewReader(body))
+		if err == nil {
+			if status != 200 || int64(len(v)) > c.MaxValueBytes() || !bytes.Equal(v, body) {
+				t.Fatalf("ReadResponse(%d, %d, %d bytes) = %d bytes, nil", status, size, len(body), len(v))
+			}
+			return
+		}
+		if v != nil {
+			t.Fatalf("value %q with error %v", v, err)
+		}
+		for _, s := range sentinels {
+			if errors.Is(err, s) {
+				return
+			}
+		}
+		t.Fatalf("error %v wraps no sentinel", err)
+	})
+}

@@ -1,0 +1,306 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// countingDB is a Getter over fixed data that counts its calls per key.
+type countingDB struct {
+	mu    sync.Mutex
+	data  map[string][]byte
+	calls map[string]int
+}
+
+func newCountingDB(data map[string][]byte) *countingDB {
+	return &countingDB{data: data, calls: map[string]int{}}
+}
+
+func (d *countingDB) Get(ctx context.Context, key string) ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.calls[key]++
+	if key == "boom" {
+		return nil, errors.New("database on fire")
+	}
+	v, ok := d.data[key]
+	if !ok {
+		return nil, fmt.Errorf("%s not exist: %w", key, getter.ErrNotFound)
+	}
+	return v, nil
+}
+
+func (d *countingDB) count(key string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.calls[key]
+}
+
+// remotePicker claims that every key is owned by peer.
+type remotePicker struct{ peer cache.PeerGetter }
+
+func (p remotePicker) PickPeer(string) (cache.PeerGetter, bool) { return p.peer, true }
+
+// recordingPeer answers every Get with "remote:"+key and counts the calls.
+type recordingPeer struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (p *recordingPeer) Get(_ context.Context, _, key string) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls++
+	return []byte("remote:" + key), nil
+}
+
+func newTestRegistry(t *testing.T, db getter.Getter, opts ...cache.Option) *cache.Registry {
+	t.Helper()
+	reg := cache.NewRegistry()
+	if _, err := reg.NewGroup("scores", 1<<20, db, opts...); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// roundTrip sends a Client request through a Server and decodes the answer.
+func roundTrip(ctx context.Context, c *Client, s *Server, group, key string) ([]byte, error) {
+	resp := s.Serve(ctx, c.NewRequest(group, key))
+	return c.ReadResponse(resp.Status, resp.Header, int64(len(resp.Body)), bytes.NewReader(resp.Body))
+}
+
+func TestServeStatuses(t *testing.T) {
+	db := newCountingDB(map[string][]byte{"Tom": []byte("630")})
+	s := NewServer(newTestRegistry(t, db))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, method, path string
+		status             int
+		code               Code
+		body               string
+	}{
+		{"hit", "GET", "/_geecache/scores/Tom", 200, "", "630"},
+		{"not found", "GET", "/_geecache/scores/kkk", 404, CodeNotFound, "kkk not exist"},
+		{"unknown group", "GET", "/_geecache/nope/Tom", 404, CodeUnknownGroup, `"nope"`},
+		{"bad path", "GET", "/_geecache/scores", 400, CodeBadRequest, "malformed path"},
+		{"bad escape", "GET", "/_geecache/scores/%zz", 400, CodeBadRequest, "malformed path"},
+		{"post", "POST", "/_geecache/scores/Tom", 405, CodeMethodNotAllowed, "use GET"},
+		{"load error", "GET", "/_geecache/scores/boom", 500, CodeLoadError, "database on fire"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.Serve(ctx, Request{Method: tc.method, Path: tc.path, Header: http.Header{}})
+			if r.Status != tc.status || r.Code() != tc.code || !strings.Contains(string(r.Body), tc.body) {
+				t.Fatalf("Serve = %d %q %q; want %d %q containing %q", r.Status, r.Code(), r.Body, tc.status, tc.code, tc.body)
+			}
+			if tc.status == 405 && r.Header.Get("Allow") != "GET" {
+				t.Fatalf("405 without Allow: GET: %v", r.Header)
+			}
+			if tc.status == 200 && r.Header.Get("Content-Type") != "application/octet-stream" {
+				t.Fatalf("200 with Content-Type %q", r.Header.Get("Content-Type"))
+			}
+		})
+	}
+}
+
+func TestClientErrorsRoundTrip(t *testing.T) {
+	db := newCountingDB(map[string][]byte{"Tom": []byte("630")})
+	s := NewServer(newTestRegistry(t, db))
+	c := NewClient()
+	ctx := context.Background()
+	if v, err := roundTrip(ctx, c, s, "scores", "Tom"); err != nil || string(v) != "630" {
+		t.Fatalf("Tom = %q, %v", v, err)
+	}
+	for _, tc := range []struct {
+		group, key string
+		want       error
+	}{
+		{"scores", "kkk", getter.ErrNotFound},
+		{"nope", "Tom", ErrUnknownGroup},
+		{"scores", "boom", ErrLoad},
+	} {
+		_, err := roundTrip(ctx, c, s, tc.group, tc.key)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s/%s: err = %v; want %v", tc.group, tc.key, err, tc.want)
+		}
+		if tc.want != getter.ErrNotFound && errors.Is(err, getter.ErrNotFound) {
+			t.Errorf("%s/%s: %v must not be ErrNotFound (the caller would not fall back)", tc.group, tc.key, err)
+		}
+	}
+}
+
+func TestAwkwardKeysThroughServer(t *testing.T) {
+	data := map[string][]byte{}
+	for _, k := range awkwardKeys {
+		data[k] = []byte("v=" + k)
+	}
+	s := NewServer(newTestRegistry(t, newCountingDB(data)), WithSecret([]byte("s3cret")))
+	c := NewClient(WithSecret([]byte("s3cret")))
+	for _, k := range awkwardKeys {
+		v, err := roundTrip(context.Background(), c, s, "scores", k)
+		if err != nil || string(v) != "v="+k {
+			t.Errorf("key %q = %q, %v", k, v, err)
+		}
+	}
+}
+
+func TestPeerRequestNeverForwards(t *testing.T) {
+	db := newCountingDB(map[string][]byte{"Tom": []byte("630"), "Sam": []byte("567")})
+	peer := &recordingPeer{}
+	s := NewServer(newTestRegistry(t, db, cache.WithPeers(remotePicker{peer})))
+	ctx := context.Background()
+
+	// A client request (no peer header) goes to the owner.
+	r := s.Serve(ctx, Request{Method: "GET", Path: Path("scores", "Tom"), Header: http.Header{}})
+	if r.Status != 200 || string(r.Body) != "remote:Tom" || peer.calls != 1 || db.count("Tom") != 0 {
+		t.Fatalf("plain request: %d %q, peer calls %d, db calls %d; want forwarded once", r.Status, r.Body, peer.calls, db.count("Tom"))
+	}
+	// A peer request for a key this node thinks another node owns is
+	// loaded here: it never takes a second hop.
+	c := NewClient()
+	peer.calls = 0
+	v, err := roundTrip(ctx, c, s, "scores", "kkk")
+	if !errors.Is(err, getter.ErrNotFound) || peer.calls != 0 || db.count("kkk") != 1 {
+		t.Fatalf("peer request = %q, %v; peer calls %d, db calls %d; want a local load only", v, err, peer.calls, db.count("kkk"))
+	}
+	v, err = roundTrip(ctx, c, s, "scores", "Sam")
+	if err != nil || string(v) != "567" || peer.calls != 0 {
+		t.Fatalf("peer request Sam = %q, %v, peer calls %d; want 567 loaded locally", v, err, peer.calls)
+	}
+}
+
+func TestMaxValueBytes(t *testing.T) {
+	db := newCountingDB(map[string][]byte{"small": make([]byte, 100), "big": make([]byte, 101)})
+	s := NewServer(newTestRegistry(t, db), WithMaxValueBytes(100))
+	c := NewClient(WithMaxValueBytes(100))
+	ctx := context.Background()
+	if v, err := roundTrip(ctx, c, s, "scores", "small"); err != nil || len(v) != 100 {
+		t.Fatalf("small = %d bytes, %v", len(v), err)
+	}
+	r := s.Serve(ctx, c.NewRequest("scores", "big"))
+	if r.Status != http.StatusRequestEntityTooLarge || r.Code() != CodeTooLarge || !strings.Contains(string(r.Body), "101 bytes exceeds the limit of 100") {
+		t.Fatalf("big: %d %q %q", r.Status, r.Code(), r.Body)
+	}
+	if _, err := c.ReadResponse(r.Status, r.Header, -1, bytes.NewReader(r.Body)); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("client err = %v; want ErrTooLarge", err)
+	}
+	// A server with a larger limit sends it; the client refuses to read
+	// past its own limit, with or without a Content-Length.
+	big := NewServer(s.reg)
+	r = big.Serve(ctx, c.NewRequest("scores", "big"))
+	for _, size := range []int64{-1, 101} {
+		if _, err := c.ReadResponse(r.Status, r.Header, size, bytes.NewReader(r.Body)); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("size %d: client err = %v; want ErrTooLarge", size, err)
+		}
+	}
+	// A body shorter or longer than announced is a broken response.
+	if _, err := c.ReadResponse(200, http.Header{}, 50, bytes.NewReader(make([]byte, 40))); !errors.Is(err, ErrBadResponse) {
+		t.Fatalf("short body: err = %v; want ErrBadResponse", err)
+	}
+}
+
+func TestClientUnexpectedResponses(t *testing.T) {
+	c := NewClient()
+	for _, tc := range []struct {
+		status int
+		code   Code
+		want   error
+	}{
+		{404, "", ErrBadResponse}, // a 404 from something that is not a GeeCache node
+		{404, "weird", ErrBadResponse},
+		{502, "", ErrBadResponse},
+		{302, "", ErrBadResponse},
+		{401, CodeUnauthorized, ErrUnauthorized},
+		{400, CodeBadRequest, ErrBadRequest},
+		{405, CodeMethodNotAllowed, ErrMethodNotAllowed},
+	} {
+		h := http.Header{}
+		if tc.code != "" {
+			h.Set(HeaderError, string(tc.code))
+		}
+		_, err := c.ReadResponse(tc.status, h, -1, strings.NewReader("page not found"))
+		if !errors.Is(err, tc.want) || errors.Is(err, getter.ErrNotFound) {
+			t.Errorf("%d %q: err = %v; want %v", tc.status, tc.code, err, tc.want)
+		}
+	}
+}
+
+func TestAuth(t *testing.T) {
+	db := newCountingDB(map[string][]byte{"Tom": []byte("630")})
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { return now }
+	secret := []byte("shared secret")
+	s := NewServer(newTestRegistry(t, db), WithSecret(secret), WithClock(clock), WithMaxSkew(30*time.Second))
+	ctx := context.Background()
+
+	good := NewClient(WithSecret(secret), WithClock(clock))
+	if v, err := roundTrip(ctx, good, s, "scores", "Tom"); err != nil || string(v) != "630" {
+		t.Fatalf("signed request = %q, %v; want 630", v, err)
+	}
+	loads := db.count("Tom") + db.count("kkk")
+
+	tampered := func(mut func(r *Request)) Request {
+		r := good.NewRequest("scores", "kkk")
+		mut(&r)
+		return r
+	}
+	for name, req := range map[string]Request{
+		"unsigned":      NewClient().NewRequest("scores", "kkk"),
+		"wrong secret":  NewClient(WithSecret([]byte("guess")), WithClock(clock)).NewRequest("scores", "kkk"),
+		"stale":         NewClient(WithSecret(secret), WithClock(func() time.Time { return now.Add(-31 * time.Second) })).NewRequest("scores", "kkk"),
+		"future":        NewClient(WithSecret(secret), WithClock(func() time.Time { return now.Add(31 * time.Second) })).NewRequest("scores", "kkk"),
+		"other path":    tampered(func(r *Request) { r.Path = Path("scores", "Tom2") }),
+		"new timestamp": tampered(func(r *Request) { r.Header.Set(HeaderTimestamp, "1700000001") }),
+		"bad timestamp": tampered(func(r *Request) { r.Header.Set(HeaderTimestamp, "yesterday") }),
+		"bad hex":       tampered(func(r *Request) { r.Header.Set(HeaderSignature, "zz") }),
+		"no signature":  tampered(func(r *Request) { r.Header.Del(HeaderSignature) }),
+		"bad path":      tampered(func(r *Request) { r.Path = "/_geecache/scores" }),
+	} {
+		r := s.Serve(ctx, req)
+		if r.Status != http.StatusUnauthorized || r.Code() != CodeUnauthorized {
+			t.Errorf("%s: %d %q %q; want 401", name, r.Status, r.Code(), r.Body)
+		}
+		if _, err := good.ReadResponse(r.Status, r.Header, -1, bytes.NewReader(r.Body)); !errors.Is(err, ErrUnauthorized) {
+			t.Errorf("%s: client err = %v; want ErrUnauthorized", name, err)
+		}
+	}
+	if got := db.count("Tom") + db.count("kkk") + db.count("Tom2"); got != loads {
+		t.Fatalf("rejected requests caused %d loads", got-loads)
+	}
+	// Within the window on either side is accepted.
+	for _, d := range []time.Duration{-30 * time.Second, 30 * time.Second} {
+		c := NewClient(WithSecret(secret), WithClock(func() time.Time { return now.Add(d) }))
+		if _, err := roundTrip(ctx, c, s, "scores", "Tom"); err != nil {
+			t.Errorf("skew %v: %v", d, err)
+		}
+	}
+}
+
+// Every code a server can send comes back to the client as its sentinel.
+func TestErrorResponseCodes(t *testing.T) {
+	c := NewClient()
+	for code, want := range map[Code]error{
+		CodeNotFound:         getter.ErrNotFound,
+		CodeUnknownGroup:     ErrUnknownGroup,
+		CodeBadRequest:       ErrBadRequest,
+		CodeUnauthorized:     ErrUnauthorized,
+		CodeMethodNotAllowed: ErrMethodNotAllowed,
+		CodeTooLarge:         ErrTooLarge,
+		CodeLoadError:        ErrLoad,
+	} {
+		r := ErrorResponse(code, "msg for "+string(code))
+		_, err := c.ReadResponse(r.Status, r.Header, int64(len(r.Body)), bytes.NewReader(r.Body))
+		if !errors.Is(err, want) || !strings.Contains(err.Error(), "msg for "+string(code)) {
+			t.Errorf("%s (%d): err = %v; want %v with the message", code, r.Status, err, want)
+		}
+	}
+}

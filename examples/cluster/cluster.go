@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// groupName and cacheBytes are the seed's group.
+const (
+	groupName  = "scores"
+	cacheBytes = 2 << 10
+)
+
+// options configure the nodes a process runs.
+type options struct {
+	peers  []string // base URLs of every node of the cluster
+	db     *slowDB
+	secret []byte // shared peer secret; empty: authentication off
+	log    *slog.Logger
+}
+
+// node is one cache node: its pool (peer handler and picker), its group and
+// its HTTP server.
+type node struct {
+	addr  string
+	pool  *nethttp.Pool
+	group *cache.Group
+	srv   *http.Server
+}
+
+// cluster is what one process runs: some cache nodes and perhaps the API
+// front end.
+type cluster struct {
+	nodes []*node
+	api   *http.Server
+	log   *slog.Logger
+	errc  chan error // a server that stopped on its own
+	n     int        // servers started
+}
+
+// startCluster starts a cache node on each listener (lns[addr], keyed by
+// the node's base URL from o.peers) and, if apiLn is not nil, the API front
+// end on apiLn, answering from the group of the node apiNode.
+func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, apiNode string) (*cluster, error) {
+	c := &cluster{log: o.log, errc: make(chan error, len(lns)+1)}
+	var apiGroup *node
+	for _, addr := range o.peers {
+		ln, ok := lns[addr]
+		if !ok {
+			continue
+		}
+		reg := cache.NewRegistry()
+		pool := nethttp.NewPool(addr, reg,
+			nethttp.WithProtocol(protocol.WithSecret(o.secret)),
+			nethttp.WithLogger(o.log.With("node", addr)))
+		pool.Set(o.peers...)
+		g, err := reg.NewGroup(groupName, cacheBytes, o.db.getter(addr),
+			cache.WithPeers(pool), cache.WithLogger(o.log.With("node", addr)))
+		if err != nil {
+			return nil, errors.Join(err, c.shutdown(context.Background()))
+		}
+		n := &node{addr: addr, pool: pool, group: g, srv: newServer(pool)}
+		c.nodes = append(c.nodes, n)
+		c.serve(n.srv, ln)
+		o.log.Info("geecache is running", "node", addr, "listen", ln.Addr().String())
+		if addr == apiNode {
+			apiGroup = n
+		}
+	}
+	if len(c.nodes) != len(lns) {
+		return nil, errors.Join(fmt.Errorf("a listener is not for any of the peers %q", o.peers), c.shutdown(context.Background()))
+	}
+	if apiLn != nil {
+		if apiGroup == nil {
+			return nil, errors.Join(fmt.Errorf("the API needs a node in this process, %q is not one", apiNode), c.shutdown(context.Background()))
+		}
+		c.api = newServer(apiHandler(apiGroup, o.log))
+		c.serve(c.api, apiLn)
+		o.log.Info("frontend server is running", "api", "http://"+apiLn.Addr().String()+"/api?key=Tom", "node", apiGroup.addr)
+	}
+	return c, nil
+}
+
+func newServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+}
+
+func (c *cluster) serve(srv *http.Server, ln net.Listener) {
+	c.n++
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			c.errc <- fmt.Errorf("server on %s: %w", ln.Addr(), err)
+			return
+		}
+		c.errc <- nil
+	}()
+}
+
+// wait blocks until ctx ends (a signal) or a server fails.
+func (c *cluster) wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-c.errc:
+		c.n--
+		return err
+	}
+}
+
+// shutdown stops the API front end, then the nodes, letting requests in
+// flight finish until ctx ends, and waits for every server to return.
+func (c *cluster) shutdown(ctx context.Context) error {
+	var errs []error
+	if c.api != nil {
+		errs = append(errs, c.api.Shutdown(ctx))
+	}
+	for _, n := range c.nodes {
+		errs = append(errs, n.srv.Shutdown(ctx), n.pool.Close())
+	}
+	for ; c.n > 0; c.n-- {
+		errs = append(errs, <-c.errc)
+	}
+	c.log.Info("cluster stopped")
+	return errors.Join(errs...)
+}
+
+// apiHandler is the user-facing front end: GET /api?key=K answers K's
+// score from g's cluster: 200 with the value, 404 "K not exist", 400 for a
+// missing key.
+func apiHandler(n *node, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api", func(w http.ResponseWriter, r *http.Request) {
+		key := r.URL.Query().Get("key")
+		if key == "" {
+			http.Error(w, "missing key parameter: use /api?key=NAME", http.StatusBadRequest)
+			return
+		}
+		log.Info("api request", "key", key, "owner", n.pool.Owner(key), "via", n.addr)
+		v, err := n.group.Get(r.Context(), key)
+		switch {
+		case errors.Is(err, getter.ErrNotFound):
+			http.Error(w, key+" not exist", http.StatusNotFound)
+			return
+		case err != nil:
+			log.Warn("api request failed", "key", key, "err", err)
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = v.WriteTo(w)
+	})
+	return mux
+}

@@ -1,0 +1,53 @@
+// Command cluster is the seed GeeCache's three-node demo, made
+// production-grade: cache nodes that share the group "scores" (the seed's
+// slow database: Tom 630, Jack 589, Sam 567) over HTTP, and an API front
+// end.
+//
+// With no flags it runs the whole demo in one process: three cache nodes on
+// 127.0.0.1:8001, :8002 and :8003, and the API on 127.0.0.1:9999:
+//
+//	go run ./examples/cluster
+//	curl '127.0.0.1:9999/api?key=Tom'   # 630
+//	curl '127.0.0.1:9999/api?key=kkk'   # 404 kkk not exist
+//
+// With -port it runs one node per process instead, as in the seed's run.sh
+// (see run.sh next to this file):
+//
+//	cluster -port=8001 &
+//	cluster -port=8002 &
+//	cluster -port=8003 -api=127.0.0.1:9999 &
+//
+// The flags are:
+//
+//	-port N      run only the node on port N (it must be one of -peers)
+//	-peers LIST  comma-separated base URLs of all nodes
+//	             (default http://127.0.0.1:8001,http://127.0.0.1:8002,http://127.0.0.1:8003)
+//	-api ADDR    serve the API on ADDR; default 127.0.0.1:9999 without -port,
+//	             none with it; "-api=" turns it off
+//	-delay D     how long a lookup in the slow database takes (default 300ms)
+//	-secret S    shared peer secret (or $GEECACHE_SECRET): signs peer requests
+//	-v           debug logs: every peer pick
+//
+// It logs which node owns each requested key and every lookup in the slow
+// database, and runs until SIGINT or SIGTERM, then shuts down cleanly.
+// Every address must be on a loopback or private interface you control:
+// nodes listen on the host:port of their own URL.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cluster:", err)
+		os.Exit(1)
+	}
+}

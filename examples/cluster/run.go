@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// defaultPeers are the seed's three nodes, on loopback.
+const defaultPeers = "http://127.0.0.1:8001,http://127.0.0.1:8002,http://127.0.0.1:8003"
+
+// config is what the command line asks for.
+type config struct {
+	port    int      // 0: run every node
+	peers   []string // base URLs of all nodes
+	api     string   // listen address of the API, "" for none
+	delay   time.Duration
+	secret  string
+	verbose bool
+}
+
+// parseFlags reads the command line (see the package doc).
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	var peers string
+	api := "\x00unset"
+	fs := flag.NewFlagSet("cluster", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.port, "port", 0, "run only the node on this port (one of -peers); 0 runs them all")
+	fs.StringVar(&peers, "peers", defaultPeers, "comma-separated base URLs of all nodes")
+	fs.StringVar(&api, "api", api, "serve the API on this address (default 127.0.0.1:9999 without -port)")
+	fs.DurationVar(&c.delay, "delay", 300*time.Millisecond, "time a lookup in the slow database takes")
+	fs.StringVar(&c.secret, "secret", os.Getenv("GEECACHE_SECRET"), "shared peer secret (default $GEECACHE_SECRET)")
+	fs.BoolVar(&c.verbose, "v", false, "debug logs")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for p := range strings.SplitSeq(peers, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, err := listenAddr(p); err != nil {
+			return c, err
+		}
+		c.peers = append(c.peers, p)
+	}
+	if len(c.peers) == 0 {
+		return c, errors.New("-peers is empty")
+	}
+	switch {
+	case api != "\x00unset":
+		c.api = api
+	case c.port == 0:
+		c.api = "127.0.0.1:9999"
+	}
+	if c.port != 0 && c.self() == "" {
+		return c, fmt.Errorf("-port=%d is not the port of any of -peers %q", c.port, c.peers)
+	}
+	return c, nil
+}
+
+// self returns the peer URL of the node on c.port, or "".
+func (c config) self() string {
+	for _, p := range c.peers {
+		if a, _ := listenAddr(p); strings.HasSuffix(a, ":"+strconv.Itoa(c.port)) {
+			return p
+		}
+	}
+	return ""
+}
+
+// listenAddr returns the host:port a node with base URL peer listens on.
+func listenAddr(peer string) (string, error) {
+	u, err := url.Parse(peer)
+	if err != nil || u.Scheme != "http" || u.Port() == "" || (u.Path != "" && u.Path != "/") {
+		return "", fmt.Errorf("peer %q: want http://HOST:PORT", peer)
+	}
+	return u.Host, nil
+}
+
+// run runs the nodes and API the command line asks for until ctx ends.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	level := slog.LevelInfo
+	if c.verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	mine := c.peers
+	if c.port != 0 {
+		mine = []string{c.self()}
+	}
+	lns := map[string]net.Listener{}
+	closeAll := func() {
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+	}
+	for _, p := range mine {
+		addr, _ := listenAddr(p)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			closeAll()
+			return err
+		}
+		lns[p] = ln
+	}
+	var apiLn net.Listener
+	if c.api != "" {
+		if apiLn, err = net.Listen("tcp", c.api); err != nil {
+			closeAll()
+			return err
+		}
+	}
+	o := options{peers: c.peers, db: newSlowDB(seedScores, c.delay, log), secret: []byte(c.secret), log: log}
+	cl, err := startCluster(o, lns, apiLn, mine[len(mine)-1])
+	if err != nil {
+		closeAll()
+		if apiLn != nil {
+			_ = apiLn.Close()
+		}
+		return err
+	}
+	werr := cl.wait(ctx)
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return errors.Join(werr, cl.shutdown(sctx))
+}
