@@ -1,0 +1,50 @@
+package picker_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/picker"
+)
+
+func ExampleRing() {
+	nodes := []string{"http://localhost:8001", "http://localhost:8002", "http://localhost:8003"}
+	ring := picker.New(nodes)
+	// The order of the node list does not matter.
+	same := picker.New([]string{nodes[2], nodes[0], nodes[1]})
+	for _, key := range []string{"Tom", "Jack", "Alice"} {
+		owner, _ := ring.Lookup(key)
+		fmt.Println(key, "->", owner, owner == same.Get(key))
+	}
+	// Output:
+	// Tom -> http://localhost:8003 true
+	// Jack -> http://localhost:8002 true
+	// Alice -> http://localhost:8001 true
+}
+
+// memPeer is an in-memory PeerGetter, standing in for a transport's client.
+type memPeer struct{ addr string }
+
+func (p memPeer) Get(_ context.Context, group, key string) ([]byte, error) {
+	return []byte(group + "/" + key + " from " + p.addr), nil
+}
+
+func ExamplePeers() {
+	self := "http://localhost:8001"
+	peers := picker.NewPeers(self, func(addr string) cache.PeerGetter { return memPeer{addr} })
+	peers.Set("http://localhost:8001", "http://localhost:8002", "http://localhost:8003")
+
+	for _, key := range []string{"Tom", "Alice"} {
+		peer, ok := peers.PickPeer(key)
+		if !ok {
+			fmt.Println(key, "is owned by this node:", peers.Owner(key))
+			continue
+		}
+		v, _ := peer.Get(context.Background(), "scores", key)
+		fmt.Println(string(v))
+	}
+	// Output:
+	// scores/Tom from http://localhost:8003
+	// Alice is owned by this node: http://localhost:8001
+}

@@ -1,0 +1,131 @@
+package picker
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/geecache/geecache/cache"
+)
+
+// Peers is a [cache.PeerPicker] over a consistent-hash [Ring], for any
+// transport. It knows this node's own address (self) and turns every other
+// address into a [cache.PeerGetter] with a constructor that the transport
+// supplies.
+//
+// Self is always part of the ring, whether or not it is in the list given
+// to [Peers.Set]; listing it is recommended (as with the original
+// GeeCache's HTTPPool), so that every node is configured with the same
+// list. Every node of a cluster must see the same set of addresses
+// (including its own), the same hash and the same replica count, or they
+// disagree on owners. An empty self makes a pure client: it owns no keys.
+//
+// A Peers is safe for concurrent use: [Peers.Set] replaces an immutable
+// snapshot atomically, and lookups never block and never allocate.
+type Peers struct {
+	self      string
+	newGetter func(addr string) cache.PeerGetter
+	cfg       config
+
+	mu    sync.Mutex // serialises Set
+	state atomic.Pointer[peerState]
+}
+
+// peerState is an immutable snapshot: a ring and one getter per ring node.
+type peerState struct {
+	ring    *Ring
+	getters []cache.PeerGetter // parallel to ring.nodes; nil for self
+	self    int                // index of self in ring.nodes, or -1
+}
+
+// NewPeers returns a peer set for the node at address self. newGetter is
+// called once for each other address when it first appears in [Peers.Set];
+// the getter is reused for as long as the address stays. If newGetter is
+// nil or returns nil for an address, keys owned by that address are
+// loaded locally (PickPeer reports ok == false for them), though the
+// address still owns its share of the ring. Until Set is called, the ring
+// holds only self. opts are the same options as for [New].
+func NewPeers(self string, newGetter func(addr string) cache.PeerGetter, opts ...Option) *Peers {
+	p := &Peers{self: self, newGetter: newGetter, cfg: newConfig(opts)}
+	p.state.Store(p.snapshot(nil, nil))
+	return p
+}
+
+// Set replaces the peer list. Self is added if it is missing; duplicate
+// and empty addresses are ignored, and the order does not matter.
+// Getters of addresses that stay are reused; getters of removed addresses
+// are dropped without being closed (lookups in flight may still use
+// them). Set is safe to call while other goroutines call PickPeer.
+func (p *Peers) Set(addrs ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.state.Store(p.snapshot(p.state.Load(), addrs))
+}
+
+func (p *Peers) snapshot(old *peerState, addrs []string) *peerState {
+	all := make([]string, 0, len(addrs)+1)
+	all = append(all, addrs...)
+	all = append(all, p.self)
+	r := build(p.cfg, all)
+
+	st := &peerState{ring: r, getters: make([]cache.PeerGetter, len(r.nodes)), self: -1}
+	for i, addr := range r.nodes {
+		if addr == p.self {
+			st.self = i
+			continue
+		}
+		if old != nil {
+			if j := old.index(addr); j >= 0 {
+				st.getters[i] = old.getters[j]
+				continue
+			}
+		}
+		if p.newGetter != nil {
+			st.getters[i] = p.newGetter(addr)
+		}
+	}
+	return st
+}
+
+// index returns the position of addr in s.ring.nodes, or -1.
+func (s *peerState) index(addr string) int {
+	if i, found := slices.BinarySearch(s.ring.nodes, addr); found {
+		return i
+	}
+	return -1
+}
+
+// PickPeer returns the getter of the peer that owns key. ok is false when
+// self owns the key, when the set is empty (self is "" and no peers were
+// set) or when the owner has no getter; the caller then loads the key
+// itself. PickPeer does not allocate.
+func (p *Peers) PickPeer(key string) (peer cache.PeerGetter, ok bool) {
+	st := p.state.Load()
+	i := st.ring.lookup(key)
+	if i < 0 {
+		return nil, false
+	}
+	o := int(st.ring.owners[i])
+	if o == st.self || st.getters[o] == nil {
+		return nil, false
+	}
+	return st.getters[o], true
+}
+
+// Owner returns the address that owns key (self included), or "" when
+// the set is empty. It is meant for logging and diagnostics.
+func (p *Peers) Owner(key string) string {
+	return p.state.Load().ring.Get(key)
+}
+
+// Self returns this node's own address.
+func (p *Peers) Self() string { return p.self }
+
+// Addrs returns the current addresses on the ring, self included, sorted.
+func (p *Peers) Addrs() []string { return p.state.Load().ring.Nodes() }
+
+// Ring returns the current ring. It is immutable, so the caller may keep
+// and query it while the peer list changes.
+func (p *Peers) Ring() *Ring { return p.state.Load().ring }
+
+var _ cache.PeerPicker = (*Peers)(nil)

@@ -1,0 +1,329 @@
+package picker
+
+import (
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var hashes = []struct {
+	name string
+	h    Hash
+}{
+	{"xxhash", XXHash},
+	{"crc32", CRC32},
+}
+
+// testKeys returns n distinct keys.
+func testKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "key-" + strconv.Itoa(i)
+	}
+	return keys
+}
+
+func nodeNames(n int) []string {
+	nodes := make([]string, n)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf("http://10.0.0.%d:8001", i+1)
+	}
+	return nodes
+}
+
+func TestEmptyRing(t *testing.T) {
+	for _, nodes := range [][]string{nil, {}, {""}, {"", ""}} {
+		r := New(nodes)
+		if n, ok := r.Lookup("k"); ok || n != "" {
+			t.Errorf("New(%q).Lookup = %q, %v; want \"\", false", nodes, n, ok)
+		}
+		if got := r.Get("k"); got != "" {
+			t.Errorf("New(%q).Get = %q; want \"\"", nodes, got)
+		}
+		if r.Len() != 0 {
+			t.Errorf("New(%q).Len = %d; want 0", nodes, r.Len())
+		}
+	}
+}
+
+func TestCRC32MatchesChecksumIEEE(t *testing.T) {
+	for _, s := range []string{"", "a", "Tom", "http://localhost:8001", strings.Repeat("xyz", 100)} {
+		if got, want := CRC32(s), uint64(crc32.ChecksumIEEE([]byte(s))); got != want {
+			t.Errorf("CRC32(%q) = %d; want %d", s, got, want)
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	nodes := nodeNames(3)
+	if got := New(nodes).Replicas(); got != DefaultReplicas {
+		t.Errorf("default Replicas() = %d; want %d", got, DefaultReplicas)
+	}
+	if got := New(nodes, WithReplicas(7)).Replicas(); got != 7 {
+		t.Errorf("WithReplicas(7): Replicas() = %d", got)
+	}
+	if got := New(nodes, WithReplicas(0)).Replicas(); got != DefaultReplicas {
+		t.Errorf("WithReplicas(0): Replicas() = %d; want %d", got, DefaultReplicas)
+	}
+	a := New(nodes, WithReplicas(50))
+	b := New(nodes, WithReplicas(50), WithHash(nil), nil)
+	c := New(nodes, WithReplicas(50), WithHash(CRC32))
+	diff := 0
+	for _, k := range testKeys(1000) {
+		if a.Get(k) != b.Get(k) {
+			t.Fatalf("WithHash(nil) is not XXHash: key %q: %q vs %q", k, a.Get(k), b.Get(k))
+		}
+		if a.Get(k) != c.Get(k) {
+			diff++
+		}
+	}
+	if diff == 0 {
+		t.Error("WithHash(CRC32) places every key like XXHash; hash option ignored?")
+	}
+}
+
+func TestNodesAndContains(t *testing.T) {
+	r := New([]string{"c", "a", "", "b", "a"})
+	if got, want := r.Nodes(), []string{"a", "b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("Nodes() = %q; want %q", got, want)
+	}
+	r.Nodes()[0] = "changed"
+	if !r.Contains("a") || r.Contains("changed") || r.Contains("") || r.Len() != 3 {
+		t.Errorf("ring changed through Nodes() or Contains wrong: %q", r.Nodes())
+	}
+	w := r.With("a", "d")
+	if !slices.Equal(w.Nodes(), []string{"a", "d"}) || w.Replicas() != r.Replicas() || r.Len() != 3 {
+		t.Errorf("With: got %q (replicas %d), original %q", w.Nodes(), w.Replicas(), r.Nodes())
+	}
+}
+
+// refOwner is a brute-force reference: the owner of key is the node with a
+// point at the smallest value >= hash(key) (wrapping to the smallest
+// point), and among nodes with a point at that value, the smallest name.
+func refOwner(cfg config, nodes []string, key string) string {
+	h := cfg.hash(key)
+	var best, first uint64
+	bestName, firstName := "", ""
+	haveBest, haveFirst := false, false
+	var label []byte
+	for _, n := range nodes {
+		seed := cfg.hash(n)
+		for j := range cfg.replicas {
+			label = vnodeLabel(label[:0], n, seed, j)
+			p := cfg.hash(string(label))
+			if !haveFirst || p < first || (p == first && n < firstName) {
+				first, firstName, haveFirst = p, n, true
+			}
+			if p >= h && (!haveBest || p < best || (p == best && n < bestName)) {
+				best, bestName, haveBest = p, n, true
+			}
+		}
+	}
+	if haveBest {
+		return bestName
+	}
+	return firstName
+}
+
+// coarse is a hash with few distinct values, so that points tie often.
+func coarse(s string) uint64 { return uint64(crc32.ChecksumIEEE([]byte(s)) % 61) }
+
+func TestLookupMatchesReference(t *testing.T) {
+	cases := []struct {
+		name string
+		h    Hash
+		n    int
+		reps int
+	}{
+		{"xxhash", XXHash, 7, 40},
+		{"crc32", CRC32, 7, 40},
+		{"coarse-ties", coarse, 5, 9},
+		{"constant", func(string) uint64 { return 42 }, 4, 3},
+		{"max", func(string) uint64 { return ^uint64(0) }, 4, 3},
+		{"single", XXHash, 1, 5},
+		// Node points (labels contain '#') lie in the lowest quarter of the
+		// space, so most keys hash past the last point and wrap around.
+		{"wrap", func(s string) uint64 {
+			if strings.Contains(s, "#") {
+				return XXHash(s) >> 2
+			}
+			return XXHash(s)
+		}, 5, 20},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := nodeNames(tc.n)
+			slices.Reverse(nodes) // the reference does not sort
+			cfg := config{hash: tc.h, replicas: tc.reps}
+			r := New(nodes, WithHash(tc.h), WithReplicas(tc.reps))
+			for _, k := range testKeys(2000) {
+				got, ok := r.Lookup(k)
+				if want := refOwner(cfg, nodes, k); !ok || got != want {
+					t.Fatalf("Lookup(%q) = %q, %v; want %q", k, got, ok, want)
+				}
+			}
+		})
+	}
+}
+
+func TestTiesGoToSmallestName(t *testing.T) {
+	constant := func(string) uint64 { return 7 }
+	for _, nodes := range [][]string{{"b", "c", "a"}, {"c", "a", "b"}, {"a", "b", "c"}} {
+		r := New(nodes, WithHash(constant))
+		if got := r.Get("anything"); got != "a" {
+			t.Errorf("New(%q) with all points tied: owner %q; want \"a\"", nodes, got)
+		}
+	}
+}
+
+func TestOrderIndependent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, h := range hashes {
+		nodes := nodeNames(20)
+		ref := New(nodes, WithHash(h.h))
+		for range 5 {
+			shuffled := slices.Clone(nodes)
+			shuffled = append(shuffled, nodes[rng.IntN(len(nodes))]) // a duplicate
+			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			r := New(shuffled, WithHash(h.h))
+			if !slices.Equal(r.points, ref.points) || !slices.Equal(r.owners, ref.owners) {
+				t.Fatalf("%s: ring of %q differs from ring of %q", h.name, shuffled, nodes)
+			}
+			for _, k := range testKeys(1000) {
+				if a, b := r.Get(k), ref.Get(k); a != b {
+					t.Fatalf("%s: key %q: owner %q vs %q", h.name, k, a, b)
+				}
+			}
+		}
+	}
+}
+
+// spread returns the busiest node's share of keys divided by the mean share.
+func spread(r *Ring, keys []string) float64 {
+	counts := make([]int, r.Len())
+	for _, k := range keys {
+		counts[r.owners[r.lookup(k)]]++
+	}
+	return float64(slices.Max(counts)) * float64(len(counts)) / float64(len(keys))
+}
+
+func TestDefaultReplicasSpread(t *testing.T) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 200_000
+	}
+	keys := testKeys(n)
+	nameSets := map[string][]string{
+		"ip":        nodeNames(10),
+		"localhost": make([]string, 10),
+		"names":     make([]string, 10),
+	}
+	for i := range 10 {
+		nameSets["localhost"][i] = "http://localhost:" + strconv.Itoa(8001+i)
+		nameSets["names"][i] = "cache-" + strconv.Itoa(i) + ".geecache.internal"
+	}
+	for _, h := range hashes {
+		for setName, nodes := range nameSets {
+			s := spread(New(nodes, WithHash(h.h)), keys)
+			t.Logf("%s, %s, %d nodes, %d keys: spread %.3f", h.name, setName, len(nodes), n, s)
+			if s > 1.10 {
+				t.Errorf("%s, %s: busiest node gets %.3f x the mean share; want <= 1.10", h.name, setName, s)
+			}
+		}
+	}
+}
+
+func TestMinimalMovement(t *testing.T) {
+	keys := testKeys(100_000)
+	for _, h := range hashes {
+		nodes := nodeNames(10)
+		base := New(nodes, WithHash(h.h))
+
+		const added = "http://10.0.0.99:8001"
+		grown := base.With(append(slices.Clone(nodes), added)...)
+		moved := 0
+		for _, k := range keys {
+			if before, after := base.Get(k), grown.Get(k); before != after {
+				moved++
+				if after != added {
+					t.Fatalf("%s: adding %q moved %q from %q to %q", h.name, added, k, before, after)
+				}
+			}
+		}
+		// The new node should take about 1/11 of the keys.
+		if frac := float64(moved) / float64(len(keys)); frac < 0.06 || frac > 0.12 {
+			t.Errorf("%s: adding an 11th node moved %.3f of the keys; want about 0.09", h.name, frac)
+		}
+
+		removed := nodes[3]
+		shrunk := base.With(slices.Delete(slices.Clone(nodes), 3, 4)...)
+		moved = 0
+		for _, k := range keys {
+			if before, after := base.Get(k), shrunk.Get(k); before != after {
+				moved++
+				if before != removed {
+					t.Fatalf("%s: removing %q moved %q from %q to %q", h.name, removed, k, before, after)
+				}
+			}
+		}
+		if frac := float64(moved) / float64(len(keys)); frac < 0.07 || frac > 0.13 {
+			t.Errorf("%s: removing one of 10 nodes moved %.3f of the keys; want about 0.10", h.name, frac)
+		}
+	}
+}
+
+func TestZeroAllocs(t *testing.T) {
+	keys := testKeys(64)
+	for _, h := range hashes {
+		for _, n := range []int{0, 1, 3, 100} {
+			r := New(nodeNames(n), WithHash(h.h))
+			i := 0
+			allocs := testing.AllocsPerRun(1000, func() {
+				r.Lookup(keys[i%len(keys)])
+				i++
+			})
+			if allocs != 0 {
+				t.Errorf("%s, %d nodes: Lookup allocates %.1f times per call", h.name, n, allocs)
+			}
+		}
+	}
+	key := strings.Repeat("k", 100)
+	if allocs := testing.AllocsPerRun(1000, func() { CRC32(key) }); allocs != 0 {
+		t.Errorf("CRC32 allocates %.1f times per call", allocs)
+	}
+}
+
+// FuzzRing checks that any node list and key give an owner from the list,
+// independent of the list's order and of duplicates.
+func FuzzRing(f *testing.F) {
+	f.Add("a,b,c", "Tom", uint8(3), false)
+	f.Add("", "k", uint8(0), true)
+	f.Add(",,x,,x", "", uint8(255), false)
+	f.Add("http://localhost:8001,http://localhost:8002", "kkk", uint8(10), true)
+	f.Fuzz(func(t *testing.T, list, key string, reps uint8, useCRC bool) {
+		nodes := strings.Split(list, ",")
+		opts := []Option{WithReplicas(int(reps%16) + 1)}
+		if useCRC {
+			opts = append(opts, WithHash(CRC32))
+		}
+		r := New(nodes, opts...)
+		owner, ok := r.Lookup(key)
+		nonEmpty := slices.ContainsFunc(nodes, func(s string) bool { return s != "" })
+		if ok != nonEmpty {
+			t.Fatalf("Lookup ok = %v with nodes %q", ok, nodes)
+		}
+		if ok && (owner == "" || !slices.Contains(nodes, owner)) {
+			t.Fatalf("owner %q is not one of %q", owner, nodes)
+		}
+		rev := slices.Clone(nodes)
+		slices.Reverse(rev)
+		rev = append(rev, nodes...)
+		if got := New(rev, opts...).Get(key); got != owner {
+			t.Fatalf("owner %q for %q, but %q for %q", owner, nodes, got, rev)
+		}
+	})
+}
