@@ -1,0 +1,154 @@
+package lambda
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Names of the environment variables a Lambda node reads at start-up (see
+// ConfigFromEnv).
+const (
+	EnvSelfURL       = "GEECACHE_SELF_URL"        // required: this node's Function URL
+	EnvPeers         = "GEECACHE_PEERS"           // required: comma-separated Function URLs of all nodes
+	EnvSecret        = "GEECACHE_SECRET"          // optional: shared secret for request signing
+	EnvCacheBytes    = "GEECACHE_CACHE_BYTES"     // optional: cache size per group, bytes (default 64 MiB)
+	EnvMaxValueBytes = "GEECACHE_MAX_VALUE_BYTES" // optional: largest value served or fetched (default and cap: MaxValueBytes)
+	EnvInvokeMode    = "GEECACHE_INVOKE_MODE"     // optional: BUFFERED (default) or RESPONSE_STREAM
+)
+
+// Invoke modes of a Function URL (the InvokeMode of its configuration).
+const (
+	ModeBuffered = "BUFFERED"
+	ModeStream   = "RESPONSE_STREAM"
+)
+
+// DefaultCacheBytes is the cache size per group when EnvCacheBytes is unset.
+const DefaultCacheBytes = 64 << 20
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("geecache/lambda: bad configuration")
+
+// Config is a Lambda node's configuration.
+type Config struct {
+	// SelfURL is the base URL under which peers reach this node (its
+	// Function URL), exactly as it appears in Peers.
+	SelfURL string
+	// Peers are the base URLs of every node, this one included. Every node
+	// must be given the same list, so that they agree on key owners.
+	Peers []string
+	// Secret, if not empty, signs requests to peers and is required of
+	// requests from them.
+	Secret []byte
+	// CacheBytes is the cache size a node's groups are meant to use
+	// (each group's size is set when the user creates it).
+	CacheBytes int64
+	// MaxValueBytes is the largest value the node serves or fetches.
+	MaxValueBytes int64
+	// Mode is ModeBuffered or ModeStream.
+	Mode string
+}
+
+// ConfigFromEnv reads a Config from the environment through lookup, which
+// is os.LookupEnv in production (a map in tests). Errors wrap ErrConfig and
+// name the variable at fault.
+func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
+	c := Config{CacheBytes: DefaultCacheBytes, MaxValueBytes: MaxValueBytes, Mode: ModeBuffered}
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s: %s", ErrConfig, name, fmt.Sprintf(format, args...)))
+	}
+	get := func(name string) string {
+		v, _ := lookup(name)
+		return strings.TrimSpace(v)
+	}
+
+	self := get(EnvSelfURL)
+	if self == "" {
+		bad(EnvSelfURL, "not set (this node's Function URL, e.g. https://abc.lambda-url.eu-west-1.on.aws)")
+	} else if u, err := checkURL(self); err != nil {
+		bad(EnvSelfURL, "%v", err)
+	} else {
+		c.SelfURL = u
+	}
+
+	peers := get(EnvPeers)
+	if peers == "" {
+		bad(EnvPeers, "not set (comma-separated Function URLs of every node, this one included)")
+	} else {
+		seen := make(map[string]bool)
+		for p := range strings.SplitSeq(peers, ",") {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
+			}
+			u, err := checkURL(p)
+			if err != nil {
+				bad(EnvPeers, "%v", err)
+				continue
+			}
+			if seen[u] {
+				bad(EnvPeers, "%q listed twice", u)
+				continue
+			}
+			seen[u] = true
+			c.Peers = append(c.Peers, u)
+		}
+		if len(c.Peers) == 0 {
+			bad(EnvPeers, "no URL in %q", peers)
+		} else if c.SelfURL != "" && !seen[c.SelfURL] {
+			bad(EnvPeers, "does not include %s %q (every node must get the same list)", EnvSelfURL, c.SelfURL)
+		}
+	}
+
+	if s, ok := lookup(EnvSecret); ok && s != "" {
+		c.Secret = []byte(s)
+	}
+	if v := get(EnvCacheBytes); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			bad(EnvCacheBytes, "%q is not a byte count (a whole number >= 0)", v)
+		} else {
+			c.CacheBytes = n
+		}
+	}
+	if v := get(EnvMaxValueBytes); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case err != nil || n <= 0:
+			bad(EnvMaxValueBytes, "%q is not a byte count (a whole number > 0)", v)
+		case n > MaxValueBytes:
+			bad(EnvMaxValueBytes, "%d is over %d, the most a Lambda response can carry", n, MaxValueBytes)
+		default:
+			c.MaxValueBytes = n
+		}
+	}
+	switch v := strings.ToUpper(get(EnvInvokeMode)); v {
+	case "", ModeBuffered:
+	case ModeStream:
+		c.Mode = ModeStream
+	default:
+		bad(EnvInvokeMode, "%q is neither %s nor %s", v, ModeBuffered, ModeStream)
+	}
+	if len(errs) > 0 {
+		return Config{}, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// checkURL validates a base URL and returns it without a trailing slash.
+func checkURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a URL: %w", s, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%q is not an absolute http(s) URL", s)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("%q must have no user, query or fragment", s)
+	}
+	return strings.TrimRight(s, "/"), nil
+}

@@ -1,0 +1,130 @@
+package lambda
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/geecache/geecache/adapters/protocol"
+)
+
+// MaxValueBytes is the largest value a BUFFERED Function URL response can
+// carry: the response JSON is limited to MaxPayloadBytes (6 MiB), and the
+// value travels base64 (4 bytes for 3), with room left for the status and
+// headers. Past the limit the runtime would cut the payload off silently;
+// a Handler answers 413 instead.
+const MaxValueBytes = (MaxPayloadBytes - responseOverhead) / 4 * 3
+
+// responseOverhead bounds the JSON of a response without its body.
+const responseOverhead = 8 << 10
+
+// A Handler serves the GeeCache peer protocol to AWS Lambda Function URL
+// events. It only moves requests and responses between the Lambda event
+// format and a protocol.Server, which does the protocol's work (paths,
+// status codes, authentication, size limit), exactly as for the net/http
+// binding.
+type Handler struct {
+	srv *protocol.Server
+}
+
+// NewHandler returns a Handler that answers with srv. Give srv a size limit
+// (protocol.WithMaxValueBytes) of at most MaxValueBytes, so that a large
+// value is refused with the protocol's 413 before it is copied; the Handler
+// refuses a response that would still not fit.
+func NewHandler(srv *protocol.Server) *Handler {
+	return &Handler{srv: srv}
+}
+
+// ServeURL answers a Function URL request in BUFFERED mode (a Function URL's
+// default InvokeMode). The body of the response is always base64 with
+// IsBase64Encoded set, so that any bytes survive. It never returns an
+// error: protocol errors are HTTP statuses, as on every binding.
+//
+// Register it with lambda.Start(h.ServeURL), or use Start.
+func (h *Handler) ServeURL(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLResponse, error) {
+	res := h.serve(ctx, ev)
+	if n := base64.StdEncoding.EncodedLen(len(res.Body)); n > MaxPayloadBytes-responseOverhead {
+		res = tooLarge(fmt.Sprintf("geecache/lambda: response of %d bytes does not fit a Lambda response (at most %d bytes of value)",
+			len(res.Body), MaxValueBytes))
+	}
+	out := &events.LambdaFunctionURLResponse{
+		StatusCode:      res.Status,
+		Headers:         flatten(res.Header),
+		Body:            base64.StdEncoding.EncodeToString(res.Body),
+		IsBase64Encoded: true,
+	}
+	return out, nil
+}
+
+// ServeStream answers a Function URL request in RESPONSE_STREAM mode, for
+// URLs configured with that InvokeMode (the function must be built with
+// -tags lambda.norpc or run on a provided.* runtime). The body is sent raw
+// after the Function URL's JSON prelude.
+func (h *Handler) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
+	res := h.serve(ctx, ev)
+	return &events.LambdaFunctionURLStreamingResponse{
+		StatusCode: res.Status,
+		Headers:    flatten(res.Header),
+		Body:       bytes.NewReader(res.Body),
+	}, nil
+}
+
+// serve decodes ev into a protocol request and answers it.
+func (h *Handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest) protocol.Response {
+	if ev.IsBase64Encoded && ev.Body != "" {
+		// The protocol reads no body, but a request whose body a Function
+		// URL encoded is only well-formed if it decodes.
+		if _, err := base64.StdEncoding.DecodeString(ev.Body); err != nil {
+			return badRequest("geecache/lambda: request body is flagged base64 but does not decode: " + err.Error())
+		}
+	}
+	hdr := make(http.Header, len(ev.Headers))
+	for k, v := range ev.Headers {
+		hdr.Set(k, v)
+	}
+	path := ev.RawPath
+	if path == "" {
+		path = ev.RequestContext.HTTP.Path
+	}
+	method := ev.RequestContext.HTTP.Method
+	if method == "" {
+		method = http.MethodGet // a bare test event from the console
+	}
+	return h.srv.Serve(ctx, protocol.Request{Method: method, Path: path, Header: hdr})
+}
+
+// flatten turns a protocol header into a Function URL header map.
+func flatten(h http.Header) map[string]string {
+	m := make(map[string]string, len(h))
+	for k, vs := range h {
+		m[strings.ToLower(k)] = strings.Join(vs, ",")
+	}
+	return m
+}
+
+func badRequest(msg string) protocol.Response {
+	return plainError(http.StatusBadRequest, protocol.CodeBadRequest, msg)
+}
+
+func tooLarge(msg string) protocol.Response {
+	return plainError(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, msg)
+}
+
+// plainError builds an error response the way the protocol does, for the
+// two errors only this binding can find.
+func plainError(status int, c protocol.Code, msg string) protocol.Response {
+	return protocol.Response{
+		Status: status,
+		Header: http.Header{
+			"Content-Type":           {"text/plain; charset=utf-8"},
+			"X-Content-Type-Options": {"nosniff"},
+			protocol.HeaderError:     {string(c)},
+		},
+		Body: []byte(msg + "\n"),
+	}
+}
