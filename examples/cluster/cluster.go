@@ -12,6 +12,7 @@ import (
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -24,7 +25,7 @@ const (
 // options configure the nodes a process runs.
 type options struct {
 	peers  []string // base URLs of every node of the cluster
-	db     *slowDB
+	db     *seeddb.DB
 	secret []byte // shared peer secret; empty: authentication off
 	log    *slog.Logger
 }
@@ -64,7 +65,7 @@ func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, ap
 			nethttp.WithProtocol(protocol.WithSecret(o.secret)),
 			nethttp.WithLogger(o.log.With("node", addr)))
 		pool.Set(o.peers...)
-		g, err := reg.NewGroup(groupName, cacheBytes, o.db.getter(addr),
+		g, err := reg.NewGroup(groupName, cacheBytes, o.db.Getter(addr),
 			cache.WithPeers(pool), cache.WithLogger(o.log.With("node", addr)))
 		if err != nil {
 			return nil, errors.Join(err, c.shutdown(context.Background()))

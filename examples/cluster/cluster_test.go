@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geecache/geecache/examples/internal/seeddb"
 	"go.uber.org/goleak"
 )
 
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // startTestCluster runs the demo in-process: three nodes and the API on
 // 127.0.0.1 ports the OS picks.
-func startTestCluster(t *testing.T, delay time.Duration) (api string, db *slowDB) {
+func startTestCluster(t *testing.T, delay time.Duration) (api string, db *seeddb.DB) {
 	t.Helper()
 	lns := map[string]net.Listener{}
 	var peers []string
@@ -40,7 +41,7 @@ func startTestCluster(t *testing.T, delay time.Duration) (api string, db *slowDB
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(t.Output(), nil))
 	}
-	db = newSlowDB(seedScores, delay, log)
+	db = seeddb.New(seeddb.Scores(), delay, log)
 	cl, err := startCluster(options{peers: peers, db: db, secret: []byte("test"), log: log}, lns, apiLn, peers[2])
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestClusterDemo(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := db.Hits("Tom"); n != 1 {
+	if n := db.Lookups("Tom"); n != 1 {
 		t.Errorf("the slow database was searched for Tom %d times; want 1", n)
 	}
 
@@ -109,7 +110,7 @@ func TestClusterDemo(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"Tom", "Jack", "Sam"} {
-		if n := db.Hits(k); n != 1 {
+		if n := db.Lookups(k); n != 1 {
 			t.Errorf("%s searched %d times; want 1", k, n)
 		}
 	}

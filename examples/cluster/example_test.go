@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/geecache/geecache/examples/internal/seeddb"
 )
 
 // The demo in-process on ports the OS picks: the API answers from the
@@ -31,7 +33,7 @@ func Example() {
 		return
 	}
 	log := slog.New(slog.DiscardHandler)
-	db := newSlowDB(seedScores, time.Millisecond, log)
+	db := seeddb.New(seeddb.Scores(), time.Millisecond, log)
 	cl, err := startCluster(options{peers: peers, db: db, log: log}, lns, apiLn, peers[2])
 	if err != nil {
 		fmt.Println(err)
@@ -50,7 +52,7 @@ func Example() {
 		resp.Body.Close()
 		fmt.Printf("%s: %d %s\n", key, resp.StatusCode, bytes.TrimSpace(body))
 	}
-	fmt.Println("Tom searched", db.Hits("Tom"), "time(s)")
+	fmt.Println("Tom searched", db.Lookups("Tom"), "time(s)")
 	// Output:
 	// Tom: 200 630
 	// Tom: 200 630

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/geecache/geecache/examples/internal/seeddb"
 )
 
 // defaultPeers are the seed's three nodes, on loopback.
@@ -128,7 +130,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	o := options{peers: c.peers, db: newSlowDB(seedScores, c.delay, log), secret: []byte(c.secret), log: log}
+	o := options{peers: c.peers, db: seeddb.New(seeddb.Scores(), c.delay, log), secret: []byte(c.secret), log: log}
 	cl, err := startCluster(o, lns, apiLn, mine[len(mine)-1])
 	if err != nil {
 		closeAll()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/picker"
 )
@@ -57,34 +58,22 @@ func (p inMemoryPeer) Get(ctx context.Context, group, key string) ([]byte, error
 	return v.ByteSlice(), nil
 }
 
-// slowDB is the seed's database: each lookup takes delay, and is logged.
-func slowDB(owner string, out io.Writer, delay time.Duration) getter.Getter {
-	db := getter.Map(map[string]string{"Tom": "630", "Jack": "589", "Sam": "567"})
-	return getter.Func(func(ctx context.Context, key string) ([]byte, error) {
-		fmt.Fprintf(out, "[slow db on %s] search key %s\n", owner, key)
-		select {
-		case <-time.After(delay):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		return db.Get(ctx, key)
-	})
-}
-
-func newCluster(names []string, out io.Writer, delay time.Duration) ([]*node, error) {
+// newCluster starts nodes named names that share db as their source of
+// truth.
+func newCluster(names []string, db *seeddb.DB) ([]*node, error) {
 	nodes := make([]*node, len(names))
 	byName := make(map[string]*cache.Registry)
 	for i, name := range names {
 		nodes[i] = &node{name: name, registry: cache.NewRegistry()}
 		byName[name] = nodes[i].registry
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	for _, n := range nodes {
 		n.peers = picker.NewPeers(n.name, func(addr string) cache.PeerGetter {
 			return inMemoryPeer{target: byName[addr]}
 		})
 		n.peers.Set(names...)
-		g, err := n.registry.NewGroup("scores", 1<<20, slowDB(n.name, out, delay),
+		g, err := n.registry.NewGroup("scores", 1<<20, db.Getter(n.name),
 			cache.WithPeers(n.peers), cache.WithLogger(quiet))
 		if err != nil {
 			return nil, err
@@ -95,7 +84,16 @@ func newCluster(names []string, out io.Writer, delay time.Duration) ([]*node, er
 }
 
 func run(ctx context.Context, out io.Writer, delay time.Duration) error {
-	nodes, err := newCluster([]string{"node-a", "node-b", "node-c"}, out, delay)
+	// The database logs each lookup to out, without timestamps.
+	dbLog := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == slog.LevelKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	nodes, err := newCluster([]string{"node-a", "node-b", "node-c"}, seeddb.New(seeddb.Scores(), delay, dbLog))
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/geecache/geecache/examples/internal/seeddb"
 )
 
 func TestRunLoadsEachKeyOnceOnItsOwner(t *testing.T) {
@@ -18,19 +21,20 @@ func TestRunLoadsEachKeyOnceOnItsOwner(t *testing.T) {
 		}
 	}
 	for _, key := range []string{"Tom", "Jack", "Sam"} {
-		if got := strings.Count(text, "search key "+key+"\n"); got != 1 {
+		if got := strings.Count(text, " key="+key+"\n"); got != 1 {
 			t.Errorf("slow db searched %s %d times, want 1:\n%s", key, got, text)
 		}
 	}
 	// A missing key is not cached: each node's Get asks the owner's source.
-	if got := strings.Count(text, "search key kkk\n"); got != 3 {
+	if got := strings.Count(text, " key=kkk\n"); got != 3 {
 		t.Errorf("slow db searched kkk %d times, want 3:\n%s", got, text)
 	}
 }
 
 func TestOwnerLoadsAndOthersFetch(t *testing.T) {
 	var out bytes.Buffer
-	nodes, err := newCluster([]string{"a", "b", "c"}, &out, 0)
+	db := seeddb.New(seeddb.Scores(), 0, slog.New(slog.NewTextHandler(&out, nil)))
+	nodes, err := newCluster([]string{"a", "b", "c"}, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +44,7 @@ func TestOwnerLoadsAndOthersFetch(t *testing.T) {
 			t.Fatalf("%s: Get = %q, %v", n.name, v, err)
 		}
 	}
-	if !strings.Contains(out.String(), "[slow db on "+owner+"] search key Tom") {
+	if db.Lookups("Tom") != 1 || !strings.Contains(out.String(), "node="+owner+" key=Tom") {
 		t.Fatalf("Tom was not loaded by its owner %s:\n%s", owner, out.String())
 	}
 	for _, n := range nodes {

@@ -11,9 +11,12 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/geecache/geecache/adapters/lambda"
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/examples/internal/seeddb"
+	"github.com/geecache/geecache/getter"
 )
 
 func main() {
@@ -25,11 +28,18 @@ func main() {
 	os.Exit(1)
 }
 
+// scoresDB is the seed's slow database. Every load logs "[SlowDB] search
+// key", so the cost of a miss is visible in the function's logs
+// (CloudWatch, or the emulator's output locally).
+func scoresDB(log *slog.Logger) getter.Getter {
+	return seeddb.New(seeddb.Scores(), 20*time.Millisecond, log.With("group", "scores")).Getter("lambda")
+}
+
 // newRegistry builds the node's groups.
 func newRegistry(cacheBytes int64, peers cache.PeerPicker, log *slog.Logger) (*cache.Registry, error) {
 	reg := cache.NewRegistry()
 	opts := []cache.Option{cache.WithPeers(peers), cache.WithLogger(log)}
-	if _, err := reg.NewGroup("scores", cacheBytes, slowDB(log), opts...); err != nil {
+	if _, err := reg.NewGroup("scores", cacheBytes, scoresDB(log), opts...); err != nil {
 		return nil, err
 	}
 	if _, err := reg.NewGroup("blobs", cacheBytes, blobStore(log), opts...); err != nil {
