@@ -1,0 +1,359 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// The remote-fetch workload: httpClients goroutines ask node A of a
+// three-node cluster for keys that another node owns. Every request is for
+// a fresh key, so it is cold in A's hot cache and costs one peer request;
+// the owner loads it from a cheap Getter (64 bytes).
+const (
+	httpClients = 64
+	httpGroup   = "bench-http"
+	httpBudget  = 64 << 20
+	// httpRunLimit bounds a whole measured run, whatever b.N is.
+	httpRunLimit = 2 * time.Minute
+)
+
+// countingListener counts the TCP connections it accepts.
+type countingListener struct {
+	net.Listener
+	accepts atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepts.Add(1)
+	}
+	return c, err
+}
+
+func listenLoopback(tb testing.TB) *countingListener {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &countingListener{Listener: ln}
+}
+
+// cheapGetter answers every key with its 64-byte hitValue.
+var cheapGetter = getter.Func(func(_ context.Context, key string) ([]byte, error) {
+	return hitValue(key), nil
+})
+
+// An httpTarget is one system under the remote-fetch load.
+type httpTarget struct {
+	// get fetches key as a client of the system and returns the value's
+	// length.
+	get func(ctx context.Context, key string) (int, error)
+	// remote reports whether key is owned by a node other than the one
+	// the clients ask (always true for the bare server).
+	remote func(key string) bool
+	// accepts is the number of TCP connections the servers accepted.
+	accepts func() int64
+	// peerErrors counts remote fetches that failed and were loaded
+	// locally instead (they would flatter the numbers).
+	peerErrors func() int64
+	// closeIdle closes the clients' idle keep-alive connections, so that
+	// every measured run starts from a cold pool and new-conns counts
+	// the pool's warm-up as well as any churn.
+	closeIdle func()
+}
+
+// remoteKeys returns n fresh keys that t's asked node does not own;
+// round makes the keys of every run distinct.
+func remoteKeys(t *httpTarget, round *atomic.Int64, n int) []string {
+	r := round.Add(1)
+	keys := make([]string, 0, n)
+	for i := 0; len(keys) < n; i++ {
+		if k := fmt.Sprintf("r%d/key %d", r, i); t.remote(k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// loadResult is what one load run observed.
+type loadResult struct {
+	elapsed    time.Duration
+	lat        []time.Duration // sorted
+	conns      int64           // TCP connections the servers accepted
+	peerErrors int64
+	failed     int64
+	firstErr   error
+}
+
+func (r *loadResult) percentile(p int) time.Duration { return r.lat[len(r.lat)*p/100] }
+
+// httpLoad gets every key once from httpClients goroutines. Each run is
+// bounded by httpRunLimit.
+func httpLoad(t *httpTarget, keys []string) *loadResult {
+	res := &loadResult{lat: make([]time.Duration, len(keys))}
+	var next, failed atomic.Int64
+	var errOnce sync.Once
+	conns0, perr0 := t.accepts(), t.peerErrors()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range httpClients {
+		wg.Go(func() {
+			// A context per client, not one shared by all: 64 clients
+			// deriving request contexts from one parent would contend
+			// on the parent's lock, which real clients do not.
+			ctx, cancel := context.WithTimeout(context.Background(), httpRunLimit)
+			defer cancel()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(keys) || ctx.Err() != nil {
+					return
+				}
+				t0 := time.Now()
+				n, err := t.get(ctx, keys[i])
+				res.lat[i] = time.Since(t0)
+				if err == nil && n != hitValueLen {
+					err = fmt.Errorf("key %q: got %d bytes, want %d", keys[i], n, hitValueLen)
+				}
+				if err != nil {
+					failed.Add(1)
+					errOnce.Do(func() { res.firstErr = err })
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	res.failed = failed.Load()
+	res.conns = t.accepts() - conns0
+	res.peerErrors = t.peerErrors() - perr0
+	slices.Sort(res.lat)
+	return res
+}
+
+// runHTTPLoad sends b.N requests, each for a fresh key owned remotely, and
+// reports throughput, latency percentiles and the TCP connections the
+// servers accepted during the run.
+func runHTTPLoad(b *testing.B, t *httpTarget, round *atomic.Int64) {
+	keys := remoteKeys(t, round, b.N)
+	t.closeIdle()
+	b.ResetTimer()
+	res := httpLoad(t, keys)
+	b.StopTimer()
+	if res.failed > 0 {
+		b.Fatalf("%d of %d requests failed; first: %v", res.failed, b.N, res.firstErr)
+	}
+	b.ReportMetric(float64(b.N)/res.elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(res.percentile(50).Microseconds()), "p50-µs")
+	b.ReportMetric(float64(res.percentile(99).Microseconds()), "p99-µs")
+	b.ReportMetric(float64(res.conns), "new-conns")
+	b.ReportMetric(float64(res.conns)*1000/float64(b.N), "conns/1k-req")
+	b.ReportMetric(float64(res.peerErrors), "peer-errors")
+}
+
+// ourCluster is three GeeCache nodes, each with its own registry, Pool
+// and http.Server on a loopback port the OS picked.
+type ourCluster struct {
+	nodes []*ourNode
+}
+
+type ourNode struct {
+	ln    *countingListener
+	srv   *http.Server
+	pool  *nethttp.Pool
+	group *cache.Group
+	done  chan struct{}
+}
+
+func newOurCluster(tb testing.TB, n int) *ourCluster {
+	c := &ourCluster{}
+	var addrs []string
+	for range n {
+		ln := listenLoopback(tb)
+		addrs = append(addrs, "http://"+ln.Addr().String())
+		c.nodes = append(c.nodes, &ourNode{ln: ln, done: make(chan struct{})})
+	}
+	for i, nd := range c.nodes {
+		reg := cache.NewRegistry()
+		nd.pool = nethttp.NewPool(addrs[i], reg)
+		g, err := reg.NewGroup(httpGroup, httpBudget, cheapGetter, cache.WithPeers(nd.pool))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		nd.group = g
+		nd.pool.Set(addrs...)
+		nd.srv = &http.Server{Handler: nd.pool, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			defer close(nd.done)
+			_ = nd.srv.Serve(nd.ln)
+		}()
+	}
+	tb.Cleanup(c.close)
+	return c
+}
+
+func (c *ourCluster) close() {
+	for _, nd := range c.nodes {
+		_ = nd.srv.Close()
+		<-nd.done
+		_ = nd.pool.Close()
+	}
+}
+
+// target is the load on node 0 for keys that node 1 or 2 owns.
+func (c *ourCluster) target() *httpTarget {
+	a := c.nodes[0]
+	return &httpTarget{
+		get: func(ctx context.Context, key string) (int, error) {
+			v, err := a.group.Get(ctx, key)
+			return v.Len(), err
+		},
+		remote: func(key string) bool { return a.pool.Owner(key) != a.pool.Self() },
+		accepts: func() int64 {
+			var n int64
+			for _, nd := range c.nodes {
+				n += nd.ln.accepts.Load()
+			}
+			return n
+		},
+		peerErrors: func() int64 { return a.group.Stats().PeerErrors },
+		closeIdle:  func() { _ = a.pool.Close() },
+	}
+}
+
+// bareServer answers GET /k/{key} with the key's 64 bytes: one HTTP round
+// trip on a keep-alive pool sized for the clients, and nothing else.
+type bareServer struct {
+	ln   *countingListener
+	srv  *http.Server
+	tr   *http.Transport
+	hc   *http.Client
+	base string
+	done chan struct{}
+}
+
+func newBareServer(tb testing.TB) *bareServer {
+	s := &bareServer{ln: listenLoopback(tb), done: make(chan struct{})}
+	s.base = "http://" + s.ln.Addr().String() + "/k/"
+	s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, err := url.PathUnescape(r.URL.EscapedPath()[len("/k/"):])
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(hitValue(key))
+	})}
+	s.tr = &http.Transport{MaxIdleConnsPerHost: 2 * httpClients, IdleConnTimeout: 90 * time.Second}
+	s.hc = &http.Client{Transport: s.tr}
+	go func() {
+		defer close(s.done)
+		_ = s.srv.Serve(s.ln)
+	}()
+	tb.Cleanup(func() {
+		_ = s.srv.Close()
+		<-s.done
+		s.tr.CloseIdleConnections()
+	})
+	return s
+}
+
+func (s *bareServer) target() *httpTarget {
+	return &httpTarget{
+		get: func(ctx context.Context, key string) (int, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+url.PathEscape(key), nil)
+			if err != nil {
+				return 0, err
+			}
+			resp, err := s.hc.Do(req)
+			if err != nil {
+				return 0, err
+			}
+			defer resp.Body.Close()
+			v, err := io.ReadAll(resp.Body)
+			if err == nil && resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("status %s", resp.Status)
+			}
+			return len(v), err
+		},
+		remote:     func(string) bool { return true },
+		accepts:    s.ln.accepts.Load,
+		peerErrors: func() int64 { return 0 },
+		closeIdle:  s.tr.CloseIdleConnections,
+	}
+}
+
+// BenchmarkRemoteFetch measures Gets of keys owned by another node of a
+// three-node loopback cluster and cold in the asking node's hot cache,
+// from 64 concurrent clients: GeeCache's nethttp Pool, golang/groupcache's
+// HTTPPool as shipped, and a bare net/http server as the limit.
+func BenchmarkRemoteFetch(b *testing.B) {
+	var round atomic.Int64
+	b.Run("geecache", func(b *testing.B) {
+		t := newOurCluster(b, 3).target()
+		b.Run("c64", func(b *testing.B) { runHTTPLoad(b, t, &round) })
+	})
+	b.Run("groupcache", func(b *testing.B) {
+		t := newGCCluster(b).target()
+		b.Run("c64", func(b *testing.B) { runHTTPLoad(b, t, &round) })
+	})
+	b.Run("bare-nethttp", func(b *testing.B) {
+		t := newBareServer(b).target()
+		b.Run("c64", func(b *testing.B) { runHTTPLoad(b, t, &round) })
+	})
+}
+
+// TestRemoteFetchHarness runs a short load against every system of
+// BenchmarkRemoteFetch and checks that each answer is right, that the
+// asked node really fetched remotely, and (through TestMain) that nothing
+// leaks once the clusters are shut down.
+func TestRemoteFetchHarness(t *testing.T) {
+	const n = 4 * httpClients
+	var round atomic.Int64
+	ours := newOurCluster(t, 3)
+	gc := newGCCluster(t)
+	targets := []struct {
+		name string
+		t    *httpTarget
+		// remoteLoads is how many values the asked node fetched from
+		// a peer (nil if the system has no such count).
+		remoteLoads func() int64
+	}{
+		{"geecache", ours.target(), func() int64 { return ours.nodes[0].group.Stats().PeerLoads }},
+		{"groupcache", gc.target(), func() int64 { return gc.a.group.Stats.PeerLoads.Get() }},
+		{"bare-nethttp", newBareServer(t).target(), nil},
+	}
+	for _, tg := range targets {
+		var before int64
+		if tg.remoteLoads != nil {
+			before = tg.remoteLoads()
+		}
+		res := httpLoad(tg.t, remoteKeys(tg.t, &round, n))
+		if res.failed > 0 {
+			t.Errorf("%s: %d of %d requests failed; first: %v", tg.name, res.failed, n, res.firstErr)
+		}
+		if res.peerErrors != 0 {
+			t.Errorf("%s: %d peer errors", tg.name, res.peerErrors)
+		}
+		if tg.remoteLoads != nil {
+			if got := tg.remoteLoads() - before; got != n {
+				t.Errorf("%s: %d remote loads for %d fresh remote keys, want %d", tg.name, got, n, n)
+			}
+		}
+		t.Logf("%s: %d requests, %d new connections", tg.name, n, res.conns)
+		tg.t.closeIdle()
+	}
+}
