@@ -1,14 +1,16 @@
 // Package lru is the byte-counted memory behind a cache group: a sharded
-// map whose eviction order approximates least-recently-used with the CLOCK
-// (second chance) algorithm.
+// hash table whose eviction order approximates least-recently-used with
+// the CLOCK (second chance) algorithm.
 //
-// A hit takes only its shard's read lock, finds the value inline in the
-// map, and sets the entry's reference bit in a dense bitmap when it is not
-// already set. So hits on a hot key do not write to shared memory the way
-// moving it to the front of a list would, and a hit touches no per-entry
-// heap object. Eviction sweeps a clock hand over each shard in turn,
-// clearing reference bits and removing the first entry that has not been
-// referenced since the hand last passed it.
+// A hit takes no lock and writes nothing shared but a per-shard hit
+// counter: readers walk an open-addressing table of atomic pointers to
+// immutable entries, and set an entry's reference bit only when it is not
+// already set, so hits on a hot key do not bounce a lock's cache line
+// between cores the way a read lock, or moving the key to the front of a
+// list, would. Writers take their shard's mutex, replace entries whole, and
+// publish a new table when one grows. Eviction sweeps a clock hand over
+// each shard in turn, clearing reference bits and removing the first entry
+// not referenced since the hand last passed it.
 package lru
 
 import (
@@ -17,9 +19,11 @@ import (
 	"sync/atomic"
 )
 
-// shardCount is a power of two: enough shards that two cores rarely meet on
-// one lock, few enough that a small cache still evicts in near-LRU order.
-const shardCount = 16
+const (
+	shardBits  = 4 // 16 shards: writers on two cores rarely meet
+	shardCount = 1 << shardBits
+	minSlots   = 8
+)
 
 // Cache is a concurrency-safe map from string keys to immutable byte
 // values that keeps count of the bytes it holds (key plus value lengths).
@@ -34,120 +38,176 @@ type Cache struct {
 }
 
 type shard struct {
-	mu    sync.RWMutex
-	hits  atomic.Int64
-	items map[string]item
-	// The clock: one slot per position; refs is a bitmap over positions,
-	// set by readers with atomic operations under the read lock.
-	slots   []slot
-	refs    []uint64
-	free    []uint32 // dead positions to reuse
-	hand    int      // next position the clock looks at
-	lapLeft int      // positions the hand passes before moving on to the next shard
+	// table is read on every Get: it shares its cache line with nothing
+	// that a Get writes, so the line stays in every core's cache.
+	table atomic.Pointer[table]
+	_     [56]byte
+	hits  atomic.Int64 // written on every hit: a line of its own
+	_     [56]byte
+
+	mu      sync.Mutex // serialises writers; readers never take it
+	live    int        // entries in the table
+	used    int        // live entries plus tombstones
+	hand    int        // next slot the clock looks at
+	lapLeft int        // slots the hand passes before the clock moves on to the next shard
 	_       [64]byte
 }
 
-type item struct {
-	value []byte
-	pos   uint32
+// A table is an open-addressing hash table with linear probing. Slots hold
+// nil (never used), tomb (deleted) or a live entry. At least a quarter of
+// the slots are nil, so every probe ends.
+type table struct {
+	slots []atomic.Pointer[entry]
+	mask  uint64
+	tomb  *entry
 }
 
-type slot struct {
-	key  string
-	live bool
+// An entry is never changed once published, except its reference bit.
+type entry struct {
+	hash       uint64
+	key        string
+	value      []byte
+	referenced atomic.Bool
+}
+
+func newTable(slots int) *table {
+	return &table{slots: make([]atomic.Pointer[entry], slots), mask: uint64(slots - 1), tomb: new(entry)}
 }
 
 // New returns an empty Cache.
 func New() *Cache {
 	c := &Cache{seed: maphash.MakeSeed()}
 	for i := range c.shards {
-		c.shards[i].items = make(map[string]item)
+		c.shards[i].table.Store(newTable(minSlots))
 	}
 	return c
 }
 
-func (c *Cache) shard(key string) *shard {
-	return &c.shards[maphash.String(c.seed, key)&(shardCount-1)]
+// locate hashes key once: the top bits pick the shard, the low bits the
+// first slot.
+func (c *Cache) locate(key string) (*shard, uint64) {
+	h := maphash.String(c.seed, key)
+	return &c.shards[h>>(64-shardBits)], h
+}
+
+// find returns key's entry in t, or nil.
+func (t *table) find(h uint64, key string) *entry {
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		e := t.slots[i].Load()
+		if e == nil {
+			return nil
+		}
+		if e.hash == h && e != t.tomb && e.key == key {
+			return e
+		}
+	}
 }
 
 // Get returns the value of key and marks it recently used.
 func (c *Cache) Get(key string) (value []byte, ok bool) {
-	s := c.shard(key)
-	s.mu.RLock()
-	it, ok := s.items[key]
-	if ok {
-		s.reference(it.pos)
+	s, h := c.locate(key)
+	e := s.table.Load().find(h, key)
+	if e == nil {
+		return nil, false
 	}
-	s.mu.RUnlock()
-	if ok {
-		s.hits.Add(1)
+	// Load before Store: a hot key's entry is written once per clock
+	// sweep, not on every hit.
+	if !e.referenced.Load() {
+		e.referenced.Store(true)
 	}
-	return it.value, ok
-}
-
-// reference sets pos's bit; reading first means a hot entry's word is
-// written once per clock sweep, not on every hit.
-func (s *shard) reference(pos uint32) {
-	w, bit := &s.refs[pos/64], uint64(1)<<(pos%64)
-	if atomic.LoadUint64(w)&bit == 0 {
-		atomic.OrUint64(w, bit)
-	}
-}
-
-// referenced clears pos's bit and reports whether it was set.
-func (s *shard) referenced(pos uint32) bool {
-	w, bit := &s.refs[pos/64], uint64(1)<<(pos%64)
-	return atomic.AndUint64(w, ^bit)&bit != 0
+	s.hits.Add(1)
+	return e.value, true
 }
 
 // Peek returns the value of key without marking it used or counting a hit.
 func (c *Cache) Peek(key string) (value []byte, ok bool) {
-	s := c.shard(key)
-	s.mu.RLock()
-	it, ok := s.items[key]
-	s.mu.RUnlock()
-	return it.value, ok
+	s, h := c.locate(key)
+	if e := s.table.Load().find(h, key); e != nil {
+		return e.value, true
+	}
+	return nil, false
 }
 
 // Add stores value under key, replacing any earlier value. The byte count
 // changes by exactly the difference, so replacing never drifts it.
 func (c *Cache) Add(key string, value []byte) {
-	s := c.shard(key)
+	s, h := c.locate(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if it, ok := s.items[key]; ok {
-		c.bytes.Add(int64(len(value) - len(it.value)))
-		s.items[key] = item{value: value, pos: it.pos}
-		s.reference(it.pos)
-		return
-	}
-	var pos uint32
-	if n := len(s.free); n > 0 {
-		pos = s.free[n-1]
-		s.free = s.free[:n-1]
-		s.slots[pos] = slot{key: key, live: true}
-	} else {
-		pos = uint32(len(s.slots))
-		s.slots = append(s.slots, slot{key: key, live: true})
-		if int(pos/64) >= len(s.refs) {
-			s.refs = append(s.refs, 0)
+	t := s.table.Load()
+	insert := -1
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		e := t.slots[i].Load()
+		if e == nil {
+			if insert < 0 {
+				insert = int(i)
+				s.used++
+			}
+			break
+		}
+		if e == t.tomb {
+			if insert < 0 {
+				insert = int(i)
+			}
+			continue
+		}
+		if e.hash == h && e.key == key {
+			ne := &entry{hash: h, key: key, value: value}
+			ne.referenced.Store(true)
+			t.slots[i].Store(ne)
+			c.bytes.Add(int64(len(value) - len(e.value)))
+			return
 		}
 	}
-	s.items[key] = item{value: value, pos: pos}
+	t.slots[insert].Store(&entry{hash: h, key: key, value: value})
+	s.live++
 	c.bytes.Add(Size(key, value))
 	c.items.Add(1)
+	if s.used*4 >= len(t.slots)*3 {
+		s.rehash(t)
+	}
+}
+
+// rehash publishes a new table sized for the live entries, without
+// tombstones. Readers still walking the old one see a consistent, if
+// slightly stale, snapshot. s.mu must be held.
+func (s *shard) rehash(old *table) {
+	n := minSlots
+	for n < s.live*2 {
+		n *= 2
+	}
+	t := newTable(n)
+	for i := range old.slots {
+		e := old.slots[i].Load()
+		if e == nil || e == old.tomb {
+			continue
+		}
+		j := e.hash & t.mask
+		for t.slots[j].Load() != nil {
+			j = (j + 1) & t.mask
+		}
+		t.slots[j].Store(e)
+	}
+	s.table.Store(t)
+	s.used, s.hand, s.lapLeft = s.live, 0, 0
 }
 
 // Remove deletes key and reports whether it was present.
 func (c *Cache) Remove(key string) bool {
-	s := c.shard(key)
+	s, h := c.locate(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	it, ok := s.items[key]
-	if ok {
-		c.unlink(s, key, it)
+	t := s.table.Load()
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		e := t.slots[i].Load()
+		if e == nil {
+			return false
+		}
+		if e.hash == h && e != t.tomb && e.key == key {
+			c.unlink(s, t, i, e)
+			return true
+		}
 	}
-	return ok
 }
 
 // EvictOne removes one entry that has not been used since the clock hand
@@ -160,31 +220,40 @@ func (c *Cache) EvictOne() bool {
 	// Each shard needs at most three visits: one to start its lap, one to
 	// clear its bits, one to evict.
 	for range 3*shardCount + 1 {
-		s := &c.shards[c.cursor.Load()&(shardCount-1)]
+		s := &c.shards[c.cursor.Load()%shardCount]
 		s.mu.Lock()
-		for ; s.lapLeft > 0 && len(s.items) > 0; s.lapLeft-- {
-			pos := s.hand
-			s.hand = (s.hand + 1) % len(s.slots)
-			if !s.slots[pos].live || s.referenced(uint32(pos)) {
+		t := s.table.Load()
+		for ; s.lapLeft > 0 && s.live > 0; s.lapLeft-- {
+			i := uint64(s.hand)
+			s.hand = (s.hand + 1) % len(t.slots)
+			e := t.slots[i].Load()
+			if e == nil || e == t.tomb {
+				continue
+			}
+			if e.referenced.Load() {
+				e.referenced.Store(false)
 				continue
 			}
 			s.lapLeft--
-			c.evict(s, s.slots[pos].key)
+			c.unlink(s, t, i, e)
+			c.evictions.Add(1)
 			s.mu.Unlock()
 			return true
 		}
-		s.lapLeft = len(s.slots)
+		s.lapLeft = len(t.slots)
 		s.mu.Unlock()
 		c.cursor.Add(1)
 	}
-	// Gets kept setting bits faster than the hand cleared them: evict at
-	// the first live position regardless, so that the owner's budget holds.
+	// Gets kept setting bits faster than the hand cleared them: evict the
+	// first live entry regardless, so that the owner's budget holds.
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		for _, sl := range s.slots {
-			if sl.live {
-				c.evict(s, sl.key)
+		t := s.table.Load()
+		for j := range t.slots {
+			if e := t.slots[j].Load(); e != nil && e != t.tomb {
+				c.unlink(s, t, uint64(j), e)
+				c.evictions.Add(1)
 				s.mu.Unlock()
 				return true
 			}
@@ -194,19 +263,11 @@ func (c *Cache) EvictOne() bool {
 	return false
 }
 
-// evict removes key from s; s.mu must be held for writing.
-func (c *Cache) evict(s *shard, key string) {
-	c.unlink(s, key, s.items[key])
-	c.evictions.Add(1)
-}
-
-// unlink removes key, found at it, from s; s.mu must be held for writing.
-func (c *Cache) unlink(s *shard, key string, it item) {
-	delete(s.items, key)
-	s.slots[it.pos] = slot{}
-	s.referenced(it.pos) // clear the bit for the position's next user
-	s.free = append(s.free, it.pos)
-	c.bytes.Add(-Size(key, it.value))
+// unlink replaces e, at slot i of t, with a tombstone; s.mu must be held.
+func (c *Cache) unlink(s *shard, t *table, i uint64, e *entry) {
+	t.slots[i].Store(t.tomb)
+	s.live--
+	c.bytes.Add(-Size(e.key, e.value))
 	c.items.Add(-1)
 }
 

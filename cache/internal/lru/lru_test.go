@@ -180,3 +180,51 @@ func BenchmarkGetParallel(b *testing.B) {
 		}
 	})
 }
+
+// TestReadersDuringGrowthAndShrink has readers check every value they see
+// while writers grow the tables to thousands of keys and empty them again.
+func TestReadersDuringGrowthAndShrink(t *testing.T) {
+	c := New()
+	const keys = 5000
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for r := range 2 {
+		wg.Go(func() {
+			for i := r; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				k := fmt.Sprint(i % keys)
+				if v, ok := c.Get(k); ok && string(v) != k {
+					t.Errorf("Get(%s) = %s", k, v)
+					return
+				}
+			}
+		})
+	}
+	for round := range 3 {
+		for i := range keys {
+			c.Add(fmt.Sprint(i), []byte(fmt.Sprint(i)))
+		}
+		if c.Len() != keys {
+			t.Errorf("round %d: Len = %d after adding %d keys", round, c.Len(), keys)
+		}
+		gone := 0
+		for i := range keys {
+			if i%2 == 0 && c.Remove(fmt.Sprint(i)) || i%2 == 1 && c.EvictOne() {
+				gone++
+			}
+		}
+		for c.EvictOne() {
+			gone++
+		}
+		if gone != keys || c.Len() != 0 || c.Bytes() != 0 {
+			t.Errorf("round %d: %d entries went of %d; Len = %d, Bytes = %d after removing all",
+				round, gone, keys, c.Len(), c.Bytes())
+		}
+	}
+	close(done)
+	wg.Wait()
+}
