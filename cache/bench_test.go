@@ -18,7 +18,7 @@ func BenchmarkGetHit(b *testing.B) {
 		keys[i] = fmt.Sprintf("key-%d", i)
 		data[keys[i]] = string(make([]byte, 64))
 	}
-	grp := newGroup(&testing.T{}, 64<<20, getter.Map(data))
+	grp := newGroup(b, 64<<20, getter.Map(data))
 	for _, k := range keys {
 		if _, err := grp.Get(b.Context(), k); err != nil {
 			b.Fatal(err)

@@ -25,7 +25,7 @@ func (s *sizedGetter) Get(_ context.Context, key string) ([]byte, error) {
 	return make([]byte, i%97), nil
 }
 
-func newGroup(t *testing.T, budget int64, g getter.Getter, opts ...cache.Option) *cache.Group {
+func newGroup(t testing.TB, budget int64, g getter.Getter, opts ...cache.Option) *cache.Group {
 	t.Helper()
 	grp, err := cache.NewRegistry().NewGroup("g", budget, g, append([]cache.Option{cache.WithLogger(quiet)}, opts...)...)
 	if err != nil {

@@ -19,7 +19,7 @@ type Pool struct {
 	handler *Handler
 	self    string
 	peers   *picker.Peers
-	hc      *http.Client // for CloseIdleConnections on the shared transport
+	rt      http.RoundTripper // shared by the pool's clients
 	log     *slog.Logger
 }
 
@@ -37,7 +37,7 @@ func NewPool(self string, reg *cache.Registry, opts ...Option) *Pool {
 	p := &Pool{
 		handler: NewHandler(reg, opts...),
 		self:    self,
-		hc:      &http.Client{Transport: rt},
+		rt:      rt,
 		log:     c.logger,
 	}
 	p.peers = picker.NewPeers(self, func(addr string) cache.PeerGetter {
@@ -82,6 +82,6 @@ func (p *Pool) Peers() []string { return p.peers.Addrs() }
 // not interrupted (shut the http.Server down for that); the pool stays
 // usable, and opens new connections if it is used again.
 func (p *Pool) Close() error {
-	p.hc.CloseIdleConnections()
+	closeIdle(p.rt)
 	return nil
 }

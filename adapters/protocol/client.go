@@ -34,8 +34,7 @@ func (c *Client) MaxValueBytes() int64 { return c.cfg.maxValue }
 // peer's base URL), the peer header and, with a secret, the signature.
 func (c *Client) NewRequest(group, key string) Request {
 	path := Path(group, key)
-	h := make(http.Header, 3)
-	h.Set(HeaderPeer, "1")
+	h := http.Header{HeaderPeer: {"1"}}
 	if c.cfg.secret != nil {
 		sign(h, c.cfg.secret, c.cfg.now(), http.MethodGet, path)
 	}
@@ -74,10 +73,10 @@ func (c *Client) ReadResponse(status int, header http.Header, size int64, body i
 	if err := c.CheckSize(size); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if size > 0 {
-		buf.Grow(int(size))
+	if size >= 0 {
+		return readExactly(body, size)
 	}
+	var buf bytes.Buffer
 	n, err := buf.ReadFrom(io.LimitReader(body, c.cfg.maxValue+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading value: %w", ErrBadResponse, err)
@@ -85,11 +84,20 @@ func (c *Client) ReadResponse(status int, header http.Header, size int64, body i
 	if n > c.cfg.maxValue {
 		return nil, fmt.Errorf("%w: value is over the limit of %d bytes", ErrTooLarge, c.cfg.maxValue)
 	}
-	if size >= 0 && n != size {
-		return nil, fmt.Errorf("%w: got %d bytes, announced %d", ErrBadResponse, n, size)
+	return append([]byte{}, buf.Bytes()...), nil
+}
+
+// readExactly reads a body announced as size bytes (already checked
+// against the limit) into one allocation, and fails if it is shorter or
+// longer.
+func readExactly(body io.Reader, size int64) ([]byte, error) {
+	v := make([]byte, size)
+	if n, err := io.ReadFull(body, v); err != nil {
+		return nil, fmt.Errorf("%w: got %d bytes, announced %d: %w", ErrBadResponse, n, size, err)
 	}
-	if n == 0 {
-		return []byte{}, nil
+	var extra [1]byte
+	if n, _ := io.ReadFull(body, extra[:]); n > 0 {
+		return nil, fmt.Errorf("%w: body is longer than the %d bytes announced", ErrBadResponse, size)
 	}
-	return buf.Bytes(), nil
+	return v, nil
 }
