@@ -1,0 +1,39 @@
+package mocks_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/mocks"
+	"github.com/golang/mock/gomock"
+)
+
+// printReporter stands in for the *testing.T a real test passes to
+// gomock.NewController.
+type printReporter struct{}
+
+func (printReporter) Errorf(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+func (printReporter) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+
+// A test of code that uses a Group can script where keys live and what the
+// owner answers: here the owner peer has Tom, and the local source must not
+// be asked.
+func Example() {
+	ctrl := gomock.NewController(printReporter{}) // in a test: gomock.NewController(t)
+	defer ctrl.Finish()
+
+	owner := mocks.NewMockPeerGetter(ctrl)
+	owner.EXPECT().Get(gomock.Any(), "scores", "Tom").Return([]byte("630"), nil)
+	peers := mocks.NewMockPeerPicker(ctrl)
+	peers.EXPECT().PickPeer("Tom").Return(owner, true)
+	source := mocks.NewMockGetter(ctrl) // no EXPECT: a local load would fail the test
+
+	g, _ := cache.NewRegistry().NewGroup("scores", 1<<20, source, cache.WithPeers(peers))
+	v, err := g.Get(context.Background(), "Tom")
+	fmt.Println(v, err, g.Stats().PeerLoads)
+
+	var _ getter.Getter = source
+	// Output: 630 <nil> 1
+}
