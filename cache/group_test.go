@@ -72,6 +72,22 @@ func TestTooLargeValueServedNotKept(t *testing.T) {
 	}
 }
 
+func TestZeroBudgetKeepsNothing(t *testing.T) {
+	var n atomic.Int32
+	grp := newGroup(t, 0, getter.Func(func(context.Context, string) ([]byte, error) {
+		n.Add(1)
+		return nil, nil
+	}))
+	for range 2 {
+		if _, err := grp.Get(t.Context(), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := grp.Stats(); n.Load() != 2 || s.Main.Items != 0 {
+		t.Fatalf("Getter calls = %d, stats %+v; a zero budget must keep nothing", n.Load(), s)
+	}
+}
+
 func TestGetterPanicIsErrorAndKeyNotStuck(t *testing.T) {
 	var calls atomic.Int32
 	grp := newGroup(t, 1<<10, getter.Func(func(context.Context, string) ([]byte, error) {

@@ -42,10 +42,10 @@ func (m *memory) peek(key string) ([]byte, bool) {
 
 // add stores value in c (m.main or m.hot), evicting first so that the two
 // caches together never hold more than maxBytes. A value larger than the
-// whole budget is not stored.
+// whole budget is not stored, and a budget of 0 or less stores nothing.
 func (m *memory) add(c *lru.Cache, key string, value []byte) {
 	size := lru.Size(key, value)
-	if size > m.maxBytes {
+	if m.maxBytes <= 0 || size > m.maxBytes {
 		return
 	}
 	m.writeMu.Lock()

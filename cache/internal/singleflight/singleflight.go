@@ -52,6 +52,10 @@ type call[V any] struct {
 // already in flight, in which case it waits for that one.
 // If ctx ends first, Do returns ctx's error at once.
 func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) (V, error)) (V, error) {
+	if err := ctx.Err(); err != nil {
+		var zero V
+		return zero, err // gone already: start nothing
+	}
 	g.mu.Lock()
 	if g.calls == nil {
 		g.calls = make(map[string]*call[V])
@@ -72,6 +76,11 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 	case <-c.done:
 		return c.val, c.err
 	case <-ctx.Done():
+		select {
+		case <-c.done: // both ready: the value wins
+			return c.val, c.err
+		default:
+		}
 		g.mu.Lock()
 		c.waiters--
 		if c.waiters == 0 {

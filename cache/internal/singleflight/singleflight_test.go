@@ -140,3 +140,16 @@ func TestValuesOfFirstCallerKept(t *testing.T) {
 		t.Fatalf("load context lost the caller's values: %q", v)
 	}
 }
+
+func TestCancelledCallerStartsNothing(t *testing.T) {
+	var g Group[string]
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := g.Do(ctx, "k", func(context.Context) (string, error) {
+		t.Error("load started for a caller that had already gone")
+		return "", nil
+	})
+	if !errors.Is(err, context.Canceled) || g.InFlight() != 0 {
+		t.Fatalf("err = %v, InFlight = %d", err, g.InFlight())
+	}
+}
