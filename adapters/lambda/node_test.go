@@ -23,22 +23,8 @@ import (
 // invoking n's Handler through the runtime's JSON path.
 func serveNode(t *testing.T, ln net.Listener, n *Node) {
 	t.Helper()
-	f, err := NewFront([]string{fakeRuntime(t, awslambda.NewHandler(n.Handler.ServeURL).Invoke)},
-		WithInvokeTimeout(10*time.Second), WithFrontLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: f, ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
-		f.Close()
-		n.Close()
-	})
+	t.Cleanup(n.Close) // runs after the front has stopped
+	serveFront(t, ln, fakeRuntime(t, awslambda.NewHandler(n.Handler.ServeURL).Invoke), 10*time.Second)
 }
 
 // TestNodesServeEachOther runs two Lambda nodes in-process, each behind a

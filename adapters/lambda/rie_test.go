@@ -7,11 +7,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,25 +165,7 @@ func (e *emulator) loads() map[string]int {
 // startFront serves a Front for e on ln until the test ends.
 func startFront(t testing.TB, ln net.Listener, e *emulator) {
 	t.Helper()
-	f, err := NewFront([]string{"http://" + e.addr + InvokePath},
-		WithInvokeTimeout(20*time.Second), WithFrontLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: f, ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("front shutdown: %v", err)
-		}
-		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("front: %v", err)
-		}
-		f.Close()
-	})
+	serveFront(t, ln, "http://"+e.addr+InvokePath, 20*time.Second)
 }
 
 // lambdaCluster starts one emulator and front per listener, each node
