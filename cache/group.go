@@ -26,10 +26,11 @@ type Group struct {
 	log    *slog.Logger
 	mem    *memory
 
-	// Loads that may go to the owner peer, and loads for peer requests
-	// this node does not own (they must not join a forwarding load).
-	flight      singleflight.Group[[]byte]
-	localFlight singleflight.Group[[]byte]
+	// Loads that ask the owner peer, and loads from this node's Getter.
+	// Kept apart so that a request from a peer, which must not be
+	// forwarded, never joins a load that forwards it.
+	forwardFlight singleflight.Group[[]byte]
+	localFlight   singleflight.Group[[]byte]
 
 	counters counters
 }
@@ -74,9 +75,10 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (ByteView
 	if g.peers != nil {
 		owner, remote = g.peers.PickPeer(key)
 	}
-	flight := &g.flight
-	if remote && !mayForward {
-		flight, remote = &g.localFlight, false
+	remote = remote && mayForward
+	flight := &g.localFlight
+	if remote {
+		flight = &g.forwardFlight
 	}
 	v, err := flight.Do(ctx, key, func(ctx context.Context) ([]byte, error) {
 		// A load that finished just before this one started has left
@@ -142,4 +144,4 @@ func (g *Group) loadLocally(ctx context.Context, key string) ([]byte, error) {
 
 // InFlight returns the number of loads this group is running now. Tests
 // use it to wait until abandoned loads have finished.
-func (g *Group) InFlight() int { return g.flight.InFlight() + g.localFlight.InFlight() }
+func (g *Group) InFlight() int { return g.forwardFlight.InFlight() + g.localFlight.InFlight() }

@@ -172,3 +172,32 @@ func TestConcurrentColdGetsOnePeerFetch(t *testing.T) {
 	waitFor(t, "all Gets to wait on one load", func() bool { return f.group.Stats().DedupWaits == n-1 })
 	once.Do(func() { close(release) })
 }
+
+// A peer request must not join a load that is forwarding the same key to
+// another node, or it would take a second hop.
+func TestGetLocalDoesNotJoinForwardingLoad(t *testing.T) {
+	f := newFixture(t)
+	f.remoteOwner()
+	peerCalled, release := make(chan struct{}), make(chan struct{})
+	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").DoAndReturn(
+		func(context.Context, string, string) ([]byte, error) {
+			close(peerCalled)
+			<-release
+			return []byte("630"), nil
+		})
+	f.src.EXPECT().Get(gomock.Any(), "Tom").Return([]byte("630"), nil)
+	forwarded := make(chan error, 1)
+	go func() {
+		_, err := f.group.Get(t.Context(), "Tom")
+		forwarded <- err
+	}()
+	<-peerCalled
+	v, err := f.group.GetLocal(t.Context(), "Tom") // would block on release if it joined
+	close(release)
+	if err != nil || v.String() != "630" {
+		t.Fatalf("GetLocal = %q, %v", v, err)
+	}
+	if err := <-forwarded; err != nil {
+		t.Fatal(err)
+	}
+}

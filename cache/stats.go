@@ -45,7 +45,7 @@ func (g *Group) Stats() Stats {
 		Abandoned:     c.abandoned.Load(),
 		LocalLoads:    c.localLoads.Load(),
 		LoadErrors:    c.loadErrors.Load(),
-		DedupWaits:    g.flight.Joins() + g.localFlight.Joins(),
+		DedupWaits:    g.forwardFlight.Joins() + g.localFlight.Joins(),
 		Main:          CacheStats{g.mem.main.Bytes(), g.mem.main.Len(), g.mem.main.Hits(), g.mem.main.Evictions()},
 		Hot:           CacheStats{g.mem.hot.Bytes(), g.mem.hot.Len(), g.mem.hot.Hits(), g.mem.hot.Evictions()},
 	}

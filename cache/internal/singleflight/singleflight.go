@@ -28,6 +28,7 @@ type PanicError struct {
 	Stack []byte
 }
 
+// Error describes the panic's value.
 func (e *PanicError) Error() string { return fmt.Sprintf("%v: %v", ErrPanic, e.Value) }
 
 // Unwrap makes errors.Is(err, ErrPanic) true.
@@ -35,9 +36,10 @@ func (e *PanicError) Unwrap() error { return ErrPanic }
 
 // Group runs at most one load per key at a time. The zero value is ready.
 type Group[V any] struct {
-	mu    sync.Mutex
-	calls map[string]*call[V]
-	joins int64 // callers that waited for a load another caller started
+	mu      sync.Mutex
+	calls   map[string]*call[V] // loads that callers can still join
+	joins   int64               // callers that waited for a load another caller started
+	running int                 // loads whose goroutine has not returned, abandoned ones too
 }
 
 type call[V any] struct {
@@ -68,6 +70,7 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 		loadCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		c = &call[V]{done: make(chan struct{}), waiters: 1, cancel: cancel}
 		g.calls[key] = c
+		g.running++
 		go g.run(loadCtx, key, c, fn)
 	}
 	g.mu.Unlock()
@@ -84,7 +87,11 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 		g.mu.Lock()
 		c.waiters--
 		if c.waiters == 0 {
+			// Nobody wants this load any more: cancel it, and let the
+			// next caller start a fresh one instead of joining a load
+			// that will end with this caller's cancellation.
 			c.cancel()
+			g.forget(key, c)
 		}
 		g.mu.Unlock()
 		var zero V
@@ -93,17 +100,34 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 }
 
 func (g *Group[V]) run(ctx context.Context, key string, c *call[V], fn func(context.Context) (V, error)) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			c.err = &PanicError{Value: r, Stack: debug.Stack()}
+		if !returned {
+			// fn panicked, or called runtime.Goexit (as t.FailNow does):
+			// either way it produced no value, and must not look like one.
+			if r := recover(); r != nil {
+				c.err = &PanicError{Value: r, Stack: debug.Stack()}
+			} else {
+				c.err = fmt.Errorf("%w: the load exited its goroutine (runtime.Goexit)", ErrPanic)
+			}
 		}
 		g.mu.Lock()
-		delete(g.calls, key)
+		g.forget(key, c)
+		g.running--
 		g.mu.Unlock()
 		c.cancel()
 		close(c.done)
 	}()
 	c.val, c.err = fn(ctx)
+	returned = true
+}
+
+// forget removes c from the calls that callers can join, unless a newer
+// load of key has taken its place. g.mu must be held.
+func (g *Group[V]) forget(key string, c *call[V]) {
+	if g.calls[key] == c {
+		delete(g.calls, key)
+	}
 }
 
 // Joins returns how many callers have waited for a load that another
@@ -114,9 +138,10 @@ func (g *Group[V]) Joins() int64 {
 	return g.joins
 }
 
-// InFlight returns the number of loads running now.
+// InFlight returns the number of loads running now, including abandoned
+// ones that have not yet returned.
 func (g *Group[V]) InFlight() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.calls)
+	return g.running
 }

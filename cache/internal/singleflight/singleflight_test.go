@@ -3,6 +3,7 @@ package singleflight
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -151,5 +152,45 @@ func TestCancelledCallerStartsNothing(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) || g.InFlight() != 0 {
 		t.Fatalf("err = %v, InFlight = %d", err, g.InFlight())
+	}
+}
+
+// TestJoinAfterAllLeftStartsFresh: once every caller has left a load, a
+// new caller must not join it and inherit the others' cancellation.
+func TestJoinAfterAllLeftStartsFresh(t *testing.T) {
+	var g Group[string]
+	release := make(chan struct{})
+	first := func(ctx context.Context) (string, error) {
+		<-release // ignores ctx for a while, like a slow source
+		return "", ctx.Err()
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := g.Do(ctx, "k", first)
+		errc <- err
+	}()
+	waitFor(t, "first caller", func() bool { return g.waiters("k") == 1 })
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("first caller: %v", err)
+	}
+	// The abandoned load is still running; a new caller starts its own.
+	v, err := g.Do(t.Context(), "k", func(context.Context) (string, error) { return "fresh", nil })
+	if err != nil || v != "fresh" {
+		t.Fatalf("second caller got %q, %v; want a fresh load", v, err)
+	}
+	close(release)
+	waitFor(t, "the abandoned load to end", func() bool { return g.InFlight() == 0 })
+}
+
+func TestGoexitIsAnErrorNotAValue(t *testing.T) {
+	var g Group[string]
+	_, err := g.Do(t.Context(), "k", func(context.Context) (string, error) {
+		runtime.Goexit()
+		return "never", nil
+	})
+	if !errors.Is(err, ErrPanic) {
+		t.Fatalf("err = %v, want ErrPanic", err)
 	}
 }
