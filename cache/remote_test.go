@@ -177,7 +177,12 @@ func TestConcurrentColdGetsOnePeerFetch(t *testing.T) {
 // another node, or it would take a second hop.
 func TestGetLocalDoesNotJoinForwardingLoad(t *testing.T) {
 	f := newFixture(t)
-	f.remoteOwner()
+	// The peer list changes between the two requests: the Get sees another
+	// owner, the peer request sees this node as the owner.
+	gomock.InOrder(
+		f.picker.EXPECT().PickPeer("Tom").Return(f.peer, true),
+		f.picker.EXPECT().PickPeer("Tom").Return(nil, false),
+	)
 	peerCalled, release := make(chan struct{}), make(chan struct{})
 	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").DoAndReturn(
 		func(context.Context, string, string) ([]byte, error) {
@@ -192,7 +197,10 @@ func TestGetLocalDoesNotJoinForwardingLoad(t *testing.T) {
 		forwarded <- err
 	}()
 	<-peerCalled
-	v, err := f.group.GetLocal(t.Context(), "Tom") // would block on release if it joined
+	// Had it joined the forwarding load, it would wait for release.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	v, err := f.group.GetLocal(ctx, "Tom")
 	close(release)
 	if err != nil || v.String() != "630" {
 		t.Fatalf("GetLocal = %q, %v", v, err)
