@@ -38,6 +38,12 @@
 // both kinds. A Function URL with AuthType NONE is open to the internet:
 // set GEECACHE_SECRET so that only signed requests load anything.
 //
+// A Lambda node serves the protocol at the root of its URL (the Function
+// URL's rawPath, still percent-encoded as sent, is the protocol path), so
+// give peers no base path for it. Put it behind a Function URL, not an API
+// Gateway HTTP API: the latter decodes rawPath, and keys containing "/" or
+// "%" would then no longer round-trip.
+//
 // # How a Lambda deployment behaves
 //
 // A function is not one process. Lambda runs one execution environment per

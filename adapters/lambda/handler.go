@@ -108,23 +108,9 @@ func flatten(h http.Header) map[string]string {
 }
 
 func badRequest(msg string) protocol.Response {
-	return plainError(http.StatusBadRequest, protocol.CodeBadRequest, msg)
+	return protocol.ErrorResponse(protocol.CodeBadRequest, msg)
 }
 
 func tooLarge(msg string) protocol.Response {
-	return plainError(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, msg)
-}
-
-// plainError builds an error response the way the protocol does, for the
-// two errors only this binding can find.
-func plainError(status int, c protocol.Code, msg string) protocol.Response {
-	return protocol.Response{
-		Status: status,
-		Header: http.Header{
-			"Content-Type":           {"text/plain; charset=utf-8"},
-			"X-Content-Type-Options": {"nosniff"},
-			protocol.HeaderError:     {string(c)},
-		},
-		Body: []byte(msg + "\n"),
-	}
+	return protocol.ErrorResponse(protocol.CodeTooLarge, msg)
 }

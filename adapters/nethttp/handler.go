@@ -30,10 +30,19 @@ func NewHandler(reg *cache.Registry, opts ...Option) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
 	if h.base != "" {
-		// A path outside the base fails to parse below and gets a 400.
-		path, _ = strings.CutPrefix(path, h.base)
+		p, ok := strings.CutPrefix(path, h.base)
+		if !ok {
+			write(w, protocol.ErrorResponse(protocol.CodeBadRequest,
+				"geecache: path "+strconv.Quote(path)+" is outside the base path "+strconv.Quote(h.base)))
+			return
+		}
+		path = p
 	}
-	resp := h.srv.Serve(r.Context(), protocol.Request{Method: r.Method, Path: path, Header: r.Header})
+	write(w, h.srv.Serve(r.Context(), protocol.Request{Method: r.Method, Path: path, Header: r.Header}))
+}
+
+// write sends a protocol response as it is.
+func write(w http.ResponseWriter, resp protocol.Response) {
 	hdr := w.Header()
 	for k, v := range resp.Header {
 		hdr[k] = v

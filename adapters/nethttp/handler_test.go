@@ -76,6 +76,22 @@ func TestMountedUnderPrefix(t *testing.T) {
 	}
 }
 
+func TestBasePathEnforced(t *testing.T) {
+	reg := newRegistry(t, getter.Map(map[string]string{"k": "v"}))
+	srv := httptest.NewServer(NewHandler(reg, WithBasePath("/cache")))
+	defer srv.Close()
+	for path, want := range map[string]int{
+		"/cache/_geecache/scores/k":  http.StatusOK,
+		"/_geecache/scores/k":        http.StatusBadRequest, // outside the base path
+		"/cachex/_geecache/scores/k": http.StatusBadRequest,
+	} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		if st, body := rawGet(t, req); st != want {
+			t.Errorf("GET %s = %d %q; want %d", path, st, body, want)
+		}
+	}
+}
+
 func TestSizeLimitOverHTTP(t *testing.T) {
 	reg := newRegistry(t, getter.Map(map[string]string{"big": strings.Repeat("x", 1000)}))
 	lenient := httptest.NewServer(NewHandler(reg))
