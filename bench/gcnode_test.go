@@ -7,11 +7,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,6 +113,47 @@ func (c *gcChild) stop() {
 type gcCluster struct {
 	a        *gcParent
 	children []*gcChild
+	childURL string // base URL of the first child
+}
+
+// warmOwners asks the first child for every key over groupcache's own
+// protocol, escaped as its client does: the child loads the keys it owns
+// and fetches the others from their owner, so every owner loads its keys,
+// and node A sees none of it.
+func (c *gcCluster) warmOwners(ctx context.Context, keys []string) error {
+	var next atomic.Int64
+	errs := make(chan error, httpClients)
+	for range httpClients {
+		go func() {
+			for i := next.Add(1) - 1; i < int64(len(keys)); i = next.Add(1) - 1 {
+				u := c.childURL + "/_groupcache/" + url.QueryEscape(httpGroup) + "/" + url.QueryEscape(keys[i])
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					errs <- fmt.Errorf("warming %q: %s", keys[i], resp.Status)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range httpClients {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 func newGCCluster(tb testing.TB) *gcCluster {
@@ -155,6 +198,7 @@ func newGCCluster(tb testing.TB) *gcCluster {
 		}
 	}
 	c.a.pool.Set(peers...)
+	c.childURL = peers[1]
 	return c
 }
 
@@ -181,6 +225,7 @@ func (c *gcCluster) target() *httpTarget {
 			return n
 		},
 		peerErrors: func() int64 { return c.a.group.Stats.PeerErrors.Get() },
+		warmOwners: c.warmOwners,
 		// groupcache's clients use http.DefaultTransport.
 		closeIdle: http.DefaultTransport.(*http.Transport).CloseIdleConnections,
 	}
