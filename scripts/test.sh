@@ -54,8 +54,8 @@ if [ -x scripts/lambda-integration.sh ]; then
 fi
 
 if [ -f bench/go.mod ]; then
-  step "bench module: vet and its tests (benchmarks run by hand, see bench/README.md)"
-  (cd bench && go vet ./... && go test -race -count=1 ./...)
+  step "bench module: vet, staticcheck and its tests (benchmarks run by hand, see bench/README.md)"
+  (cd bench && go vet ./... && go run "$STATICCHECK" ./... && go test -race -count=1 ./...)
 fi
 
 step "all checks passed"
