@@ -36,19 +36,9 @@ func FuzzCacheMatchesModel(f *testing.F) {
 				if got, want := c.EvictOne(), len(model) > 0; got != want {
 					t.Fatalf("op %d: EvictOne = %v with %d entries", i, got, len(model))
 				}
-				for k := range model {
-					if _, ok := c.Peek(k); !ok {
-						delete(model, k)
-					}
-				}
+				forgetEvicted(c, model)
 			}
-			var bytes int64
-			for k, v := range model {
-				bytes += Size(k, v)
-			}
-			if c.Bytes() != bytes || c.Len() != int64(len(model)) {
-				t.Fatalf("op %d: Bytes = %d, Len = %d; model %d, %d", i, c.Bytes(), c.Len(), bytes, len(model))
-			}
+			checkModel(t, i, c, model)
 		}
 	})
 }

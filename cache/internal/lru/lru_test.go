@@ -104,21 +104,31 @@ func TestAccountingMatchesModel(t *testing.T) {
 			delete(model, key)
 		case 3:
 			if c.EvictOne() {
-				// Find which key went.
-				for k := range model {
-					if _, ok := c.Peek(k); !ok {
-						delete(model, k)
-					}
-				}
+				forgetEvicted(c, model)
 			}
 		}
-		var want int64
-		for k, v := range model {
-			want += Size(k, v)
+		checkModel(t, i, c, model)
+	}
+}
+
+// forgetEvicted drops from model the keys that c no longer holds.
+func forgetEvicted(c *Cache, model map[string][]byte) {
+	for k := range model {
+		if _, ok := c.Peek(k); !ok {
+			delete(model, k)
 		}
-		if c.Bytes() != want || c.Len() != int64(len(model)) {
-			t.Fatalf("op %d: Bytes=%d Len=%d, want %d %d", i, c.Bytes(), c.Len(), want, len(model))
-		}
+	}
+}
+
+// checkModel fails unless c's byte and item counts are model's.
+func checkModel(t *testing.T, op int, c *Cache, model map[string][]byte) {
+	t.Helper()
+	var bytes int64
+	for k, v := range model {
+		bytes += Size(k, v)
+	}
+	if c.Bytes() != bytes || c.Len() != int64(len(model)) {
+		t.Fatalf("op %d: Bytes = %d, Len = %d; model %d, %d", op, c.Bytes(), c.Len(), bytes, len(model))
 	}
 }
 
