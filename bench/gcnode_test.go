@@ -39,6 +39,11 @@ type gcParent struct {
 	pool  *groupcache.HTTPPool
 	group *groupcache.Group
 	done  chan struct{}
+	// tuned is the transport of the "groupcache-tuned" system: a
+	// keep-alive pool sized for the clients. Node A's peer requests use
+	// it while useTuned is set, else http.DefaultTransport as shipped.
+	tuned    *http.Transport
+	useTuned atomic.Bool
 }
 
 var gcA struct {
@@ -52,12 +57,23 @@ func gcParentNode(tb testing.TB) *gcParent {
 	if gcA.node != nil {
 		return gcA.node
 	}
-	// The hit benchmark's group must pick its peers (none) before the
+	// The hit benchmark's groups must pick their peers (none) before the
 	// process has an HTTPPool.
-	gcHitGroup()
+	for _, g := range gcHitGroups {
+		g()
+	}
 	p := &gcParent{ln: listenLoopback(tb), done: make(chan struct{})}
 	p.self = "http://" + p.ln.Addr().String()
-	p.pool = groupcache.NewHTTPPoolOpts(p.self, nil) // as shipped: default options and transport
+	p.pool = groupcache.NewHTTPPoolOpts(p.self, nil) // as shipped: default options
+	p.tuned = http.DefaultTransport.(*http.Transport).Clone()
+	p.tuned.MaxIdleConns = 0 // no global limit
+	p.tuned.MaxIdleConnsPerHost = 2 * httpClients
+	p.pool.Transport = func(context.Context) http.RoundTripper {
+		if p.useTuned.Load() {
+			return p.tuned
+		}
+		return http.DefaultTransport // as shipped
+	}
 	p.group = groupcache.NewGroup(httpGroup, httpBudget, gcCheapGetter)
 	p.srv = &http.Server{Handler: p.pool, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -76,6 +92,7 @@ func stopGroupcache() {
 	if gcA.node != nil {
 		_ = gcA.node.srv.Close()
 		<-gcA.node.done
+		gcA.node.tuned.CloseIdleConnections()
 	}
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		t.CloseIdleConnections()
@@ -202,8 +219,11 @@ func newGCCluster(tb testing.TB) *gcCluster {
 	return c
 }
 
+// target is groupcache as shipped: node A's peer requests use
+// http.DefaultTransport (2 idle connections per host).
 func (c *gcCluster) target() *httpTarget {
 	return &httpTarget{
+		activate: func() { c.a.useTuned.Store(false) },
 		get: func(ctx context.Context, key string) (int, error) {
 			var v []byte
 			err := c.a.group.Get(ctx, key, groupcache.AllocatingByteSliceSink(&v))
@@ -229,6 +249,15 @@ func (c *gcCluster) target() *httpTarget {
 		// groupcache's clients use http.DefaultTransport.
 		closeIdle: http.DefaultTransport.(*http.Transport).CloseIdleConnections,
 	}
+}
+
+// tunedTarget is groupcache with a transport whose keep-alive pool holds
+// 2 x httpClients idle connections per peer.
+func (c *gcCluster) tunedTarget() *httpTarget {
+	t := c.target()
+	t.activate = func() { c.a.useTuned.Store(true) }
+	t.closeIdle = c.a.tuned.CloseIdleConnections
+	return t
 }
 
 // runGCNode is the body of a child process: a groupcache node as shipped
