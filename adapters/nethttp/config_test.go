@@ -1,0 +1,145 @@
+package nethttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+func TestNormalizeURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://h:8001":                     "http://h:8001",
+		"http://h:8001/":                    "http://h:8001",
+		"HTTP://H:8001//":                   "http://h:8001",
+		"http://h:80/":                      "http://h",
+		"https://Abc.lambda-url.on.aws:443": "https://abc.lambda-url.on.aws",
+		"https://h:8443/base/":              "https://h:8443/base",
+		"http://[::1]:80":                   "http://[::1]",
+		" http://h:1 ":                      "http://h:1",
+	} {
+		if got, err := NormalizeURL(in); err != nil || got != want {
+			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"localhost:8001", "h:8001", "ftp://h", "http://", "http://h?x=1", "http://h#f",
+		"http://u:p@h", "//h:1", "", "http://h?"} {
+		if got, err := NormalizeURL(bad); !errors.Is(err, protocol.ErrConfig) {
+			t.Errorf("NormalizeURL(%q) = %q, %v; want ErrConfig", bad, got, err)
+		}
+	}
+}
+
+func TestPoolRefusesBadConfiguration(t *testing.T) {
+	reg := cache.NewRegistry()
+	p, err := NewPool("http://127.0.0.1:8001/", reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Set("localhost:8001"); !errors.Is(err, protocol.ErrConfig) {
+		t.Fatalf("Set(localhost:8001) err = %v; want ErrConfig", err)
+	}
+	// The same node written two ways is one node.
+	if err := p.Set("http://127.0.0.1:8001", "HTTP://127.0.0.1:8002/", "http://127.0.0.1:8002"); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Peers(); len(got) != 2 || got[0] != "http://127.0.0.1:8001" || got[1] != "http://127.0.0.1:8002" {
+		t.Fatalf("Peers = %v; want the two nodes, normalised", got)
+	}
+	for name, o := range map[string]*PoolOptions{
+		"negative timeout": {Timeout: -1},
+		"bad base path":    {BasePath: "cache/"},
+		"negative size":    {MaxValueBytes: -1},
+		"negative skew":    {MaxSkew: -1},
+		"negative ring":    {Replicas: -1},
+	} {
+		if _, err := NewPool("http://h:1", reg, o); err == nil {
+			t.Errorf("%s: NewPool accepted it", name)
+		}
+	}
+	if _, err := NewPool("h:1", reg, nil); !errors.Is(err, protocol.ErrConfig) {
+		t.Errorf("NewPool(h:1) err = %v; want ErrConfig", err)
+	}
+	if _, err := NewClient("h:1", nil); !errors.Is(err, protocol.ErrConfig) {
+		t.Errorf("NewClient(h:1) err = %v; want ErrConfig", err)
+	}
+	if _, err := NewHandler(nil, nil); !errors.Is(err, protocol.ErrConfig) {
+		t.Errorf("NewHandler(nil) err = %v; want ErrConfig", err)
+	}
+}
+
+// randomKey returns a random byte string, often with the bytes and
+// segments that break sloppy escaping.
+func randomKey(r *rand.Rand) string {
+	special := []string{".", "..", "/", "%", "%2F", "?", "#", " ", "+", "\xff", "\x00", "日本", "./", "/.."}
+	if r.IntN(5) == 0 {
+		return special[r.IntN(len(special))]
+	}
+	var b strings.Builder
+	for n := r.IntN(40); b.Len() < n; {
+		if r.IntN(3) == 0 {
+			b.WriteString(special[r.IntN(len(special))])
+		} else {
+			b.WriteByte(byte(r.IntN(256)))
+		}
+	}
+	if r.IntN(50) == 0 {
+		b.WriteString(strings.Repeat("k", 2000)) // long keys
+	}
+	return b.String()
+}
+
+// Every key round-trips through the Handler mounted at the root, under a
+// ServeMux with a base path, and behind http.StripPrefix: the value comes
+// back, and nothing redirects (a redirect would make the caller load the
+// key itself on every cold Get).
+func TestRandomKeysRoundTripThroughRouters(t *testing.T) {
+	echo := getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte("v=" + key), nil })
+	reg := newRegistry(t, echo)
+	mux := http.NewServeMux()
+	mux.Handle("/cache/", mustHandler(t, reg, &HandlerOptions{BasePath: "/cache"}))
+	mux.Handle("/strip/", http.StripPrefix("/strip", mustHandler(t, reg, nil)))
+	root := httptest.NewServer(mustHandler(t, reg, nil))
+	defer root.Close()
+	muxed := httptest.NewServer(mux)
+	defer muxed.Close()
+	clients := map[string]*Client{
+		"root":         mustClient(t, root.URL, nil),
+		"mux base":     mustClient(t, muxed.URL, &ClientOptions{BasePath: "/cache"}),
+		"strip prefix": mustClient(t, muxed.URL+"/strip", nil),
+	}
+	r := rand.New(rand.NewPCG(7, 11))
+	for i := range 300 {
+		key := randomKey(r)
+		for name, c := range clients {
+			v, err := c.Get(t.Context(), "scores", key)
+			if err != nil || !bytes.Equal(v, []byte("v="+key)) {
+				t.Fatalf("%s, key #%d %q: %q, %v", name, i, key, v, err)
+			}
+		}
+	}
+	for _, c := range clients {
+		c.CloseIdleConnections()
+	}
+}
+
+func TestRequestWithBodyIsRefusedUnread(t *testing.T) {
+	reg := newRegistry(t, getter.Map(map[string]string{"Tom": "630"}))
+	srv := httptest.NewServer(mustHandler(t, reg, nil))
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/_geecache/scores/Tom", strings.NewReader(strings.Repeat("x", 1<<20)))
+	req.ContentLength = 1 << 20
+	st, msg := rawGet(t, req)
+	if st != http.StatusBadRequest || !strings.Contains(msg, "no body") {
+		t.Fatalf("request with a body: %d %q; want 400", st, msg)
+	}
+}
