@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/picker"
@@ -39,7 +39,10 @@ func checkAll(t *testing.T, c *userClient, nodes []string) {
 }
 
 func owners(nodes []string) *picker.Peers {
-	p := picker.NewPeers(nodes[0], func(string) cache.PeerGetter { return nil })
+	p, err := picker.NewPeers(nodes[0], func(string) cache.PeerGetter { return nil }, nil)
+	if err != nil {
+		panic(err)
+	}
 	p.Set(nodes...)
 	return p
 }
@@ -164,9 +167,14 @@ func TestRIEMixedCluster(t *testing.T) {
 		})
 	}
 	reg := cache.NewRegistry()
-	pool := nethttp.NewPool(nodes[0], reg, nethttp.WithProtocol(
-		protocol.WithSecret([]byte(secret)), protocol.WithMaxValueBytes(MaxValueBytes)))
-	pool.Set(nodes...)
+	pool, err := nethttp.NewPool(nodes[0], reg, &nethttp.PoolOptions{Secret: []byte(secret), MaxValueBytes: MaxValueBytes,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Set(nodes...); err != nil {
+		t.Fatal(err)
+	}
 	scores := getter.Func(func(ctx context.Context, key string) ([]byte, error) {
 		if v, ok := seedScores[key]; ok {
 			return []byte(v), nil
@@ -180,11 +188,11 @@ func TestRIEMixedCluster(t *testing.T) {
 		return nil, getter.ErrNotFound
 	})
 	for name, g := range map[string]getter.Getter{"scores": count("scores", scores), "blobs": count("blobs", blobs)} {
-		if _, err := reg.NewGroup(name, 1<<20, g, cache.WithPeers(pool)); err != nil {
+		if _, err := reg.NewGroup(name, 1<<20, g, &cache.GroupOptions{Peers: pool}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	srv := &http.Server{Handler: pool, ReadHeaderTimeout: 5 * time.Second}
+	srv := nethttp.NewServer("", pool)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(httpLn) }()
 	t.Cleanup(func() {
