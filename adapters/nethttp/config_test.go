@@ -3,6 +3,7 @@ package nethttp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"net/http"
@@ -141,5 +142,28 @@ func TestRequestWithBodyIsRefusedUnread(t *testing.T) {
 	st, msg := rawGet(t, req)
 	if st != http.StatusBadRequest || !strings.Contains(msg, "no body") {
 		t.Fatalf("request with a body: %d %q; want 400", st, msg)
+	}
+}
+
+func TestStatsHandler(t *testing.T) {
+	reg := newRegistry(t, getter.Map(map[string]string{"Tom": "630"}))
+	if _, err := reg.Lookup("scores").Get(t.Context(), "Tom"); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = reg.Lookup("scores").Get(t.Context(), "Tom")
+	srv := httptest.NewServer(StatsHandler(reg))
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL, nil)
+	st, body := rawGet(t, req)
+	var got struct{ Groups map[string]cache.Stats }
+	if err := json.Unmarshal([]byte(body), &got); st != 200 || err != nil {
+		t.Fatalf("GET = %d %q, %v", st, body, err)
+	}
+	if s := got.Groups["scores"]; s.Gets != 2 || s.Hits != 1 || s.LocalLoads != 1 || s.Main.Items != 1 {
+		t.Fatalf("stats = %+v", s)
+	}
+	req, _ = http.NewRequest("POST", srv.URL, nil)
+	if st, _ := rawGet(t, req); st != http.StatusMethodNotAllowed {
+		t.Fatalf("POST = %d, want 405", st)
 	}
 }
