@@ -1,10 +1,13 @@
 package lambda
 
 import (
+	"math/rand/v2"
+
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/geecache/geecache/adapters/internal/keytest"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -310,4 +313,25 @@ func protoClient(t testing.TB, secret []byte) *protocol.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// Every key round-trips through the Lambda handler, as through the net/http
+// binding's routers (adapters/nethttp's TestRandomKeysRoundTripThroughRouters).
+func TestRandomKeysRoundTripThroughHandler(t *testing.T) {
+	reg := cache.NewRegistry()
+	echo := getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte("v=" + key), nil })
+	if _, err := reg.NewGroup("scores", 1<<20, echo, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, reg, nil)
+	c := protoClient(t, nil)
+	r := rand.New(rand.NewPCG(3, 5))
+	for i := range 300 {
+		key := keytest.Random(r)
+		req := c.NewRequest(t.Context(), "scores", key)
+		res, body, _ := invoke(t, h, urlEvent(t, "GET", req.Path, req.Header, "", false))
+		if res.StatusCode != 200 || string(body) != "v="+key {
+			t.Fatalf("key #%d %q: %d %q", i, key, res.StatusCode, body)
+		}
+	}
 }

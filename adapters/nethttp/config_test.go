@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geecache/geecache/adapters/internal/keytest"
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
@@ -78,27 +79,6 @@ func TestPoolRefusesBadConfiguration(t *testing.T) {
 	}
 }
 
-// randomKey returns a random byte string, often with the bytes and
-// segments that break sloppy escaping.
-func randomKey(r *rand.Rand) string {
-	special := []string{".", "..", "/", "%", "%2F", "?", "#", " ", "+", "\xff", "\x00", "日本", "./", "/.."}
-	if r.IntN(5) == 0 {
-		return special[r.IntN(len(special))]
-	}
-	var b strings.Builder
-	for n := r.IntN(40); b.Len() < n; {
-		if r.IntN(3) == 0 {
-			b.WriteString(special[r.IntN(len(special))])
-		} else {
-			b.WriteByte(byte(r.IntN(256)))
-		}
-	}
-	if r.IntN(50) == 0 {
-		b.WriteString(strings.Repeat("k", 2000)) // long keys
-	}
-	return b.String()
-}
-
 // Every key round-trips through the Handler mounted at the root, under a
 // ServeMux with a base path, and behind http.StripPrefix: the value comes
 // back, and nothing redirects (a redirect would make the caller load the
@@ -120,7 +100,7 @@ func TestRandomKeysRoundTripThroughRouters(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(7, 11))
 	for i := range 300 {
-		key := randomKey(r)
+		key := keytest.Random(r)
 		for name, c := range clients {
 			v, err := c.Get(t.Context(), "scores", key)
 			if err != nil || !bytes.Equal(v, []byte("v="+key)) {
