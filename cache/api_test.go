@@ -32,9 +32,9 @@ func (*ptrGetter) Get(context.Context, string) ([]byte, error) { return nil, nil
 
 func TestNilGettersAreRefused(t *testing.T) {
 	for name, g := range map[string]getter.Getter{
-		"nil interface":   nil,
-		"nil Func":        getter.Func(nil),
-		"nil pointer":     (*ptrGetter)(nil),
+		"nil interface": nil,
+		"nil Func":      getter.Func(nil),
+		"nil pointer":   (*ptrGetter)(nil),
 	} {
 		if _, err := cache.NewRegistry().NewGroup("g", 1, g, nil); !errors.Is(err, cache.ErrInvalidGroup) {
 			t.Errorf("%s: err = %v, want ErrInvalidGroup", name, err)
@@ -136,8 +136,10 @@ func (s recordedSpan) End(err error) {
 
 type addrPeer struct{ err error }
 
-func (p addrPeer) Get(context.Context, string, string) ([]byte, error) { return []byte("remote"), p.err }
-func (addrPeer) Addr() string                                        { return "http://peer" }
+func (p addrPeer) Get(context.Context, string, string) ([]byte, error) {
+	return []byte("remote"), p.err
+}
+func (addrPeer) Addr() string { return "http://peer" }
 
 type onePeer struct{ p cache.PeerGetter }
 
