@@ -29,8 +29,8 @@ func checkAll(t *testing.T, c *userClient, nodes []string) {
 				t.Errorf("%s: %s = %d %q, want %s", node, key, code, body, want)
 			}
 		}
-		if code, body := c.get(t, node, "scores", "kkk"); code != 404 || !strings.Contains(string(body), "kkk not exist") {
-			t.Errorf("%s: kkk = %d %q, want 404 kkk not exist", node, code, body)
+		if code, body := c.get(t, node, "scores", "kkk"); code != 404 || !strings.Contains(string(body), "key not found") {
+			t.Errorf("%s: kkk = %d %q, want 404 key not found", node, code, body)
 		}
 		if code, body := c.get(t, node, "blobs", "all-bytes"); code != 200 || !bytes.Equal(body, allBytes()) {
 			t.Errorf("%s: blobs/all-bytes = %d, %d bytes, not 0..255", node, code, len(body))
@@ -88,6 +88,11 @@ func TestRIECluster(t *testing.T) {
 
 	checkAll(t, c, nodes)
 	checkOwnerLoads(t, nodes, waitLoads(t, ems, 5))
+	// A signed caller is trusted with the owner's own words; an unsigned
+	// one (TestRIEFailoverCold) gets the generic message.
+	if code, body := c.get(t, nodes[1], "scores", "kkk"); code != 404 || !strings.Contains(string(body), "kkk not exist") {
+		t.Errorf("signed caller: kkk = %d %q, want the owner's message", code, body)
+	}
 
 	// Auth is on: an unsigned request is refused and loads nothing.
 	if code, _ := newUserClient(t, "").get(t, nodes[0], "scores", "Unsigned"); code != 401 {
@@ -133,6 +138,9 @@ func TestRIEFailoverCold(t *testing.T) {
 		}
 	}
 	checkAll(t, newUserClient(t, ""), alive)
+	if code, body := newUserClient(t, "").get(t, alive[0], "scores", "kkk"); code != 404 || strings.Contains(string(body), "kkk not exist") {
+		t.Errorf("unsigned caller: kkk = %d %q, want 404 without the source's message", code, body)
+	}
 	loads := waitLoads(t, aliveEms, 2)
 	// Tom's owner is gone: each survivor loaded Tom itself, once.
 	for i, n := range alive {

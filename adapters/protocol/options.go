@@ -56,13 +56,13 @@ type ServerOptions struct {
 	// timestamp may be. 0 means DefaultMaxSkew.
 	MaxSkew time.Duration
 
-	// HideErrors makes the error bodies sent to callers that are not
-	// peers generic ("not found", "load failed"), so that a source's error
-	// text or a peer's address does not reach whoever can call the node
-	// (a public Function URL, say); the detail goes to the Logger. A
-	// caller is a peer when its request carries HeaderPeer and, with a
-	// Secret, a valid signature. Off by default; on by default for Lambda
-	// nodes.
+	// HideErrors makes the error bodies sent to untrusted callers generic
+	// ("key not found", "load failed"), so that a source's error text or a
+	// peer's address does not reach whoever can call the node (a public
+	// Function URL, say); the detail goes to the Logger. With a Secret,
+	// every caller that gets an answer has signed its request and is
+	// trusted; without one, only requests that carry HeaderPeer are. Off
+	// by default; on by default for Lambda nodes.
 	HideErrors bool
 
 	// Logger receives rejected requests and load failures. Nil means

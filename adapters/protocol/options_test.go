@@ -129,3 +129,14 @@ func TestPropagatorCarriesContextAcrossTheHop(t *testing.T) {
 		t.Fatalf("err %v; the Getter saw request id %q, want req-42", err, seen)
 	}
 }
+
+func TestSignedCallersAreTrustedWithDetails(t *testing.T) {
+	secret := []byte("s")
+	s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: secret, HideErrors: true})
+	ctx := context.Background()
+	req := newClient(t, &ClientOptions{Secret: secret}).NewRequest(ctx, "scores", "kkk")
+	req.Header.Del(HeaderPeer) // an application's signed request, not a peer's
+	if r := s.Serve(ctx, req); r.Status != 404 || !strings.Contains(string(r.Body), "kkk not exist") {
+		t.Fatalf("signed caller: %d %q; want the owner's message", r.Status, r.Body)
+	}
+}

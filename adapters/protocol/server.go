@@ -74,8 +74,8 @@ func (s *Server) MaxValueBytes() int64 { return s.cfg.MaxValueBytes }
 //
 // An error body says what went wrong in the owner's words (for a missing
 // key, the Getter's message), without repeating the group and key the
-// caller asked for; with HideErrors, a caller that is not a peer gets a
-// generic one instead.
+// caller asked for; with HideErrors, an untrusted caller gets a generic one
+// instead (see ServerOptions.HideErrors).
 func (s *Server) Serve(ctx context.Context, req Request) Response {
 	if req.Method != http.MethodGet {
 		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET")
@@ -101,6 +101,7 @@ func (s *Server) Serve(ctx context.Context, req Request) Response {
 		return ErrorResponse(CodeUnknownGroup, "no such group: "+clip(groupName))
 	}
 	peer := req.Header.Get(HeaderPeer) != ""
+	trusted := peer || s.cfg.Secret != nil // a signed request is from a holder of the secret
 	var view cache.ByteView
 	if peer {
 		view, err = g.GetLocal(ctx, key)
@@ -108,7 +109,7 @@ func (s *Server) Serve(ctx context.Context, req Request) Response {
 		view, err = g.Get(ctx, key)
 	}
 	if err != nil {
-		return s.loadError(ctx, err, peer, groupName, key)
+		return s.loadError(ctx, err, trusted, groupName, key)
 	}
 	if n := int64(view.Len()); n > s.cfg.MaxValueBytes {
 		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "geecache: value over size limit",
@@ -123,9 +124,9 @@ func (s *Server) Serve(ctx context.Context, req Request) Response {
 }
 
 // loadError answers a failed load: 404 not_found or 500 load_error, with
-// the cause as the message, or a generic one for a caller that is not a
-// peer when errors are hidden.
-func (s *Server) loadError(ctx context.Context, err error, peer bool, group, key string) Response {
+// the cause as the message, or a generic one for an untrusted caller when
+// errors are hidden.
+func (s *Server) loadError(ctx context.Context, err error, trusted bool, group, key string) Response {
 	code, generic := CodeLoadError, "load failed"
 	if errors.Is(err, getter.ErrNotFound) {
 		code, generic = CodeNotFound, getter.ErrNotFound.Error()
@@ -133,7 +134,7 @@ func (s *Server) loadError(ctx context.Context, err error, peer bool, group, key
 		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "geecache: load failed",
 			slog.String("group", clip(group)), slog.String("key", clip(key)), slog.String("err", err.Error()))
 	}
-	if s.cfg.HideErrors && !peer {
+	if s.cfg.HideErrors && !trusted {
 		return ErrorResponse(code, generic)
 	}
 	msg := err.Error()
