@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/geecache/geecache/adapters/nethttp"
@@ -11,6 +12,10 @@ import (
 // Every GeeCache group and node of this module is made here, so that a
 // change of the library's constructors or options touches this file only.
 
+// quietLog returns a logger that discards the library's logs, which would
+// otherwise mix with the benchmark output.
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
 // newGeeGroup returns a group named name on a registry of its own, with
 // no peers.
 func newGeeGroup(tb testing.TB, name string, budget int64, g getter.Getter) *cache.Group {
@@ -19,11 +24,7 @@ func newGeeGroup(tb testing.TB, name string, budget int64, g getter.Getter) *cac
 
 // newGeeGroupOn returns a group named name on reg; peers may be nil.
 func newGeeGroupOn(tb testing.TB, reg *cache.Registry, name string, budget int64, g getter.Getter, peers cache.PeerPicker) *cache.Group {
-	var opts []cache.Option
-	if peers != nil {
-		opts = append(opts, cache.WithPeers(peers))
-	}
-	grp, err := reg.NewGroup(name, budget, g, opts...)
+	grp, err := reg.NewGroup(name, budget, g, &cache.GroupOptions{Peers: peers, Logger: quietLog()})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -32,11 +33,16 @@ func newGeeGroupOn(tb testing.TB, reg *cache.Registry, name string, budget int64
 
 // newGeeNode returns the nethttp Pool and the group of the node self of a
 // cluster whose nodes are addrs (self among them). The Pool is the node's
-// http.Handler; its clients use the library's default transport.
+// http.Handler; its clients share the library's default transport.
 func newGeeNode(tb testing.TB, self string, addrs []string, name string, budget int64, g getter.Getter) (*nethttp.Pool, *cache.Group) {
 	reg := cache.NewRegistry()
-	pool := nethttp.NewPool(self, reg)
+	pool, err := nethttp.NewPool(self, reg, &nethttp.PoolOptions{Logger: quietLog()})
+	if err != nil {
+		tb.Fatal(err)
+	}
 	grp := newGeeGroupOn(tb, reg, name, budget, g, pool)
-	pool.Set(addrs...)
+	if err := pool.Set(addrs...); err != nil {
+		tb.Fatal(err)
+	}
 	return pool, grp
 }

@@ -191,7 +191,7 @@ func newOurClusterOf(tb testing.TB, n int, budget int64, g getter.Getter) *ourCl
 	}
 	for i, nd := range c.nodes {
 		nd.pool, nd.group = newGeeNode(tb, addrs[i], addrs, httpGroup, budget, g)
-		nd.srv = &http.Server{Handler: nd.pool, ReadHeaderTimeout: 10 * time.Second}
+		nd.srv = nethttp.NewServer("", nd.pool)
 		go func() {
 			defer close(nd.done)
 			_ = nd.srv.Serve(nd.ln)

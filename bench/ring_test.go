@@ -43,13 +43,13 @@ type ringImpl struct {
 
 var ringImpls = []ringImpl{
 	{fmt.Sprintf("geecache-xxhash-r%d", picker.DefaultReplicas), func(nodes []string) func(string) string {
-		return picker.New(nodes).Get
+		return mustRing(nodes, nil).Get
 	}},
 	{fmt.Sprintf("geecache-crc32-r%d", picker.DefaultReplicas), func(nodes []string) func(string) string {
-		return picker.New(nodes, picker.WithHash(picker.CRC32)).Get
+		return mustRing(nodes, &picker.Options{Hash: picker.CRC32}).Get
 	}},
 	{fmt.Sprintf("geecache-xxhash-r%d", gcReplicas), func(nodes []string) func(string) string {
-		return picker.New(nodes, picker.WithReplicas(gcReplicas)).Get
+		return mustRing(nodes, &picker.Options{Replicas: gcReplicas}).Get
 	}},
 	{fmt.Sprintf("groupcache-r%d", gcReplicas), func(nodes []string) func(string) string {
 		m := consistenthash.New(gcReplicas, nil)
@@ -151,4 +151,13 @@ func TestRingLookupAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, func() { get(keys[i%64]); i++ }); a != 0 {
 		t.Errorf("ring lookup allocates %.1f times", a)
 	}
+}
+
+// mustRing is picker.New for options known to be valid.
+func mustRing(nodes []string, o *picker.Options) *picker.Ring {
+	r, err := picker.New(nodes, o)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

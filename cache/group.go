@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/geecache/geecache/cache/internal/singleflight"
 	"github.com/geecache/geecache/getter"
@@ -16,6 +16,30 @@ import (
 // logged with its stack, and the next Get of the key loads it anew.
 var ErrGetterPanic = singleflight.ErrPanic
 
+// A PanicError is what a load that panicked returns to every caller waiting
+// for it, inside an *Error: errors.As(err, &pe) with a *PanicError pe gives
+// the panic's value and the stack of the goroutine that panicked.
+// errors.Is(err, ErrGetterPanic) is true for it.
+type PanicError = singleflight.PanicError
+
+// An Error is the error Get and GetLocal return: the group and key, and the
+// cause (the Getter's error, a peer's answer, ctx's error, or a
+// *PanicError). Use errors.Is on it for the sentinels (getter.ErrNotFound,
+// ErrGetterPanic, context.Canceled) and errors.As for the details.
+type Error struct {
+	Group string
+	Key   string
+	Err   error
+}
+
+// Error returns "geecache: group G, key K: " and the cause.
+func (e *Error) Error() string {
+	return "geecache: group " + strconv.Quote(e.Group) + ", key " + strconv.Quote(e.Key) + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
 // A Group is a cache namespace: a Getter that loads values, the memory
 // that keeps them, and the peers among which its keys are spread. Groups
 // are created with Registry.NewGroup and are safe for concurrent use.
@@ -24,6 +48,7 @@ type Group struct {
 	getter getter.Getter
 	peers  PeerPicker
 	log    *slog.Logger
+	tracer Tracer
 	mem    *memory
 
 	// Loads that ask the owner peer, and loads from this node's Getter.
@@ -45,6 +70,9 @@ func (g *Group) Name() string { return g.name }
 // getter.ErrNotFound. Get returns ctx's error as soon as ctx ends; the
 // load goes on for the other callers waiting for it.
 func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
+	if g.tracer != nil {
+		return g.tracedGet(ctx, key, true)
+	}
 	if v, ok := g.mem.get(key); ok {
 		return ByteView{v}, nil
 	}
@@ -58,11 +86,44 @@ func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 // send a request around in a loop.
 func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, error) {
 	g.counters.peerRequests.Add(1)
+	if g.tracer != nil {
+		return g.tracedGet(ctx, key, false)
+	}
 	if v, ok := g.mem.get(key); ok {
 		return ByteView{v}, nil
 	}
 	return g.load(ctx, key, false)
 }
+
+// tracedGet is Get (or GetLocal) with a Tracer: a hit span, or a miss span
+// around the load.
+func (g *Group) tracedGet(ctx context.Context, key string, mayForward bool) (ByteView, error) {
+	if v, ok := g.mem.get(key); ok {
+		_, span := g.tracer.Start(ctx, SpanHit, g.name, key, "")
+		span.End(nil)
+		return ByteView{v}, nil
+	}
+	ctx, span := g.tracer.Start(ctx, SpanMiss, g.name, key, "")
+	v, err := g.load(ctx, key, mayForward)
+	span.End(err)
+	return v, err
+}
+
+// step starts a traced step of a load, or does nothing without a Tracer.
+func (g *Group) step(ctx context.Context, kind SpanKind, key string, peer PeerGetter) (context.Context, Span) {
+	if g.tracer == nil {
+		return ctx, noSpan{}
+	}
+	addr := ""
+	if a, ok := peer.(interface{ Addr() string }); ok {
+		addr = a.Addr()
+	}
+	return g.tracer.Start(ctx, kind, g.name, key, addr)
+}
+
+type noSpan struct{}
+
+func (noSpan) End(error) {}
 
 // Remove drops key from this node's memory. Other nodes may still hold it
 // in their hot caches; the next Get here loads it again.
@@ -89,14 +150,14 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (ByteView
 		if remote {
 			return g.loadFromPeer(ctx, owner, key)
 		}
-		return g.loadLocally(ctx, key)
+		return g.loadLocally(ctx, SpanLoad, key)
 	})
 	if err != nil {
-		var pe *singleflight.PanicError
+		var pe *PanicError
 		if errors.As(err, &pe) {
 			g.log.Error("geecache: load panicked", "group", g.name, "key", key, "panic", pe.Value, "stack", string(pe.Stack))
 		}
-		return ByteView{}, fmt.Errorf("geecache: group %q, key %q: %w", g.name, key, err)
+		return ByteView{}, &Error{Group: g.name, Key: key, Err: err}
 	}
 	return ByteView{v}, nil
 }
@@ -105,7 +166,9 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (ByteView
 // If the owner fails for a reason other than "not found", and the callers
 // are still waiting, the node loads the key itself.
 func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) ([]byte, error) {
-	v, err := owner.Get(ctx, g.name, key)
+	sctx, span := g.step(ctx, SpanPeer, key, owner)
+	v, err := owner.Get(sctx, g.name, key)
+	span.End(err)
 	if err == nil {
 		g.counters.peerLoads.Add(1)
 		g.mem.add(g.mem.hot, key, v)
@@ -123,13 +186,16 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 	}
 	g.counters.fallbacks.Add(1)
 	g.log.Warn("geecache: peer failed, loading locally", "group", g.name, "key", key, "err", err)
-	return g.loadLocally(ctx, key)
+	return g.loadLocally(ctx, SpanFallback, key)
 }
 
-// loadLocally calls the Getter and keeps the value in the main cache.
-func (g *Group) loadLocally(ctx context.Context, key string) ([]byte, error) {
+// loadLocally calls the Getter, as the step kind (SpanLoad, or SpanFallback
+// after the owner failed), and keeps the value in the main cache.
+func (g *Group) loadLocally(ctx context.Context, kind SpanKind, key string) ([]byte, error) {
 	g.counters.localLoads.Add(1)
-	v, err := g.getter.Get(ctx, key)
+	sctx, span := g.step(ctx, kind, key, nil)
+	v, err := g.getter.Get(sctx, key)
+	span.End(err)
 	if err != nil {
 		if !errors.Is(err, getter.ErrNotFound) {
 			g.counters.loadErrors.Add(1)

@@ -13,7 +13,7 @@ func BenchmarkLookup(b *testing.B) {
 	keys := testKeys(4096)
 	for _, h := range hashes {
 		for _, n := range []int{3, 10, 100} {
-			r := New(nodeNames(n), WithHash(h.h))
+			r := mustNew(nodeNames(n), &Options{Hash: h.h})
 			b.Run(fmt.Sprintf("%s/nodes=%d", h.name, n), func(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
@@ -29,7 +29,7 @@ func BenchmarkLookup(b *testing.B) {
 func BenchmarkPickPeer(b *testing.B) {
 	keys := testKeys(4096)
 	for _, n := range []int{3, 10, 100} {
-		p := NewPeers("self", func(addr string) cache.PeerGetter { return &addrGetter{addr} })
+		p := mustPeers("self", func(addr string) cache.PeerGetter { return &addrGetter{addr} }, nil)
 		p.Set(nodeNames(n)...)
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
@@ -49,7 +49,7 @@ func BenchmarkNew(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				New(nodes)
+				mustNew(nodes, nil)
 			}
 		})
 	}

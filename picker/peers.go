@@ -44,11 +44,15 @@ type peerState struct {
 // nil or returns nil for an address, keys owned by that address are
 // loaded locally (PickPeer reports ok == false for them), though the
 // address still owns its share of the ring. Until Set is called, the ring
-// holds only self. opts are the same options as for [New].
-func NewPeers(self string, newGetter func(addr string) cache.PeerGetter, opts ...Option) *Peers {
-	p := &Peers{self: self, newGetter: newGetter, cfg: newConfig(opts)}
+// holds only self. opts are the same options as for [New], and may be nil.
+func NewPeers(self string, newGetter func(addr string) cache.PeerGetter, opts *Options) (*Peers, error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	p := &Peers{self: self, newGetter: newGetter, cfg: c}
 	p.state.Store(p.snapshot(nil, nil))
-	return p
+	return p, nil
 }
 
 // Set replaces the peer list. Self is added if it is missing; duplicate

@@ -14,7 +14,7 @@ import (
 // error (the survivors load the dead node's keys themselves), and the
 // source is hit at most once per key per surviving node.
 func TestKillNodeWhileReading(t *testing.T) {
-	nodes := startNodes(t, 3, true)
+	nodes := startNodes(t, 3, true, nil)
 	survivors, victim := nodes[:2], nodes[2]
 
 	// before: keys read from the start; after: keys read only once the
@@ -99,11 +99,11 @@ func TestKillNodeWhileReading(t *testing.T) {
 // Nodes whose peer lists disagree must not pass a request on: every
 // request takes at most one hop.
 func TestDisagreeingPeersOneHop(t *testing.T) {
-	nodes := startNodes(t, 3, false)
+	nodes := startNodes(t, 3, false, nil)
 	a, b, c := nodes[0], nodes[1], nodes[2]
-	a.pool.Set(a.addr, b.addr)
-	b.pool.Set(b.addr, c.addr)
-	c.pool.Set(c.addr, a.addr)
+	mustSet(t, a.pool, a.addr, b.addr)
+	mustSet(t, b.pool, b.addr, c.addr)
+	mustSet(t, c.pool, c.addr, a.addr)
 
 	ctx := context.Background()
 	wouldLoop := 0
