@@ -252,7 +252,7 @@ func BenchmarkHit(b *testing.B) {
 				w = newHitWorkload(size.n)
 			}
 			systems := hitSystems(b, w)
-			opts := fair.Options{Baseline: "otter", Mem: true}
+			opts := fair.Options{Baseline: "otter", Mem: true, CPU: true}
 			b.Run("serial", func(b *testing.B) { fair.Run(b, opts, hitBlocks(b, w, systems, false)...) })
 			b.Run("parallel", func(b *testing.B) { fair.Run(b, opts, hitBlocks(b, w, systems, true)...) })
 		})

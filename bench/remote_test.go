@@ -117,7 +117,7 @@ func BenchmarkRemoteFetch(b *testing.B) {
 
 	small := func(c remoteCase) func(b *testing.B) {
 		return func(b *testing.B) {
-			fair.Run(b, fair.Options{Baseline: "bare-nethttp", Mem: true, GC: true, Ratios: []string{"p50-ns"}},
+			fair.Run(b, fair.Options{Baseline: "bare-nethttp", Mem: true, GC: true, CPU: true, Ratios: []string{"p50-ns"}},
 				remoteSystem(b, "geecache", ours, &round, c),
 				remoteSystem(b, "groupcache", gc.target(), &round, c),
 				remoteSystem(b, "groupcache-tuned", gc.tunedTarget(), &round, c),
@@ -126,7 +126,7 @@ func BenchmarkRemoteFetch(b *testing.B) {
 	}
 	large := func(c remoteCase) func(b *testing.B) {
 		return func(b *testing.B) {
-			fair.Run(b, fair.Options{Baseline: "bare-nethttp", Mem: true, GC: true, Ratios: []string{"p50-ns", "B/op"}},
+			fair.Run(b, fair.Options{Baseline: "bare-nethttp", Mem: true, GC: true, CPU: true, Ratios: []string{"p50-ns", "B/op"}},
 				remoteSystem(b, "geecache", oursLarge, &round, c),
 				remoteSystem(b, "bare-nethttp", bareLarge, &round, c))
 		}

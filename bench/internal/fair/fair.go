@@ -22,6 +22,7 @@
 //	S-ns/op           median over rounds of S's ns/op
 //	S-allocs/op       median allocations per op (with Options.Mem)
 //	S-B/op            median bytes allocated per op (with Options.Mem)
+//	S-cpu-ns/op       median CPU time of the whole process per op (with Options.CPU)
 //	S-UNIT            median of a unit S's Run reported itself
 //	S/BASE-min        min over rounds of S's ns/op divided by BASE's in the same round
 //	S/BASE-med        median of those ratios
@@ -32,6 +33,12 @@
 //	cpus              runtime.NumCPU
 //
 // A ratio above 1 means S takes longer than the baseline.
+//
+// Wall time is what a user sees, but on a machine that other jobs load it
+// includes the time the benchmark waited for a CPU. The process's CPU time
+// (Options.CPU) does not, so its ratios stay steadier under load; it
+// counts every thread of the process (both ends of an in-process server,
+// the garbage collector) and nothing of other processes.
 package fair
 
 import (
@@ -80,6 +87,9 @@ type Options struct {
 	// span, so that no block pays for garbage that Prepare or another
 	// system left behind.
 	GC bool
+	// CPU records the process's CPU time per operation in each block
+	// ("cpu-ns/op", Unix only) and reports its ratios too.
+	CPU bool
 	// Ratios are the units whose ratio to the baseline is reported;
 	// "ns/op" is always among them.
 	Ratios []string
@@ -117,6 +127,9 @@ func Compare(opts Options, n int, systems ...System) (*Report, error) {
 	}
 	if rep.Rounds == 0 {
 		rep.Rounds = DefaultRounds
+	}
+	if opts.CPU {
+		rep.ratioOf = append(rep.ratioOf, "cpu-ns/op")
 	}
 	for _, s := range systems {
 		rep.Systems = append(rep.Systems, s.Name)
@@ -180,9 +193,17 @@ func block(s System, n int, opts Options) Metrics {
 	if opts.Mem {
 		runtime.ReadMemStats(&m0)
 	}
+	var cpu0 time.Duration
+	if opts.CPU {
+		cpu0 = cpuTime()
+	}
 	start := time.Now()
 	extra := s.Run(n)
 	elapsed := time.Since(start)
+	var cpu1 time.Duration
+	if opts.CPU {
+		cpu1 = cpuTime()
+	}
 	if opts.Mem {
 		runtime.ReadMemStats(&m1)
 	}
@@ -190,6 +211,9 @@ func block(s System, n int, opts Options) Metrics {
 	if opts.Mem {
 		out["allocs/op"] = float64(m1.Mallocs-m0.Mallocs) / float64(n)
 		out["B/op"] = float64(m1.TotalAlloc-m0.TotalAlloc) / float64(n)
+	}
+	if opts.CPU && cpu0 >= 0 && cpu1 >= 0 {
+		out["cpu-ns/op"] = float64((cpu1 - cpu0).Nanoseconds()) / float64(n)
 	}
 	for unit, v := range extra {
 		out[unit] = v

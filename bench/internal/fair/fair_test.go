@@ -51,7 +51,7 @@ func TestCompareOrder(t *testing.T) {
 			},
 		}
 	}
-	rep, err := Compare(Options{Baseline: "b", Rounds: 2, Mem: true}, 7, sys("a"), sys("b"))
+	rep, err := Compare(Options{Baseline: "b", Rounds: 2, Mem: true, CPU: true}, 7, sys("a"), sys("b"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestCompareOrder(t *testing.T) {
 		t.Errorf("blocks ran as %v, want %v", log, want)
 	}
 	for _, s := range []string{"a", "b"} {
-		for _, unit := range []string{"ns/op", "allocs/op", "B/op", "widgets/op"} {
+		for _, unit := range []string{"ns/op", "allocs/op", "B/op", "cpu-ns/op", "widgets/op"} {
 			if n := len(rep.samples[s][unit]); n != 2 {
 				t.Errorf("%s %s: %d samples, want 2", s, unit, n)
 			}
@@ -68,6 +68,9 @@ func TestCompareOrder(t *testing.T) {
 	}
 	if got := rep.Median("a", "widgets/op"); got != 2 {
 		t.Errorf("median widgets/op = %v, want 2", got)
+	}
+	if _, ok := rep.Metrics()["a/b-cpu-ns/op-med"]; !ok {
+		t.Errorf("no CPU ratio among %v", rep.Metrics())
 	}
 }
 
