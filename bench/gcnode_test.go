@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geecache/geecache/bench/internal/fair"
 	groupcache "github.com/golang/groupcache"
 )
 
@@ -27,7 +28,8 @@ import (
 // this test binary with gcNodeEnv set (see TestMain). Each child gets its
 // loopback listener from the parent (so the parent knows every address
 // before any node starts) and answers "count" on stdin with the number of
-// connections it has accepted; it exits when its stdin is closed.
+// connections it has accepted, and "cpu" with the CPU time it has used in
+// nanoseconds; it exits when its stdin is closed.
 const gcNodeEnv = "GEECACHE_BENCH_GROUPCACHE_NODE" // value: self|peer,peer,peer
 
 // gcParent is node A of the groupcache cluster. It is made at most once
@@ -110,8 +112,14 @@ type gcChild struct {
 	out *bufio.Reader
 }
 
-func (c *gcChild) accepts() (int64, error) {
-	if _, err := io.WriteString(c.in, "count\n"); err != nil {
+func (c *gcChild) accepts() (int64, error) { return c.ask("count") }
+
+// cpu returns the CPU time the child has used, in nanoseconds.
+func (c *gcChild) cpu() (int64, error) { return c.ask("cpu") }
+
+// ask sends the child a command and returns the number it answers.
+func (c *gcChild) ask(cmd string) (int64, error) {
+	if _, err := io.WriteString(c.in, cmd+"\n"); err != nil {
 		return 0, err
 	}
 	line, err := c.out.ReadString('\n')
@@ -245,6 +253,17 @@ func (c *gcCluster) target() *httpTarget {
 			return n
 		},
 		peerErrors: func() int64 { return c.a.group.Stats.PeerErrors.Get() },
+		otherCPU: func() time.Duration {
+			var n int64
+			for _, ch := range c.children {
+				ns, err := ch.cpu()
+				if err != nil {
+					return -1 << 62 // makes the time absurd rather than silently low
+				}
+				n += ns
+			}
+			return time.Duration(n)
+		},
 		warmOwners: c.warmOwners,
 		// groupcache's clients use http.DefaultTransport.
 		closeIdle: http.DefaultTransport.(*http.Transport).CloseIdleConnections,
@@ -289,8 +308,11 @@ func runGCNode(spec string) int {
 	fmt.Println("ready")
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
-		if sc.Text() == "count" {
+		switch sc.Text() {
+		case "count":
 			fmt.Println(cl.accepts.Load())
+		case "cpu":
+			fmt.Println(fair.CPUTime().Nanoseconds())
 		}
 	}
 	_ = srv.Close()

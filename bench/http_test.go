@@ -83,6 +83,9 @@ type httpTarget struct {
 	// activate, if not nil, readies the system before a block of
 	// requests (two systems may share one cluster).
 	activate func()
+	// otherCPU, if not nil, is the CPU time used so far by the system's
+	// nodes in other processes.
+	otherCPU func() time.Duration
 	// forget, if not nil, drops keys from every node's memory, so that
 	// a benchmark of large values keeps only one block's values alive.
 	forget func(keys []string)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/geecache/geecache/bench/internal/fair"
 	"github.com/geecache/geecache/getter"
@@ -68,7 +69,16 @@ func remoteSystem(b *testing.B, name string, t *httpTarget, round *atomic.Int64,
 			}
 		},
 		Run: func(n int) fair.Metrics {
+			var other0 time.Duration
+			if t.otherCPU != nil {
+				other0 = t.otherCPU()
+			}
+			self0 := fair.CPUTime()
 			res := httpLoad(t, keys, c.clients, c.valueLen)
+			cpu := fair.CPUTime() - self0
+			if t.otherCPU != nil {
+				cpu += t.otherCPU() - other0
+			}
 			if res.failed > 0 {
 				b.Fatalf("%s: %d of %d requests failed; first: %v", name, res.failed, n, res.firstErr)
 			}
@@ -82,6 +92,8 @@ func remoteSystem(b *testing.B, name string, t *httpTarget, round *atomic.Int64,
 				"p50-ns":       float64(res.percentile(50).Nanoseconds()),
 				"p99-ns":       float64(res.percentile(99).Nanoseconds()),
 				"conns/1k-req": float64(res.conns) * 1000 / float64(n),
+				// Every node's CPU time, in whatever process it runs.
+				"cpu-ns/op": float64(cpu.Nanoseconds()) / float64(n),
 			}
 		},
 	}

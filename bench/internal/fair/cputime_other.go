@@ -4,5 +4,5 @@ package fair
 
 import "time"
 
-// cpuTime reports that the process's CPU time is unknown here.
-func cpuTime() time.Duration { return -1 }
+// CPUTime reports that the process's CPU time is unknown here (-1).
+func CPUTime() time.Duration { return -1 }

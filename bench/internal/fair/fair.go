@@ -69,7 +69,9 @@ type System struct {
 	Prepare func(n int)
 	// Run performs n operations; the block's time is Run's wall time.
 	// It may return per-block metrics of its own (or nil), which are
-	// reported as medians over rounds.
+	// reported as medians over rounds. A "ns/op" or "cpu-ns/op" it
+	// returns replaces the harness's (for example to leave out its own
+	// bookkeeping, or to add the CPU time of a child process).
 	Run func(n int) Metrics
 }
 
@@ -195,14 +197,14 @@ func block(s System, n int, opts Options) Metrics {
 	}
 	var cpu0 time.Duration
 	if opts.CPU {
-		cpu0 = cpuTime()
+		cpu0 = CPUTime()
 	}
 	start := time.Now()
 	extra := s.Run(n)
 	elapsed := time.Since(start)
 	var cpu1 time.Duration
 	if opts.CPU {
-		cpu1 = cpuTime()
+		cpu1 = CPUTime()
 	}
 	if opts.Mem {
 		runtime.ReadMemStats(&m1)
