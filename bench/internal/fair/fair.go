@@ -26,7 +26,7 @@
 //	S-UNIT            median of a unit S's Run reported itself
 //	S/BASE-min        min over rounds of S's ns/op divided by BASE's in the same round
 //	S/BASE-med        median of those ratios
-//	S/BASE-UNIT-min   the same for another unit named in Options.Ratios
+//	S/BASE-UNIT-min   the same for a unit named in Options.Ratios (and cpu-ns/op)
 //	S/BASE-UNIT-med
 //	load-start        the machine's 1-minute load average when the comparison began
 //	load-end          and when it ended (Linux only)
