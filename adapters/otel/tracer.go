@@ -67,13 +67,17 @@ type TracerOptions struct {
 // status Error; "not found" is an answer, not a failure: its spans keep
 // status Unset and get geecache.found=false.
 //
-// With a Tracer a hit allocates: the span itself (in the SDK) and its
-// attributes, a few hundred bytes when the span is sampled; run
-// BenchmarkHit in this package to see the cost. A group without a Tracer
-// (the default) pays nothing on hits.
+// With a Tracer a hit allocates: its span and attributes, and the context
+// the span travels in. Measured with go 1.26 and the SDK v1.47.0 (go test
+// -run '^$' -bench Hit -benchmem ./adapters/otel/): about 10 allocations
+// and 1.4 KB per hit when the span is sampled, 6 and 460 B when it is not,
+// 4 and 230 B over the API's no-op provider. A group without a Tracer
+// (the default) makes none on a hit; leave the Tracer out rather than
+// pass a no-op one to turn tracing off.
 type Tracer struct {
-	t    trace.Tracer
-	keys bool
+	t                trace.Tracer
+	keys             bool
+	internal, client trace.SpanStartOption // made once: each allocates
 }
 
 var _ cache.Tracer = (*Tracer)(nil)
@@ -90,18 +94,30 @@ func NewTracer(tp trace.TracerProvider, opts *TracerOptions) (*Tracer, error) {
 	if opts != nil {
 		o = *opts
 	}
-	return &Tracer{t: tp.Tracer(ScopeName), keys: o.RecordKeys}, nil
+	return &Tracer{t: tp.Tracer(ScopeName), keys: o.RecordKeys,
+		internal: trace.WithSpanKind(trace.SpanKindInternal), client: trace.WithSpanKind(trace.SpanKindClient)}, nil
 }
 
 // Start starts the span of a step of a Get; it implements cache.Tracer.
 func (t *Tracer) Start(ctx context.Context, kind cache.SpanKind, group, key, peer string) (context.Context, cache.Span) {
-	var buf [6]attribute.KeyValue
-	a := append(buf[:0], GroupKey.String(group))
+	// The attributes go to Start, where a sampler can see them, in a
+	// slice of the exact size (the SDK copies it).
+	n := 2
+	host, port := "", 0
+	if kind == cache.SpanPeer && peer != "" {
+		host, port = hostPort(peer)
+		n += 3
+	}
+	if t.keys {
+		n++
+	}
+	a := make([]attribute.KeyValue, 1, n)
+	a[0] = GroupKey.String(group)
 	if t.keys {
 		a = append(a, KeyKey.String(key))
 	}
-	sk := trace.SpanKindInternal
 	var name string
+	sk := t.internal
 	switch kind {
 	case cache.SpanHit:
 		name = SpanGet
@@ -110,10 +126,10 @@ func (t *Tracer) Start(ctx context.Context, kind cache.SpanKind, group, key, pee
 		name = SpanGet
 		a = append(a, HitKey.Bool(false))
 	case cache.SpanPeer:
-		name, sk = SpanPeer, trace.SpanKindClient
+		name, sk = SpanPeer, t.client
 		if peer != "" {
 			a = append(a, PeerKey.String(peer))
-			if host, port := hostPort(peer); host != "" {
+			if host != "" {
 				a = append(a, attribute.String("server.address", host))
 				if port > 0 {
 					a = append(a, attribute.Int("server.port", port))
@@ -127,7 +143,7 @@ func (t *Tracer) Start(ctx context.Context, kind cache.SpanKind, group, key, pee
 	default:
 		name = "geecache." + kind.String()
 	}
-	ctx, s := t.t.Start(ctx, name, trace.WithSpanKind(sk), trace.WithAttributes(a...))
+	ctx, s := t.t.Start(ctx, name, sk, trace.WithAttributes(a...))
 	if !s.IsRecording() {
 		// Ending a span that records nothing does nothing; skip the
 		// wrapper. ctx still carries the span's context for propagation.
