@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
@@ -181,5 +182,27 @@ func TestPropagatorRoundTrip(t *testing.T) {
 	}
 	if got := trace.SpanContextFromContext(p.Extract(context.Background(), http.Header{})); got.IsValid() {
 		t.Errorf("Extract of empty headers gave %v", got)
+	}
+}
+
+func TestPropagatorTextMapOption(t *testing.T) {
+	m, err := baggage.NewMember("tenant", "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bag, err := baggage.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := baggage.ContextWithBaggage(context.Background(), bag)
+	h := http.Header{}
+	NewPropagator(&PropagatorOptions{TextMap: propagation.TraceContext{}}).Inject(ctx, h)
+	if got := h.Get("Baggage"); got != "" {
+		t.Errorf("TraceContext alone injected baggage %q", got)
+	}
+	h = http.Header{}
+	NewPropagator(nil).Inject(ctx, h)
+	if got := h.Get("Baggage"); got != "tenant=acme" {
+		t.Errorf("default propagator injected baggage %q; want tenant=acme", got)
 	}
 }

@@ -55,7 +55,7 @@ func Example() {
 		line := "span " + s.Name
 		for _, a := range s.Attributes {
 			if a.Key == geecacheotel.HitKey {
-				line += " hit=" + a.Value.Emit()
+				line += " hit=" + a.Value.String()
 			}
 		}
 		fmt.Println(line)

@@ -101,7 +101,7 @@ func describe(s tracetest.SpanStub) string {
 	b.WriteString(" " + s.SpanKind.String())
 	for _, k := range []attribute.Key{GroupKey, KeyKey, HitKey, PeerKey, "server.address", "server.port", FoundKey} {
 		if v, ok := attr(s.Attributes, k); ok {
-			fmt.Fprintf(&b, " %s=%s", k, v.Emit())
+			fmt.Fprintf(&b, " %s=%s", k, v.String())
 		}
 	}
 	fmt.Fprintf(&b, " status=%s", s.Status.Code)
