@@ -3,6 +3,7 @@ package otel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
 )
 
 // point is one collected measurement: instrument, attributes, value.
@@ -203,5 +205,47 @@ func TestRegisterMetricsRefusesNil(t *testing.T) {
 	}
 	if _, err := RegisterMetrics(mp.Meter("test"), nil, nil); !errors.Is(err, protocol.ErrConfig) {
 		t.Errorf("nil registry: %v; want protocol.ErrConfig", err)
+	}
+}
+
+// Collections run while groups are created and used (run with -race).
+func TestMetricsConcurrentCollect(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	reg := cache.NewRegistry()
+	if _, err := RegisterMetrics(mp.Meter("test"), reg, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 20 {
+			g, err := reg.NewGroup(fmt.Sprintf("g%d", i), 1<<10, getter.Func(source), &cache.GroupOptions{Logger: quiet})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for j := range 20 {
+				_, _ = g.Get(context.Background(), fmt.Sprintf("k%d", j))
+			}
+		}
+	}()
+	var rm metricdata.ResourceMetrics
+	for range 50 {
+		if err := reader.Collect(context.Background(), &rm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		if m.Name == "geecache.gets" {
+			if n := len(m.Data.(metricdata.Sum[int64]).DataPoints); n != 20 {
+				t.Errorf("geecache.gets has %d points; want one per group, 20", n)
+			}
+		}
 	}
 }
