@@ -4,10 +4,15 @@
 //
 // Unlike golang/groupcache's, every caller waits on its own context: one
 // that gives up leaves without cancelling the load for the others. The load
-// runs in its own goroutine with a context that keeps the first caller's
-// values but not its cancellation, and is cancelled only once every caller
-// has left. A load that panics returns ErrPanic to every caller, and the
-// key is free for the next load.
+// runs detached from any single caller, with a context that keeps the first
+// caller's values but not its cancellation, and is cancelled only once every
+// caller has left. A load that panics returns ErrPanic to every caller, and
+// the key is free for the next load.
+//
+// A load costs no goroutine when it need not have one: if the caller that
+// starts it has a context that cannot be cancelled (its Done returns nil),
+// that caller could never leave early, so the load runs on its goroutine,
+// with its context.
 package singleflight
 
 import (
@@ -43,16 +48,27 @@ type Group[V any] struct {
 }
 
 type call[V any] struct {
+	// done is closed when the load has ended and val and err are set. It
+	// is made only when some caller has to wait for it: by the first
+	// joiner, or at the start of a load run in a goroutine of its own.
+	// Guarded by Group.mu until closed.
 	done    chan struct{}
 	val     V
 	err     error
-	waiters int // callers still waiting; guarded by Group.mu
-	cancel  context.CancelFunc
+	waiters int                // callers still waiting; guarded by Group.mu
+	cancel  context.CancelFunc // cancels a detached load; nil for one run inline
 }
 
 // Do returns the result of fn for key, starting fn unless a load of key is
 // already in flight, in which case it waits for that one.
 // If ctx ends first, Do returns ctx's error at once.
+//
+// If ctx cannot be cancelled (ctx.Done() returns nil) and Do starts the
+// load, fn runs on the caller's goroutine with ctx itself; so a fn that
+// calls runtime.Goexit ends the caller's goroutine, and the callers that
+// joined get an error wrapping ErrPanic. Otherwise fn runs in a goroutine
+// of its own, and a runtime.Goexit in it is an ErrPanic error for every
+// caller.
 func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) (V, error)) (V, error) {
 	if err := ctx.Err(); err != nil {
 		var zero V
@@ -62,19 +78,35 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 	if g.calls == nil {
 		g.calls = make(map[string]*call[V])
 	}
-	c, joined := g.calls[key]
-	if joined {
+	if c, joined := g.calls[key]; joined {
 		c.waiters++
 		g.joins++
-	} else {
-		loadCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		c = &call[V]{done: make(chan struct{}), waiters: 1, cancel: cancel}
-		g.calls[key] = c
-		g.running++
-		go g.run(loadCtx, key, c, fn)
+		if c.done == nil {
+			c.done = make(chan struct{})
+		}
+		g.mu.Unlock()
+		return g.wait(ctx, key, c)
 	}
+	c := &call[V]{waiters: 1}
+	g.calls[key] = c
+	g.running++
+	if ctx.Done() == nil {
+		// This caller can never leave, so the load can never be
+		// abandoned: run it here, with no goroutine and no new context.
+		g.mu.Unlock()
+		g.run(ctx, key, c, fn)
+		return c.val, c.err
+	}
+	loadCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancel = cancel
+	c.done = make(chan struct{})
 	g.mu.Unlock()
+	go g.run(loadCtx, key, c, fn)
+	return g.wait(ctx, key, c)
+}
 
+// wait waits for c's load or for ctx to end, whichever comes first.
+func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) {
 	select {
 	case <-c.done:
 		return c.val, c.err
@@ -89,7 +121,8 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 		if c.waiters == 0 {
 			// Nobody wants this load any more: cancel it, and let the
 			// next caller start a fresh one instead of joining a load
-			// that will end with this caller's cancellation.
+			// that will end with this caller's cancellation. (A load
+			// run inline never gets here: its caller cannot leave.)
 			c.cancel()
 			g.forget(key, c)
 		}
@@ -99,6 +132,8 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 	}
 }
 
+// run calls fn and publishes its result to c's waiters. It runs on the
+// goroutine of the caller that started the load, or on one of its own.
 func (g *Group[V]) run(ctx context.Context, key string, c *call[V], fn func(context.Context) (V, error)) {
 	returned := false
 	defer func() {
@@ -114,9 +149,14 @@ func (g *Group[V]) run(ctx context.Context, key string, c *call[V], fn func(cont
 		g.mu.Lock()
 		g.forget(key, c)
 		g.running--
+		done := c.done // no caller can join once c is forgotten
 		g.mu.Unlock()
-		c.cancel()
-		close(c.done)
+		if c.cancel != nil {
+			c.cancel()
+		}
+		if done != nil {
+			close(done)
+		}
 	}()
 	c.val, c.err = fn(ctx)
 	returned = true
