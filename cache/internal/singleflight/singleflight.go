@@ -55,8 +55,15 @@ type call[V any] struct {
 	done    chan struct{}
 	val     V
 	err     error
-	waiters int                // callers still waiting; guarded by Group.mu
-	cancel  context.CancelFunc // cancels a detached load; nil for one run inline
+	waiters int          // callers still waiting; guarded by Group.mu
+	ctx     *loadContext // a detached load's context; nil for one run inline
+}
+
+// detachedCall is the record of a load that runs in a goroutine of its
+// own, with its context: one allocation for both.
+type detachedCall[V any] struct {
+	call[V]
+	ctx loadContext
 }
 
 // Do returns the result of fn for key, starting fn unless a load of key is
@@ -87,21 +94,23 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 		g.mu.Unlock()
 		return g.wait(ctx, key, c)
 	}
-	c := &call[V]{waiters: 1}
-	g.calls[key] = c
 	g.running++
 	if ctx.Done() == nil {
 		// This caller can never leave, so the load can never be
 		// abandoned: run it here, with no goroutine and no new context.
+		c := &call[V]{waiters: 1}
+		g.calls[key] = c
 		g.mu.Unlock()
 		g.run(ctx, key, c, fn)
 		return c.val, c.err
 	}
-	loadCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.cancel = cancel
-	c.done = make(chan struct{})
+	d := &detachedCall[V]{call: call[V]{waiters: 1, done: make(chan struct{})}}
+	d.ctx.first = ctx
+	c := &d.call
+	c.ctx = &d.ctx
+	g.calls[key] = c
 	g.mu.Unlock()
-	go g.run(loadCtx, key, c, fn)
+	go g.run(c.ctx, key, c, fn)
 	return g.wait(ctx, key, c)
 }
 
@@ -123,7 +132,7 @@ func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) 
 			// next caller start a fresh one instead of joining a load
 			// that will end with this caller's cancellation. (A load
 			// run inline never gets here: its caller cannot leave.)
-			c.cancel()
+			c.ctx.cancel()
 			g.forget(key, c)
 		}
 		g.mu.Unlock()
@@ -151,8 +160,8 @@ func (g *Group[V]) run(ctx context.Context, key string, c *call[V], fn func(cont
 		g.running--
 		done := c.done // no caller can join once c is forgotten
 		g.mu.Unlock()
-		if c.cancel != nil {
-			c.cancel()
+		if c.ctx != nil {
+			c.ctx.cancel()
 		}
 		if done != nil {
 			close(done)
