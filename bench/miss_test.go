@@ -23,8 +23,8 @@ import (
 // large enough that nothing is evicted.
 const (
 	missBudget    = 1 << 30
-	missRounds    = 11
-	missBlockOps  = 10_000 // Gets per system per round
+	missRounds    = 25
+	missBlockOps  = 4_000 // Gets per system per round
 	missValueSize = 64
 )
 
