@@ -44,7 +44,7 @@ type Group[V any] struct {
 	mu      sync.Mutex
 	calls   map[string]*call[V] // loads that callers can still join
 	joins   int64               // callers that waited for a load another caller started
-	running int                 // loads whose goroutine has not returned, abandoned ones too
+	running int                 // loads whose fn has not returned, abandoned ones too
 }
 
 type call[V any] struct {
