@@ -48,6 +48,13 @@ type MetricsOptions struct {
 //	geecache.local.loads       counter        {load}     LocalLoads
 //	geecache.load.errors       counter        {error}    LoadErrors
 //	geecache.dedup.waits       counter        {get}      DedupWaits
+//	geecache.hedges            counter        {load}     Hedges
+//	geecache.hedge.wins        counter        {load}     HedgeWins
+//	geecache.ejected.loads     counter        {load}     EjectedLoads
+//	geecache.peer.busy         counter        {load}     PeerBusy
+//	geecache.peer.ejected      up-down        {peer}     Peers[i].Ejected as 0 or 1 (by geecache.peer)
+//	geecache.peer.ejections    counter        {ejection} Peers[i].Ejections (by geecache.peer)
+//	geecache.peer.inflight     up-down        {request}  Peers[i].InFlight (by geecache.peer)
 //	geecache.cache.size        up-down        By         Main.Bytes, Hot.Bytes
 //	geecache.cache.items       up-down        {item}     Main.Items, Hot.Items
 //	geecache.cache.evictions   counter        {eviction} Main.Evictions, Hot.Evictions
@@ -79,6 +86,13 @@ func RegisterMetrics(meter metric.Meter, reg *cache.Registry, opts *MetricsOptio
 	m.localLoads = b.counter("geecache.local.loads", "{load}", "Calls of the group's Getter.")
 	m.loadErrors = b.counter("geecache.load.errors", "{error}", "Getter calls that failed, other than not found.")
 	m.dedupWaits = b.counter("geecache.dedup.waits", "{get}", "Gets that shared a load another Get started.")
+	m.hedges = b.counter("geecache.hedges", "{load}", "Local loads started beside a slow fetch from the owner.")
+	m.hedgeWins = b.counter("geecache.hedge.wins", "{load}", "Hedges whose local load answered first.")
+	m.ejectedLoads = b.counter("geecache.ejected.loads", "{load}", "Local loads because the owner peer was ejected.")
+	m.peerBusy = b.counter("geecache.peer.busy", "{load}", "Local loads because the owner peer had too many requests in flight.")
+	m.peerEjected = b.upDown("geecache.peer.ejected", "{peer}", "1 while the peer is ejected, else 0, by peer.")
+	m.peerEjections = b.counter("geecache.peer.ejections", "{ejection}", "Times the peer was ejected, by peer.")
+	m.peerInFlight = b.upDown("geecache.peer.inflight", "{request}", "Requests in flight to the peer, by peer.")
 	m.size = b.upDown("geecache.cache.size", "By", "Bytes of keys and values held, by cache.")
 	m.items = b.upDown("geecache.cache.items", "{item}", "Entries held, by cache.")
 	m.evictions = b.counter("geecache.cache.evictions", "{eviction}", "Entries evicted, by cache.")
@@ -124,8 +138,9 @@ type metrics struct {
 	extra []attribute.KeyValue
 
 	gets, hits, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
-	localLoads, loadErrors, dedupWaits, evictions metric.Int64ObservableCounter
-	size, items metric.Int64ObservableUpDownCounter
+	localLoads, loadErrors, dedupWaits, evictions, hedges, hedgeWins, ejectedLoads,
+	peerBusy, peerEjections metric.Int64ObservableCounter
+	size, items, peerEjected, peerInFlight metric.Int64ObservableUpDownCounter
 
 	mu   sync.Mutex // guards sets; a reader may collect concurrently
 	sets map[*cache.Group]*groupSets
@@ -173,6 +188,20 @@ func (m *metrics) observe(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(m.localLoads, st.LocalLoads, a.group)
 		o.ObserveInt64(m.loadErrors, st.LoadErrors, a.group)
 		o.ObserveInt64(m.dedupWaits, st.DedupWaits, a.group)
+		o.ObserveInt64(m.hedges, st.Hedges, a.group)
+		o.ObserveInt64(m.hedgeWins, st.HedgeWins, a.group)
+		o.ObserveInt64(m.ejectedLoads, st.EjectedLoads, a.group)
+		o.ObserveInt64(m.peerBusy, st.PeerBusy, a.group)
+		for _, p := range st.Peers {
+			set := metric.WithAttributeSet(attribute.NewSet(append([]attribute.KeyValue{GroupKey.String(name), PeerKey.String(p.Addr)}, m.extra...)...))
+			ejected := int64(0)
+			if p.Ejected {
+				ejected = 1
+			}
+			o.ObserveInt64(m.peerEjected, ejected, set)
+			o.ObserveInt64(m.peerEjections, p.Ejections, set)
+			o.ObserveInt64(m.peerInFlight, p.InFlight, set)
+		}
 		for _, c := range [2]struct {
 			s   cache.CacheStats
 			set metric.MeasurementOption

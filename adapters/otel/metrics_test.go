@@ -17,8 +17,8 @@ import (
 
 // point is one collected measurement: instrument, attributes, value.
 type point struct {
-	name, group, cache string
-	value              int64
+	name, group, cache, peer string
+	value                    int64
 }
 
 // collect reads r and returns its geecache measurements by
@@ -34,12 +34,20 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[point]bool {
 		"geecache.peer.loads": "{load}", "geecache.peer.errors": "{error}", "geecache.fallback.loads": "{load}",
 		"geecache.abandoned.loads": "{load}", "geecache.local.loads": "{load}", "geecache.load.errors": "{error}",
 		"geecache.dedup.waits": "{get}", "geecache.cache.size": "By", "geecache.cache.items": "{item}",
-		"geecache.cache.evictions": "{eviction}",
+		"geecache.cache.evictions": "{eviction}", "geecache.hedges": "{load}", "geecache.hedge.wins": "{load}",
+		"geecache.ejected.loads": "{load}", "geecache.peer.busy": "{load}",
 	}
+	// Instruments by peer have points only once a group has fetched from a
+	// peer.
+	peerUnits := map[string]string{"geecache.peer.ejected": "{peer}", "geecache.peer.ejections": "{ejection}",
+		"geecache.peer.inflight": "{request}"}
 	got := map[point]bool{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			want, ok := units[m.Name]
+			if pu, isPeer := peerUnits[m.Name]; isPeer {
+				want, ok = pu, true
+			}
 			if !ok {
 				t.Errorf("unexpected instrument %s", m.Name)
 				continue
@@ -53,17 +61,19 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[point]bool {
 				t.Errorf("%s is a %T; want an int64 sum", m.Name, m.Data)
 				continue
 			}
-			upDown := m.Name == "geecache.cache.size" || m.Name == "geecache.cache.items"
+			upDown := m.Name == "geecache.cache.size" || m.Name == "geecache.cache.items" ||
+				m.Name == "geecache.peer.ejected" || m.Name == "geecache.peer.inflight"
 			if sum.IsMonotonic == upDown || sum.Temporality != metricdata.CumulativeTemporality {
 				t.Errorf("%s: monotonic %v, temporality %v; want monotonic %v, cumulative", m.Name, sum.IsMonotonic, sum.Temporality, !upDown)
 			}
 			for _, dp := range sum.DataPoints {
 				g, _ := dp.Attributes.Value(GroupKey)
 				c, _ := dp.Attributes.Value(CacheKey)
+				pa, _ := dp.Attributes.Value(PeerKey)
 				if node, _ := dp.Attributes.Value("node"); node.AsString() != "n1" {
 					t.Errorf("%s: point without the extra attribute node=n1: %v", m.Name, dp.Attributes.ToSlice())
 				}
-				p := point{m.Name, g.AsString(), c.AsString(), dp.Value}
+				p := point{m.Name, g.AsString(), c.AsString(), pa.AsString(), dp.Value}
 				if got[p] {
 					t.Errorf("duplicate point %+v", p)
 				}
@@ -82,25 +92,39 @@ func expected(g *cache.Group) []point {
 	s := g.Stats()
 	n := g.Name()
 	ps := []point{
-		{"geecache.gets", n, "", s.Gets},
-		{"geecache.peer.requests", n, "", s.PeerRequests},
-		{"geecache.peer.loads", n, "", s.PeerLoads},
-		{"geecache.peer.errors", n, "", s.PeerErrors},
-		{"geecache.fallback.loads", n, "", s.FallbackLoads},
-		{"geecache.abandoned.loads", n, "", s.Abandoned},
-		{"geecache.local.loads", n, "", s.LocalLoads},
-		{"geecache.load.errors", n, "", s.LoadErrors},
-		{"geecache.dedup.waits", n, "", s.DedupWaits},
+		{"geecache.gets", n, "", "", s.Gets},
+		{"geecache.peer.requests", n, "", "", s.PeerRequests},
+		{"geecache.peer.loads", n, "", "", s.PeerLoads},
+		{"geecache.peer.errors", n, "", "", s.PeerErrors},
+		{"geecache.fallback.loads", n, "", "", s.FallbackLoads},
+		{"geecache.abandoned.loads", n, "", "", s.Abandoned},
+		{"geecache.local.loads", n, "", "", s.LocalLoads},
+		{"geecache.load.errors", n, "", "", s.LoadErrors},
+		{"geecache.dedup.waits", n, "", "", s.DedupWaits},
+		{"geecache.hedges", n, "", "", s.Hedges},
+		{"geecache.hedge.wins", n, "", "", s.HedgeWins},
+		{"geecache.ejected.loads", n, "", "", s.EjectedLoads},
+		{"geecache.peer.busy", n, "", "", s.PeerBusy},
+	}
+	for _, p := range s.Peers {
+		ejected := int64(0)
+		if p.Ejected {
+			ejected = 1
+		}
+		ps = append(ps,
+			point{"geecache.peer.ejected", n, "", p.Addr, ejected},
+			point{"geecache.peer.ejections", n, "", p.Addr, p.Ejections},
+			point{"geecache.peer.inflight", n, "", p.Addr, p.InFlight})
 	}
 	for _, c := range []struct {
 		name string
 		s    cache.CacheStats
 	}{{"main", s.Main}, {"hot", s.Hot}} {
 		ps = append(ps,
-			point{"geecache.hits", n, c.name, c.s.Hits},
-			point{"geecache.cache.size", n, c.name, c.s.Bytes},
-			point{"geecache.cache.items", n, c.name, c.s.Items},
-			point{"geecache.cache.evictions", n, c.name, c.s.Evictions})
+			point{"geecache.hits", n, c.name, "", c.s.Hits},
+			point{"geecache.cache.size", n, c.name, "", c.s.Bytes},
+			point{"geecache.cache.items", n, c.name, "", c.s.Items},
+			point{"geecache.cache.evictions", n, c.name, "", c.s.Evictions})
 	}
 	return ps
 }
@@ -152,7 +176,7 @@ func TestMetricsMatchStats(t *testing.T) {
 
 	// Later activity shows in the next collection.
 	_, _ = a.Get(ctx, "x")
-	if got := collect(t, reader); !got[point{"geecache.hits", "a", "main", sa.Main.Hits + 1}] {
+	if got := collect(t, reader); !got[point{"geecache.hits", "a", "main", "", sa.Main.Hits + 1}] {
 		t.Errorf("second collection: no geecache.hits a/main = %d", sa.Main.Hits+1)
 	}
 
@@ -180,11 +204,12 @@ func TestMetricsFallbackCounters(t *testing.T) {
 	}
 	got := collect(t, reader)
 	for _, p := range []point{
-		{"geecache.peer.errors", "f", "", 2},
-		{"geecache.fallback.loads", "f", "", 2},
-		{"geecache.local.loads", "f", "", 2},
-		{"geecache.hits", "f", "main", 1},
-		{"geecache.gets", "f", "", 3},
+		{"geecache.peer.errors", "f", "", "", 2},
+		{"geecache.fallback.loads", "f", "", "", 2},
+		{"geecache.local.loads", "f", "", "", 2},
+		{"geecache.hits", "f", "main", "", 1},
+		{"geecache.gets", "f", "", "", 3},
+		{"geecache.peer.inflight", "f", "", "http://peer", 0},
 	} {
 		if !got[p] {
 			t.Errorf("missing point %+v", p)
