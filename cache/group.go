@@ -131,9 +131,6 @@ type noSpan struct{}
 
 func (noSpan) End(error) {}
 
-// Remove drops key from this node's memory. Other nodes may still hold it
-// in their hot caches; the next Get here loads it again.
-func (g *Group) Remove(key string) { g.mem.remove(key) }
 
 func (g *Group) load(ctx context.Context, key string, mayForward bool) (ByteView, error) {
 	g.counters.misses.Add(1)
@@ -184,6 +181,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 			return g.loadLocally(ctx, SpanFallback, key)
 		}
 	}
+	gen := g.mem.generation(key)
 	sctx, span := g.step(ctx, SpanPeer, key, owner)
 	v, local, err := g.fetchHedged(sctx, owner, key)
 	span.End(err)
@@ -214,7 +212,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 		return local.v, local.err
 	case err == nil:
 		g.counters.peerLoads.Add(1)
-		g.mem.add(g.mem.hot, key, v)
+		g.mem.add(g.mem.hot, key, v, gen)
 		return v, nil
 	case found:
 		g.counters.peerLoads.Add(1)
@@ -236,6 +234,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 // after the owner failed), and keeps the value in the main cache.
 func (g *Group) loadLocally(ctx context.Context, kind SpanKind, key string) ([]byte, error) {
 	g.counters.localLoads.Add(1)
+	gen := g.mem.generation(key)
 	sctx, span := g.step(ctx, kind, key, nil)
 	v, err := g.getter.Get(sctx, key)
 	span.End(err)
@@ -247,7 +246,7 @@ func (g *Group) loadLocally(ctx context.Context, kind SpanKind, key string) ([]b
 	}
 	// The Getter may reuse its slice; the cache keeps its own copy.
 	v = bytes.Clone(v)
-	g.mem.add(g.mem.main, key, v)
+	g.mem.add(g.mem.main, key, v, gen)
 	return v, nil
 }
 

@@ -144,7 +144,7 @@ func TestPeerCrashAndRestart(t *testing.T) {
 	// come from b again. Bounded: at most 10 s of Gets.
 	deadline := time.Now().Add(10 * time.Second)
 	for b.db.count(keys[15]) == 0 && time.Now().Before(deadline) {
-		a.group.Remove(keys[15])
+		a.group.RemoveLocal(keys[15])
 		if v, err := a.group.Get(ctx, keys[15]); err != nil || v.String() != "v:"+keys[15] {
 			t.Fatalf("Get = %q, %v", v, err)
 		}

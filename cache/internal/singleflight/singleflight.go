@@ -179,6 +179,16 @@ func (g *Group[V]) forget(key string, c *call[V]) {
 	}
 }
 
+// Forget makes the load of key in flight, if any, one that no new caller
+// joins: the next caller starts a load of its own. Callers already waiting
+// still get the old load's result. A cache calls it when a key is removed
+// or replaced, so that nobody new receives a value loaded before that.
+func (g *Group[V]) Forget(key string) {
+	g.mu.Lock()
+	delete(g.calls, key)
+	g.mu.Unlock()
+}
+
 // Joins returns how many callers have waited for a load that another
 // caller started.
 func (g *Group[V]) Joins() int64 {

@@ -219,3 +219,30 @@ func TestGoexitIsAnErrorNotAValue(t *testing.T) {
 		t.Fatalf("err = %v, want ErrPanic", err)
 	}
 }
+
+func TestForgetStartsAFreshLoad(t *testing.T) {
+	var g Group[int]
+	release := make(chan struct{})
+	started := make(chan struct{})
+	var calls atomic.Int32
+	first := make(chan int, 1)
+	go func() {
+		v, _ := g.Do(context.Background(), "k", func(context.Context) (int, error) {
+			calls.Add(1)
+			close(started)
+			<-release
+			return 1, nil
+		})
+		first <- v
+	}()
+	<-started
+	g.Forget("k")
+	v, err := g.Do(context.Background(), "k", func(context.Context) (int, error) { calls.Add(1); return 2, nil })
+	if err != nil || v != 2 || calls.Load() != 2 {
+		t.Fatalf("after Forget: %d, %v, %d loads; want a fresh load giving 2", v, err, calls.Load())
+	}
+	close(release)
+	if v := <-first; v != 1 {
+		t.Fatalf("the first caller got %d, want the old load's 1", v)
+	}
+}
