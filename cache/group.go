@@ -131,7 +131,6 @@ type noSpan struct{}
 
 func (noSpan) End(error) {}
 
-
 func (g *Group) load(ctx context.Context, key string, mayForward bool) (ByteView, error) {
 	g.counters.misses.Add(1)
 	var owner PeerGetter
