@@ -9,6 +9,7 @@ import (
 
 	"github.com/geecache/geecache/cache/internal/singleflight"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/ratelog"
 )
 
 // ErrGetterPanic is wrapped by the error every waiter gets when the load of
@@ -50,6 +51,11 @@ type Group struct {
 	log    *slog.Logger
 	tracer Tracer
 	mem    *memory
+	warn   *ratelog.Limiter // the group's warnings, one a second per kind
+
+	policy  PeerPolicy
+	health  peerHealths
+	latency *latencies
 
 	// Loads that ask the owner peer, and loads from this node's Getter.
 	// Kept apart so that a request from a peer, which must not be
@@ -125,10 +131,6 @@ type noSpan struct{}
 
 func (noSpan) End(error) {}
 
-// Remove drops key from this node's memory. Other nodes may still hold it
-// in their hot caches; the next Get here loads it again.
-func (g *Group) Remove(key string) { g.mem.remove(key) }
-
 func (g *Group) load(ctx context.Context, key string, mayForward bool) (ByteView, error) {
 	g.counters.misses.Add(1)
 	var owner PeerGetter
@@ -163,18 +165,55 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (ByteView
 }
 
 // loadFromPeer fetches key from its owner and keeps it in the hot cache.
-// If the owner fails for a reason other than "not found", and the callers
-// are still waiting, the node loads the key itself.
+// If the owner is ejected or busy, or fails for a reason other than "not
+// found" while callers still wait, the node loads the key itself; a fetch
+// slower than the hedge delay races a local load.
 func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) ([]byte, error) {
-	sctx, span := g.step(ctx, SpanPeer, key, owner)
-	v, err := owner.Get(sctx, g.name, key)
-	span.End(err)
-	if err == nil {
-		g.counters.peerLoads.Add(1)
-		g.mem.add(g.mem.hot, key, v)
-		return v, nil
+	ph := g.health.of(owner)
+	if ph != nil {
+		switch g.health.admit(ph) {
+		case admitEjected:
+			g.counters.ejectedLoads.Add(1)
+			return g.loadLocally(ctx, SpanFallback, key)
+		case admitBusy:
+			g.counters.peerBusy.Add(1)
+			return g.loadLocally(ctx, SpanFallback, key)
+		}
 	}
-	if errors.Is(err, getter.ErrNotFound) {
+	gen := g.mem.generation(key)
+	sctx, span := g.step(ctx, SpanPeer, key, owner)
+	v, local, err := g.fetchHedged(sctx, owner, key)
+	span.End(err)
+	found := err == nil || errors.Is(err, getter.ErrNotFound)
+	if ph != nil {
+		ph.inFlight.Add(-1)
+		outcome := outcomeFailure
+		switch {
+		case found:
+			outcome = outcomeSuccess
+		case ctx.Err() != nil && (local == nil || local.err != nil):
+			outcome = outcomeNone // the callers left: that says nothing of the peer
+		}
+		if g.health.done(ph, outcome) {
+			g.warn.Log(ctx, slog.LevelWarn, "eject "+ph.addr, "geecache: peer ejected, loading its keys locally",
+				slog.String("group", g.name), slog.String("peer", ph.addr), slog.Any("err", err))
+		}
+	}
+	switch {
+	case local != nil:
+		// The hedge's local load decided: it kept the value in main.
+		if local.err == nil {
+			g.counters.hedgeLocalWins.Add(1)
+		}
+		if !found {
+			g.counters.peerErrors.Add(1)
+		}
+		return local.v, local.err
+	case err == nil:
+		g.counters.peerLoads.Add(1)
+		g.mem.add(g.mem.hot, key, v, gen)
+		return v, nil
+	case found:
 		g.counters.peerLoads.Add(1)
 		return nil, err
 	}
@@ -185,7 +224,8 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 		return nil, err
 	}
 	g.counters.fallbacks.Add(1)
-	g.log.Warn("geecache: peer failed, loading locally", "group", g.name, "key", key, "err", err)
+	g.warn.Log(ctx, slog.LevelWarn, "fail "+peerAddr(owner), "geecache: peer failed, loading locally",
+		slog.String("group", g.name), slog.Any("err", err))
 	return g.loadLocally(ctx, SpanFallback, key)
 }
 
@@ -193,6 +233,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 // after the owner failed), and keeps the value in the main cache.
 func (g *Group) loadLocally(ctx context.Context, kind SpanKind, key string) ([]byte, error) {
 	g.counters.localLoads.Add(1)
+	gen := g.mem.generation(key)
 	sctx, span := g.step(ctx, kind, key, nil)
 	v, err := g.getter.Get(sctx, key)
 	span.End(err)
@@ -204,7 +245,7 @@ func (g *Group) loadLocally(ctx context.Context, kind SpanKind, key string) ([]b
 	}
 	// The Getter may reuse its slice; the cache keeps its own copy.
 	v = bytes.Clone(v)
-	g.mem.add(g.mem.main, key, v)
+	g.mem.add(g.mem.main, key, v, gen)
 	return v, nil
 }
 

@@ -148,7 +148,9 @@ func TestEmptyKeyAndRemove(t *testing.T) {
 			t.Fatalf("Get(\"\") = %q, %v", v, err)
 		}
 	}
-	grp.Remove("")
+	if err := grp.Remove(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
 	_, _ = grp.Get(t.Context(), "")
 	if n.Load() != 2 {
 		t.Fatalf("Getter calls = %d, want 2 (one before and one after Remove)", n.Load())

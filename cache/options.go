@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"log/slog"
+	"time"
 )
 
 // GroupOptions configures a Group. Every package of GeeCache is configured
@@ -22,6 +23,15 @@ type GroupOptions struct {
 	// Logger receives the group's rare events: a peer failing, a load
 	// panicking. Nil means slog.Default(). The hit path never logs.
 	Logger *slog.Logger
+
+	// PeerPolicy says when a failing peer is ejected, how many requests
+	// may be in flight to one peer, and when a slow fetch is hedged with a
+	// local load. The zero value is the defaults.
+	PeerPolicy PeerPolicy
+
+	// Now replaces time.Now for the group's clock (peer ejections, log
+	// rate limits); it is meant for tests. Nil means time.Now.
+	Now func() time.Time
 
 	// Tracer, if not nil, is told of every Get and of each step of a load
 	// (package adapters/otel turns these into OpenTelemetry spans). Nil

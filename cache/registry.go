@@ -7,8 +7,10 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/ratelog"
 )
 
 // Errors returned by Registry.NewGroup.
@@ -57,7 +59,16 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	grp := &Group{name: name, getter: g, peers: o.Peers, log: o.Logger, tracer: o.Tracer, mem: newMemory(cacheBytes)}
+	policy, err := o.PeerPolicy.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	grp := &Group{name: name, getter: g, peers: o.Peers, log: o.Logger, tracer: o.Tracer, mem: newMemory(cacheBytes),
+		warn: ratelog.New(o.Logger, time.Second, o.Now), policy: policy, latency: newLatencies(policy)}
+	grp.health.policy, grp.health.now = policy, o.Now
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.groups[name]; ok {

@@ -259,3 +259,15 @@ func TestPeersConcurrentSet(t *testing.T) {
 	}
 	checkPick(t, p, keys)
 }
+
+func TestPeerGettersListsEveryPeerButSelf(t *testing.T) {
+	p := mustPeers("b", func(addr string) cache.PeerGetter { return &addrGetter{addr} }, nil)
+	p.Set("a", "b", "c")
+	var got []string
+	for _, g := range p.PeerGetters() {
+		got = append(got, g.(*addrGetter).addr)
+	}
+	if !slices.Equal(got, []string{"a", "c"}) {
+		t.Fatalf("PeerGetters = %v; want a and c", got)
+	}
+}

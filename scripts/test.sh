@@ -11,7 +11,7 @@ export PATH="$tools:$PATH"
 
 STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 WAZERO=github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
-CORE=(./cache/... ./picker/... ./getter/...)
+CORE=(./cache/... ./picker/... ./getter/... ./internal/...)
 
 step() { printf '\n== %s\n' "$*"; }
 

@@ -102,6 +102,11 @@ func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
 	return peer, ok
 }
 
+// PeerGetters returns the Clients of every peer but this node. It
+// implements cache.PeerLister, so that Group.Remove and Group.Set reach
+// every node.
+func (p *Pool) PeerGetters() []cache.PeerGetter { return p.peers.PeerGetters() }
+
 // Owner returns the address of the node that owns key (self included).
 func (p *Pool) Owner(key string) string { return p.peers.Owner(key) }
 
