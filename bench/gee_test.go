@@ -23,8 +23,18 @@ func newGeeGroup(tb testing.TB, name string, budget int64, g getter.Getter) *cac
 }
 
 // newGeeGroupOn returns a group named name on reg; peers may be nil.
+//
+// Hedging is off: the benchmarks' Getters answer at once from memory, so a
+// hedged local load would often beat the owner and a remote-fetch
+// benchmark would measure local loads (a real source is far slower than a
+// peer, and hedges are rare). The tests check that every remote key was
+// fetched from its owner.
 func newGeeGroupOn(tb testing.TB, reg *cache.Registry, name string, budget int64, g getter.Getter, peers cache.PeerPicker) *cache.Group {
-	grp, err := reg.NewGroup(name, budget, g, &cache.GroupOptions{Peers: peers, Logger: quietLog()})
+	grp, err := reg.NewGroup(name, budget, g, &cache.GroupOptions{
+		Peers:      peers,
+		Logger:     quietLog(),
+		PeerPolicy: cache.PeerPolicy{NoHedge: true},
+	})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -254,7 +254,7 @@ func (c *ourCluster) target() *httpTarget {
 		forget: func(keys []string) {
 			for _, nd := range c.nodes {
 				for _, k := range keys {
-					nd.group.Remove(k)
+					nd.group.Remove(context.Background(), k)
 				}
 			}
 		},
