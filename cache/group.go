@@ -45,7 +45,7 @@ func (g *Group) Name() string { return g.name }
 // getter.ErrNotFound. Get returns ctx's error as soon as ctx ends; the
 // load goes on for the other callers waiting for it.
 func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
-	if v, ok := g.mem.get(key); ok {
+	if v, _, ok := g.mem.get(key); ok {
 		return ByteView{v}, nil
 	}
 	return g.load(ctx, key, true)
@@ -58,7 +58,7 @@ func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 // send a request around in a loop.
 func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, error) {
 	g.counters.peerRequests.Add(1)
-	if v, ok := g.mem.get(key); ok {
+	if v, _, ok := g.mem.get(key); ok {
 		return ByteView{v}, nil
 	}
 	return g.load(ctx, key, false)
@@ -83,7 +83,7 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (ByteView
 	v, err := flight.Do(ctx, key, func(ctx context.Context) ([]byte, error) {
 		// A load that finished just before this one started has left
 		// the value in memory.
-		if v, ok := g.mem.peek(key); ok {
+		if v, _, ok := g.mem.peek(key); ok {
 			return v, nil
 		}
 		if remote {
@@ -108,7 +108,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 	v, err := owner.Get(ctx, g.name, key)
 	if err == nil {
 		g.counters.peerLoads.Add(1)
-		g.mem.add(g.mem.hot, key, v)
+		g.mem.add(g.mem.hot, key, v, 0, 0)
 		return v, nil
 	}
 	if errors.Is(err, getter.ErrNotFound) {
@@ -138,7 +138,7 @@ func (g *Group) loadLocally(ctx context.Context, key string) ([]byte, error) {
 	}
 	// The Getter may reuse its slice; the cache keeps its own copy.
 	v = bytes.Clone(v)
-	g.mem.add(g.mem.main, key, v)
+	g.mem.add(g.mem.main, key, v, 0, 0)
 	return v, nil
 }
 

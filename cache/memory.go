@@ -20,31 +20,36 @@ type memory struct {
 	writeMu  sync.Mutex // serialises adds so that the budget holds exactly
 }
 
-func newMemory(maxBytes int64) *memory {
-	return &memory{maxBytes: maxBytes, main: lru.New(), hot: lru.New()}
+// newMemory returns a memory of maxBytes. With countOverhead, each entry
+// is charged lru.EntryOverhead bytes on top of its key and value.
+func newMemory(maxBytes int64, countOverhead bool) *memory {
+	return &memory{maxBytes: maxBytes, main: lru.New(countOverhead), hot: lru.New(countOverhead)}
 }
 
-// get looks key up in main, then hot.
-func (m *memory) get(key string) ([]byte, bool) {
-	if v, ok := m.main.Get(key); ok {
-		return v, true
+// get looks key up in main, then hot. expires is the entry's expiry in
+// Unix nanoseconds (0: never); get returns expired entries too.
+func (m *memory) get(key string) (value []byte, expires int64, ok bool) {
+	if v, exp, ok := m.main.Get(key); ok {
+		return v, exp, true
 	}
 	return m.hot.Get(key)
 }
 
-// peek is get without counting a hit or touching recency.
-func (m *memory) peek(key string) ([]byte, bool) {
-	if v, ok := m.main.Peek(key); ok {
-		return v, true
+// peek is get without counting a hit or a use.
+func (m *memory) peek(key string) (value []byte, expires int64, ok bool) {
+	if v, exp, ok := m.main.Peek(key); ok {
+		return v, exp, true
 	}
 	return m.hot.Peek(key)
 }
 
-// add stores value in c (m.main or m.hot), evicting first so that the two
-// caches together never hold more than maxBytes. A value larger than the
-// whole budget is not stored, and a budget of 0 or less stores nothing.
-func (m *memory) add(c *lru.Cache, key string, value []byte) {
-	size := lru.Size(key, value)
+// add stores value in c (m.main or m.hot) with an expiry (Unix
+// nanoseconds, 0 for never), evicting first so that the two caches
+// together never hold more than maxBytes; entries expired at now (0: none
+// is) go first. A value larger than the whole budget is not stored, and a
+// budget of 0 or less stores nothing.
+func (m *memory) add(c *lru.Cache, key string, value []byte, expires, now int64) {
+	size := c.Charge(key, value)
 	if m.maxBytes <= 0 || size > m.maxBytes {
 		return
 	}
@@ -53,11 +58,11 @@ func (m *memory) add(c *lru.Cache, key string, value []byte) {
 	// Evicting for the full size even when key is already present may free
 	// a little more than needed; it never lets the total pass the budget.
 	for m.main.Bytes()+m.hot.Bytes()+size > m.maxBytes {
-		if !m.victim().EvictOne() {
+		if !m.victim().EvictOne(now) {
 			break
 		}
 	}
-	c.Add(key, value)
+	c.Add(key, value, expires)
 }
 
 // victim is the cache to evict from: hot while it is over its share.

@@ -58,7 +58,7 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 	if g == nil {
 		return nil, fmt.Errorf("%w: group %q has a nil Getter", ErrInvalidGroup, name)
 	}
-	grp := &Group{name: name, getter: g, mem: newMemory(cacheBytes)}
+	grp := &Group{name: name, getter: g, mem: newMemory(cacheBytes, false)}
 	for _, opt := range opts {
 		opt(grp)
 	}
