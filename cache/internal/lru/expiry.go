@@ -4,21 +4,26 @@ package lru
 // one, each knowing its index so that it can leave from anywhere. Used only
 // under the cache's writer lock.
 
+// heapIndex is e's index in the heap, or -1.
+func (e *entry) heapIndex() int { return int(e.place>>1) - 1 }
+
+func (e *entry) setHeapIndex(i int) { e.place = e.place&1 | int32(i+1)<<1 }
+
 func (p *policy) heapPush(e *entry) {
-	e.heapIndex = int32(len(p.expiring))
+	e.setHeapIndex(len(p.expiring))
 	p.expiring = append(p.expiring, e)
-	p.heapUp(int(e.heapIndex))
+	p.heapUp(e.heapIndex())
 }
 
 func (p *policy) heapRemove(e *entry) {
-	i := int(e.heapIndex)
+	i := e.heapIndex()
 	last := len(p.expiring) - 1
 	if i != last {
 		p.heapSwap(i, last)
 	}
 	p.expiring[last] = nil
 	p.expiring = p.expiring[:last]
-	e.heapIndex = -1
+	e.setHeapIndex(-1)
 	if i != last {
 		p.heapDown(i)
 		p.heapUp(i)
@@ -28,7 +33,8 @@ func (p *policy) heapRemove(e *entry) {
 func (p *policy) heapSwap(i, j int) {
 	h := p.expiring
 	h[i], h[j] = h[j], h[i]
-	h[i].heapIndex, h[j].heapIndex = int32(i), int32(j)
+	h[i].setHeapIndex(i)
+	h[j].setHeapIndex(j)
 }
 
 func (p *policy) heapUp(i int) {

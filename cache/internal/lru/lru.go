@@ -74,11 +74,12 @@ type entry struct {
 	expires int64 // Unix nanoseconds; 0 is never
 	uses    atomic.Uint32
 
-	prev, next *entry // in the policy queue named by queue
-	queue      uint8
-	heapIndex  int32 // in the expiry heap; -1 if not there
-	charge     int64
+	place      int32  // bit 0: in the window; the rest: index in the expiry heap + 1, or 0
+	prev, next *entry // in the window or the main queue
 }
+
+// charge is what e is charged: key, value and overhead (the cache's).
+func (e *entry) charge(overhead int64) int64 { return int64(len(e.key)+len(e.value)) + overhead }
 
 func newTable(slots int) *table {
 	return &table{slots: make([]atomic.Pointer[entry], slots), mask: uint64(slots - 1), tomb: new(entry)}
@@ -95,7 +96,7 @@ func New(countOverhead bool) *Cache {
 	for i := range c.shards {
 		c.shards[i].table.Store(newTable(minSlots))
 	}
-	c.policy.init()
+	c.policy.init(c.overhead)
 	return c
 }
 
@@ -153,7 +154,7 @@ func (c *Cache) Peek(key string) (value []byte, expires int64, ok bool) {
 // the difference, so replacing never drifts it.
 func (c *Cache) Add(key string, value []byte, expires int64) {
 	s, h := c.locate(key)
-	ne := &entry{hash: h, key: key, value: value, expires: expires, heapIndex: -1, charge: c.Charge(key, value)}
+	ne := &entry{hash: h, key: key, value: value, expires: expires}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := s.table.Load()
@@ -177,13 +178,13 @@ func (c *Cache) Add(key string, value []byte, expires int64) {
 			ne.uses.Store(e.uses.Load())
 			c.policy.replace(e, ne)
 			t.slots[i].Store(ne)
-			c.bytes.Add(ne.charge - e.charge)
+			c.bytes.Add(int64(len(value) - len(e.value)))
 			return
 		}
 	}
 	t.slots[insert].Store(ne)
 	s.live++
-	c.bytes.Add(ne.charge)
+	c.bytes.Add(c.Charge(key, value))
 	c.items.Add(1)
 	c.policy.added(ne, c.items.Load())
 	if s.used*4 >= len(t.slots)*3 {
@@ -236,7 +237,7 @@ func (c *Cache) unlink(h uint64, key string) bool {
 		if e.hash == h && e != t.tomb && e.key == key {
 			t.slots[i].Store(t.tomb)
 			s.live--
-			c.bytes.Add(-e.charge)
+			c.bytes.Add(-e.charge(c.overhead))
 			c.items.Add(-1)
 			c.policy.removed(e)
 			return true

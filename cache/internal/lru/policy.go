@@ -12,13 +12,6 @@ const (
 	windowPercent = 1
 )
 
-// The queue an entry is in.
-const (
-	inNone uint8 = iota
-	inWindow
-	inMain
-)
-
 // The policy decides which entry EvictOne removes, in the manner of
 // W-TinyLFU:
 //   - New entries join the tail of the window, a FIFO queue holding about
@@ -42,7 +35,12 @@ type policy struct {
 	expiring     []*entry // a min-heap by expiry of the entries that expire
 }
 
-func (p *policy) init() { p.sketch.resize(0) }
+// init readies p for a cache that charges overhead bytes per entry.
+func (p *policy) init(overhead int64) {
+	p.window.overhead, p.window.isWindow = overhead, true
+	p.main.overhead = overhead
+	p.sketch.resize(0)
+}
 
 // added takes a new entry; items is the number of entries now held.
 func (p *policy) added(e *entry, items int64) {
@@ -50,7 +48,7 @@ func (p *policy) added(e *entry, items int64) {
 		p.sketch.grow()
 	}
 	p.sketch.add(e.hash, 1)
-	p.window.pushBack(e, inWindow)
+	p.window.pushBack(e)
 	if e.expires != 0 {
 		p.heapPush(e)
 	}
@@ -59,7 +57,7 @@ func (p *policy) added(e *entry, items int64) {
 // removed forgets e.
 func (p *policy) removed(e *entry) {
 	p.queueOf(e).remove(e)
-	if e.heapIndex >= 0 {
+	if e.heapIndex() >= 0 {
 		p.heapRemove(e)
 	}
 }
@@ -67,7 +65,7 @@ func (p *policy) removed(e *entry) {
 // replace puts ne, a new value for old's key, in old's place.
 func (p *policy) replace(old, ne *entry) {
 	p.queueOf(old).replace(old, ne)
-	if old.heapIndex >= 0 {
+	if old.heapIndex() >= 0 {
 		p.heapRemove(old)
 	}
 	if ne.expires != 0 {
@@ -76,7 +74,7 @@ func (p *policy) replace(old, ne *entry) {
 }
 
 func (p *policy) queueOf(e *entry) *queue {
-	if e.queue == inWindow {
+	if e.place&1 != 0 {
 		return &p.window
 	}
 	return &p.main
@@ -94,7 +92,7 @@ func (p *policy) victim(now, total int64) *entry {
 	for p.window.n > 1 && p.window.bytes*100 > total*windowPercent {
 		e := p.window.head
 		p.window.remove(e)
-		p.main.pushBack(e, inMain)
+		p.main.pushBack(e)
 	}
 	v := p.mainVictim()
 	cand := p.window.head
@@ -103,13 +101,13 @@ func (p *policy) victim(now, total int64) *entry {
 		return v
 	case v == nil:
 		return cand
-	case (p.window.bytes+cand.charge)*100 <= total*windowPercent:
+	case (p.window.bytes+cand.charge(p.window.overhead))*100 <= total*windowPercent:
 		return v // the window has room for one more
 	}
 	p.foldUses(cand)
 	if p.sketch.estimate(cand.hash) > p.sketch.estimate(v.hash) {
 		p.window.remove(cand)
-		p.main.pushBack(cand, inMain)
+		p.main.pushBack(cand)
 		return v
 	}
 	return cand
@@ -125,7 +123,7 @@ func (p *policy) mainVictim() *entry {
 		}
 		p.foldUses(e)
 		p.main.remove(e)
-		p.main.pushBack(e, inMain)
+		p.main.pushBack(e)
 	}
 	// Gets used every entry again while the hand went round: take the
 	// oldest, so that the owner's budget holds.
@@ -146,10 +144,21 @@ type queue struct {
 	head, tail *entry
 	n          int
 	bytes      int64
+	overhead   int64 // charged per entry on top of key and value
+	isWindow   bool  // marks its entries as in the window
 }
 
-func (q *queue) pushBack(e *entry, name uint8) {
-	e.queue, e.prev, e.next = name, q.tail, nil
+// mark records in e whether it is in the window.
+func (q *queue) mark(e *entry, in bool) {
+	e.place &^= 1
+	if in && q.isWindow {
+		e.place |= 1
+	}
+}
+
+func (q *queue) pushBack(e *entry) {
+	q.mark(e, true)
+	e.prev, e.next = q.tail, nil
 	if q.tail == nil {
 		q.head = e
 	} else {
@@ -157,7 +166,7 @@ func (q *queue) pushBack(e *entry, name uint8) {
 	}
 	q.tail = e
 	q.n++
-	q.bytes += e.charge
+	q.bytes += e.charge(q.overhead)
 }
 
 func (q *queue) remove(e *entry) {
@@ -171,14 +180,16 @@ func (q *queue) remove(e *entry) {
 	} else {
 		e.next.prev = e.prev
 	}
-	e.prev, e.next, e.queue = nil, nil, inNone
+	e.prev, e.next = nil, nil
+	q.mark(e, false)
 	q.n--
-	q.bytes -= e.charge
+	q.bytes -= e.charge(q.overhead)
 }
 
 // replace puts ne where old is.
 func (q *queue) replace(old, ne *entry) {
-	ne.prev, ne.next, ne.queue = old.prev, old.next, old.queue
+	ne.prev, ne.next = old.prev, old.next
+	q.mark(ne, true)
 	if old.prev == nil {
 		q.head = ne
 	} else {
@@ -189,6 +200,7 @@ func (q *queue) replace(old, ne *entry) {
 	} else {
 		old.next.prev = ne
 	}
-	old.prev, old.next, old.queue = nil, nil, inNone
-	q.bytes += ne.charge - old.charge
+	old.prev, old.next = nil, nil
+	q.mark(old, false)
+	q.bytes += ne.charge(q.overhead) - old.charge(q.overhead)
 }

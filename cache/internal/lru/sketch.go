@@ -3,10 +3,11 @@ package lru
 import "math/bits"
 
 // A sketch estimates how often each key hash was seen recently: a
-// count-min sketch of four rows of 4-bit counters, halved every time it
-// has counted ten times as many events as it has counters per row, so
-// that old popularity fades (TinyLFU's "reset"). It is used only under the
-// cache's writer lock.
+// count-min sketch of four rows of 4-bit counters, four counters per row
+// for each entry it is sized for. It halves every counter each time it has
+// counted ten events per entry it is sized for, so that old popularity
+// fades (TinyLFU's "reset"), and it grows with the cache. It is used only
+// under the cache's writer lock.
 type sketch struct {
 	rows     [sketchDepth][]uint64 // 16 counters of 4 bits per word
 	shift    uint                  // 64 - log2(counters per row)
@@ -17,30 +18,32 @@ type sketch struct {
 
 const (
 	sketchDepth = 4
+	sketchWidth = 4 // counters per row for each entry of capacity
 	counterMax  = 15
 )
 
 // resize makes s fit about n entries and forgets every count.
 func (s *sketch) resize(n int) {
-	width := 64
-	for width < n {
-		width *= 2
+	capacity := 64
+	for capacity < n {
+		capacity *= 2
 	}
+	width := sketchWidth * capacity
 	for i := range s.rows {
 		s.rows[i] = make([]uint64, width/16)
 	}
 	s.shift = uint(64 - bits.TrailingZeros(uint(width)))
-	s.counted, s.sample, s.capacity = 0, 10*width, width
+	s.counted, s.sample, s.capacity = 0, 10*capacity, capacity
 }
 
 // grow doubles the counters per row and keeps every estimate: a row's
 // index is the top bits of the mixed hash, so counter n splits into
 // counters 2n and 2n+1 of the wider row, which both start at its value.
 func (s *sketch) grow() {
-	width := 2 * s.capacity
+	width := 2 * sketchWidth * s.capacity
 	for i, old := range s.rows {
 		row := make([]uint64, width/16)
-		for n := range s.capacity {
+		for n := range width / 2 {
 			v := old[n>>4] >> (uint(n&15) * 4) & counterMax
 			for _, m := range [2]int{2 * n, 2*n + 1} {
 				row[m>>4] |= v << (uint(m&15) * 4)
@@ -49,7 +52,8 @@ func (s *sketch) grow() {
 		s.rows[i] = row
 	}
 	s.shift--
-	s.sample, s.capacity = 10*width, width
+	s.capacity *= 2
+	s.sample = 10 * s.capacity
 }
 
 // index is hash's counter in row i: the word and the nibble's shift. Each
