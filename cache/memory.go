@@ -58,6 +58,9 @@ func (m *memory) add(c *lru.Cache, key string, value []byte, expires, now int64)
 	// Evicting for the full size even when key is already present may free
 	// a little more than needed; it never lets the total pass the budget.
 	for m.main.Bytes()+m.hot.Bytes()+size > m.maxBytes {
+		if now != 0 && (m.main.EvictExpired(now) || m.hot.EvictExpired(now)) {
+			continue
+		}
 		if !m.victim().EvictOne(now) {
 			break
 		}

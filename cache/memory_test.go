@@ -40,26 +40,32 @@ func TestMemoryBudget(t *testing.T) {
 }
 
 // TestMemoryEvictsExpiredFirst checks that add makes room by evicting an
-// entry that has expired before any other, and that get reports expiry.
+// entry that has expired before any other, even when it is in the main
+// cache and the hot cache is the one over its share, and that get
+// reports expiry.
 func TestMemoryEvictsExpiredFirst(t *testing.T) {
 	value := make([]byte, 10)
-	m := newMemory(3*int64(len("a")+len(value)), false)
+	m := newMemory(4*int64(len("a")+len(value)), false)
 	m.add(m.main, "a", value, 0, 0)
 	m.add(m.main, "b", value, 50, 0)
-	m.add(m.main, "c", value, 0, 0)
-	for _, k := range []string{"a", "b", "c"} {
+	m.add(m.hot, "c", value, 0, 0)
+	m.add(m.hot, "d", value, 0, 0)
+	for _, k := range []string{"a", "b", "c", "d"} {
 		m.get(k)
 	}
-	m.add(m.main, "d", value, 0, 60) // at 60, b has expired
+	m.add(m.main, "e", value, 0, 60) // at 60, b has expired
 	if _, _, ok := m.peek("b"); ok {
 		t.Fatal("b, expired, is still held")
 	}
-	for _, k := range []string{"a", "c", "d"} {
+	for _, k := range []string{"a", "c", "d", "e"} {
 		if _, _, ok := m.peek(k); !ok {
 			t.Fatalf("%s was evicted instead of the expired b", k)
 		}
 	}
-	if _, exp, ok := m.get("d"); !ok || exp != 0 {
-		t.Fatalf("get(d) = expiry %d, %v", exp, ok)
+	if _, exp, ok := m.get("e"); !ok || exp != 0 {
+		t.Fatalf("get(e) = expiry %d, %v", exp, ok)
+	}
+	if _, exp, ok := m.peek("nothing"); ok || exp != 0 {
+		t.Fatalf("peek of a missing key = expiry %d, %v", exp, ok)
 	}
 }

@@ -261,6 +261,20 @@ func (c *Cache) EvictOne(now int64) bool {
 	return true
 }
 
+// EvictExpired removes the entry that expired first, if one expired at
+// or before now (Unix nanoseconds), and reports whether it removed one.
+func (c *Cache) EvictExpired(now int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.policy.expired(now)
+	if e == nil {
+		return false
+	}
+	c.unlink(e.hash, e.key)
+	c.evictions.Add(1)
+	return true
+}
+
 // Charge is the number of bytes an entry of key and value is charged: its
 // key and value, plus EntryOverhead if the cache counts overhead.
 func (c *Cache) Charge(key string, value []byte) int64 {

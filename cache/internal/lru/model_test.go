@@ -24,11 +24,12 @@ func newModel(countOverhead bool) *model {
 // step applies one operation, chosen by op, to the cache and the model
 // and checks that they agree: same values and expiries, same byte and item
 // counts, eviction only of entries that exist, and an expired entry (the
-// one that expired first) evicted before any other.
+// one that expired first) evicted before any other. EvictExpired evicts
+// exactly when an entry has expired.
 func (m *model) step(t *testing.T, i int, op, key, arg byte) {
 	t.Helper()
 	k := fmt.Sprint(key % 32)
-	switch op % 5 {
+	switch op % 6 {
 	case 0:
 		v := make([]byte, int(arg)%7)
 		exp := int64(arg%4) * 10 // 0 (never), 10, 20 or 30
@@ -36,7 +37,7 @@ func (m *model) step(t *testing.T, i int, op, key, arg byte) {
 		m.m[k] = modelEntry{v, exp}
 	case 1, 2:
 		get := m.c.Get
-		if op%5 == 2 {
+		if op%6 == 2 {
 			get = m.c.Peek
 		}
 		v, exp, ok := get(k)
@@ -50,7 +51,7 @@ func (m *model) step(t *testing.T, i int, op, key, arg byte) {
 			t.Fatalf("op %d: Remove(%s) = %v, want %v", i, k, got, present)
 		}
 		delete(m.m, k)
-	case 4:
+	case 4, 5:
 		now := int64(arg%5) * 10 // 0 (expiry ignored) to 40
 		first := int64(-1)       // the earliest expiry at or before now
 		for _, e := range m.m {
@@ -58,15 +59,19 @@ func (m *model) step(t *testing.T, i int, op, key, arg byte) {
 				first = e.expires
 			}
 		}
-		if got, want := m.c.EvictOne(now), len(m.m) > 0; got != want {
-			t.Fatalf("op %d: EvictOne = %v with %d entries", i, got, len(m.m))
+		name, evict, want := "EvictOne", m.c.EvictOne, len(m.m) > 0
+		if op%6 == 5 {
+			name, evict, want = "EvictExpired", m.c.EvictExpired, first >= 0
+		}
+		if got := evict(now); got != want {
+			t.Fatalf("op %d: %s(%d) = %v with %d entries", i, name, now, got, len(m.m))
 		}
 		gone := m.forgetEvicted()
-		if len(gone) != min(1, len(m.m)+len(gone)) {
-			t.Fatalf("op %d: EvictOne removed %d entries", i, len(gone))
+		if wantGone := map[bool]int{false: 0, true: 1}[want]; len(gone) != wantGone {
+			t.Fatalf("op %d: %s removed %d entries", i, name, len(gone))
 		}
 		if first >= 0 && gone[0].expires != first {
-			t.Fatalf("op %d: EvictOne(%d) evicted an entry expiring at %d, not the first expired (%d)", i, now, gone[0].expires, first)
+			t.Fatalf("op %d: %s(%d) evicted an entry expiring at %d, not the first expired (%d)", i, name, now, gone[0].expires, first)
 		}
 	}
 	m.check(t, i)
@@ -113,7 +118,7 @@ func TestAccountingMatchesModel(t *testing.T) {
 		m := newModel(overhead)
 		r := rand.New(rand.NewPCG(1, 2))
 		for i := range 20000 {
-			m.step(t, i, byte(r.IntN(5)), byte(r.IntN(256)), byte(r.IntN(256)))
+			m.step(t, i, byte(r.IntN(6)), byte(r.IntN(256)), byte(r.IntN(256)))
 		}
 	}
 }

@@ -83,8 +83,8 @@ func (p *policy) queueOf(e *entry) *queue {
 // victim returns the entry to evict, or nil if there is none. total is the
 // bytes held; now is the current time for expiry, or 0.
 func (p *policy) victim(now, total int64) *entry {
-	if len(p.expiring) > 0 && now != 0 && p.expiring[0].expires <= now {
-		return p.expiring[0]
+	if e := p.expired(now); e != nil {
+		return e
 	}
 	// While the cache filled up, nothing was evicted and the window grew
 	// past its share: what it holds beyond that joins the main queue,
@@ -111,6 +111,15 @@ func (p *policy) victim(now, total int64) *entry {
 		return v
 	}
 	return cand
+}
+
+// expired returns the entry that expired first if it expired at or before
+// now, else nil (always nil for a now of 0).
+func (p *policy) expired(now int64) *entry {
+	if len(p.expiring) > 0 && now != 0 && p.expiring[0].expires <= now {
+		return p.expiring[0]
+	}
+	return nil
 }
 
 // mainVictim runs the main queue's clock hand to the first entry not used

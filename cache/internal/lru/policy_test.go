@@ -56,7 +56,8 @@ func TestScanKeepsFrequentKeys(t *testing.T) {
 
 // TestEvictExpiredFirst checks that EvictOne takes expired entries first,
 // earliest expiry first, even if they are used most, that a replaced
-// entry's expiry is the new one's, and that now = 0 ignores expiry.
+// entry's expiry is the new one's, and that EvictExpired evicts only
+// expired entries.
 func TestEvictExpiredFirst(t *testing.T) {
 	c := New(false)
 	for _, e := range []struct {
@@ -82,6 +83,13 @@ func TestEvictExpiredFirst(t *testing.T) {
 	if _, exp, _ := c.Get("e"); exp != 100 {
 		t.Fatalf("e expires at %d, want 100", exp)
 	}
+	if c.EvictExpired(50) || c.EvictExpired(0) {
+		t.Fatal("EvictExpired evicted an entry that had not expired")
+	}
+	if !c.EvictExpired(100) || present("e") {
+		t.Fatal("EvictExpired(100) did not evict e")
+	}
+	c.Add("e", []byte("v"), 0)
 	c.Remove("e")
 	if !c.EvictOne(200) || c.Len() != 0 {
 		t.Fatal("the last entry was not evicted")
