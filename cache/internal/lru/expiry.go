@@ -1,67 +1,60 @@
 package lru
 
-// The expiry heap: a binary min-heap, by expiry, of the entries that have
-// one, each knowing its index so that it can leave from anywhere. Used only
-// under the cache's writer lock.
+// The expiry heap: a binary min-heap, by expiry, of the nodes whose
+// entries expire, each node knowing its index so that it can leave from
+// anywhere. Used only under the cache's writer lock.
 
-// heapIndex is e's index in the heap, or -1.
-func (e *entry) heapIndex() int { return int(e.place>>1) - 1 }
+func (p *policy) expiresAt(h int) int64 { return p.nodes[p.expiring[h]].e.expires }
 
-func (e *entry) setHeapIndex(i int) { e.place = e.place&1 | int32(i+1)<<1 }
-
-func (p *policy) heapPush(e *entry) {
-	e.setHeapIndex(len(p.expiring))
-	p.expiring = append(p.expiring, e)
-	p.heapUp(e.heapIndex())
+func (p *policy) heapPush(i int32) {
+	p.nodes[i].heap = int32(len(p.expiring))
+	p.expiring = append(p.expiring, i)
+	p.heapUp(len(p.expiring) - 1)
 }
 
-func (p *policy) heapRemove(e *entry) {
-	i := e.heapIndex()
+func (p *policy) heapRemove(i int32) {
+	h := int(p.nodes[i].heap)
 	last := len(p.expiring) - 1
-	if i != last {
-		p.heapSwap(i, last)
+	if h != last {
+		p.heapSwap(h, last)
 	}
-	p.expiring[last] = nil
 	p.expiring = p.expiring[:last]
-	e.setHeapIndex(-1)
-	if i != last {
-		p.heapDown(i)
-		p.heapUp(i)
+	p.nodes[i].heap = -1
+	if h != last {
+		p.heapDown(h)
+		p.heapUp(h)
 	}
 }
 
-func (p *policy) heapSwap(i, j int) {
+func (p *policy) heapSwap(a, b int) {
 	h := p.expiring
-	h[i], h[j] = h[j], h[i]
-	h[i].setHeapIndex(i)
-	h[j].setHeapIndex(j)
+	h[a], h[b] = h[b], h[a]
+	p.nodes[h[a]].heap, p.nodes[h[b]].heap = int32(a), int32(b)
 }
 
-func (p *policy) heapUp(i int) {
-	h := p.expiring
-	for i > 0 {
-		parent := (i - 1) / 2
-		if h[parent].expires <= h[i].expires {
+func (p *policy) heapUp(h int) {
+	for h > 0 {
+		parent := (h - 1) / 2
+		if p.expiresAt(parent) <= p.expiresAt(h) {
 			return
 		}
-		p.heapSwap(i, parent)
-		i = parent
+		p.heapSwap(h, parent)
+		h = parent
 	}
 }
 
-func (p *policy) heapDown(i int) {
-	h := p.expiring
+func (p *policy) heapDown(h int) {
 	for {
-		least := i
-		for _, c := range [2]int{2*i + 1, 2*i + 2} {
-			if c < len(h) && h[c].expires < h[least].expires {
+		least := h
+		for _, c := range [2]int{2*h + 1, 2*h + 2} {
+			if c < len(p.expiring) && p.expiresAt(c) < p.expiresAt(least) {
 				least = c
 			}
 		}
-		if least == i {
+		if least == h {
 			return
 		}
-		p.heapSwap(i, least)
-		i = least
+		p.heapSwap(h, least)
+		h = least
 	}
 }

@@ -65,21 +65,17 @@ type table struct {
 }
 
 // An entry's key, value and expiry never change once it is published;
-// a new value for its key is a new entry. Readers also touch uses. The
-// other fields belong to the policy and are used only under Cache.mu.
+// a new value for its key is a new entry. Readers also touch uses. At 64
+// bytes it fills one size class of the allocator, so a Get reads one
+// cache line of it.
 type entry struct {
 	hash    uint64
 	key     string
 	value   []byte
 	expires int64 // Unix nanoseconds; 0 is never
 	uses    atomic.Uint32
-
-	place      int32  // bit 0: in the window; the rest: index in the expiry heap + 1, or 0
-	prev, next *entry // in the window or the main queue
+	node    int32 // its node in the policy; Cache.mu
 }
-
-// charge is what e is charged: key, value and overhead (the cache's).
-func (e *entry) charge(overhead int64) int64 { return int64(len(e.key)+len(e.value)) + overhead }
 
 func newTable(slots int) *table {
 	return &table{slots: make([]atomic.Pointer[entry], slots), mask: uint64(slots - 1), tomb: new(entry)}
@@ -237,7 +233,7 @@ func (c *Cache) unlink(h uint64, key string) bool {
 		if e.hash == h && e != t.tomb && e.key == key {
 			t.slots[i].Store(t.tomb)
 			s.live--
-			c.bytes.Add(-e.charge(c.overhead))
+			c.bytes.Add(-c.Charge(e.key, e.value))
 			c.items.Add(-1)
 			c.policy.removed(e)
 			return true

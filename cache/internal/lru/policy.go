@@ -30,17 +30,40 @@ const (
 // So a new entry is never evicted before it has been through the window,
 // and an entry in the main queue never before the hand has passed it once.
 type policy struct {
+	nodes        []node  // one per entry, found by entry.node
+	free         []int32 // indexes of unused nodes
 	window, main queue
 	sketch       sketch
-	expiring     []*entry // a min-heap by expiry of the entries that expire
+	expiring     []int32 // a min-heap by expiry of the nodes whose entries expire
+	overhead     int64   // charged per entry on top of key and value
+}
+
+// A node is an entry's place in the policy. Nodes live apart from the
+// entries, in a slice, so that an entry stays within one 64-byte size
+// class, which is all a Get reads.
+type node struct {
+	e          *entry
+	prev, next int32 // neighbours in its queue; -1 at the ends
+	heap       int32 // index in the expiry heap; -1 if not there
+	window     bool  // in the window, else in the main queue
+}
+
+// A queue is a doubly linked list of nodes, with the bytes it holds.
+type queue struct {
+	head, tail int32 // -1 when empty
+	n          int
+	bytes      int64
 }
 
 // init readies p for a cache that charges overhead bytes per entry.
 func (p *policy) init(overhead int64) {
-	p.window.overhead, p.window.isWindow = overhead, true
-	p.main.overhead = overhead
+	p.overhead = overhead
+	p.window = queue{head: -1, tail: -1}
+	p.main = queue{head: -1, tail: -1}
 	p.sketch.resize(0)
 }
+
+func (p *policy) charge(e *entry) int64 { return int64(len(e.key)+len(e.value)) + p.overhead }
 
 // added takes a new entry; items is the number of entries now held.
 func (p *policy) added(e *entry, items int64) {
@@ -48,33 +71,49 @@ func (p *policy) added(e *entry, items int64) {
 		p.sketch.grow()
 	}
 	p.sketch.add(e.hash, 1)
-	p.window.pushBack(e)
+	var i int32
+	if n := len(p.free); n > 0 {
+		i, p.free = p.free[n-1], p.free[:n-1]
+	} else {
+		i = int32(len(p.nodes))
+		p.nodes = append(p.nodes, node{})
+	}
+	p.nodes[i] = node{e: e, heap: -1}
+	e.node = i
+	p.pushBack(&p.window, i)
 	if e.expires != 0 {
-		p.heapPush(e)
+		p.heapPush(i)
 	}
 }
 
 // removed forgets e.
 func (p *policy) removed(e *entry) {
-	p.queueOf(e).remove(e)
-	if e.heapIndex() >= 0 {
-		p.heapRemove(e)
+	i := e.node
+	p.unlink(p.queueOf(i), i)
+	if p.nodes[i].heap >= 0 {
+		p.heapRemove(i)
 	}
+	p.nodes[i] = node{}
+	p.free = append(p.free, i)
 }
 
 // replace puts ne, a new value for old's key, in old's place.
 func (p *policy) replace(old, ne *entry) {
-	p.queueOf(old).replace(old, ne)
-	if old.heapIndex() >= 0 {
-		p.heapRemove(old)
+	i := old.node
+	ne.node = i
+	q := p.queueOf(i)
+	q.bytes += p.charge(ne) - p.charge(old)
+	p.nodes[i].e = ne
+	if p.nodes[i].heap >= 0 {
+		p.heapRemove(i)
 	}
 	if ne.expires != 0 {
-		p.heapPush(ne)
+		p.heapPush(i)
 	}
 }
 
-func (p *policy) queueOf(e *entry) *queue {
-	if e.place&1 != 0 {
+func (p *policy) queueOf(i int32) *queue {
+	if p.nodes[i].window {
 		return &p.window
 	}
 	return &p.main
@@ -90,49 +129,56 @@ func (p *policy) victim(now, total int64) *entry {
 	// past its share: what it holds beyond that joins the main queue,
 	// with its uses, which the hand counts when it passes.
 	for p.window.n > 1 && p.window.bytes*100 > total*windowPercent {
-		e := p.window.head
-		p.window.remove(e)
-		p.main.pushBack(e)
+		i := p.window.head
+		p.unlink(&p.window, i)
+		p.pushBack(&p.main, i)
 	}
 	v := p.mainVictim()
 	cand := p.window.head
 	switch {
-	case cand == nil:
-		return v
-	case v == nil:
-		return cand
-	case (p.window.bytes+cand.charge(p.window.overhead))*100 <= total*windowPercent:
-		return v // the window has room for one more
+	case cand < 0 && v < 0:
+		return nil
+	case cand < 0:
+		return p.nodes[v].e
+	case v < 0:
+		return p.nodes[cand].e
+	case (p.window.bytes+p.charge(p.nodes[cand].e))*100 <= total*windowPercent:
+		return p.nodes[v].e // the window has room for one more
 	}
-	p.foldUses(cand)
-	if p.sketch.estimate(cand.hash) > p.sketch.estimate(v.hash) {
-		p.window.remove(cand)
-		p.main.pushBack(cand)
-		return v
+	ce, ve := p.nodes[cand].e, p.nodes[v].e
+	p.foldUses(ce)
+	if p.sketch.estimate(ce.hash) > p.sketch.estimate(ve.hash) {
+		p.unlink(&p.window, cand)
+		p.pushBack(&p.main, cand)
+		return ve
 	}
-	return cand
+	return ce
 }
 
 // expired returns the entry that expired first if it expired at or before
 // now, else nil (always nil for a now of 0).
 func (p *policy) expired(now int64) *entry {
-	if len(p.expiring) > 0 && now != 0 && p.expiring[0].expires <= now {
-		return p.expiring[0]
+	if len(p.expiring) > 0 && now != 0 {
+		if e := p.nodes[p.expiring[0]].e; e.expires <= now {
+			return e
+		}
 	}
 	return nil
 }
 
 // mainVictim runs the main queue's clock hand to the first entry not used
-// since the hand last passed it, or nil if the queue is empty.
-func (p *policy) mainVictim() *entry {
+// since the hand last passed it, and returns its node, or -1 if the queue
+// is empty.
+func (p *policy) mainVictim() int32 {
 	for range p.main.n {
-		e := p.main.head
+		i := p.main.head
+		e := p.nodes[i].e
 		if e.uses.Load() == 0 {
-			return e
+			return i
 		}
 		p.foldUses(e)
-		p.main.remove(e)
-		p.main.pushBack(e)
+		p.unlink(&p.main, i)
+		p.pushBack(&p.main, i)
 	}
 	// Gets used every entry again while the hand went round: take the
 	// oldest, so that the owner's budget holds.
@@ -147,69 +193,34 @@ func (p *policy) foldUses(e *entry) {
 	}
 }
 
-// A queue is a doubly linked list of entries threaded through their prev
-// and next fields, with the bytes it holds.
-type queue struct {
-	head, tail *entry
-	n          int
-	bytes      int64
-	overhead   int64 // charged per entry on top of key and value
-	isWindow   bool  // marks its entries as in the window
-}
-
-// mark records in e whether it is in the window.
-func (q *queue) mark(e *entry, in bool) {
-	e.place &^= 1
-	if in && q.isWindow {
-		e.place |= 1
-	}
-}
-
-func (q *queue) pushBack(e *entry) {
-	q.mark(e, true)
-	e.prev, e.next = q.tail, nil
-	if q.tail == nil {
-		q.head = e
+// pushBack appends node i to q.
+func (p *policy) pushBack(q *queue, i int32) {
+	n := &p.nodes[i]
+	n.prev, n.next, n.window = q.tail, -1, q == &p.window
+	if q.tail < 0 {
+		q.head = i
 	} else {
-		q.tail.next = e
+		p.nodes[q.tail].next = i
 	}
-	q.tail = e
+	q.tail = i
 	q.n++
-	q.bytes += e.charge(q.overhead)
+	q.bytes += p.charge(n.e)
 }
 
-func (q *queue) remove(e *entry) {
-	if e.prev == nil {
-		q.head = e.next
+// unlink takes node i out of q.
+func (p *policy) unlink(q *queue, i int32) {
+	n := &p.nodes[i]
+	if n.prev < 0 {
+		q.head = n.next
 	} else {
-		e.prev.next = e.next
+		p.nodes[n.prev].next = n.next
 	}
-	if e.next == nil {
-		q.tail = e.prev
+	if n.next < 0 {
+		q.tail = n.prev
 	} else {
-		e.next.prev = e.prev
+		p.nodes[n.next].prev = n.prev
 	}
-	e.prev, e.next = nil, nil
-	q.mark(e, false)
+	n.prev, n.next = -1, -1
 	q.n--
-	q.bytes -= e.charge(q.overhead)
-}
-
-// replace puts ne where old is.
-func (q *queue) replace(old, ne *entry) {
-	ne.prev, ne.next = old.prev, old.next
-	q.mark(ne, true)
-	if old.prev == nil {
-		q.head = ne
-	} else {
-		old.prev.next = ne
-	}
-	if old.next == nil {
-		q.tail = ne
-	} else {
-		old.next.prev = ne
-	}
-	old.prev, old.next = nil, nil
-	q.mark(old, false)
-	q.bytes += ne.charge(q.overhead) - old.charge(q.overhead)
+	q.bytes -= p.charge(n.e)
 }
