@@ -57,7 +57,7 @@ func TestAuthOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed := pc.NewRequest(t.Context(), "scores", "Tom")
+	signed := pc.NewRequest(t.Context(), n.addr, "scores", "Tom")
 	req, _ = http.NewRequest("GET", n.addr+protocol.Path("scores", "Sam"), nil)
 	req.Header = signed.Header
 	if st, body := rawGet(t, req); st != http.StatusUnauthorized {
