@@ -1,0 +1,67 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"testing/iotest"
+)
+
+// Values of every size around the chunk boundaries come back whole,
+// whatever the reader hands out at a time and whether the size is
+// announced; wrong announcements and values over the limit fail.
+func TestReadValueSizes(t *testing.T) {
+	const limit = 3 * chunkSize
+	c := newClient(t, &ClientOptions{MaxValueBytes: limit})
+	ctx := context.Background()
+	readers := map[string]func(io.Reader) io.Reader{
+		"whole":    func(r io.Reader) io.Reader { return r },
+		"half":     iotest.HalfReader,
+		"data+EOF": iotest.DataErrReader,
+	}
+	for _, n := range []int{0, 1, chunkSize - 1, chunkSize, chunkSize + 1, 2*chunkSize + 7, limit} {
+		value := make([]byte, n)
+		for i := range value {
+			value[i] = byte(i * 7)
+		}
+		h := http.Header{HeaderChecksum: {Checksum(value)}}
+		for rname, wrap := range readers {
+			for _, size := range []int64{int64(n), -1} {
+				name := fmt.Sprintf("%d bytes, announced %d, %s", n, size, rname)
+				v, err := c.ReadResponse(ctx, Request{}, 200, h, size, wrap(bytes.NewReader(value)))
+				if err != nil || !bytes.Equal(v, value) {
+					t.Fatalf("%s: %d bytes, %v", name, len(v), err)
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			for _, size := range []int64{int64(n) + 1, int64(n) - 1} {
+				if size > limit {
+					continue
+				}
+				v, err := c.ReadResponse(ctx, Request{}, 200, h, size, wrap(bytes.NewReader(value)))
+				if v != nil || !errors.Is(err, ErrBadResponse) {
+					t.Fatalf("%d bytes announced as %d, %s: %d bytes, %v; want ErrBadResponse", n, size, rname, len(v), err)
+				}
+			}
+		}
+	}
+	over := make([]byte, limit+1)
+	h := http.Header{HeaderChecksum: {Checksum(over)}}
+	for _, size := range []int64{-1, limit + 1} {
+		if v, err := c.ReadResponse(ctx, Request{}, 200, h, size, bytes.NewReader(over)); v != nil || !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("over the limit, announced %d: %d bytes, %v; want ErrTooLarge", size, len(v), err)
+		}
+	}
+	// A done context stops a chunked read between chunks.
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.ReadResponse(done, Request{}, 200, h, -1, bytes.NewReader(over)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("done context: %v; want context.Canceled", err)
+	}
+}
