@@ -206,7 +206,7 @@ func TestHugeAnnouncedLength(t *testing.T) {
 			defer c.CloseIdleConnections()
 			per := allocsPerGet(t, c, tc.n, tc.timeout, func(err error) bool { return errors.Is(err, tc.want) }, nil)
 			t.Logf("%d bytes allocated per request", per)
-			if per >= 64<<10 {
+			if !raceEnabled && per >= 64<<10 {
 				t.Fatalf("%d bytes allocated per request for a 1-byte body announced as 64 MiB; want under 64 KiB", per)
 			}
 		})
