@@ -100,21 +100,30 @@ func TestStalledErrorBody(t *testing.T) {
 	})
 }
 
+// A garbage 200 is never returned. Without a secret the checksum catches
+// a peer that is broken or no GeeCache node; a garbage value sent with its
+// own checksum takes the secret to catch (see PROTOCOL.md, Integrity).
 func TestPeerThatLies(t *testing.T) {
 	const value = "garbage"
-	for name, head := range map[string]string{
-		"no checksum":        "HTTP/1.1 200 OK\nContent-Length: 7",
-		"wrong checksum":     "HTTP/1.1 200 OK\nContent-Length: 7\nX-Geecache-Checksum: " + protocol.Checksum([]byte("v:Tom")),
-		"malformed checksum": "HTTP/1.1 200 OK\nContent-Length: 7\nX-Geecache-Checksum: zz",
-		"chunked, no sum":    "HTTP/1.1 200 OK\nTransfer-Encoding: chunked",
+	for name, tc := range map[string]struct {
+		head   string
+		secret []byte
+	}{
+		"no checksum":          {head: "HTTP/1.1 200 OK\nContent-Length: 7"},
+		"wrong checksum":       {head: "HTTP/1.1 200 OK\nContent-Length: 7\nX-Geecache-Checksum: " + protocol.Checksum([]byte("v:Tom"))},
+		"malformed checksum":   {head: "HTTP/1.1 200 OK\nContent-Length: 7\nX-Geecache-Checksum: zz"},
+		"chunked, no sum":      {head: "HTTP/1.1 200 OK\nTransfer-Encoding: chunked"},
+		"own checksum, secret": {head: "HTTP/1.1 200 OK\nContent-Length: 7\nX-Geecache-Checksum: " + protocol.Checksum([]byte(value)), secret: []byte("k")},
+		"forged sig, secret":   {head: "HTTP/1.1 200 OK\nContent-Length: 7\nX-Geecache-Checksum: " + protocol.Checksum([]byte(value)) + "\nX-Geecache-Signature: " + strings.Repeat("0", 64), secret: []byte("k")},
 	} {
 		t.Run(name, func(t *testing.T) {
+			head := tc.head
 			body := []byte(value)
 			if strings.Contains(head, "chunked") {
 				body = []byte("7\r\n" + value + "\r\n0\r\n\r\n")
 			}
 			p := startFakePeer(t, rawAnswer(head, body, false))
-			c := mustClient(t, p.addr, nil)
+			c := mustClient(t, p.addr, &ClientOptions{Secret: tc.secret})
 			defer c.CloseIdleConnections()
 			v, err := c.Get(t.Context(), "scores", "Tom")
 			if v != nil || !errors.Is(err, protocol.ErrIntegrity) || !errors.Is(err, protocol.ErrBadResponse) {
