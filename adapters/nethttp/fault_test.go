@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/getter"
 )
@@ -20,6 +22,15 @@ import (
 // behaviour (errors, values, allocations, connections closed, goroutines
 // back: see TestMain's goleak), never how long anything took: the
 // deadlines below only make a broken client fail instead of hang.
+
+// noLeaks makes t fail if goroutines it starts (the fake peer's, the
+// client's connections) outlive it; call it first, so that its check runs
+// after every other cleanup.
+func noLeaks(t *testing.T) {
+	t.Helper()
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) })
+}
 
 // waitClosed waits until the client has closed one connection to p.
 func waitClosed(t *testing.T, p *fakePeer) {
@@ -35,6 +46,7 @@ func waitClosed(t *testing.T, p *fakePeer) {
 func hang(*http.Request, net.Conn) bool { return false }
 
 func TestPeerThatNeverAnswers(t *testing.T) {
+	noLeaks(t)
 	p := startFakePeer(t, hang)
 	t.Run("caller deadline", func(t *testing.T) {
 		c := mustClient(t, p.addr, nil)
@@ -69,6 +81,7 @@ func rawAnswer(head string, body []byte, stall bool) func(*http.Request, net.Con
 }
 
 func TestStalledErrorBody(t *testing.T) {
+	noLeaks(t)
 	t.Run("short", func(t *testing.T) {
 		// 100 bytes announced, 7 sent: the caller gets its deadline error
 		// at its deadline, not a message and not later.
@@ -85,10 +98,12 @@ func TestStalledErrorBody(t *testing.T) {
 	})
 	t.Run("long", func(t *testing.T) {
 		// 1 MiB announced, 5 KiB sent, then a stall: the client reads its
-		// 4 KiB and does not wait for the rest (nor drain it).
+		// 4 KiB and does not wait for the rest (nor drain it). Only the
+		// caller's deadline would end a wait, and it has not passed when
+		// Get returns.
 		p := startFakePeer(t, rawAnswer("HTTP/1.1 500 Internal Server Error\nContent-Length: 1048576\nX-Geecache-Error: load_error",
 			[]byte(strings.Repeat("x", 5<<10)), true))
-		c := mustClient(t, p.addr, nil)
+		c := mustClient(t, p.addr, &ClientOptions{Timeout: time.Hour})
 		defer c.CloseIdleConnections()
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
@@ -104,6 +119,7 @@ func TestStalledErrorBody(t *testing.T) {
 // a peer that is broken or no GeeCache node; a garbage value sent with its
 // own checksum takes the secret to catch (see PROTOCOL.md, Integrity).
 func TestPeerThatLies(t *testing.T) {
+	noLeaks(t)
 	const value = "garbage"
 	for name, tc := range map[string]struct {
 		head   string
@@ -134,6 +150,7 @@ func TestPeerThatLies(t *testing.T) {
 }
 
 func TestForgedNotFound(t *testing.T) {
+	noLeaks(t)
 	msg := []byte("Tom not exist\n")
 	head := "HTTP/1.1 404 Not Found\nContent-Length: 14\nX-Geecache-Error: not_found\nX-Geecache-Checksum: " + protocol.Checksum(msg)
 	secret := []byte("cluster secret")
@@ -191,6 +208,7 @@ func allocsPerGet(t *testing.T, c *Client, n int, timeout time.Duration, fails f
 // under 64 KiB per request, whether it then closes the connection or
 // stalls until the caller's deadline.
 func TestHugeAnnouncedLength(t *testing.T) {
+	noLeaks(t)
 	head := fmt.Sprintf("HTTP/1.1 200 OK\nContent-Length: %d\nX-Geecache-Checksum: %s", 64<<20, protocol.Checksum(nil))
 	for _, tc := range []struct {
 		name    string

@@ -14,6 +14,7 @@ import (
 // later: the node loads the bad peer's keys itself, and once the bad peer
 // is gone from the ring the values it held are the right ones.
 func TestBadPeerNeverPoisonsTheGroup(t *testing.T) {
+	noLeaks(t)
 	garbage := []byte("garbage")
 	msg := []byte("not exist\n")
 	for name, tc := range map[string]struct {
