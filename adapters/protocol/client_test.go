@@ -65,3 +65,23 @@ func TestReadValueSizes(t *testing.T) {
 		t.Fatalf("done context: %v; want context.Canceled", err)
 	}
 }
+
+// A long error message is cut to fit the 4 KiB a client reads, so that its
+// checksum can be checked; a longer error body with a checksum is refused.
+func TestLongErrorMessage(t *testing.T) {
+	ctx := context.Background()
+	s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), nil)
+	c := newClient(t, nil)
+	r := s.Seal(Request{}, ErrorResponse(CodeLoadError, string(bytes.Repeat([]byte("é"), 5000))))
+	if len(r.Body) > maxErrorBody {
+		t.Fatalf("error body of %d bytes; want at most %d", len(r.Body), maxErrorBody)
+	}
+	if _, err := read(ctx, c, Request{}, r, -2); !errors.Is(err, ErrLoad) {
+		t.Fatalf("cut message: %v; want ErrLoad", err)
+	}
+	long := make([]byte, maxErrorBody+1)
+	h := http.Header{HeaderError: {string(CodeLoadError)}, HeaderChecksum: {Checksum(long)}}
+	if _, err := c.ReadResponse(ctx, Request{}, 500, h, -1, bytes.NewReader(long)); !errors.Is(err, ErrBadResponse) || errors.Is(err, ErrLoad) {
+		t.Fatalf("error body over 4 KiB with a checksum: %v; want ErrBadResponse", err)
+	}
+}
