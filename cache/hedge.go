@@ -9,7 +9,7 @@ import (
 )
 
 // latencies keeps recent successful fetch times and the hedge delay made
-// from them: their 95th percentile within the policy's bounds.
+// from them: their 99th percentile within the policy's bounds.
 type latencies struct {
 	min, max time.Duration
 	delay    atomic.Int64 // nanoseconds; max until enough samples
@@ -42,8 +42,8 @@ func (l *latencies) record(d time.Duration) {
 	window := slices.Clone(l.samples[:min(l.n, latencySamples)])
 	l.mu.Unlock()
 	slices.Sort(window)
-	p95 := window[len(window)*95/100]
-	l.delay.Store(int64(min(max(p95, l.min), l.max)))
+	p99 := window[len(window)*99/100]
+	l.delay.Store(int64(min(max(p99, l.min), l.max)))
 }
 
 // hedgeDelay returns how long to wait for the owner before hedging.
