@@ -94,13 +94,19 @@ func (h *Handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest
 		method = http.MethodGet // a bare test event from the console
 	}
 	req := protocol.Request{Method: method, Path: path, Header: hdr}
+	body := []byte(ev.Body)
 	if ev.IsBase64Encoded && ev.Body != "" {
-		// The protocol reads no body, but a request whose body a Function
-		// URL encoded is only well-formed if it decodes.
-		if _, err := base64.StdEncoding.DecodeString(ev.Body); err != nil {
+		// A Function URL encodes every body it does not take for text; a
+		// request whose body does not decode is malformed.
+		b, err := base64.StdEncoding.DecodeString(ev.Body)
+		if err != nil {
 			return req, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest,
 				"request body is flagged base64 but does not decode: "+err.Error()))
 		}
+		body = b
+	}
+	if method == http.MethodPut {
+		req.Body = body // a peer's Set; other requests have no body
 	}
 	return req, h.srv.Serve(ctx, req)
 }

@@ -1,8 +1,10 @@
 package nethttp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -121,20 +123,50 @@ func (c *Client) Addr() string { return c.addr }
 // Get allocates no more than what has arrived, plus one bounded chunk,
 // whatever length the peer announces.
 func (c *Client) Get(ctx context.Context, group, key string) ([]byte, error) {
+	v, _, err := c.GetTTL(ctx, group, key)
+	return v, err
+}
+
+// GetTTL is Get that also returns the lifetime the owner gives the value,
+// or with a "not found" how long that answer may be cached (0: none). It
+// implements cache.PeerTTLGetter.
+func (c *Client) GetTTL(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
+	return c.do(ctx, c.proto.NewRequest(ctx, c.addr, group, key))
+}
+
+// Remove makes the peer drop key of group from its memory. It implements
+// cache.PeerUpdater, for Group.Remove.
+func (c *Client) Remove(ctx context.Context, group, key string) error {
+	_, _, err := c.do(ctx, c.proto.NewRemoveRequest(ctx, c.addr, group, key))
+	return err
+}
+
+// Set makes the peer, the owner of key, store value for ttl (0: its
+// group's default). It implements cache.PeerUpdater, for Group.Set.
+func (c *Client) Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error {
+	_, _, err := c.do(ctx, c.proto.NewSetRequest(ctx, c.addr, group, key, value, ttl))
+	return err
+}
+
+// do sends a protocol request and reads its answer.
+func (c *Client) do(ctx context.Context, preq protocol.Request) ([]byte, time.Duration, error) {
 	cancel := context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.timeout {
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 	}
 	defer cancel()
-	preq := c.proto.NewRequest(ctx, c.addr, group, key)
-	req, err := http.NewRequestWithContext(ctx, preq.Method, c.prefix+preq.Path, nil)
+	var body io.Reader
+	if preq.Body != nil {
+		body = bytes.NewReader(preq.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, preq.Method, c.prefix+preq.Path, body)
 	if err != nil {
-		return nil, fmt.Errorf("peer %s: %w", c.addr, err)
+		return nil, 0, fmt.Errorf("peer %s: %w", c.addr, err)
 	}
 	req.Header = preq.Header
 	resp, err := c.rt.RoundTrip(req)
 	if err != nil {
-		return nil, fmt.Errorf("peer %s: %w", c.addr, err)
+		return nil, 0, fmt.Errorf("peer %s: %w", c.addr, err)
 	}
 	// ReadResponse reads a well-formed body to its end, which hands the
 	// connection back for reuse. Whatever it leaves unread (a body longer
@@ -144,10 +176,11 @@ func (c *Client) Get(ctx context.Context, group, key string) ([]byte, error) {
 	v, err := c.proto.ReadResponse(ctx, preq, resp.StatusCode, resp.Header, resp.ContentLength, resp.Body)
 	cancel()
 	_ = resp.Body.Close()
+	ttl := protocol.ResponseTTL(resp.Header)
 	if err != nil {
-		return nil, fmt.Errorf("peer %s: %w", c.addr, err)
+		return nil, ttl, fmt.Errorf("peer %s: %w", c.addr, err)
 	}
-	return v, nil
+	return v, ttl, nil
 }
 
 // CloseIdleConnections closes the idle keep-alive connections of the

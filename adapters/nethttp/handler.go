@@ -1,6 +1,7 @@
 package nethttp
 
 import (
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -46,11 +47,21 @@ func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
 // key; the base path, if any, is removed first. The load runs with the
 // request's context, so it is abandoned when the caller goes away.
 //
-// A protocol request has no body: one that comes with a body is refused
-// (400) without the body being read, and the connection is closed.
+// Only a PUT (a peer's Set) has a body, read up to the size limit: any
+// other request that comes with a body, or a PUT whose body is over the
+// limit, is refused (400 or 413) without the body being read, and the
+// connection is closed.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := protocol.Request{Method: r.Method, Path: r.URL.EscapedPath(), Header: r.Header}
-	if r.ContentLength != 0 {
+	if r.Method == http.MethodPut {
+		body, resp, ok := h.readBody(r, req)
+		if !ok {
+			w.Header().Set("Connection", "close")
+			write(w, resp)
+			return
+		}
+		req.Body = body
+	} else if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
 		write(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body")))
 		return
@@ -65,6 +76,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.Path = p
 	}
 	write(w, h.srv.Serve(r.Context(), req))
+}
+
+// readBody reads a PUT's body, at most the size limit; if it cannot, it
+// returns the answer to send instead.
+func (h *Handler) readBody(r *http.Request, req protocol.Request) ([]byte, protocol.Response, bool) {
+	limit := h.srv.MaxValueBytes()
+	if r.ContentLength > limit {
+		return nil, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeTooLarge, "the value is over the size limit")), false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	switch {
+	case err != nil:
+		return nil, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "reading the body failed")), false
+	case int64(len(body)) > limit:
+		return nil, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeTooLarge, "the value is over the size limit")), false
+	}
+	return body, protocol.Response{}, true
 }
 
 // write sends a protocol response as it is.

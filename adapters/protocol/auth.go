@@ -26,8 +26,16 @@ const (
 	// HeaderError carries the Code of an error response.
 	HeaderError = "X-Geecache-Error"
 	// HeaderChecksum carries the xxhash64 of a response's body, as 16
-	// lower-case hex digits. Every version 2 response has it.
+	// lower-case hex digits. Every version 2 response has it, and so does
+	// a PUT request.
 	HeaderChecksum = "X-Geecache-Checksum"
+	// HeaderTTL carries a lifetime in whole milliseconds (decimal): on a
+	// 200 or a 404 not_found answer to a peer, how long the owner keeps the
+	// value or the "not found" (absent: the value does not expire, or the
+	// "not found" is not to be cached); on a PUT, how long to keep the
+	// value (absent: the group's default). A remaining lifetime, not an
+	// expiry time, so that nodes need not agree on the time.
+	HeaderTTL = "X-Geecache-Ttl"
 )
 
 // Version is the protocol version this package speaks; it names the
@@ -47,10 +55,15 @@ var (
 //	"GEECACHE2\n" + method + "\n" + target + "\n" + escapedPath + "\n" + peer + "\n" + timestamp
 //
 // where target is the base URL of the node the request is sent to and peer
-// the value of its HeaderPeer ("" if absent).
-func requestMAC(secret []byte, method, target, escapedPath, peer, timestamp string) []byte {
+// the value of its HeaderPeer ("" if absent); a request with a body (a
+// PUT) adds "\n" + checksum + "\n" + ttl, its HeaderChecksum and HeaderTTL
+// ("" if absent), so that the value and its lifetime are signed too.
+func requestMAC(secret []byte, method, target, escapedPath, peer, timestamp string, h http.Header) []byte {
 	m := hmac.New(sha256.New, secret)
 	writeLines(m, "GEECACHE2", method, target, escapedPath, peer, timestamp)
+	if method == http.MethodPut {
+		writeLines(m, "", h.Get(HeaderChecksum), h.Get(HeaderTTL))
+	}
 	return m.Sum(nil)
 }
 
@@ -59,10 +72,14 @@ func requestMAC(secret []byte, method, target, escapedPath, peer, timestamp stri
 //	"GEECACHE2 response\n" + requestSignature + "\n" + status + "\n" + code + "\n" + checksum
 //
 // where requestSignature is the HeaderSignature of the request answered,
-// as sent, and checksum the response's HeaderChecksum.
-func responseMAC(secret []byte, requestSignature string, status int, code Code, checksum string) []byte {
+// as sent, and checksum the response's HeaderChecksum; a response with a
+// HeaderTTL adds "\n" + ttl, so that a lifetime cannot be forged either.
+func responseMAC(secret []byte, requestSignature string, status int, code Code, checksum, ttl string) []byte {
 	m := hmac.New(sha256.New, secret)
 	writeLines(m, "GEECACHE2 response", requestSignature, strconv.Itoa(status), string(code), checksum)
+	if ttl != "" {
+		writeLines(m, "", ttl)
+	}
 	return m.Sum(nil)
 }
 
@@ -81,7 +98,7 @@ func writeLines(h hash.Hash, lines ...string) {
 func sign(h http.Header, secret []byte, now time.Time, method, target, escapedPath string) {
 	ts := strconv.FormatInt(now.Unix(), 10)
 	h.Set(HeaderTimestamp, ts)
-	h.Set(HeaderSignature, hex.EncodeToString(requestMAC(secret, method, target, escapedPath, h.Get(HeaderPeer), ts)))
+	h.Set(HeaderSignature, hex.EncodeToString(requestMAC(secret, method, target, escapedPath, h.Get(HeaderPeer), ts, h)))
 }
 
 // verify checks the signature headers of a request to self against
@@ -103,7 +120,7 @@ func verify(h http.Header, secret []byte, now time.Time, maxSkew time.Duration, 
 	if err != nil {
 		return errBadSignature
 	}
-	if !hmac.Equal(got, requestMAC(secret, method, self, escapedPath, h.Get(HeaderPeer), ts)) {
+	if !hmac.Equal(got, requestMAC(secret, method, self, escapedPath, h.Get(HeaderPeer), ts, h)) {
 		return errBadSignature
 	}
 	return nil

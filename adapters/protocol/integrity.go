@@ -34,7 +34,7 @@ func seal(secret []byte, req Request, r Response) Response {
 	r.Header[HeaderChecksum] = []string{sum}
 	if secret != nil {
 		r.Header[HeaderSignature] = []string{hex.EncodeToString(
-			responseMAC(secret, req.Header.Get(HeaderSignature), r.Status, r.Code(), sum))}
+			responseMAC(secret, req.Header.Get(HeaderSignature), r.Status, r.Code(), sum, r.Header.Get(HeaderTTL)))}
 	} else {
 		delete(r.Header, HeaderSignature)
 	}
@@ -66,7 +66,7 @@ func (c *Client) checkSeal(req Request, status int, header http.Header) error {
 		return nil
 	}
 	got, err := hex.DecodeString(header.Get(HeaderSignature))
-	if err != nil || !hmac.Equal(got, responseMAC(c.cfg.Secret, req.Header.Get(HeaderSignature), status, Code(header.Get(HeaderError)), sum)) {
+	if err != nil || !hmac.Equal(got, responseMAC(c.cfg.Secret, req.Header.Get(HeaderSignature), status, Code(header.Get(HeaderError)), sum, header.Get(HeaderTTL))) {
 		return fmt.Errorf("%w: %d response without a valid signature", ErrIntegrity, status)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
@@ -22,6 +23,9 @@ type Request struct {
 	Path string
 	// Header holds the request headers; only the protocol's are read.
 	Header http.Header
+	// Body is the body of a PUT (the value to store); other requests have
+	// none.
+	Body []byte
 }
 
 // A Response is what a Server answers; a binding sends Status, Header and
@@ -65,13 +69,19 @@ func NewServer(reg *cache.Registry, opts *ServerOptions) (*Server, error) {
 // MaxValueBytes returns the largest value the Server sends.
 func (s *Server) MaxValueBytes() int64 { return s.cfg.MaxValueBytes }
 
+// AllowedMethods is the Allow header of a 405: the methods of the protocol.
+const AllowedMethods = "GET, PUT, DELETE"
+
 // Serve answers req. It checks, in order: the method (405), the signature
 // when a secret is set (401, before anything is parsed or loaded), the path
 // (400), the group (404 unknown_group); then it loads the key with
-// Group.GetLocal for a peer request (one carrying HeaderPeer) or Group.Get
+// Group.GetLocalTTL for a peer request (one carrying HeaderPeer, answered
+// with the value's remaining lifetime in HeaderTTL) or Group.Get
 // otherwise, and answers 200 with the value, 404 not_found, 500 load_error,
-// or 413 too_large for a value over the size limit. ctx is passed to the
-// load; it should end when the caller goes away.
+// or 413 too_large for a value over the size limit. A peer's DELETE drops
+// the key here (Group.RemoveLocal) and a peer's PUT stores its body as the
+// key's value (Group.SetLocal). ctx is passed to the load; it should end
+// when the caller goes away.
 //
 // An error body says what went wrong in the owner's words (for a missing
 // key, the Getter's message), without repeating the group and key the
@@ -94,9 +104,11 @@ func (s *Server) Serve(ctx context.Context, req Request) Response {
 func (s *Server) Seal(req Request, r Response) Response { return seal(s.cfg.Secret, req, r) }
 
 func (s *Server) serve(ctx context.Context, req Request) Response {
-	if req.Method != http.MethodGet {
-		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET")
-		r.Header.Set("Allow", http.MethodGet)
+	switch req.Method {
+	case http.MethodGet, http.MethodPut, http.MethodDelete:
+	default:
+		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET (or, between peers, PUT and DELETE)")
+		r.Header.Set("Allow", AllowedMethods)
 		return r
 	}
 	if s.cfg.Secret != nil {
@@ -117,27 +129,39 @@ func (s *Server) serve(ctx context.Context, req Request) Response {
 	if g == nil {
 		return ErrorResponse(CodeUnknownGroup, "no such group: "+clip(groupName))
 	}
+	if req.Method != http.MethodGet {
+		return s.write(ctx, req, g, key)
+	}
 	peer := req.Header.Get(HeaderPeer) != ""
 	trusted := peer || s.cfg.Secret != nil // a signed request is from a holder of the secret
 	var view cache.ByteView
+	var ttl time.Duration
 	if peer {
-		view, err = g.GetLocal(ctx, key)
+		view, ttl, err = g.GetLocalTTL(ctx, key)
 	} else {
 		view, err = g.Get(ctx, key)
 	}
 	if err != nil {
-		return s.loadError(ctx, err, trusted, groupName, key)
+		r := s.loadError(ctx, err, trusted, groupName, key)
+		if ttl > 0 && r.Code() == CodeNotFound {
+			r.Header.Set(HeaderTTL, FormatTTL(ttl))
+		}
+		return r
 	}
 	if n := int64(view.Len()); n > s.cfg.MaxValueBytes {
 		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "geecache: value over size limit",
 			slog.String("group", clip(groupName)), slog.String("key", clip(key)), slog.Int64("bytes", n), slog.Int64("limit", s.cfg.MaxValueBytes))
 		return ErrorResponse(CodeTooLarge, fmt.Sprintf("value of %d bytes exceeds the limit of %d bytes", n, s.cfg.MaxValueBytes))
 	}
-	return Response{
+	r := Response{
 		Status: http.StatusOK,
 		Header: http.Header{"Content-Type": {"application/octet-stream"}},
 		Body:   view.ByteSlice(),
 	}
+	if ttl > 0 {
+		r.Header.Set(HeaderTTL, FormatTTL(ttl))
+	}
+	return r
 }
 
 // loadError answers a failed load: 404 not_found or 500 load_error, with

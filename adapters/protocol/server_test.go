@@ -142,8 +142,8 @@ func TestServeStatuses(t *testing.T) {
 			if r.Status != tc.status || r.Code() != tc.code || !strings.Contains(string(r.Body), tc.body) {
 				t.Fatalf("Serve = %d %q %q; want %d %q containing %q", r.Status, r.Code(), r.Body, tc.status, tc.code, tc.body)
 			}
-			if tc.status == 405 && r.Header.Get("Allow") != "GET" {
-				t.Fatalf("405 without Allow: GET: %v", r.Header)
+			if tc.status == 405 && r.Header.Get("Allow") != AllowedMethods {
+				t.Fatalf("405 without Allow: GET, PUT, DELETE: %v", r.Header)
 			}
 			if tc.status == 200 && r.Header.Get("Content-Type") != "application/octet-stream" {
 				t.Fatalf("200 with Content-Type %q", r.Header.Get("Content-Type"))

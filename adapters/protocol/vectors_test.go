@@ -62,7 +62,7 @@ func TestPublishedVectors(t *testing.T) {
 		check("request "+h, req.Header.Get(h))
 	}
 	check("request canonical", strings.Join([]string{"GEECACHE2", "GET", target, req.Path, "1", v["time"]}, "\n"))
-	mac := requestMAC(secret, "GET", target, req.Path, "1", v["time"])
+	mac := requestMAC(secret, "GET", target, req.Path, "1", v["time"], req.Header)
 	check("request X-Geecache-Signature", hex.EncodeToString(mac))
 
 	reg := cache.NewRegistry()

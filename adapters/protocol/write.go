@@ -1,0 +1,89 @@
+package protocol
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+)
+
+// FormatTTL returns d as HeaderTTL's value: whole milliseconds, at least 1
+// for a positive d. A d of 0 or less has no header value ("").
+func FormatTTL(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(max(d.Milliseconds(), 1), 10)
+}
+
+// ResponseTTL returns the lifetime a response's HeaderTTL gives, or 0 if
+// it has none or a malformed one.
+func ResponseTTL(h http.Header) time.Duration {
+	ms, err := strconv.ParseInt(h.Get(HeaderTTL), 10, 64)
+	if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// NewRemoveRequest returns the request that makes the node at target drop
+// key of group from its memory: DELETE of the key's path, a peer request,
+// signed with a secret.
+func (c *Client) NewRemoveRequest(ctx context.Context, target, group, key string) Request {
+	return c.newRequest(ctx, http.MethodDelete, target, group, key, nil, 0)
+}
+
+// NewSetRequest returns the request that makes the node at target, the
+// owner of key, store value under key of group for ttl (0: the group's
+// default): PUT of the key's path with the value as the body, its
+// checksum, the TTL, and with a secret a signature over all of them.
+func (c *Client) NewSetRequest(ctx context.Context, target, group, key string, value []byte, ttl time.Duration) Request {
+	return c.newRequest(ctx, http.MethodPut, target, group, key, value, ttl)
+}
+
+// newRequest builds and signs a peer request.
+func (c *Client) newRequest(ctx context.Context, method, target, group, key string, body []byte, ttl time.Duration) Request {
+	path := Path(group, key)
+	h := http.Header{HeaderPeer: {"1"}}
+	if method == http.MethodPut {
+		h.Set(HeaderChecksum, Checksum(body))
+		if t := FormatTTL(ttl); t != "" {
+			h.Set(HeaderTTL, t)
+		}
+	}
+	if c.cfg.Secret != nil {
+		sign(h, c.cfg.Secret, c.cfg.Now(), method, target, path)
+	}
+	if c.cfg.Propagator != nil {
+		c.cfg.Propagator.Inject(ctx, h)
+	}
+	return Request{Method: method, Path: path, Header: h, Body: body}
+}
+
+// write answers a DELETE or PUT of key in g. Writes are peer requests only
+// (a node's Group.Remove and Group.Set send them): without a secret, any
+// caller that can reach a node can send one, so keep peer ports private or
+// set a secret.
+func (s *Server) write(ctx context.Context, req Request, g *cache.Group, key string) Response {
+	if req.Header.Get(HeaderPeer) == "" {
+		return ErrorResponse(CodeBadRequest, req.Method+" is a peer request (it needs "+HeaderPeer+")")
+	}
+	if req.Method == http.MethodDelete {
+		g.RemoveLocal(key)
+		return Response{Status: http.StatusOK, Header: http.Header{}}
+	}
+	if n := int64(len(req.Body)); n > s.cfg.MaxValueBytes {
+		return ErrorResponse(CodeTooLarge, fmt.Sprintf("value of %d bytes exceeds the limit of %d bytes", n, s.cfg.MaxValueBytes))
+	}
+	if err := checkBody(req.Header, req.Body); err != nil || req.Header.Get(HeaderChecksum) == "" {
+		return ErrorResponse(CodeBadRequest, fmt.Sprintf("the value does not match its %s", HeaderChecksum))
+	}
+	g.SetLocal(key, req.Body, ResponseTTL(req.Header))
+	s.cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "geecache: set by a peer",
+		slog.String("group", g.Name()), slog.String("key", clip(key)), slog.Int("bytes", len(req.Body)))
+	return Response{Status: http.StatusOK, Header: http.Header{}}
+}
