@@ -3,7 +3,10 @@ package bench
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/geecache/geecache/picker"
 	"github.com/golang/groupcache/consistenthash"
@@ -150,5 +153,114 @@ func TestRingLookupAllocs(t *testing.T) {
 	i := 0
 	if a := testing.AllocsPerRun(1000, func() { get(keys[i%64]); i++ }); a != 0 {
 		t.Errorf("ring lookup allocates %.1f times", a)
+	}
+}
+
+// A ringBlock is one timed block of a comparison: the time and the bytes
+// allocated per operation.
+type ringBlock struct{ ns, bytes float64 }
+
+// ringMeasure runs f ops times after a GC and returns its cost per call.
+func ringMeasure(ops int, f func()) ringBlock {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	start := time.Now()
+	for range ops {
+		f()
+	}
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&m1)
+	return ringBlock{
+		ns:    float64(elapsed.Nanoseconds()) / float64(ops),
+		bytes: float64(m1.TotalAlloc-m0.TotalAlloc) / float64(ops),
+	}
+}
+
+// ringMedian returns the median of xs (xs is sorted in place).
+func ringMedian(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// ringCompare runs ours and theirs in alternating blocks of ops calls, one
+// round (ours, then theirs) per b.Loop iteration, and reports the median
+// cost of each and the min and median of the per-round ratios ours/theirs,
+// for time and, if withBytes, for bytes allocated. unit names the time
+// metric ("ms" or "ns") and scale converts nanoseconds to it.
+func ringCompare(b *testing.B, ops int, unit string, scale float64, withBytes bool, ours, theirs func()) {
+	var oursNS, theirsNS, oursB, theirsB, tRatio, bRatio []float64
+	for b.Loop() {
+		o := ringMeasure(ops, ours)
+		t := ringMeasure(ops, theirs)
+		oursNS, theirsNS = append(oursNS, o.ns), append(theirsNS, t.ns)
+		oursB, theirsB = append(oursB, o.bytes), append(theirsB, t.bytes)
+		tRatio = append(tRatio, o.ns/t.ns)
+		if t.bytes > 0 {
+			bRatio = append(bRatio, o.bytes/t.bytes)
+		}
+	}
+	b.ReportMetric(ringMedian(oursNS)/scale, "ours-"+unit)
+	b.ReportMetric(ringMedian(theirsNS)/scale, "gc-"+unit)
+	b.ReportMetric(slices.Min(tRatio), "time-ratio-min")
+	b.ReportMetric(ringMedian(tRatio), "time-ratio-med")
+	if withBytes {
+		b.ReportMetric(ringMedian(oursB)/1e6, "ours-MB")
+		b.ReportMetric(ringMedian(theirsB)/1e6, "gc-MB")
+		if len(bRatio) > 0 {
+			b.ReportMetric(slices.Min(bRatio), "bytes-ratio-min")
+			b.ReportMetric(ringMedian(bRatio), "bytes-ratio-med")
+		}
+	}
+}
+
+// BenchmarkRingBuildVsGroupcache builds a 1000-node ring: ours (picker.New,
+// as Peers.Set does from scratch) against golang/groupcache's
+// consistenthash.New + Add as its HTTPPool.Set does (50 replicas), in
+// alternating blocks of 3 builds, one round per iteration; run it with
+// -benchtime=5x for 5 rounds. Metrics: the median time (ms) and bytes (MB)
+// of one build of each, and the min and median over rounds of
+// ours/groupcache for time and bytes (below 1: ours is cheaper).
+func BenchmarkRingBuildVsGroupcache(b *testing.B) {
+	nodes := ringNodes(1000)
+	gc := func() { consistenthash.New(gcReplicas, nil).Add(nodes...) }
+	for _, reps := range []int{picker.DefaultReplicas, gcReplicas} {
+		b.Run(fmt.Sprintf("nodes=1000/geecache-r%d-vs-groupcache-r%d", reps, gcReplicas), func(b *testing.B) {
+			ringCompare(b, 3, "ms", 1e6, true, func() { picker.New(nodes, picker.WithReplicas(reps)) }, gc)
+		})
+	}
+}
+
+// BenchmarkRingLookup1M looks up 1M distinct keys (too many for the CPU
+// cache, unlike BenchmarkRingLookup's 4096) in our default ring and in
+// golang/groupcache's (50 replicas), in alternating blocks of one pass over
+// the keys, one round per iteration; run it with -benchtime=5x. Metrics:
+// median ns per lookup of each, and the min and median over rounds of
+// ours/groupcache (below 1: ours is faster).
+func BenchmarkRingLookup1M(b *testing.B) {
+	keys := ringKeys(1 << 20)
+	for _, n := range []int{10, 100, 1000} {
+		nodes := ringNodes(n)
+		ours := picker.New(nodes)
+		gc := consistenthash.New(gcReplicas, nil)
+		gc.Add(nodes...)
+		var sink int
+		pass := func(get func(string) string) func() {
+			return func() {
+				for _, k := range keys {
+					sink += len(get(k))
+				}
+			}
+		}
+		b.Run(fmt.Sprintf("nodes=%d/geecache-r%d-vs-groupcache-r%d", n, picker.DefaultReplicas, gcReplicas), func(b *testing.B) {
+			ringCompare(b, 1, "ns", float64(len(keys)), false, pass(ours.Get), pass(gc.Get))
+		})
+		if sink == 0 {
+			b.Fatal("no owners")
+		}
 	}
 }
