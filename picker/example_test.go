@@ -19,7 +19,7 @@ func ExampleRing() {
 	}
 	// Output:
 	// Tom -> http://localhost:8003 true
-	// Jack -> http://localhost:8002 true
+	// Jack -> http://localhost:8003 true
 	// Alice -> http://localhost:8001 true
 }
 

@@ -119,87 +119,14 @@ type Ring struct {
 // New builds a ring of the given nodes. Duplicate and empty names are
 // ignored, and the order of nodes does not matter.
 func New(nodes []string, opts ...Option) *Ring {
-	return build(newConfig(opts), nodes)
+	return build(newConfig(opts), sortedNodes(nodes))
 }
 
 // With returns a new ring with the same hash and replica count as r and
-// the given nodes. r is not changed.
-func (r *Ring) With(nodes ...string) *Ring { return build(r.cfg, nodes) }
-
-func build(cfg config, in []string) *Ring {
-	nodes := make([]string, 0, len(in))
-	for _, n := range in {
-		if n != "" {
-			nodes = append(nodes, n)
-		}
-	}
-	slices.Sort(nodes)
-	nodes = slices.Compact(nodes)
-	r := &Ring{cfg: cfg, nodes: slices.Clip(nodes)}
-	if len(nodes) == 0 {
-		return r
-	}
-
-	type point struct {
-		h     uint64
-		owner uint32
-	}
-	pts := make([]point, 0, len(nodes)*cfg.replicas)
-	var label []byte
-	for i, name := range nodes {
-		seed := cfg.hash(name)
-		for j := range cfg.replicas {
-			label = vnodeLabel(label[:0], name, seed, j)
-			// A Hash must not keep its argument, so the label's buffer is
-			// reused for the next one without a copy.
-			h := cfg.hash(unsafe.String(unsafe.SliceData(label), len(label)))
-			pts = append(pts, point{h, uint32(i)})
-		}
-	}
-	// nodes is sorted by name, so ordering ties by owner index orders them
-	// by node name.
-	slices.SortFunc(pts, func(a, b point) int {
-		if a.h != b.h {
-			if a.h < b.h {
-				return -1
-			}
-			return 1
-		}
-		return int(a.owner) - int(b.owner)
-	})
-	r.points = make([]uint64, len(pts))
-	r.owners = make([]uint32, len(pts))
-	for i, p := range pts {
-		r.points[i], r.owners[i] = p.h, p.owner
-	}
-	r.buildIndex()
-	return r
-}
-
-// vnodeLabel appends the label of replica j of node name. The suffix is a
-// strong 64-bit mix of the node's hash and j, so labels of neighbouring
-// replicas differ in about half their bits. This matters for hashes that
-// are linear, like CRC-32: labels such as strconv.Itoa(j)+name give
-// correlated points that do not even out the load however many replicas
-// there are.
-func vnodeLabel(dst []byte, name string, seed uint64, j int) []byte {
-	m := mix64(seed + uint64(j+1)*0x9e3779b97f4a7c15)
-	dst = append(dst, name...)
-	dst = append(dst, '#')
-	const hexDigits = "0123456789abcdef"
-	for s := 60; s >= 0; s -= 4 {
-		dst = append(dst, hexDigits[(m>>uint(s))&0xf])
-	}
-	return dst
-}
-
-// mix64 is the SplitMix64 finalizer: a bijection on uint64 with good
-// avalanche.
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
+// the given nodes. r is not changed. When most of r's nodes stay, With
+// reuses r's sorted points instead of building the ring from scratch; the
+// result is the same.
+func (r *Ring) With(nodes ...string) *Ring { return rebuild(r, r.cfg, nodes) }
 
 // buildIndex fills r.index and r.shift with about one bucket per point
 // (at most 2^16 buckets), over the range actually used by the points.
