@@ -156,25 +156,32 @@ func TestRingLookupAllocs(t *testing.T) {
 	}
 }
 
-// A ringBlock is one timed block of a comparison: the time and the bytes
-// allocated per operation.
-type ringBlock struct{ ns, bytes float64 }
+// A ringBlock is one timed block of a comparison: the wall time, the
+// process's CPU time (0 where it is not measured) and the bytes allocated,
+// per operation.
+type ringBlock struct{ ns, cpuNS, bytes float64 }
 
 // ringMeasure runs f ops times after a GC and returns its cost per call.
 func ringMeasure(ops int, f func()) ringBlock {
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
+	cpu0, _ := processCPU()
 	start := time.Now()
 	for range ops {
 		f()
 	}
 	elapsed := time.Since(start)
+	cpu1, cpuOK := processCPU()
 	runtime.ReadMemStats(&m1)
-	return ringBlock{
+	blk := ringBlock{
 		ns:    float64(elapsed.Nanoseconds()) / float64(ops),
 		bytes: float64(m1.TotalAlloc-m0.TotalAlloc) / float64(ops),
 	}
+	if cpuOK {
+		blk.cpuNS = float64((cpu1 - cpu0).Nanoseconds()) / float64(ops)
+	}
+	return blk
 }
 
 // ringMedian returns the median of xs (xs is sorted in place).
@@ -189,17 +196,22 @@ func ringMedian(xs []float64) float64 {
 
 // ringCompare runs ours and theirs in alternating blocks of ops calls, one
 // round (ours, then theirs) per b.Loop iteration, and reports the median
-// cost of each and the min and median of the per-round ratios ours/theirs,
-// for time and, if withBytes, for bytes allocated. unit names the time
-// metric ("ms" or "ns") and scale converts nanoseconds to it.
+// wall time of each and the min and median of the per-round ratios
+// ours/theirs: of wall time ("time-ratio"), of the process's CPU time
+// ("cpu-ratio", which other processes on a busy machine disturb less) and,
+// if withBytes, of bytes allocated. unit names the time metric ("ms" or
+// "ns") and scale converts nanoseconds to it.
 func ringCompare(b *testing.B, ops int, unit string, scale float64, withBytes bool, ours, theirs func()) {
-	var oursNS, theirsNS, oursB, theirsB, tRatio, bRatio []float64
+	var oursNS, theirsNS, oursB, theirsB, tRatio, cRatio, bRatio []float64
 	for b.Loop() {
 		o := ringMeasure(ops, ours)
 		t := ringMeasure(ops, theirs)
 		oursNS, theirsNS = append(oursNS, o.ns), append(theirsNS, t.ns)
 		oursB, theirsB = append(oursB, o.bytes), append(theirsB, t.bytes)
 		tRatio = append(tRatio, o.ns/t.ns)
+		if t.cpuNS > 0 {
+			cRatio = append(cRatio, o.cpuNS/t.cpuNS)
+		}
 		if t.bytes > 0 {
 			bRatio = append(bRatio, o.bytes/t.bytes)
 		}
@@ -208,6 +220,10 @@ func ringCompare(b *testing.B, ops int, unit string, scale float64, withBytes bo
 	b.ReportMetric(ringMedian(theirsNS)/scale, "gc-"+unit)
 	b.ReportMetric(slices.Min(tRatio), "time-ratio-min")
 	b.ReportMetric(ringMedian(tRatio), "time-ratio-med")
+	if len(cRatio) > 0 {
+		b.ReportMetric(slices.Min(cRatio), "cpu-ratio-min")
+		b.ReportMetric(ringMedian(cRatio), "cpu-ratio-med")
+	}
 	if withBytes {
 		b.ReportMetric(ringMedian(oursB)/1e6, "ours-MB")
 		b.ReportMetric(ringMedian(theirsB)/1e6, "gc-MB")

@@ -10,103 +10,104 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// A ring is built in one of two ways, with the same result (the same
-// points, owners and index) for the same node set:
+// How a ring is built.
 //
-//   - from scratch: every node's points are hashed straight into the
-//     ring's arrays, which are then sorted in place by an MSD radix sort;
-//     nothing of the ring's size is allocated besides the arrays the ring
-//     keeps;
-//   - from the previous ring, when most nodes stay: the points of the
-//     nodes that join are hashed and sorted on their own and merged with
-//     the points that stay, in one linear pass, without hashing or sorting
-//     those again.
+// Every node gets cfg.replicas points, derived from one 64-bit seed per
+// node (xxHash of its name) by SplitMix64: u_j = mix64(seed + (j+1)*golden)
+// for replica j. How u_j becomes a point depends on the Hash:
+//
+//   - With [XXHash] (the default), whose results spread over all 64 bits,
+//     the circle is cut into cfg.replicas equal strata and replica j of
+//     every node lies in stratum j, at offset u_j scaled to the stratum's
+//     width. Every stratum then holds exactly one point per node, so the
+//     sorted ring is the strata one after another, each sorted on its own:
+//     building it takes one pass that writes the points in place and a
+//     sort of each stratum (as many points as nodes, in the CPU cache).
+//   - With any other Hash, whose range the ring does not know (that of
+//     [CRC32] is 32 bits), the point is the Hash of the 8 bytes of u_j, so
+//     that points and keys share a range. Points are then counted per
+//     coarse bucket (their top bits) in a first pass, hashed again straight
+//     into their bucket's place in the ring's arrays in a second, and each
+//     bucket is sorted on its own. Sorting a million points in place in
+//     one go would be slower than hashing them twice: every move of an
+//     in-place radix sort waits on a cache miss.
+//
+// Neither allocates anything of the ring's size besides the arrays the
+// ring keeps. When most nodes of the previous ring stay (see [rebuild]),
+// the points of the nodes that join are generated and sorted on their own
+// and merged with the points that stay in one linear pass, without
+// generating or sorting those again. All ways give the same points, owners
+// and index for the same node set.
+
+// golden is 2^64 divided by the golden ratio, SplitMix64's increment.
+const golden = 0x9e3779b97f4a7c15
 
 // nodeSeed is the 64-bit seed from which the points of node name are
 // derived. It is xxHash whatever the ring's Hash, so that names that tie
 // under a narrow Hash (such as [CRC32]) still get different points.
 func nodeSeed(name string) uint64 { return xxhash.Sum64String(name) }
 
-// A pointGen computes node points (virtual nodes) for a Hash.
-//
-// The point of replica j of the node with a given seed is the Hash of an
-// 8-byte label, a strong 64-bit mix of the seed and j. The mix makes
-// labels of neighbouring replicas differ in about half their bits; this
-// matters for hashes that are linear, like CRC-32, for which labels such
-// as strconv.Itoa(j)+name give correlated points that do not even out the
-// load however many replicas there are. Hashing the label (rather than
-// taking the mix as the point) keeps points in the range of the Hash,
-// whatever that range is.
-type pointGen struct {
-	h   Hash
-	xxh bool     // h is XXHash, computed inline
-	buf *[8]byte // the label; a Hash must not keep its argument, so reused
+// mix64 is the SplitMix64 finalizer: a bijection on uint64 with good
+// avalanche. The labels mix64(seed + (j+1)*golden) of neighbouring
+// replicas differ in about half their bits; this matters for hashes that
+// are linear, like CRC-32, for which labels such as strconv.Itoa(j)+name
+// give correlated points that do not even out the load however many
+// replicas there are.
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
-func newPointGen(h Hash) pointGen {
-	return pointGen{
-		h:   h,
-		xxh: reflect.ValueOf(h).Pointer() == reflect.ValueOf(XXHash).Pointer(),
-		buf: new([8]byte),
+// A pointGen computes node points (virtual nodes) for a configuration.
+type pointGen struct {
+	h      Hash
+	strata bool     // h is XXHash: points are stratified
+	width  uint64   // with strata: 2^64 / replicas, or 0 for one replica
+	buf    *[8]byte // the label; a Hash must not keep its argument, so reused
+}
+
+func newPointGen(cfg config) pointGen {
+	g := pointGen{
+		h:      cfg.hash,
+		strata: reflect.ValueOf(cfg.hash).Pointer() == reflect.ValueOf(XXHash).Pointer(),
+		buf:    new([8]byte),
 	}
+	if g.strata && cfg.replicas > 1 {
+		g.width, _ = bits.Div64(1, 0, uint64(cfg.replicas))
+	}
+	return g
 }
 
 // point returns the point of replica j of the node with the given seed.
 func (g pointGen) point(seed uint64, j int) uint64 {
-	label := mix64(seed + uint64(j+1)*0x9e3779b97f4a7c15)
-	if g.xxh {
-		return xxh64Of8(label)
+	u := mix64(seed + uint64(j+1)*golden)
+	if g.strata {
+		return g.inStratum(j, u)
 	}
-	binary.LittleEndian.PutUint64(g.buf[:], label)
+	binary.LittleEndian.PutUint64(g.buf[:], u)
 	return g.h(unsafe.String(&g.buf[0], len(g.buf)))
+}
+
+// inStratum returns the point at offset u/2^64 of stratum j's width into
+// stratum j.
+func (g pointGen) inStratum(j int, u uint64) uint64 {
+	if g.width == 0 {
+		return u
+	}
+	off, _ := bits.Mul64(u, g.width)
+	return uint64(j)*g.width + off
 }
 
 // node sets dst[j] to the point of replica j of the node with the given
 // seed, for every j < len(dst), and returns the largest.
 func (g pointGen) node(seed uint64, dst []uint64) (top uint64) {
-	if g.xxh {
-		for j := range dst {
-			p := xxh64Of8(mix64(seed + uint64(j+1)*0x9e3779b97f4a7c15))
-			dst[j] = p
-			top = max(top, p)
-		}
-		return top
-	}
 	for j := range dst {
 		p := g.point(seed, j)
 		dst[j] = p
 		top = max(top, p)
 	}
 	return top
-}
-
-// xxh64Of8 is XXHash of the 8 bytes of v in little-endian order: xxHash64
-// (seed 0) unrolled for an 8-byte input, so that it inlines.
-func xxh64Of8(v uint64) uint64 {
-	const (
-		prime1 uint64 = 11400714785074694791
-		prime2 uint64 = 14029467366897019727
-		prime3 uint64 = 1609587929392839161
-		prime4 uint64 = 9650029242287828579
-		prime5 uint64 = 2870177450012600261
-	)
-	h := prime5 + 8
-	h ^= bits.RotateLeft64(v*prime2, 31) * prime1
-	h = bits.RotateLeft64(h, 27)*prime1 + prime4
-	h ^= h >> 33
-	h *= prime2
-	h ^= h >> 29
-	h *= prime3
-	h ^= h >> 32
-	return h
-}
-
-// mix64 is the SplitMix64 finalizer: a bijection on uint64 with good
-// avalanche.
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
 }
 
 // sortedNodes returns the non-empty names of in, sorted and unique, in a
@@ -136,33 +137,61 @@ func rebuild(old *Ring, cfg config, in []string) *Ring {
 }
 
 // build returns the ring of nodes (sorted, unique, non-empty) from scratch.
-//
-// Points are hashed twice rather than stored twice: a first pass counts
-// them per coarse bucket (their top bits), a second hashes them again
-// straight into their bucket's place in the ring's arrays; each bucket
-// (about a thousand points, in the CPU cache) is then sorted on its own.
-// Sorting a million points in place in one go is slower than hashing
-// them again: every move of an in-place radix sort waits on a cache miss.
 func build(cfg config, nodes []string) *Ring {
 	r := &Ring{cfg: cfg, nodes: nodes}
 	if len(nodes) == 0 {
 		return r
 	}
-	reps := cfg.replicas
-	n := len(nodes) * reps
 	seeds := make([]uint64, len(nodes))
 	for i, name := range nodes {
 		seeds[i] = nodeSeed(name)
 	}
-	gen := newPointGen(cfg.hash)
-	// Bucket by the top cb of the used bits: about 1024 points a bucket.
-	cb := uint(min(max(bits.Len(uint(n))-10, 0), coarseBits))
+	r.points = make([]uint64, len(nodes)*cfg.replicas)
+	r.owners = make([]uint32, len(nodes)*cfg.replicas)
+	if g := newPointGen(cfg); g.strata {
+		r.fillStrata(g, seeds)
+	} else {
+		r.fillHashed(g, seeds)
+	}
+	return r
+}
+
+// fillStrata fills r's points, owners and index with stratified points.
+func (r *Ring) fillStrata(g pointGen, seeds []uint64) {
+	n := len(seeds)
+	for j := range r.cfg.replicas {
+		pts, own := r.points[j*n:(j+1)*n], r.owners[j*n:(j+1)*n]
+		for i, seed := range seeds {
+			pts[i], own[i] = g.inStratum(j, mix64(seed+uint64(j+1)*golden)), uint32(i)
+		}
+	}
+	used := uint(64) // offsets within a stratum are below 2^used
+	if g.width != 0 {
+		used = uint(bits.Len64(g.width - 1))
+	}
+	f := r.newIndex(slices.Max(r.points[len(r.points)-n:]))
+	var s scratch
+	for j := range r.cfg.replicas {
+		// Each stratum is in node order, so ties are ordered by owner.
+		pts, own := r.points[j*n:(j+1)*n], r.owners[j*n:(j+1)*n]
+		s.sortBucket(pts, own, uint64(j)*g.width, used)
+		f.add(pts, j*n)
+	}
+	f.finish()
+}
+
+// fillHashed fills r's points, owners and index with hashed points.
+func (r *Ring) fillHashed(g pointGen, seeds []uint64) {
+	reps, n := r.cfg.replicas, len(r.points)
+	// Bucket by the top cb of the used bits: about 2^bucketBits points a
+	// bucket.
+	cb := uint(min(max(bits.Len(uint(n))-bucketBits, 0), coarseBits))
 	count := make([]int, 1<<cb+1)
 	pts := make([]uint64, reps) // one node's points
 	countPoints := func(shift uint) (top uint64) {
 		clear(count)
 		for _, seed := range seeds {
-			top = max(top, gen.node(seed, pts))
+			top = max(top, g.node(seed, pts))
 			for _, p := range pts {
 				count[p>>shift]++
 			}
@@ -185,100 +214,32 @@ func build(cfg config, nodes []string) *Ring {
 		count[b] = sum
 		sum += c
 	}
-	r.points = make([]uint64, n)
-	r.owners = make([]uint32, n)
 	for i, seed := range seeds {
-		gen.node(seed, pts)
+		g.node(seed, pts)
 		for _, p := range pts {
 			x := count[p>>shift]
 			count[p>>shift]++
 			r.points[x], r.owners[x] = p, uint32(i)
 		}
 	}
-	// Within a bucket, points are in node order, so ties are already
-	// ordered by owner; sortBucket keeps them so.
+	f := r.newIndex(top)
 	var s scratch
 	lo := 0
-	for _, hi := range count {
-		s.sortBucket(r.points[lo:hi], r.owners[lo:hi], shift)
+	for b, hi := range count {
+		// Each bucket is in node order, so ties are ordered by owner.
+		s.sortBucket(r.points[lo:hi], r.owners[lo:hi], uint64(b)<<shift, shift)
+		f.add(r.points[lo:hi], lo)
 		lo = hi
 	}
-	r.buildIndex()
-	return r
+	f.finish()
 }
 
-// coarseBits is the most bits by which build buckets points.
-const coarseBits = 10
-
-// scratch holds the buffers of sortBucket, reused from bucket to bucket.
-type scratch struct {
-	points []uint64
-	owners []uint32
-}
-
-// sortBucket sorts points ascending, ties by owner, moving owners along;
-// ties must already be ordered by owner. The points differ at most in
-// their low used bits. One stable counting pass sorts by the top bits of
-// those (about one point per value), then each run of points that tie on
-// them is sorted in place.
-func (s *scratch) sortBucket(points []uint64, owners []uint32, used uint) {
-	if len(points) <= 32 || len(points) > 1<<16 {
-		sortPoints(points, owners, used)
-		return
-	}
-	if cap(s.points) < len(points) {
-		s.points = make([]uint64, len(points)*5/4)
-		s.owners = make([]uint32, len(points)*5/4)
-	}
-	tp, to := s.points[:len(points)], s.owners[:len(points)]
-	d := min(used, uint(bits.Len(uint(len(points)))), 11)
-	lo := used - d
-	mask := uint64(1)<<d - 1
-	var count [1 << 11]int
-	for _, p := range points {
-		count[(p>>lo)&mask]++
-	}
-	sum, most := 0, 0
-	for b, c := range count[:1<<d] {
-		count[b] = sum
-		sum += c
-		most = max(most, c)
-	}
-	for x, p := range points {
-		y := count[(p>>lo)&mask]
-		count[(p>>lo)&mask]++
-		tp[y], to[y] = p, owners[x]
-	}
-	copy(points, tp)
-	copy(owners, to)
-	switch {
-	case lo == 0:
-	case most <= 32:
-		// Points move only within their run, so this costs little.
-		insertionSort(points, owners)
-	default:
-		for i := 0; i < len(points); {
-			j := i + 1
-			for j < len(points) && points[j]>>lo == points[i]>>lo {
-				j++
-			}
-			sortPoints(points[i:j], owners[i:j], lo)
-			i = j
-		}
-	}
-}
-
-// insertionSort sorts points ascending, ties by owner, moving owners along.
-func insertionSort(points []uint64, owners []uint32) {
-	for i := 1; i < len(points); i++ {
-		p, o := points[i], owners[i]
-		j := i
-		for ; j > 0 && (points[j-1] > p || (points[j-1] == p && owners[j-1] > o)); j-- {
-			points[j], owners[j] = points[j-1], owners[j-1]
-		}
-		points[j], owners[j] = p, o
-	}
-}
+// build puts about 2^bucketBits points in a bucket, in at most
+// 2^coarseBits buckets.
+const (
+	bucketBits = 12
+	coarseBits = 8
+)
 
 // merge returns the ring of nodes derived from old, or nil when too few
 // of old's nodes stay for that to pay off.
@@ -314,15 +275,14 @@ func merge(old *Ring, nodes []string) *Ring {
 	// The joining nodes' points, sorted on their own.
 	newPts := make([]uint64, len(added)*reps)
 	newOwn := make([]uint32, len(added)*reps)
-	var top uint64
-	gen := newPointGen(cfg.hash)
+	gen := newPointGen(cfg)
 	for k, n := range added {
-		top = max(top, gen.node(nodeSeed(nodes[n]), newPts[k*reps:(k+1)*reps]))
+		gen.node(nodeSeed(nodes[n]), newPts[k*reps:(k+1)*reps])
 		for j := range reps {
 			newOwn[k*reps+j] = n
 		}
 	}
-	sortPoints(newPts, newOwn, uint(bits.Len64(top)))
+	sortRun(newPts, newOwn)
 
 	// One pass over old's points, dropping those of leaving nodes and
 	// renumbering the rest, merged with the new points by (point, owner):
@@ -347,69 +307,4 @@ func merge(old *Ring, nodes []string) *Ring {
 	}
 	r.buildIndex()
 	return r
-}
-
-// sortPoints sorts points ascending, ties by owner, moving owners along.
-// The points differ at most in their low used bits (bits.Len64 of the
-// largest). It sorts in place, for any input: a most-significant-digit
-// radix sort, insertion sort for short runs.
-func sortPoints(points []uint64, owners []uint32, used uint) {
-	for len(points) > 32 && used > 0 {
-		// Digits of up to 10 bits, fewer for short runs: about 4 points
-		// per bucket.
-		d := min(used, 10, uint(max(bits.Len(uint(len(points)))-2, 1)))
-		shift := used - d
-		mask := uint64(1)<<d - 1
-		nb := 1 << d
-		var start, next [1 << 10]int
-		for _, p := range points {
-			start[(p>>shift)&mask]++
-		}
-		sum := 0
-		for b := range nb {
-			c := start[b]
-			start[b], next[b] = sum, sum
-			sum += c
-		}
-		// American flag sort: fill each bucket in turn, sending every
-		// point found there to the next free slot of its own bucket.
-		for b := range nb {
-			end := len(points)
-			if b+1 < nb {
-				end = start[b+1]
-			}
-			for next[b] < end {
-				x := next[b]
-				p, o := points[x], owners[x]
-				for t := int((p >> shift) & mask); t != b; t = int((p >> shift) & mask) {
-					y := next[t]
-					next[t]++
-					points[y], p = p, points[y]
-					owners[y], o = o, owners[y]
-				}
-				points[x], owners[x] = p, o
-				next[b]++
-			}
-		}
-		// Recurse into every bucket but the largest, and loop on that one,
-		// so that the stack stays shallow.
-		big := 0
-		for b := 1; b < nb; b++ {
-			if next[b]-start[b] > next[big]-start[big] {
-				big = b
-			}
-		}
-		for b := range nb {
-			if b != big {
-				sortPoints(points[start[b]:next[b]], owners[start[b]:next[b]], shift)
-			}
-		}
-		points, owners, used = points[start[big]:next[big]], owners[start[big]:next[big]], shift
-	}
-	if used == 0 {
-		// All points are equal: order by owner.
-		slices.Sort(owners)
-		return
-	}
-	insertionSort(points, owners)
 }

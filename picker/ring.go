@@ -128,22 +128,51 @@ func New(nodes []string, opts ...Option) *Ring {
 // result is the same.
 func (r *Ring) With(nodes ...string) *Ring { return rebuild(r, r.cfg, nodes) }
 
-// buildIndex fills r.index and r.shift with about one bucket per point
-// (at most 2^16 buckets), over the range actually used by the points.
+// buildIndex fills r.index and r.shift (see [Ring]) for r.points.
 func (r *Ring) buildIndex() {
+	f := r.newIndex(r.points[len(r.points)-1])
+	f.add(r.points, 0)
+	f.finish()
+}
+
+// newIndex sets r.shift and allocates r.index for len(r.points) points of
+// which top is the largest: about one bucket per point (at most 2^16
+// buckets), over the range actually used by the points. The caller fills
+// the index with the returned indexFill.
+func (r *Ring) newIndex(top uint64) *indexFill {
 	b := min(bits.Len(uint(len(r.points))), 16)
-	used := uint(bits.Len64(r.points[len(r.points)-1]))
+	used := uint(bits.Len64(top))
+	r.shift = 0
 	if used > uint(b) {
 		r.shift = used - uint(b)
 	}
-	nb := int(r.points[len(r.points)-1]>>r.shift) + 1
-	r.index = make([]uint32, nb+1)
-	p := 0
-	for bkt := range nb + 1 {
-		for p < len(r.points) && int(r.points[p]>>r.shift) < bkt {
-			p++
+	r.index = make([]uint32, int(top>>r.shift)+2)
+	return &indexFill{index: r.index, shift: r.shift, n: len(r.points)}
+}
+
+// An indexFill fills a ring's index from its sorted points, given in
+// order, a run at a time.
+type indexFill struct {
+	index []uint32
+	shift uint
+	n     int // number of points
+	next  int // the first bucket not filled yet
+}
+
+// add fills the buckets up to that of the last of points, which start at
+// position base in the ring.
+func (f *indexFill) add(points []uint64, base int) {
+	for x, p := range points {
+		for b := int(p >> f.shift); f.next <= b; f.next++ {
+			f.index[f.next] = uint32(base + x)
 		}
-		r.index[bkt] = uint32(p)
+	}
+}
+
+// finish fills the buckets past the last point.
+func (f *indexFill) finish() {
+	for ; f.next < len(f.index); f.next++ {
+		f.index[f.next] = uint32(f.n)
 	}
 }
 
