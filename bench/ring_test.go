@@ -238,17 +238,27 @@ func ringCompare(b *testing.B, ops int, unit string, scale float64, withBytes bo
 // as Peers.Set does from scratch) against golang/groupcache's
 // consistenthash.New + Add as its HTTPPool.Set does (50 replicas), in
 // alternating blocks of 3 builds, one round per iteration; run it with
-// -benchtime=5x for 5 rounds. Metrics: the median time (ms) and bytes (MB)
-// of one build of each, and the min and median over rounds of
-// ours/groupcache for time and bytes (below 1: ours is cheaper).
+// -benchtime=5x for 5 rounds. The add-one case gives the 1000-node ring a
+// 1001st node: ours with Ring.With from the 1000-node ring (what Peers.Set
+// does), groupcache rebuilding, as HTTPPool.Set does. Metrics: the median
+// time (ms) and bytes (MB) of one build of each, and the min and median
+// over rounds of ours/groupcache for wall time, process CPU time and bytes
+// (below 1: ours is cheaper).
 func BenchmarkRingBuildVsGroupcache(b *testing.B) {
 	nodes := ringNodes(1000)
-	gc := func() { consistenthash.New(gcReplicas, nil).Add(nodes...) }
+	grown := ringNodes(1001)
+	gc := func(nodes []string) func() {
+		return func() { consistenthash.New(gcReplicas, nil).Add(nodes...) }
+	}
 	for _, reps := range []int{picker.DefaultReplicas, gcReplicas} {
 		b.Run(fmt.Sprintf("nodes=1000/geecache-r%d-vs-groupcache-r%d", reps, gcReplicas), func(b *testing.B) {
-			ringCompare(b, 3, "ms", 1e6, true, func() { picker.New(nodes, picker.WithReplicas(reps)) }, gc)
+			ringCompare(b, 3, "ms", 1e6, true, func() { picker.New(nodes, picker.WithReplicas(reps)) }, gc(nodes))
 		})
 	}
+	base := picker.New(nodes)
+	b.Run(fmt.Sprintf("add-one-to-1000/geecache-r%d-vs-groupcache-r%d", picker.DefaultReplicas, gcReplicas), func(b *testing.B) {
+		ringCompare(b, 3, "ms", 1e6, true, func() { base.With(grown...) }, gc(grown))
+	})
 }
 
 // BenchmarkRingLookup1M looks up 1M distinct keys (too many for the CPU

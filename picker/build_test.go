@@ -101,7 +101,7 @@ var testHashes = []struct {
 }
 
 func TestBuildMatchesReference(t *testing.T) {
-	sizes := []struct{ nodes, reps int }{{1, 1}, {1, 1024}, {3, 7}, {2, 5000}, {50, 64}, {300, 1024}, {5000, 3}}
+	sizes := []struct{ nodes, reps int }{{1, 1}, {1, 1024}, {3, 7}, {2, 5000}, {50, 64}, {100, 1024}, {5000, 3}}
 	for _, h := range testHashes {
 		for _, sz := range sizes {
 			if testing.Short() && sz.nodes*sz.reps > 100_000 {
