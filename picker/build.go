@@ -16,16 +16,17 @@ import (
 // node (xxHash of its name) by SplitMix64: u_j = mix64(seed + (j+1)*golden)
 // for replica j. How u_j becomes a point depends on the Hash:
 //
-//   - With [XXHash] (the default), whose results spread over all 64 bits,
-//     the circle is cut into cfg.replicas equal strata and replica j of
-//     every node lies in stratum j, at offset u_j scaled to the stratum's
-//     width. Every stratum then holds exactly one point per node, so the
-//     sorted ring is the strata one after another, each sorted on its own:
-//     building it takes one pass that writes the points in place and a
-//     sort of each stratum (as many points as nodes, in the CPU cache).
-//   - With any other Hash, whose range the ring does not know (that of
-//     [CRC32] is 32 bits), the point is the Hash of the 8 bytes of u_j, so
-//     that points and keys share a range. Points are then counted per
+//   - With [XXHash] (the default) and [CRC32], whose results spread over
+//     [0, 2^64) and [0, 2^32), that range is cut into cfg.replicas equal
+//     strata and replica j of every node lies in stratum j, at offset u_j
+//     scaled to the stratum's width. Every stratum then holds exactly one
+//     point per node, so the sorted ring is the strata one after another,
+//     each sorted on its own: building it takes one pass that writes the
+//     points in place and a sort of each stratum (as many points as
+//     nodes, in the CPU cache).
+//   - With any other Hash, whose range the ring does not know, the point
+//     is the Hash of the 8 bytes of u_j, so that points and keys share a
+//     range. Points are then counted per
 //     coarse bucket (their top bits) in a first pass, hashed again straight
 //     into their bucket's place in the ring's arrays in a second, and each
 //     bucket is sorted on its own. Sorting a million points in place in
@@ -62,19 +63,23 @@ func mix64(z uint64) uint64 {
 // A pointGen computes node points (virtual nodes) for a configuration.
 type pointGen struct {
 	h      Hash
-	strata bool     // h is XXHash: points are stratified
-	width  uint64   // with strata: 2^64 / replicas, or 0 for one replica
+	strata bool     // h is XXHash or CRC32: points are stratified
+	width  uint64   // with strata: the range / replicas, or 0 for 2^64
 	buf    *[8]byte // the label; a Hash must not keep its argument, so reused
 }
 
 func newPointGen(cfg config) pointGen {
-	g := pointGen{
-		h:      cfg.hash,
-		strata: reflect.ValueOf(cfg.hash).Pointer() == reflect.ValueOf(XXHash).Pointer(),
-		buf:    new([8]byte),
-	}
-	if g.strata && cfg.replicas > 1 {
-		g.width, _ = bits.Div64(1, 0, uint64(cfg.replicas))
+	g := pointGen{h: cfg.hash, buf: new([8]byte)}
+	reps := uint64(cfg.replicas)
+	switch reflect.ValueOf(cfg.hash).Pointer() {
+	case reflect.ValueOf(XXHash).Pointer():
+		g.strata = true
+		if reps > 1 {
+			g.width, _ = bits.Div64(1, 0, reps) // 2^64 / reps
+		}
+	case reflect.ValueOf(CRC32).Pointer():
+		g.strata = reps <= 1<<32
+		g.width = 1 << 32 / reps
 	}
 	return g
 }
@@ -90,7 +95,7 @@ func (g pointGen) point(seed uint64, j int) uint64 {
 }
 
 // inStratum returns the point at offset u/2^64 of stratum j's width into
-// stratum j.
+// stratum j (for one stratum of the whole 64-bit range, u).
 func (g pointGen) inStratum(j int, u uint64) uint64 {
 	if g.width == 0 {
 		return u

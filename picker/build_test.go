@@ -98,6 +98,7 @@ var testHashes = []struct {
 	{"narrow-16-bits", func(s string) uint64 { return XXHash(s) >> 48 }},
 	{"high-bits-only", func(s string) uint64 { return XXHash(s) | 0xffff_ff00_0000_0000 }},
 	{"wrapped-xxhash", func(s string) uint64 { return XXHash(s) }},
+	{"wrapped-crc32", func(s string) uint64 { return CRC32(s) }},
 }
 
 func TestBuildMatchesReference(t *testing.T) {
@@ -186,18 +187,23 @@ func TestMergeUsed(t *testing.T) {
 	}
 }
 
-// TestStrata checks the layout of XXHash rings: replica j of every node
-// lies in the j-th of Replicas equal slices of the circle.
+// TestStrata checks the layout of XXHash and CRC32 rings: replica j of
+// every node lies in the j-th of Replicas equal slices of the hash's range.
 func TestStrata(t *testing.T) {
 	for _, reps := range []int{2, 3, 50, 1024} {
-		r := New(nodeNames(7), WithReplicas(reps))
 		width := ^uint64(0)/uint64(reps) + 1
 		if reps&(reps-1) != 0 {
 			width-- // not a power of two: 2^64/reps rounded down
 		}
-		for i, p := range r.points {
-			if j := i / 7; p/width != uint64(j) {
-				t.Fatalf("%d replicas: point %d (%#x) is in stratum %d; want %d", reps, i, p, p/width, j)
+		for _, h := range hashes {
+			if h.name == "crc32" {
+				width = 1 << 32 / uint64(reps)
+			}
+			r := New(nodeNames(7), WithReplicas(reps), WithHash(h.h))
+			for i, p := range r.points {
+				if j := i / 7; p/width != uint64(j) {
+					t.Fatalf("%s, %d replicas: point %d (%#x) is in stratum %d; want %d", h.name, reps, i, p, p/width, j)
+				}
 			}
 		}
 	}

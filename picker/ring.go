@@ -30,13 +30,12 @@ import (
 // [WithReplicas] is not used. It was chosen by measurement, as the load
 // spread (the busiest node's share of the circle divided by the mean
 // share) of ten-node rings over 300 random sets of node names
-// (TestReplicaSpreadOverNameSets; XXHash, then CRC32): with 160 replicas
-// the median spread is 1.11 (1.12) and 64% (72%) of the sets exceed 1.10;
-// with 512 the median is 1.07 and 7% (10%) of the sets exceed 1.10; with
-// 1024 the median is 1.04 (1.05), the worst of the 300 sets 1.10 (1.11),
-// and none (1.3%) exceed 1.10. The cost is memory (12 bytes per point, so
-// 120 KiB for ten nodes and 12 MiB for a thousand) and build time, not
-// lookup time.
+// (TestReplicaSpreadOverNameSets, with XXHash and CRC32 alike): with 160
+// replicas the median spread is 1.11 and 64% of the sets exceed 1.10;
+// with 512 the median is 1.07 and 7% of the sets exceed 1.10; with 1024
+// the median is 1.04, the worst of the 300 sets 1.096, and none exceed
+// 1.10. The cost is memory (12 bytes per point, so 120 KiB for ten nodes
+// and 12 MiB for a thousand) and build time, not lookup time.
 const DefaultReplicas = 1024
 
 // A Hash maps a key to a point on the ring. It must be deterministic and
@@ -104,13 +103,14 @@ func WithHash(h Hash) Option {
 // read-only afterwards and safe for concurrent use. To change the node set,
 // build a new ring (see [Ring.With]).
 //
-// A node's points are derived from its name alone. With [XXHash], the
-// circle is cut into Replicas equal slices and replica j of every node
-// lies in slice j, at a pseudo-random offset: every slice holds exactly one
-// point per node, which lets a ring be built without a global sort. With
-// another [Hash], whose range the ring does not know, a point is the Hash
-// of an 8-byte label derived from the name and the replica number, so
-// points and keys share the Hash's range.
+// A node's points are derived from its name alone. With [XXHash] and
+// [CRC32], the hash's range (all 64 bits, or 32) is cut into Replicas
+// equal slices and replica j of every node lies in slice j, at a
+// pseudo-random offset: every slice holds exactly one point per node,
+// which lets a ring be built without a global sort. With another [Hash],
+// whose range the ring does not know, a point is the Hash of an 8-byte
+// label derived from the name and the replica number, so points and keys
+// share the Hash's range.
 //
 // Points that tie on a hash value are ordered by node name, so the node
 // with the smallest name wins the tie on every machine.
