@@ -129,10 +129,14 @@ func sortedNodes(in []string) []string {
 }
 
 // rebuild returns the ring of the nodes in, with the configuration cfg.
-// If old is not nil it must have been built with cfg; when most of its
+// If old is not nil it must have been built with cfg: it is returned as it
+// is if it has the same nodes (rings are immutable), and when most of its
 // nodes stay, the new ring is derived from it (see above).
 func rebuild(old *Ring, cfg config, in []string) *Ring {
 	nodes := sortedNodes(in)
+	if old != nil && slices.Equal(old.nodes, nodes) {
+		return old
+	}
 	if old != nil && len(old.nodes) > 0 && len(nodes) > 0 {
 		if r := merge(old, nodes); r != nil {
 			return r

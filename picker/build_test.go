@@ -175,6 +175,28 @@ func TestIncrementalMatchesFull(t *testing.T) {
 	}
 }
 
+// TestSameNodesReuseRing checks that a change to the same node set (in any
+// order) gives back the ring itself, not a copy.
+func TestSameNodesReuseRing(t *testing.T) {
+	nodes := nodeNames(5)
+	r := New(nodes)
+	same := append(slices.Clone(nodes), nodes[2], "")
+	slices.Reverse(same)
+	if r.With(same...) != r {
+		t.Error("With(the same nodes) built a new ring")
+	}
+	if r.With(nodes[1:]...) == r {
+		t.Error("With(fewer nodes) returned the ring itself")
+	}
+	p := NewPeers(nodes[0], nil)
+	p.Set(nodes...)
+	before := p.Ring()
+	p.Set(same...)
+	if p.Ring() != before {
+		t.Error("Peers.Set(the same nodes) built a new ring")
+	}
+}
+
 // TestMergeUsed checks that a one-node change goes through merge (so
 // that the tests above test it), and that a change of most nodes does not.
 func TestMergeUsed(t *testing.T) {

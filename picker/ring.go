@@ -138,10 +138,11 @@ func New(nodes []string, opts ...Option) *Ring {
 	return build(newConfig(opts), sortedNodes(nodes))
 }
 
-// With returns a new ring with the same hash and replica count as r and
-// the given nodes. r is not changed. When most of r's nodes stay, With
-// reuses r's sorted points instead of building the ring from scratch; the
-// result is the same.
+// With returns a ring with the same hash and replica count as r and the
+// given nodes. r is not changed; if the node set is r's, the result is r
+// itself (a ring is immutable). When most of r's nodes stay, With reuses
+// r's sorted points instead of building the ring from scratch; the result
+// is the same.
 func (r *Ring) With(nodes ...string) *Ring { return rebuild(r, r.cfg, nodes) }
 
 // buildIndex fills r.index and r.shift (see [Ring]) for r.points.
