@@ -27,7 +27,7 @@ func TestColdKeyThunderingHerd(t *testing.T) {
 		}
 		return []byte("value of " + key), nil
 	})
-	g, err := cache.NewRegistry().NewGroup("herd", 1<<20, slow)
+	g, err := cache.NewRegistry().NewGroup("herd", 1<<20, slow, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

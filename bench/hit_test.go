@@ -90,7 +90,7 @@ var gcHitGroupFull = sync.OnceValue(func() *groupcache.Group {
 // workload, on a registry of its own.
 func newOurHitGroup(tb testing.TB) *cache.Group {
 	g, err := cache.NewRegistry().NewGroup("bench-hit", 256<<20, getter.Func(
-		func(_ context.Context, key string) ([]byte, error) { return hitValue(key), nil }))
+		func(_ context.Context, key string) ([]byte, error) { return hitValue(key), nil }), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func BenchmarkHit(b *testing.B) {
 // of GeeCache's Group.Get.
 func TestHitDoesNotAllocate(t *testing.T) {
 	g, err := cache.NewRegistry().NewGroup("allocs", 1<<20, getter.Func(
-		func(_ context.Context, key string) ([]byte, error) { return hitValue(key), nil }))
+		func(_ context.Context, key string) ([]byte, error) { return hitValue(key), nil }), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

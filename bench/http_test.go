@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -197,14 +198,21 @@ func newOurCluster(tb testing.TB, n int) *ourCluster {
 	}
 	for i, nd := range c.nodes {
 		reg := cache.NewRegistry()
-		nd.pool = nethttp.NewPool(addrs[i], reg)
-		g, err := reg.NewGroup(httpGroup, httpBudget, cheapGetter, cache.WithPeers(nd.pool))
+		quietLog := slog.New(slog.DiscardHandler)
+		pool, err := nethttp.NewPool(addrs[i], reg, &nethttp.PoolOptions{Logger: quietLog})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		nd.pool = pool
+		g, err := reg.NewGroup(httpGroup, httpBudget, cheapGetter, &cache.GroupOptions{Peers: nd.pool, Logger: quietLog})
 		if err != nil {
 			tb.Fatal(err)
 		}
 		nd.group = g
-		nd.pool.Set(addrs...)
-		nd.srv = &http.Server{Handler: nd.pool, ReadHeaderTimeout: 10 * time.Second}
+		if err := nd.pool.Set(addrs...); err != nil {
+			tb.Fatal(err)
+		}
+		nd.srv = nethttp.NewServer("", nd.pool)
 		go func() {
 			defer close(nd.done)
 			_ = nd.srv.Serve(nd.ln)

@@ -46,13 +46,13 @@ type ringImpl struct {
 
 var ringImpls = []ringImpl{
 	{fmt.Sprintf("geecache-xxhash-r%d", picker.DefaultReplicas), func(nodes []string) func(string) string {
-		return picker.New(nodes).Get
+		return mustRing(nodes, nil).Get
 	}},
 	{fmt.Sprintf("geecache-crc32-r%d", picker.DefaultReplicas), func(nodes []string) func(string) string {
-		return picker.New(nodes, picker.WithHash(picker.CRC32)).Get
+		return mustRing(nodes, &picker.Options{Hash: picker.CRC32}).Get
 	}},
 	{fmt.Sprintf("geecache-xxhash-r%d", gcReplicas), func(nodes []string) func(string) string {
-		return picker.New(nodes, picker.WithReplicas(gcReplicas)).Get
+		return mustRing(nodes, &picker.Options{Replicas: gcReplicas}).Get
 	}},
 	{fmt.Sprintf("groupcache-r%d", gcReplicas), func(nodes []string) func(string) string {
 		m := consistenthash.New(gcReplicas, nil)
@@ -252,10 +252,10 @@ func BenchmarkRingBuildVsGroupcache(b *testing.B) {
 	}
 	for _, reps := range []int{picker.DefaultReplicas, gcReplicas} {
 		b.Run(fmt.Sprintf("nodes=1000/geecache-r%d-vs-groupcache-r%d", reps, gcReplicas), func(b *testing.B) {
-			ringCompare(b, 3, "ms", 1e6, true, func() { picker.New(nodes, picker.WithReplicas(reps)) }, gc(nodes))
+			ringCompare(b, 3, "ms", 1e6, true, func() { mustRing(nodes, &picker.Options{Replicas: reps}) }, gc(nodes))
 		})
 	}
-	base := picker.New(nodes)
+	base := mustRing(nodes, nil)
 	b.Run(fmt.Sprintf("add-one-to-1000/geecache-r%d-vs-groupcache-r%d", picker.DefaultReplicas, gcReplicas), func(b *testing.B) {
 		ringCompare(b, 3, "ms", 1e6, true, func() { base.With(grown...) }, gc(grown))
 	})
@@ -271,7 +271,7 @@ func BenchmarkRingLookup1M(b *testing.B) {
 	keys := ringKeys(1 << 20)
 	for _, n := range []int{10, 100, 1000} {
 		nodes := ringNodes(n)
-		ours := picker.New(nodes)
+		ours := mustRing(nodes, nil)
 		gc := consistenthash.New(gcReplicas, nil)
 		gc.Add(nodes...)
 		var sink int
@@ -289,4 +289,13 @@ func BenchmarkRingLookup1M(b *testing.B) {
 			b.Fatal("no owners")
 		}
 	}
+}
+
+// mustRing is picker.New for options known to be valid.
+func mustRing(nodes []string, o *picker.Options) *picker.Ring {
+	r, err := picker.New(nodes, o)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

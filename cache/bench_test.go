@@ -1,8 +1,11 @@
 package cache_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/geecache/geecache/getter"
@@ -46,4 +49,50 @@ func BenchmarkGetHit(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkGetMiss measures a miss: every Get asks for a key the group has
+// never seen, and the Getter answers at once with 64 bytes, so the time is
+// the load machinery's (singleflight, the insert, the copy). "background"
+// Gets with a context that cannot be cancelled, "cancellable" with one that
+// can (as a request's context). The comparison with golang/groupcache is
+// in bench/miss_test.go.
+func BenchmarkGetMiss(b *testing.B) {
+	value := make([]byte, 64)
+	src := getter.Func(func(context.Context, string) ([]byte, error) { return value, nil })
+	for _, bc := range []struct {
+		name string
+		ctx  func(b *testing.B) context.Context
+	}{
+		{"background", func(*testing.B) context.Context { return context.Background() }},
+		{"cancellable", func(b *testing.B) context.Context { return b.Context() }},
+	} {
+		b.Run(bc.name+"/serial", func(b *testing.B) {
+			grp := newGroup(b, 32<<20, src)
+			ctx := bc.ctx(b)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := grp.Get(ctx, strconv.Itoa(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(bc.name+"/parallel", func(b *testing.B) {
+			grp := newGroup(b, 32<<20, src)
+			ctx := bc.ctx(b)
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				// Each goroutine takes its own block of keys.
+				i := next.Add(1) << 40
+				for pb.Next() {
+					if _, err := grp.Get(ctx, strconv.FormatInt(i, 36)); err != nil {
+						b.Error(err)
+						return
+					}
+					i++
+				}
+			})
+		})
+	}
 }

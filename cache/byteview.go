@@ -6,8 +6,11 @@ import (
 )
 
 // A ByteView is an immutable view of a cached value. The cache shares one
-// copy of a value among all its readers, so every accessor that hands out
-// bytes copies them: no caller can change what others read.
+// copy of a value among all its readers, so a ByteView never hands its
+// bytes to code that could change them: the accessors that return bytes
+// return copies, and the ones that stream them (WriteTo, Reader) pass them
+// only to io.Writer.Write or a read-only reader, whose contracts forbid
+// changing or keeping them. Slicing and comparing never copy.
 // The zero value is an empty view.
 type ByteView struct {
 	b []byte
@@ -26,8 +29,34 @@ func (v ByteView) String() string { return string(v.b) }
 // index expression.
 func (v ByteView) At(i int) byte { return v.b[i] }
 
-// Equal reports whether the value equals b.
-func (v ByteView) Equal(b []byte) bool { return bytes.Equal(v.b, b) }
+// Slice returns the view of the bytes from index from up to (not
+// including) to, without copying. It panics if the indexes are out of
+// range, like a slice expression.
+func (v ByteView) Slice(from, to int) ByteView { return ByteView{v.b[from:to]} }
+
+// SliceFrom returns the view of the bytes from index from on, without
+// copying. It panics if from is out of range.
+func (v ByteView) SliceFrom(from int) ByteView { return ByteView{v.b[from:]} }
+
+// Copy copies the value into dst, as the built-in copy does, and returns
+// the number of bytes copied.
+func (v ByteView) Copy(dst []byte) int { return copy(dst, v.b) }
+
+// Equal reports whether v and w hold the same bytes.
+func (v ByteView) Equal(w ByteView) bool { return bytes.Equal(v.b, w.b) }
+
+// EqualBytes reports whether the value equals b.
+func (v ByteView) EqualBytes(b []byte) bool { return bytes.Equal(v.b, b) }
+
+// EqualString reports whether the value equals s, without converting
+// either.
+func (v ByteView) EqualString(s string) bool {
+	return len(v.b) == len(s) && (len(s) == 0 || string(v.b) == s)
+}
+
+// Reader returns an io.ReadSeeker (also an io.ReaderAt and io.WriterTo)
+// over the value, without copying it.
+func (v ByteView) Reader() io.ReadSeeker { return bytes.NewReader(v.b) }
 
 // ReadAt implements io.ReaderAt on the value.
 func (v ByteView) ReadAt(p []byte, off int64) (int, error) {
@@ -44,8 +73,9 @@ func (v ByteView) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// WriteTo implements io.WriterTo, writing the value to w without an
-// intermediate copy.
+// WriteTo implements io.WriterTo. It hands the cached bytes to one call of
+// w.Write without a copy, which is what makes serving a large value cheap;
+// io.Writer's contract forbids w to modify or keep them.
 func (v ByteView) WriteTo(w io.Writer) (int64, error) {
 	n, err := w.Write(v.b)
 	if err == nil && n != len(v.b) {

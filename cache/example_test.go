@@ -17,7 +17,7 @@ func ExampleGroup_Get() {
 	})
 
 	node := cache.NewRegistry() // one registry per node; no globals
-	scores, err := node.NewGroup("scores", 64<<20, src)
+	scores, err := node.NewGroup("scores", 64<<20, src, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -32,6 +32,6 @@ func ExampleGroup_Get() {
 	// 630
 	// 630
 	// 630
-	// geecache: group "scores", key "kkk": geecache: key not found
+	// geecache: group "scores", key "kkk": key not found
 	// loads: 2 hits: 2
 }

@@ -25,9 +25,9 @@ func (s *sizedGetter) Get(_ context.Context, key string) ([]byte, error) {
 	return make([]byte, i%97), nil
 }
 
-func newGroup(t testing.TB, budget int64, g getter.Getter, opts ...cache.Option) *cache.Group {
+func newGroup(t testing.TB, budget int64, g getter.Getter) *cache.Group {
 	t.Helper()
-	grp, err := cache.NewRegistry().NewGroup("g", budget, g, append([]cache.Option{cache.WithLogger(quiet)}, opts...)...)
+	grp, err := cache.NewRegistry().NewGroup("g", budget, g, &cache.GroupOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,9 @@ func TestEmptyKeyAndRemove(t *testing.T) {
 			t.Fatalf("Get(\"\") = %q, %v", v, err)
 		}
 	}
-	grp.Remove("")
+	if err := grp.Remove(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
 	_, _ = grp.Get(t.Context(), "")
 	if n.Load() != 2 {
 		t.Fatalf("Getter calls = %d, want 2 (one before and one after Remove)", n.Load())
@@ -158,23 +160,23 @@ func TestEmptyKeyAndRemove(t *testing.T) {
 func TestRegistry(t *testing.T) {
 	r := cache.NewRegistry()
 	src := getter.Map(nil)
-	if _, err := r.NewGroup("a", 1, src); err != nil {
+	if _, err := r.NewGroup("a", 1, src, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.NewGroup("a", 1, src); !errors.Is(err, cache.ErrGroupExists) {
+	if _, err := r.NewGroup("a", 1, src, nil); !errors.Is(err, cache.ErrGroupExists) {
 		t.Fatalf("duplicate: err = %v", err)
 	}
-	if _, err := r.NewGroup("", 1, src); !errors.Is(err, cache.ErrInvalidGroup) {
+	if _, err := r.NewGroup("", 1, src, nil); !errors.Is(err, cache.ErrInvalidGroup) {
 		t.Fatalf("empty name: err = %v", err)
 	}
-	if _, err := r.NewGroup("b", 1, nil); !errors.Is(err, cache.ErrInvalidGroup) {
+	if _, err := r.NewGroup("b", 1, nil, nil); !errors.Is(err, cache.ErrInvalidGroup) {
 		t.Fatalf("nil getter: err = %v", err)
 	}
 	if r.Lookup("a") == nil || r.Lookup("b") != nil {
 		t.Fatal("Lookup disagrees with NewGroup")
 	}
 	// A second registry is a second node: same names, no conflict.
-	if _, err := cache.NewRegistry().NewGroup("a", 1, src); err != nil {
+	if _, err := cache.NewRegistry().NewGroup("a", 1, src, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.Names(); len(got) != 1 || got[0] != "a" {

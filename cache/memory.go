@@ -1,7 +1,9 @@
 package cache
 
 import (
+	"hash/maphash"
 	"sync"
+	"sync/atomic"
 
 	"github.com/geecache/geecache/cache/internal/lru"
 )
@@ -18,10 +20,26 @@ type memory struct {
 	main     *lru.Cache
 	hot      *lru.Cache
 	writeMu  sync.Mutex // serialises adds so that the budget holds exactly
+
+	// gens count the removals and replacements of the keys that hash to
+	// each stripe. A load notes its key's generation before it starts and
+	// keeps its value only if the generation is the same when it ends, so
+	// that a load in flight when its key is removed cannot bring the old
+	// value back. Another key of the stripe changing only costs a load
+	// its caching, never a wrong value.
+	seed maphash.Seed
+	gens [genStripes]atomic.Uint64
 }
 
+const genStripes = 256
+
 func newMemory(maxBytes int64) *memory {
-	return &memory{maxBytes: maxBytes, main: lru.New(), hot: lru.New()}
+	return &memory{maxBytes: maxBytes, main: lru.New(), hot: lru.New(), seed: maphash.MakeSeed()}
+}
+
+// generation returns the generation of key's stripe.
+func (m *memory) generation(key string) uint64 {
+	return m.gens[maphash.String(m.seed, key)%genStripes].Load()
 }
 
 // get looks key up in main, then hot.
@@ -41,15 +59,20 @@ func (m *memory) peek(key string) ([]byte, bool) {
 }
 
 // add stores value in c (m.main or m.hot), evicting first so that the two
-// caches together never hold more than maxBytes. A value larger than the
-// whole budget is not stored, and a budget of 0 or less stores nothing.
-func (m *memory) add(c *lru.Cache, key string, value []byte) {
+// caches together never hold more than maxBytes, unless key's generation is
+// no longer gen (the key was removed or replaced since its load began). A
+// value larger than the whole budget is not stored, and a budget of 0 or
+// less stores nothing.
+func (m *memory) add(c *lru.Cache, key string, value []byte, gen uint64) {
 	size := lru.Size(key, value)
 	if m.maxBytes <= 0 || size > m.maxBytes {
 		return
 	}
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
+	if m.generation(key) != gen {
+		return
+	}
 	// Evicting for the full size even when key is already present may free
 	// a little more than needed; it never lets the total pass the budget.
 	for m.main.Bytes()+m.hot.Bytes()+size > m.maxBytes {
@@ -68,9 +91,12 @@ func (m *memory) victim() *lru.Cache {
 	return m.main
 }
 
+// remove drops key from both caches and makes every load of it in flight
+// unable to keep its value.
 func (m *memory) remove(key string) {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
+	m.gens[maphash.String(m.seed, key)%genStripes].Add(1)
 	m.main.Remove(key)
 	m.hot.Remove(key)
 }

@@ -4,74 +4,95 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/ratelog"
 )
 
 // Errors returned by Registry.NewGroup.
 var (
-	ErrGroupExists  = errors.New("geecache: group already exists")
-	ErrInvalidGroup = errors.New("geecache: invalid group")
+	ErrGroupExists  = errors.New("group already exists")
+	ErrInvalidGroup = errors.New("invalid group")
 )
 
 // A Registry holds one node's groups by name, so that a transport serving
 // peers can find the group a request names. Each node has its own
 // Registry; there is no global one, so several nodes with the same group
-// names can live in one process.
+// names can live in one process. The zero value is an empty Registry ready
+// to use; NewRegistry is the same as new(Registry).
 type Registry struct {
 	mu     sync.RWMutex
 	groups map[string]*Group
 }
 
 // NewRegistry returns an empty Registry.
-func NewRegistry() *Registry {
-	return &Registry{groups: make(map[string]*Group)}
-}
-
-// An Option configures a Group.
-type Option func(*Group)
-
-// WithPeers sets where the group fetches keys it does not own. Without it
-// the group loads every key itself.
-func WithPeers(p PeerPicker) Option {
-	return func(g *Group) { g.peers = p }
-}
-
-// WithLogger sets the logger for the group's rare events (a peer failing,
-// a load panicking). The default is slog.Default(). The hit path never
-// logs.
-func WithLogger(l *slog.Logger) Option {
-	return func(g *Group) { g.log = l }
-}
+func NewRegistry() *Registry { return new(Registry) }
 
 // NewGroup creates a group named name that loads values with g and keeps
-// at most cacheBytes bytes of keys and values in memory (a cacheBytes of 0
-// or less keeps nothing, but still shares concurrent loads). It returns an
-// error wrapping ErrGroupExists if the registry has a group of that name,
-// and ErrInvalidGroup for an empty name or a nil Getter.
-func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts ...Option) (*Group, error) {
+// at most cacheBytes bytes of keys and values in memory (0 keeps nothing,
+// but concurrent loads are still shared). opts may be nil for the
+// defaults. It returns an error wrapping ErrGroupExists if the registry has
+// a group of that name, and ErrInvalidGroup for an empty name, a nil Getter
+// (including a nil function or pointer inside the interface) or a negative
+// cacheBytes.
+func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts *GroupOptions) (*Group, error) {
 	if name == "" {
-		return nil, fmt.Errorf("%w: empty name", ErrInvalidGroup)
+		return nil, fmt.Errorf("geecache: %w: empty name", ErrInvalidGroup)
 	}
-	if g == nil {
-		return nil, fmt.Errorf("%w: group %q has a nil Getter", ErrInvalidGroup, name)
+	if isNil(g) {
+		return nil, fmt.Errorf("geecache: %w: group %q has a nil Getter", ErrInvalidGroup, name)
 	}
-	grp := &Group{name: name, getter: g, mem: newMemory(cacheBytes)}
-	for _, opt := range opts {
-		opt(grp)
+	if cacheBytes < 0 {
+		return nil, fmt.Errorf("geecache: %w: group %q: cacheBytes %d is negative", ErrInvalidGroup, name, cacheBytes)
 	}
-	if grp.log == nil {
-		grp.log = slog.Default()
+	var o GroupOptions
+	if opts != nil {
+		o = *opts
 	}
+	if isNil(o.Peers) {
+		o.Peers = nil
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	policy, err := o.PeerPolicy.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	grp := &Group{name: name, getter: g, peers: o.Peers, log: o.Logger, tracer: o.Tracer, mem: newMemory(cacheBytes),
+		warn: ratelog.New(o.Logger, time.Second, o.Now), policy: policy, latency: newLatencies(policy)}
+	grp.health.policy, grp.health.now = policy, o.Now
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.groups[name]; ok {
-		return nil, fmt.Errorf("%w: %q", ErrGroupExists, name)
+		return nil, fmt.Errorf("geecache: %w: %q", ErrGroupExists, name)
+	}
+	if r.groups == nil {
+		r.groups = make(map[string]*Group)
 	}
 	r.groups[name] = grp
 	return grp, nil
+}
+
+// isNil reports whether v is nil or an interface holding a nil pointer,
+// function, map, slice, channel or interface: a value that would panic
+// when called.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // Lookup returns the group named name, or nil if there is none.

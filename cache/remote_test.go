@@ -44,7 +44,7 @@ func newFixture(t *testing.T) *fixture {
 		peer:   mocks.NewMockPeerGetter(ctrl),
 		src:    mocks.NewMockGetter(ctrl),
 	}
-	g, err := cache.NewRegistry().NewGroup("scores", 1<<20, f.src, cache.WithPeers(f.picker), cache.WithLogger(quiet))
+	g, err := cache.NewRegistry().NewGroup("scores", 1<<20, f.src, &cache.GroupOptions{Peers: f.picker, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,18 +5,23 @@ import "sync/atomic"
 // Stats is a snapshot of a group's counters. All counts are since the group
 // was created; Bytes and Items are current.
 type Stats struct {
-	Gets          int64      // calls of Get and GetLocal
-	Hits          int64      // Gets answered from memory (Main.Hits + Hot.Hits)
-	PeerRequests  int64      // GetLocal calls: requests served for peers
-	PeerLoads     int64      // values (or "not found") fetched from owner peers
-	PeerErrors    int64      // owner peers that failed to answer
-	FallbackLoads int64      // local loads after an owner peer failed
-	Abandoned     int64      // loads stopped because every caller had left
-	LocalLoads    int64      // calls of the Getter
-	LoadErrors    int64      // Getter calls that failed, other than "not found"
-	DedupWaits    int64      // Gets that shared a load another Get started
-	Main          CacheStats // keys this node owns and loaded
-	Hot           CacheStats // keys fetched from their owners
+	Gets          int64       // calls of Get and GetLocal
+	Hits          int64       // Gets answered from memory (Main.Hits + Hot.Hits)
+	PeerRequests  int64       // GetLocal calls: requests served for peers
+	PeerLoads     int64       // values (or "not found") fetched from owner peers
+	PeerErrors    int64       // owner peers that failed to answer
+	FallbackLoads int64       // local loads after an owner peer failed
+	Abandoned     int64       // loads stopped because every caller had left
+	LocalLoads    int64       // calls of the Getter
+	LoadErrors    int64       // Getter calls that failed, other than "not found"
+	DedupWaits    int64       // Gets that shared a load another Get started
+	Hedges        int64       // local loads started beside a slow fetch from the owner
+	HedgeWins     int64       // hedges whose local load answered first
+	EjectedLoads  int64       // local loads because the owner was ejected
+	PeerBusy      int64       // local loads because the owner had MaxInFlight requests in flight
+	Peers         []PeerStats // the peers the group has fetched from, by address
+	Main          CacheStats  // keys this node owns and loaded
+	Hot           CacheStats  // keys fetched from their owners
 }
 
 // CacheStats describes one of a group's two caches.
@@ -31,7 +36,7 @@ type CacheStats struct {
 // shard instead, so that a hit writes no counter shared by all cores.
 type counters struct {
 	misses, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
-	localLoads, loadErrors atomic.Int64
+	localLoads, loadErrors, hedges, hedgeLocalWins, ejectedLoads, peerBusy atomic.Int64
 }
 
 // Stats returns a snapshot of the group's counters.
@@ -46,6 +51,11 @@ func (g *Group) Stats() Stats {
 		LocalLoads:    c.localLoads.Load(),
 		LoadErrors:    c.loadErrors.Load(),
 		DedupWaits:    g.forwardFlight.Joins() + g.localFlight.Joins(),
+		Hedges:        c.hedges.Load(),
+		HedgeWins:     c.hedgeLocalWins.Load(),
+		EjectedLoads:  c.ejectedLoads.Load(),
+		PeerBusy:      c.peerBusy.Load(),
+		Peers:         g.health.stats(),
 		Main:          CacheStats{g.mem.main.Bytes(), g.mem.main.Len(), g.mem.main.Hits(), g.mem.main.Evictions()},
 		Hot:           CacheStats{g.mem.hot.Bytes(), g.mem.hot.Len(), g.mem.hot.Hits(), g.mem.hot.Evictions()},
 	}

@@ -16,7 +16,7 @@ import (
 // source of truth. The cache passes it through unchanged (errors.Is works
 // across nodes, too), so that callers can tell "no such key" from "source
 // unavailable", and it never falls back to another load for it.
-var ErrNotFound = errors.New("geecache: key not found")
+var ErrNotFound = errors.New("key not found")
 
 // A Getter loads the value of a key from the source of truth.
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/geecache/geecache/getter"
 )
@@ -38,4 +39,16 @@ func ExampleFunc() {
 	_, err := g.Get(context.Background(), "kkk")
 	fmt.Println(string(v), errors.Is(err, getter.ErrNotFound))
 	// Output: 630 true
+}
+
+func ExampleTTLFunc() {
+	prices := getter.TTLFunc(func(ctx context.Context, key string) ([]byte, time.Duration, error) {
+		// Prices change; each is fresh for a minute.
+		return []byte("42.00"), time.Minute, nil
+	})
+	var g getter.Getter = prices // a TTLFunc is a Getter too
+	v, _ := g.Get(context.Background(), "AAPL")
+	_, ttl, _ := prices.GetTTL(context.Background(), "AAPL")
+	fmt.Println(string(v), ttl)
+	// Output: 42.00 1m0s
 }

@@ -30,7 +30,7 @@ func Example() {
 	peers.EXPECT().PickPeer("Tom").Return(owner, true)
 	source := mocks.NewMockGetter(ctrl) // no EXPECT: a local load would fail the test
 
-	g, _ := cache.NewRegistry().NewGroup("scores", 1<<20, source, cache.WithPeers(peers))
+	g, _ := cache.NewRegistry().NewGroup("scores", 1<<20, source, &cache.GroupOptions{Peers: peers})
 	v, err := g.Get(context.Background(), "Tom")
 	fmt.Println(v, err, g.Stats().PeerLoads)
 

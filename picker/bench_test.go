@@ -13,7 +13,7 @@ func BenchmarkLookup(b *testing.B) {
 	keys := testKeys(4096)
 	for _, h := range hashes {
 		for _, n := range []int{3, 10, 100} {
-			r := New(nodeNames(n), WithHash(h.h))
+			r := mustNew(nodeNames(n), &Options{Hash: h.h})
 			b.Run(fmt.Sprintf("%s/nodes=%d", h.name, n), func(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
@@ -29,7 +29,7 @@ func BenchmarkLookup(b *testing.B) {
 func BenchmarkPickPeer(b *testing.B) {
 	keys := testKeys(4096)
 	for _, n := range []int{3, 10, 100} {
-		p := NewPeers("self", func(addr string) cache.PeerGetter { return &addrGetter{addr} })
+		p := mustPeers("self", func(addr string) cache.PeerGetter { return &addrGetter{addr} }, nil)
 		p.Set(nodeNames(n)...)
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
@@ -49,7 +49,7 @@ func BenchmarkNew(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				New(nodes)
+				mustNew(nodes, nil)
 			}
 		})
 	}
@@ -62,12 +62,12 @@ func BenchmarkRebuild(b *testing.B) {
 	const n = 1000
 	nodes := nodeNames(n)
 	grown := append(nodeNames(n), "http://10.0.9.9:8001")
-	base := New(nodes)
-	big := New(grown)
+	base := mustNew(nodes, nil)
+	big := mustNew(grown, nil)
 	b.Run(fmt.Sprintf("new/nodes=%d", n), func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			New(nodes)
+			mustNew(nodes, nil)
 		}
 	})
 	b.Run(fmt.Sprintf("add-one/nodes=%d", n), func(b *testing.B) {
@@ -86,11 +86,11 @@ func BenchmarkRebuild(b *testing.B) {
 	b.Run(fmt.Sprintf("peers-set-first/nodes=%d", n), func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			NewPeers(nodes[0], newGetter).Set(nodes...)
+			mustPeers(nodes[0], newGetter, nil).Set(nodes...)
 		}
 	})
 	b.Run(fmt.Sprintf("peers-set-add-or-remove-one/nodes=%d", n), func(b *testing.B) {
-		p := NewPeers(nodes[0], newGetter)
+		p := mustPeers(nodes[0], newGetter, nil)
 		p.Set(nodes...)
 		b.ReportAllocs()
 		i := 0

@@ -130,7 +130,7 @@ func TestIncrementalMatchesFull(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(reps), 7))
 			set := map[string]bool{}
 			var r *Ring
-			p := NewPeers(pool[0], nil, WithHash(h.h), WithReplicas(reps))
+			p := mustPeers(pool[0], nil, &Options{Hash: h.h, Replicas: reps})
 			for step := range 60 {
 				switch k := rng.IntN(10); {
 				case k < 4: // one joins
@@ -159,7 +159,7 @@ func TestIncrementalMatchesFull(t *testing.T) {
 				rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
 				want := build(cfg, sortedNodes(nodes))
 				if r == nil {
-					r = New(nodes, WithHash(h.h), WithReplicas(reps))
+					r = mustNew(nodes, &Options{Hash: h.h, Replicas: reps})
 				} else {
 					r = r.With(nodes...)
 				}
@@ -179,7 +179,7 @@ func TestIncrementalMatchesFull(t *testing.T) {
 // order) gives back the ring itself, not a copy.
 func TestSameNodesReuseRing(t *testing.T) {
 	nodes := nodeNames(5)
-	r := New(nodes)
+	r := mustNew(nodes, nil)
 	same := append(slices.Clone(nodes), nodes[2], "")
 	slices.Reverse(same)
 	if r.With(same...) != r {
@@ -188,7 +188,7 @@ func TestSameNodesReuseRing(t *testing.T) {
 	if r.With(nodes[1:]...) == r {
 		t.Error("With(fewer nodes) returned the ring itself")
 	}
-	p := NewPeers(nodes[0], nil)
+	p := mustPeers(nodes[0], nil, nil)
 	p.Set(nodes...)
 	before := p.Ring()
 	p.Set(same...)
@@ -200,7 +200,7 @@ func TestSameNodesReuseRing(t *testing.T) {
 // TestMergeUsed checks that a one-node change goes through merge (so
 // that the tests above test it), and that a change of most nodes does not.
 func TestMergeUsed(t *testing.T) {
-	base := New(nodeNames(10))
+	base := mustNew(nodeNames(10), nil)
 	if merge(base, sortedNodes(nodeNames(11))) == nil || merge(base, sortedNodes(nodeNames(9))) == nil {
 		t.Error("merge refused a one-node change")
 	}
@@ -221,7 +221,7 @@ func TestStrata(t *testing.T) {
 			if h.name == "crc32" {
 				width = 1 << 32 / uint64(reps)
 			}
-			r := New(nodeNames(7), WithReplicas(reps), WithHash(h.h))
+			r := mustNew(nodeNames(7), &Options{Replicas: reps, Hash: h.h})
 			for i, p := range r.points {
 				if j := i / 7; p/width != uint64(j) {
 					t.Fatalf("%s, %d replicas: point %d (%#x) is in stratum %d; want %d", h.name, reps, i, p, p/width, j)

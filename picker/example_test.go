@@ -10,9 +10,12 @@ import (
 
 func ExampleRing() {
 	nodes := []string{"http://localhost:8001", "http://localhost:8002", "http://localhost:8003"}
-	ring := picker.New(nodes)
+	ring, err := picker.New(nodes, nil)
+	if err != nil {
+		panic(err)
+	}
 	// The order of the node list does not matter.
-	same := picker.New([]string{nodes[2], nodes[0], nodes[1]})
+	same, _ := picker.New([]string{nodes[2], nodes[0], nodes[1]}, nil)
 	for _, key := range []string{"Tom", "Jack", "Alice"} {
 		owner, _ := ring.Lookup(key)
 		fmt.Println(key, "->", owner, owner == same.Get(key))
@@ -32,7 +35,10 @@ func (p memPeer) Get(_ context.Context, group, key string) ([]byte, error) {
 
 func ExamplePeers() {
 	self := "http://localhost:8001"
-	peers := picker.NewPeers(self, func(addr string) cache.PeerGetter { return memPeer{addr} })
+	peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter { return memPeer{addr} }, nil)
+	if err != nil {
+		panic(err)
+	}
 	peers.Set("http://localhost:8001", "http://localhost:8002", "http://localhost:8003")
 
 	for _, key := range []string{"Tom", "Alice"} {

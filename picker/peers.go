@@ -44,11 +44,15 @@ type peerState struct {
 // nil or returns nil for an address, keys owned by that address are
 // loaded locally (PickPeer reports ok == false for them), though the
 // address still owns its share of the ring. Until Set is called, the ring
-// holds only self. opts are the same options as for [New].
-func NewPeers(self string, newGetter func(addr string) cache.PeerGetter, opts ...Option) *Peers {
-	p := &Peers{self: self, newGetter: newGetter, cfg: newConfig(opts)}
+// holds only self. opts are the same options as for [New], and may be nil.
+func NewPeers(self string, newGetter func(addr string) cache.PeerGetter, opts *Options) (*Peers, error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	p := &Peers{self: self, newGetter: newGetter, cfg: c}
 	p.state.Store(p.snapshot(nil, nil))
-	return p
+	return p, nil
 }
 
 // Set replaces the peer list. Self is added if it is missing; duplicate
@@ -116,6 +120,20 @@ func (p *Peers) PickPeer(key string) (peer cache.PeerGetter, ok bool) {
 	return st.getters[o], true
 }
 
+// PeerGetters returns the getters of every peer on the ring except self
+// (and addresses without a getter), in address order. It implements
+// cache.PeerLister, so that a group's Remove and Set reach every peer.
+func (p *Peers) PeerGetters() []cache.PeerGetter {
+	st := p.state.Load()
+	out := make([]cache.PeerGetter, 0, len(st.getters))
+	for i, g := range st.getters {
+		if i != st.self && g != nil {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // Owner returns the address that owns key (self included), or "" when
 // the set is empty. It is meant for logging and diagnostics.
 func (p *Peers) Owner(key string) string {
@@ -132,4 +150,7 @@ func (p *Peers) Addrs() []string { return p.state.Load().ring.Nodes() }
 // and query it while the peer list changes.
 func (p *Peers) Ring() *Ring { return p.state.Load().ring }
 
-var _ cache.PeerPicker = (*Peers)(nil)
+var (
+	_ cache.PeerPicker = (*Peers)(nil)
+	_ cache.PeerLister = (*Peers)(nil)
+)

@@ -53,7 +53,7 @@ func checkPick(t *testing.T, p *Peers, keys []string) {
 
 func TestPeersBeforeSet(t *testing.T) {
 	newGetter, count := countingFactory()
-	p := NewPeers("a", newGetter)
+	p := mustPeers("a", newGetter, nil)
 	for _, k := range testKeys(100) {
 		if _, ok := p.PickPeer(k); ok {
 			t.Fatalf("PickPeer(%q) ok before Set", k)
@@ -70,7 +70,7 @@ func TestPeersBeforeSet(t *testing.T) {
 func TestPeersPick(t *testing.T) {
 	newGetter, count := countingFactory()
 	addrs := []string{"http://a:1", "http://b:1", "http://c:1"}
-	p := NewPeers(addrs[0], newGetter)
+	p := mustPeers(addrs[0], newGetter, nil)
 	p.Set(addrs...)
 	if got := p.Addrs(); !slices.Equal(got, addrs) {
 		t.Fatalf("Addrs() = %q; want %q", got, addrs)
@@ -78,7 +78,7 @@ func TestPeersPick(t *testing.T) {
 	keys := testKeys(3000)
 	checkPick(t, p, keys)
 	// The peer set places keys exactly like a standalone ring of the same list.
-	r := New(addrs)
+	r := mustNew(addrs, nil)
 	seen := map[string]bool{}
 	for _, k := range keys {
 		if a, b := p.Owner(k), r.Get(k); a != b {
@@ -95,9 +95,9 @@ func TestPeersPick(t *testing.T) {
 }
 
 func TestPeersSelfAlwaysOnRing(t *testing.T) {
-	with := NewPeers("a", nil)
+	with := mustPeers("a", nil, nil)
 	with.Set("a", "b", "c")
-	without := NewPeers("a", nil)
+	without := mustPeers("a", nil, nil)
 	without.Set("c", "b")
 	if !slices.Equal(without.Addrs(), []string{"a", "b", "c"}) {
 		t.Fatalf("Addrs() = %q; self missing", without.Addrs())
@@ -117,7 +117,7 @@ func TestPeersClusterAgrees(t *testing.T) {
 	nodes := make([]*Peers, 3)
 	for i, self := range []string{"a", "b", "c"} {
 		newGetter, _ := countingFactory()
-		nodes[i] = NewPeers(self, newGetter)
+		nodes[i] = mustPeers(self, newGetter, nil)
 		nodes[i].Set(lists[i]...)
 	}
 	for _, k := range testKeys(3000) {
@@ -140,7 +140,7 @@ func TestPeersClusterAgrees(t *testing.T) {
 
 func TestPeersSetReusesGetters(t *testing.T) {
 	newGetter, count := countingFactory()
-	p := NewPeers("a", newGetter)
+	p := mustPeers("a", newGetter, nil)
 	p.Set("a", "b", "c")
 	getterOf := func(addr string) cache.PeerGetter {
 		for _, k := range testKeys(10000) {
@@ -175,7 +175,7 @@ func TestPeersWithoutGetter(t *testing.T) {
 		"nil constructor": nil,
 		"nil getters":     func(string) cache.PeerGetter { return nil },
 	} {
-		p := NewPeers("a", newGetter)
+		p := mustPeers("a", newGetter, nil)
 		p.Set("a", "b", "c")
 		others := 0
 		for _, k := range testKeys(1000) {
@@ -194,7 +194,7 @@ func TestPeersWithoutGetter(t *testing.T) {
 
 func TestPeersEmptySelf(t *testing.T) {
 	newGetter, _ := countingFactory()
-	p := NewPeers("", newGetter)
+	p := mustPeers("", newGetter, nil)
 	if _, ok := p.PickPeer("k"); ok || p.Owner("k") != "" || len(p.Addrs()) != 0 {
 		t.Fatalf("empty set: PickPeer ok = %v, Owner %q, Addrs %q", ok, p.Owner("k"), p.Addrs())
 	}
@@ -209,7 +209,7 @@ func TestPeersEmptySelf(t *testing.T) {
 
 func TestPickPeerZeroAllocs(t *testing.T) {
 	newGetter, _ := countingFactory()
-	p := NewPeers("n0", newGetter)
+	p := mustPeers("n0", newGetter, nil)
 	p.Set(nodeNames(10)...)
 	keys := testKeys(64)
 	i := 0
@@ -224,7 +224,7 @@ func TestPickPeerZeroAllocs(t *testing.T) {
 func TestPeersConcurrentSet(t *testing.T) {
 	newGetter, _ := countingFactory()
 	all := nodeNames(12)
-	p := NewPeers(all[0], newGetter)
+	p := mustPeers(all[0], newGetter, nil)
 	lists := [][]string{all[:3], all[:12], all[2:7], all[5:], nil}
 	keys := testKeys(256)
 
@@ -258,4 +258,16 @@ func TestPeersConcurrentSet(t *testing.T) {
 		t.Errorf("PickPeer returned a getter for unknown address %q", addr)
 	}
 	checkPick(t, p, keys)
+}
+
+func TestPeerGettersListsEveryPeerButSelf(t *testing.T) {
+	p := mustPeers("b", func(addr string) cache.PeerGetter { return &addrGetter{addr} }, nil)
+	p.Set("a", "b", "c")
+	var got []string
+	for _, g := range p.PeerGetters() {
+		got = append(got, g.(*addrGetter).addr)
+	}
+	if !slices.Equal(got, []string{"a", "c"}) {
+		t.Fatalf("PeerGetters = %v; want a and c", got)
+	}
 }

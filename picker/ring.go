@@ -18,6 +18,8 @@
 package picker
 
 import (
+	"errors"
+	"fmt"
 	"hash/crc32"
 	"math/bits"
 	"slices"
@@ -27,7 +29,7 @@ import (
 )
 
 // DefaultReplicas is the number of points each node gets on the ring when
-// [WithReplicas] is not used. It was chosen by measurement, as the load
+// [Options].Replicas is 0. It was chosen by measurement, as the load
 // spread (the busiest node's share of the circle divided by the mean
 // share) of ten-node rings over 300 random sets of node names
 // (TestReplicaSpreadOverNameSets, with XXHash and CRC32 alike): with 160
@@ -58,45 +60,43 @@ func CRC32(s string) uint64 {
 	return uint64(crc32.ChecksumIEEE(unsafe.Slice(unsafe.StringData(s), len(s))))
 }
 
-// An Option configures a [Ring] or a [Peers].
-type Option func(*config)
+// Options configures a [Ring] or a [Peers]. The zero value of each field
+// means its default, and a nil *Options means all defaults (see
+// cache.GroupOptions for why GeeCache is configured with structs). Every
+// node of a cluster must use the same options, or they disagree on owners.
+type Options struct {
+	// Hash maps keys and node points onto the ring. Nil means [XXHash].
+	Hash Hash
+
+	// Replicas is how many points (virtual nodes) each node gets on the
+	// ring. 0 means [DefaultReplicas]; a negative value is an error.
+	Replicas int
+}
+
+// ErrOptions is wrapped by the error [New] and [NewPeers] return for
+// options that cannot work.
+var ErrOptions = errors.New("invalid ring options")
 
 type config struct {
 	hash     Hash
 	replicas int
 }
 
-func newConfig(opts []Option) config {
+func newConfig(o *Options) (config, error) {
 	c := config{hash: XXHash, replicas: DefaultReplicas}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
+	if o == nil {
+		return c, nil
 	}
-	return c
-}
-
-// WithReplicas sets how many points (virtual nodes) each node gets on the
-// ring. Values below 1 select [DefaultReplicas]. All nodes of a cluster must
-// use the same value.
-func WithReplicas(n int) Option {
-	return func(c *config) {
-		if n < 1 {
-			n = DefaultReplicas
-		}
-		c.replicas = n
+	if o.Replicas < 0 {
+		return c, fmt.Errorf("geecache: %w: Replicas %d is negative", ErrOptions, o.Replicas)
 	}
-}
-
-// WithHash sets the hash function used for keys and node points. A nil h
-// selects [XXHash]. All nodes of a cluster must use the same function.
-func WithHash(h Hash) Option {
-	return func(c *config) {
-		if h == nil {
-			h = XXHash
-		}
-		c.hash = h
+	if o.Replicas > 0 {
+		c.replicas = o.Replicas
 	}
+	if o.Hash != nil {
+		c.hash = o.Hash
+	}
+	return c, nil
 }
 
 // A Ring is an immutable consistent-hash ring. Build one with [New]; it is
@@ -133,9 +133,14 @@ type Ring struct {
 }
 
 // New builds a ring of the given nodes. Duplicate and empty names are
-// ignored, and the order of nodes does not matter.
-func New(nodes []string, opts ...Option) *Ring {
-	return build(newConfig(opts), sortedNodes(nodes))
+// ignored, and the order of nodes does not matter. opts may be nil for the
+// defaults; New fails only for options that cannot work.
+func New(nodes []string, opts *Options) (*Ring, error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return build(c, sortedNodes(nodes)), nil
 }
 
 // With returns a ring with the same hash and replica count as r and the

@@ -1,6 +1,7 @@
 package picker
 
 import (
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/geecache/geecache/cache"
 )
 
 var hashes = []struct {
@@ -37,7 +40,7 @@ func nodeNames(n int) []string {
 
 func TestEmptyRing(t *testing.T) {
 	for _, nodes := range [][]string{nil, {}, {""}, {"", ""}} {
-		r := New(nodes)
+		r := mustNew(nodes, nil)
 		if n, ok := r.Lookup("k"); ok || n != "" {
 			t.Errorf("New(%q).Lookup = %q, %v; want \"\", false", nodes, n, ok)
 		}
@@ -60,18 +63,24 @@ func TestCRC32MatchesChecksumIEEE(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	nodes := nodeNames(3)
-	if got := New(nodes).Replicas(); got != DefaultReplicas {
+	if got := mustNew(nodes, nil).Replicas(); got != DefaultReplicas {
 		t.Errorf("default Replicas() = %d; want %d", got, DefaultReplicas)
 	}
-	if got := New(nodes, WithReplicas(7)).Replicas(); got != 7 {
+	if got := mustNew(nodes, &Options{Replicas: 7}).Replicas(); got != 7 {
 		t.Errorf("WithReplicas(7): Replicas() = %d", got)
 	}
-	if got := New(nodes, WithReplicas(0)).Replicas(); got != DefaultReplicas {
+	if _, err := New(nodes, &Options{Replicas: -1}); !errors.Is(err, ErrOptions) {
+		t.Errorf("Replicas -1: err = %v, want ErrOptions", err)
+	}
+	if _, err := NewPeers("a", nil, &Options{Replicas: -1}); !errors.Is(err, ErrOptions) {
+		t.Errorf("NewPeers with Replicas -1: err = %v, want ErrOptions", err)
+	}
+	if got := mustNew(nodes, &Options{Replicas: 0}).Replicas(); got != DefaultReplicas {
 		t.Errorf("WithReplicas(0): Replicas() = %d; want %d", got, DefaultReplicas)
 	}
-	a := New(nodes, WithReplicas(50))
-	b := New(nodes, WithReplicas(50), WithHash(nil), nil)
-	c := New(nodes, WithReplicas(50), WithHash(CRC32))
+	a := mustNew(nodes, &Options{Replicas: 50})
+	b := mustNew(nodes, &Options{Replicas: 50, Hash: nil})
+	c := mustNew(nodes, &Options{Replicas: 50, Hash: CRC32})
 	diff := 0
 	for _, k := range testKeys(1000) {
 		if a.Get(k) != b.Get(k) {
@@ -87,7 +96,7 @@ func TestOptions(t *testing.T) {
 }
 
 func TestNodesAndContains(t *testing.T) {
-	r := New([]string{"c", "a", "", "b", "a"})
+	r := mustNew([]string{"c", "a", "", "b", "a"}, nil)
 	if got, want := r.Nodes(), []string{"a", "b", "c"}; !slices.Equal(got, want) {
 		t.Errorf("Nodes() = %q; want %q", got, want)
 	}
@@ -158,7 +167,7 @@ func TestLookupMatchesReference(t *testing.T) {
 			nodes := nodeNames(tc.n)
 			slices.Reverse(nodes) // the reference does not sort
 			cfg := config{hash: tc.h, replicas: tc.reps}
-			r := New(nodes, WithHash(tc.h), WithReplicas(tc.reps))
+			r := mustNew(nodes, &Options{Hash: tc.h, Replicas: tc.reps})
 			for _, k := range testKeys(2000) {
 				if len(k) == 8 {
 					k += "+" // not a label (see the "wrap" case)
@@ -175,7 +184,7 @@ func TestLookupMatchesReference(t *testing.T) {
 func TestTiesGoToSmallestName(t *testing.T) {
 	constant := func(string) uint64 { return 7 }
 	for _, nodes := range [][]string{{"b", "c", "a"}, {"c", "a", "b"}, {"a", "b", "c"}} {
-		r := New(nodes, WithHash(constant))
+		r := mustNew(nodes, &Options{Hash: constant})
 		if got := r.Get("anything"); got != "a" {
 			t.Errorf("New(%q) with all points tied: owner %q; want \"a\"", nodes, got)
 		}
@@ -186,12 +195,12 @@ func TestOrderIndependent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, h := range hashes {
 		nodes := nodeNames(20)
-		ref := New(nodes, WithHash(h.h))
+		ref := mustNew(nodes, &Options{Hash: h.h})
 		for range 5 {
 			shuffled := slices.Clone(nodes)
 			shuffled = append(shuffled, nodes[rng.IntN(len(nodes))]) // a duplicate
 			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-			r := New(shuffled, WithHash(h.h))
+			r := mustNew(shuffled, &Options{Hash: h.h})
 			if !slices.Equal(r.points, ref.points) || !slices.Equal(r.owners, ref.owners) {
 				t.Fatalf("%s: ring of %q differs from ring of %q", h.name, shuffled, nodes)
 			}
@@ -230,7 +239,7 @@ func TestDefaultReplicasSpread(t *testing.T) {
 	}
 	for _, h := range hashes {
 		for setName, nodes := range nameSets {
-			s := spread(New(nodes, WithHash(h.h)), keys)
+			s := spread(mustNew(nodes, &Options{Hash: h.h}), keys)
 			t.Logf("%s, %s, %d nodes, %d keys: spread %.3f", h.name, setName, len(nodes), n, s)
 			if s > 1.10 {
 				t.Errorf("%s, %s: busiest node gets %.3f x the mean share; want <= 1.10", h.name, setName, s)
@@ -243,7 +252,7 @@ func TestMinimalMovement(t *testing.T) {
 	keys := testKeys(100_000)
 	for _, h := range hashes {
 		nodes := nodeNames(10)
-		base := New(nodes, WithHash(h.h))
+		base := mustNew(nodes, &Options{Hash: h.h})
 
 		const added = "http://10.0.0.99:8001"
 		grown := base.With(append(slices.Clone(nodes), added)...)
@@ -282,7 +291,7 @@ func TestZeroAllocs(t *testing.T) {
 	keys := testKeys(64)
 	for _, h := range hashes {
 		for _, n := range []int{0, 1, 3, 100} {
-			r := New(nodeNames(n), WithHash(h.h))
+			r := mustNew(nodeNames(n), &Options{Hash: h.h})
 			i := 0
 			allocs := testing.AllocsPerRun(1000, func() {
 				r.Lookup(keys[i%len(keys)])
@@ -317,8 +326,8 @@ func FuzzRing(f *testing.F) {
 		if reps >= 250 {
 			cfg.replicas = 1024
 		}
-		opts := []Option{WithReplicas(cfg.replicas), WithHash(h.h)}
-		r := New(nodes, opts...)
+		opts := &Options{Replicas: cfg.replicas, Hash: h.h}
+		r := mustNew(nodes, opts)
 		owner, ok := r.Lookup(key)
 		nonEmpty := slices.ContainsFunc(nodes, func(s string) bool { return s != "" })
 		if ok != nonEmpty {
@@ -330,7 +339,7 @@ func FuzzRing(f *testing.F) {
 		rev := slices.Clone(nodes)
 		slices.Reverse(rev)
 		rev = append(rev, nodes...)
-		if got := New(rev, opts...).Get(key); got != owner {
+		if got := mustNew(rev, opts).Get(key); got != owner {
 			t.Fatalf("owner %q for %q, but %q for %q", owner, nodes, got, rev)
 		}
 		if d := ringDiff(r, refRing(cfg, nodes)); d != "" {
@@ -353,11 +362,29 @@ func FuzzRing(f *testing.F) {
 		if len(nodes) > 0 {
 			self = nodes[0]
 		}
-		p := NewPeers(self, nil, opts...)
+		p := mustPeers(self, nil, opts)
 		p.Set(nodes...)
 		p.Set(changed...)
 		if d := ringDiff(p.Ring(), refRing(cfg, append(changed, self))); d != "" {
 			t.Fatalf("%s: Peers(%q).Set(%q) then Set(%q) differs from the reference: %s", h.name, self, nodes, changed, d)
 		}
 	})
+}
+
+// mustNew is New for options known to be valid.
+func mustNew(nodes []string, o *Options) *Ring {
+	r, err := New(nodes, o)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// mustPeers is NewPeers for options known to be valid.
+func mustPeers(self string, newGetter func(string) cache.PeerGetter, o *Options) *Peers {
+	p, err := NewPeers(self, newGetter, o)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

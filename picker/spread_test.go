@@ -54,7 +54,7 @@ func TestReplicaSpreadOverNameSets(t *testing.T) {
 			rng := rand.New(rand.NewPCG(10, uint64(reps)))
 			spreads := make([]float64, sets)
 			for i := range spreads {
-				r := New(randomNames(rng, 10), WithHash(h.h), WithReplicas(reps))
+				r := mustNew(randomNames(rng, 10), &Options{Hash: h.h, Replicas: reps})
 				spreads[i] = arcSpread(r, spans[h.name])
 			}
 			slices.Sort(spreads)

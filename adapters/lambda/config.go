@@ -3,9 +3,10 @@ package lambda
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/geecache/geecache/adapters/nethttp"
 )
 
 // Names of the environment variables a Lambda node reads at start-up (see
@@ -29,7 +30,7 @@ const (
 const DefaultCacheBytes = 64 << 20
 
 // ErrConfig is wrapped by every configuration error.
-var ErrConfig = errors.New("geecache/lambda: bad configuration")
+var ErrConfig = errors.New("bad Lambda node configuration")
 
 // Config is a Lambda node's configuration.
 type Config struct {
@@ -58,7 +59,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c := Config{CacheBytes: DefaultCacheBytes, MaxValueBytes: MaxValueBytes, Mode: ModeBuffered}
 	var errs []error
 	bad := func(name, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: %s: %s", ErrConfig, name, fmt.Sprintf(format, args...)))
+		errs = append(errs, fmt.Errorf("geecache: %w: %s: %s", ErrConfig, name, fmt.Sprintf(format, args...)))
 	}
 	get := func(name string) string {
 		v, _ := lookup(name)
@@ -138,17 +139,14 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	return c, nil
 }
 
-// checkURL validates a base URL and returns it without a trailing slash.
+// checkURL normalises a base URL as every binding does
+// (nethttp.NormalizeURL), so that Lambda and net/http nodes name a node
+// alike on the ring. Its error is without the prefix, which the Config
+// error has.
 func checkURL(s string) (string, error) {
-	u, err := url.Parse(s)
+	u, err := nethttp.NormalizeURL(s)
 	if err != nil {
-		return "", fmt.Errorf("%q is not a URL: %w", s, err)
+		return "", errors.New(strings.TrimPrefix(err.Error(), "geecache: "))
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("%q is not an absolute http(s) URL", s)
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("%q must have no user, query or fragment", s)
-	}
-	return strings.TrimRight(s, "/"), nil
+	return u, nil
 }

@@ -12,11 +12,19 @@
 //     6 MiB response (MaxValueBytes, about 4.4 MiB of value) is refused with
 //     413 rather than cut off.
 //   - Start is the entry point of a node's main: it reads the configuration
-//     from the environment, lets the caller build its groups with the
-//     node's peer picker, and starts the Lambda runtime loop.
-//   - Front is a local stand-in for a Function URL: an http.Handler that
-//     invokes a Lambda runtime endpoint (aws-lambda-rie) with the event a
-//     Function URL would send. Run nodes locally with it.
+//     from the environment, lets the caller add its groups with the node's
+//     peer picker, and starts the Lambda runtime loop. NewNode does the same
+//     without the loop. Peers are reached through a nethttp.Pool built from
+//     Options.Peers, exactly as a net/http node builds its own, so both
+//     kinds of node agree on who owns a key.
+//
+// Package lambdatest runs nodes locally: a Front stands in for a Function
+// URL before a Lambda runtime endpoint (aws-lambda-rie, or an in-process
+// runtime for tests).
+//
+// Errors sent to callers that are not peers are generic by default (the
+// detail goes to the log), since a Function URL may be reachable by anyone;
+// Options.ShowErrors turns the detail back on.
 //
 // # Configuration
 //
@@ -79,7 +87,8 @@
 // Build the function as Lambda does and run it under the Runtime Interface
 // Emulator, with both of its addresses on 127.0.0.1 (it has no --help, and
 // unknown flags make it listen on 0.0.0.0:8080), a different
-// --runtime-api-address per instance, and a Front before each instance:
+// --runtime-api-address per instance, and a lambdatest.Front before each
+// instance (examples/lambda/localfront is one as a command):
 //
 //	CGO_ENABLED=0 GOOS=linux go build -tags lambda.norpc -o bin/bootstrap ./examples/lambda
 //	aws-lambda-rie --runtime-interface-emulator-address 127.0.0.1:9001 \

@@ -19,10 +19,14 @@ import (
 // same JSON path lambda.Start uses.
 func ExampleHandler() {
 	reg := cache.NewRegistry()
-	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(map[string]string{"Tom": "630"})); err != nil {
+	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(map[string]string{"Tom": "630"}), nil); err != nil {
 		panic(err)
 	}
-	h := lambda.NewHandler(protocol.NewServer(reg, protocol.WithMaxValueBytes(lambda.MaxValueBytes)))
+	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{MaxValueBytes: lambda.MaxValueBytes})
+	if err != nil {
+		panic(err)
+	}
+	h := lambda.NewHandler(srv)
 
 	for _, key := range []string{"Tom", "kkk"} {
 		var ev events.LambdaFunctionURLRequest
@@ -62,6 +66,6 @@ func ExampleConfigFromEnv() {
 	fmt.Println(err)
 	// Output:
 	// 2 BUFFERED 67108864 <nil>
-	// geecache/lambda: bad configuration: GEECACHE_SELF_URL: not set (this node's Function URL, e.g. https://abc.lambda-url.eu-west-1.on.aws)
-	// geecache/lambda: bad configuration: GEECACHE_PEERS: not set (comma-separated Function URLs of every node, this one included)
+	// geecache: bad Lambda node configuration: GEECACHE_SELF_URL: not set (this node's Function URL, e.g. https://abc.lambda-url.eu-west-1.on.aws)
+	// geecache: bad Lambda node configuration: GEECACHE_PEERS: not set (comma-separated Function URLs of every node, this one included)
 }

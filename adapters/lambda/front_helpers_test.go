@@ -8,14 +8,16 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/geecache/geecache/adapters/lambda/lambdatest"
 )
 
 // serveFront serves, on ln until the test ends, a Front that invokes the
 // runtime endpoint; the cleanup checks that the server stopped cleanly.
 func serveFront(t testing.TB, ln net.Listener, endpoint string, invokeTimeout time.Duration) {
 	t.Helper()
-	f, err := NewFront([]string{endpoint},
-		WithInvokeTimeout(invokeTimeout), WithFrontLogger(slog.New(slog.DiscardHandler)))
+	f, err := lambdatest.NewFront([]string{endpoint},
+		&lambdatest.FrontOptions{InvokeTimeout: invokeTimeout, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,4 +35,12 @@ func serveFront(t testing.TB, ln net.Listener, endpoint string, invokeTimeout ti
 		}
 		f.Close()
 	})
+}
+
+// fakeRuntime serves fn as a runtime endpoint until the test ends.
+func fakeRuntime(t testing.TB, fn func(ctx context.Context, payload []byte) ([]byte, error)) string {
+	t.Helper()
+	srv, ep := lambdatest.NewRuntime(fn)
+	t.Cleanup(srv.Close)
+	return ep
 }

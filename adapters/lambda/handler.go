@@ -20,6 +20,10 @@ import (
 // a Handler answers 413 instead.
 const MaxValueBytes = (MaxPayloadBytes - responseOverhead) / 4 * 3
 
+// MaxPayloadBytes is the largest request or response payload (the whole
+// event or response JSON) that Lambda accepts in BUFFERED mode: 6 MiB.
+const MaxPayloadBytes = 6 << 20
+
 // responseOverhead bounds the JSON of a response without its body.
 const responseOverhead = 8 << 10
 
@@ -49,7 +53,7 @@ func NewHandler(srv *protocol.Server) *Handler {
 func (h *Handler) ServeURL(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLResponse, error) {
 	res := h.serve(ctx, ev)
 	if n := base64.StdEncoding.EncodedLen(len(res.Body)); n > MaxPayloadBytes-responseOverhead {
-		res = tooLarge(fmt.Sprintf("geecache/lambda: response of %d bytes does not fit a Lambda response (at most %d bytes of value)",
+		res = tooLarge(fmt.Sprintf("response of %d bytes does not fit a Lambda response (at most %d bytes of value)",
 			len(res.Body), MaxValueBytes))
 	}
 	out := &events.LambdaFunctionURLResponse{
@@ -80,7 +84,7 @@ func (h *Handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest
 		// The protocol reads no body, but a request whose body a Function
 		// URL encoded is only well-formed if it decodes.
 		if _, err := base64.StdEncoding.DecodeString(ev.Body); err != nil {
-			return badRequest("geecache/lambda: request body is flagged base64 but does not decode: " + err.Error())
+			return badRequest("request body is flagged base64 but does not decode: " + err.Error())
 		}
 	}
 	hdr := make(http.Header, len(ev.Headers))

@@ -1,10 +1,14 @@
 package lambda
 
 import (
+	"math/rand/v2"
+
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/geecache/geecache/adapters/internal/keytest"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -55,7 +59,7 @@ func newTestNode(t *testing.T, big int) *testNode {
 		}),
 	}
 	for name, g := range groups {
-		if _, err := n.reg.NewGroup(name, 64<<20, g); err != nil {
+		if _, err := n.reg.NewGroup(name, 64<<20, g, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,7 +117,7 @@ func get(t *testing.T, h *Handler, group, key string) (events.LambdaFunctionURLR
 
 func TestHandlerMissThenHit(t *testing.T) {
 	n := newTestNode(t, 0)
-	h := NewHandler(protocol.NewServer(n.reg))
+	h := newHandler(t, n.reg, nil)
 	for i, want := range []int64{1, 1} { // a miss loads, the hit does not
 		res, body := get(t, h, "scores", "Tom")
 		if res.StatusCode != http.StatusOK || string(body) != "630" {
@@ -130,14 +134,14 @@ func TestHandlerMissThenHit(t *testing.T) {
 
 func TestHandlerErrors(t *testing.T) {
 	n := newTestNode(t, 0)
-	h := NewHandler(protocol.NewServer(n.reg))
+	h := newHandler(t, n.reg, nil)
 	for _, tc := range []struct {
 		name, method, path string
 		status             int
 		code               protocol.Code
 		msg                string
 	}{
-		{"not found", "GET", protocol.Path("scores", "kkk"), 404, protocol.CodeNotFound, "kkk"},
+		{"not found", "GET", protocol.Path("scores", "kkk"), 404, protocol.CodeNotFound, "key not found"},
 		{"unknown group", "GET", protocol.Path("nope", "Tom"), 404, protocol.CodeUnknownGroup, "nope"},
 		{"bad path", "GET", "/elsewhere/scores/Tom", 400, protocol.CodeBadRequest, "malformed"},
 		{"no key segment", "GET", "/_geecache/scores", 400, protocol.CodeBadRequest, "malformed"},
@@ -157,7 +161,7 @@ func TestHandlerErrors(t *testing.T) {
 
 func TestHandlerBase64RequestBody(t *testing.T) {
 	n := newTestNode(t, 0)
-	h := NewHandler(protocol.NewServer(n.reg))
+	h := newHandler(t, n.reg, nil)
 	path := protocol.Path("scores", "Sam")
 	ok := base64.StdEncoding.EncodeToString([]byte{0, 1, 2, 0xfe})
 	res, body, _ := invoke(t, h, urlEvent(t, "GET", path, nil, ok, true))
@@ -177,7 +181,7 @@ func TestHandlerBase64RequestBody(t *testing.T) {
 
 func TestHandlerBinaryValue(t *testing.T) {
 	n := newTestNode(t, 0)
-	h := NewHandler(protocol.NewServer(n.reg))
+	h := newHandler(t, n.reg, nil)
 	for range 2 { // the load, then the cached copy
 		res, body := get(t, h, "binary", "k")
 		if res.StatusCode != 200 || !bytes.Equal(body, allBytes()) {
@@ -193,16 +197,16 @@ func TestHandlerOversizedValue(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		size   int
-		opts   []protocol.Option
+		opts   *protocol.ServerOptions
 		status int
 	}{
 		{"largest that fits", MaxValueBytes, nil, 200},
 		{"one byte over, caught by the handler", MaxValueBytes + 1, nil, 413},
-		{"over the server's limit", 1001, []protocol.Option{protocol.WithMaxValueBytes(1000)}, 413},
+		{"over the server's limit", 1001, &protocol.ServerOptions{MaxValueBytes: 1000}, 413},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newTestNode(t, tc.size)
-			h := NewHandler(protocol.NewServer(n.reg, tc.opts...))
+			h := newHandler(t, n.reg, tc.opts)
 			res, body, size := invoke(t, h, urlEvent(t, "GET", protocol.Path("big", "k"), nil, "", false))
 			if res.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d (%.200s)", res.StatusCode, tc.status, body)
@@ -228,13 +232,13 @@ func TestHandlerOversizedValue(t *testing.T) {
 func TestHandlerAuth(t *testing.T) {
 	secret := []byte("s3cret")
 	path := protocol.Path("scores", "Jack")
-	signed := protocol.NewClient(protocol.WithSecret(secret)).NewRequest("scores", "Jack")
-	wrong := protocol.NewClient(protocol.WithSecret([]byte("other"))).NewRequest("scores", "Jack")
-	unsigned := protocol.NewClient().NewRequest("scores", "Jack")
+	signed := protoClient(t, secret).NewRequest(t.Context(), "scores", "Jack")
+	wrong := protoClient(t, []byte("other")).NewRequest(t.Context(), "scores", "Jack")
+	unsigned := protoClient(t, nil).NewRequest(t.Context(), "scores", "Jack")
 
 	t.Run("on", func(t *testing.T) {
 		n := newTestNode(t, 0)
-		h := NewHandler(protocol.NewServer(n.reg, protocol.WithSecret(secret)))
+		h := newHandler(t, n.reg, &protocol.ServerOptions{Secret: secret})
 		for name, hdr := range map[string]http.Header{"unsigned": unsigned.Header, "wrong secret": wrong.Header} {
 			res, body, _ := invoke(t, h, urlEvent(t, "GET", path, hdr, "", false))
 			if res.StatusCode != 401 {
@@ -251,7 +255,7 @@ func TestHandlerAuth(t *testing.T) {
 	})
 	t.Run("off", func(t *testing.T) {
 		n := newTestNode(t, 0)
-		h := NewHandler(protocol.NewServer(n.reg))
+		h := newHandler(t, n.reg, nil)
 		res, body, _ := invoke(t, h, urlEvent(t, "GET", path, unsigned.Header, "", false))
 		if res.StatusCode != 200 || string(body) != "589" {
 			t.Fatalf("unsigned, auth off: %d %q", res.StatusCode, body)
@@ -261,7 +265,7 @@ func TestHandlerAuth(t *testing.T) {
 
 func TestHandlerStream(t *testing.T) {
 	n := newTestNode(t, 0)
-	h := NewHandler(protocol.NewServer(n.reg))
+	h := newHandler(t, n.reg, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	raw, err := awslambda.NewHandler(h.ServeStream).Invoke(ctx,
@@ -282,5 +286,52 @@ func TestHandlerStream(t *testing.T) {
 	}
 	if !bytes.Equal(body, allBytes()) {
 		t.Fatalf("streamed body differs from 0..255: %d bytes", len(body))
+	}
+}
+
+// newHandler is a Handler over a protocol server for reg with o.
+func newHandler(t testing.TB, reg *cache.Registry, o *protocol.ServerOptions) *Handler {
+	t.Helper()
+	if o == nil {
+		o = &protocol.ServerOptions{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	srv, err := protocol.NewServer(reg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewHandler(srv)
+}
+
+// protoClient is a protocol client signing with secret (none if empty).
+func protoClient(t testing.TB, secret []byte) *protocol.Client {
+	t.Helper()
+	c, err := protocol.NewClient(&protocol.ClientOptions{Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Every key round-trips through the Lambda handler, as through the net/http
+// binding's routers (adapters/nethttp's TestRandomKeysRoundTripThroughRouters).
+func TestRandomKeysRoundTripThroughHandler(t *testing.T) {
+	reg := cache.NewRegistry()
+	echo := getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte("v=" + key), nil })
+	if _, err := reg.NewGroup("scores", 1<<20, echo, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, reg, nil)
+	c := protoClient(t, nil)
+	r := rand.New(rand.NewPCG(3, 5))
+	for i := range 300 {
+		key := keytest.Random(r)
+		req := c.NewRequest(t.Context(), "scores", key)
+		res, body, _ := invoke(t, h, urlEvent(t, "GET", req.Path, req.Header, "", false))
+		if res.StatusCode != 200 || string(body) != "v="+key {
+			t.Fatalf("key #%d %q: %d %q", i, key, res.StatusCode, body)
+		}
 	}
 }

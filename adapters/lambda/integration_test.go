@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/picker"
@@ -29,8 +29,8 @@ func checkAll(t *testing.T, c *userClient, nodes []string) {
 				t.Errorf("%s: %s = %d %q, want %s", node, key, code, body, want)
 			}
 		}
-		if code, body := c.get(t, node, "scores", "kkk"); code != 404 || !strings.Contains(string(body), "kkk not exist") {
-			t.Errorf("%s: kkk = %d %q, want 404 kkk not exist", node, code, body)
+		if code, body := c.get(t, node, "scores", "kkk"); code != 404 || !strings.Contains(string(body), "key not found") {
+			t.Errorf("%s: kkk = %d %q, want 404 key not found", node, code, body)
 		}
 		if code, body := c.get(t, node, "blobs", "all-bytes"); code != 200 || !bytes.Equal(body, allBytes()) {
 			t.Errorf("%s: blobs/all-bytes = %d, %d bytes, not 0..255", node, code, len(body))
@@ -39,7 +39,10 @@ func checkAll(t *testing.T, c *userClient, nodes []string) {
 }
 
 func owners(nodes []string) *picker.Peers {
-	p := picker.NewPeers(nodes[0], func(string) cache.PeerGetter { return nil })
+	p, err := picker.NewPeers(nodes[0], func(string) cache.PeerGetter { return nil }, nil)
+	if err != nil {
+		panic(err)
+	}
 	p.Set(nodes...)
 	return p
 }
@@ -85,6 +88,11 @@ func TestRIECluster(t *testing.T) {
 
 	checkAll(t, c, nodes)
 	checkOwnerLoads(t, nodes, waitLoads(t, ems, 5))
+	// A signed caller is trusted with the owner's own words; an unsigned
+	// one (TestRIEFailoverCold) gets the generic message.
+	if code, body := c.get(t, nodes[1], "scores", "kkk"); code != 404 || !strings.Contains(string(body), "kkk not exist") {
+		t.Errorf("signed caller: kkk = %d %q, want the owner's message", code, body)
+	}
 
 	// Auth is on: an unsigned request is refused and loads nothing.
 	if code, _ := newUserClient(t, "").get(t, nodes[0], "scores", "Unsigned"); code != 401 {
@@ -130,6 +138,9 @@ func TestRIEFailoverCold(t *testing.T) {
 		}
 	}
 	checkAll(t, newUserClient(t, ""), alive)
+	if code, body := newUserClient(t, "").get(t, alive[0], "scores", "kkk"); code != 404 || strings.Contains(string(body), "kkk not exist") {
+		t.Errorf("unsigned caller: kkk = %d %q, want 404 without the source's message", code, body)
+	}
 	loads := waitLoads(t, aliveEms, 2)
 	// Tom's owner is gone: each survivor loaded Tom itself, once.
 	for i, n := range alive {
@@ -164,9 +175,14 @@ func TestRIEMixedCluster(t *testing.T) {
 		})
 	}
 	reg := cache.NewRegistry()
-	pool := nethttp.NewPool(nodes[0], reg, nethttp.WithProtocol(
-		protocol.WithSecret([]byte(secret)), protocol.WithMaxValueBytes(MaxValueBytes)))
-	pool.Set(nodes...)
+	pool, err := nethttp.NewPool(nodes[0], reg, &nethttp.PoolOptions{Secret: []byte(secret), MaxValueBytes: MaxValueBytes,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Set(nodes...); err != nil {
+		t.Fatal(err)
+	}
 	scores := getter.Func(func(ctx context.Context, key string) ([]byte, error) {
 		if v, ok := seedScores[key]; ok {
 			return []byte(v), nil
@@ -180,11 +196,11 @@ func TestRIEMixedCluster(t *testing.T) {
 		return nil, getter.ErrNotFound
 	})
 	for name, g := range map[string]getter.Getter{"scores": count("scores", scores), "blobs": count("blobs", blobs)} {
-		if _, err := reg.NewGroup(name, 1<<20, g, cache.WithPeers(pool)); err != nil {
+		if _, err := reg.NewGroup(name, 1<<20, g, &cache.GroupOptions{Peers: pool}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	srv := &http.Server{Handler: pool, ReadHeaderTimeout: 5 * time.Second}
+	srv := nethttp.NewServer("", pool)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(httpLn) }()
 	t.Cleanup(func() {

@@ -3,9 +3,12 @@
 package lambda
 
 import (
+	"log/slog"
+
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/geecache/geecache/adapters/lambda/lambdatest"
 	"io"
 	"net/http"
 	"slices"
@@ -49,7 +52,7 @@ func BenchmarkLatencyEmulatorDirect(b *testing.B) {
 	hc := &http.Client{Transport: nethttp.NewTransport(), Timeout: 30 * time.Second}
 	defer hc.CloseIdleConnections()
 	invoke := func() {
-		res, err := hc.Post("http://"+e.addr+InvokePath, "application/json", bytes.NewReader(payload))
+		res, err := hc.Post("http://"+e.addr+lambdatest.InvokePath, "application/json", bytes.NewReader(payload))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -66,11 +69,14 @@ func BenchmarkLatencyNetHTTP(b *testing.B) {
 	ln := listen(b)
 	url := "http://" + ln.Addr().String()
 	reg := cache.NewRegistry()
-	pool := nethttp.NewPool(url, reg)
-	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(seedScores), cache.WithPeers(pool)); err != nil {
+	pool, err := nethttp.NewPool(url, reg, &nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
 		b.Fatal(err)
 	}
-	srv := &http.Server{Handler: pool, ReadHeaderTimeout: 5 * time.Second}
+	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(seedScores), &cache.GroupOptions{Peers: pool}); err != nil {
+		b.Fatal(err)
+	}
+	srv := nethttp.NewServer("", pool)
 	go func() { _ = srv.Serve(ln) }()
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

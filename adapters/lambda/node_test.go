@@ -3,6 +3,7 @@ package lambda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/picker"
 )
 
 // serveNode serves n on ln the way a Function URL does, in-process: a Front
@@ -46,21 +48,20 @@ func TestNodesServeEachOther(t *testing.T) {
 	for i := range nodes {
 		loads[i] = map[string]*atomic.Int64{"Tom": {}, "Jack": {}, "Sam": {}}
 		src := getter.Map(seedScores)
-		setup := func(cfg Config, peers cache.PeerPicker) (*cache.Registry, error) {
-			reg := cache.NewRegistry()
+		setup := func(cfg Config, reg *cache.Registry, peers cache.PeerPicker) error {
 			_, err := reg.NewGroup("scores", cfg.CacheBytes, getter.Func(func(ctx context.Context, key string) ([]byte, error) {
 				if c, ok := loads[i][key]; ok {
 					c.Add(1)
 				}
 				return src.Get(ctx, key)
-			}), cache.WithPeers(peers))
-			return reg, err
+			}), &cache.GroupOptions{Peers: peers})
+			return err
 		}
 		cfg, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: urls[i], EnvPeers: urls[0] + "," + urls[1], EnvSecret: "k"}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if nodes[i], err = NewNode(cfg, setup, WithLogger(slog.New(slog.DiscardHandler))); err != nil {
+		if nodes[i], err = NewNode(cfg, setup, &Options{Logger: slog.New(slog.DiscardHandler)}); err != nil {
 			t.Fatal(err)
 		}
 		serveNode(t, lns[i], nodes[i])
@@ -94,29 +95,70 @@ func TestNodesServeEachOther(t *testing.T) {
 func TestNewNodeSetupErrors(t *testing.T) {
 	cfg := Config{SelfURL: "http://127.0.0.1:1", Peers: []string{"http://127.0.0.1:1"}}
 	boom := errors.New("boom")
-	if _, err := NewNode(cfg, func(Config, cache.PeerPicker) (*cache.Registry, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, err := NewNode(cfg, func(Config, *cache.Registry, cache.PeerPicker) error { return boom }, nil); !errors.Is(err, boom) {
 		t.Errorf("setup error: %v", err)
 	}
-	if _, err := NewNode(cfg, func(Config, cache.PeerPicker) (*cache.Registry, error) { return nil, nil }); err == nil {
-		t.Error("nil registry: no error")
+	if _, err := NewNode(cfg, nil, nil); !errors.Is(err, ErrConfig) {
+		t.Errorf("nil setup: err = %v, want ErrConfig", err)
 	}
-	n, err := NewNode(cfg, func(Config, cache.PeerPicker) (*cache.Registry, error) { return cache.NewRegistry(), nil })
+	ok := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
+	if _, err := NewNode(cfg, ok, &Options{Peers: nethttp.PoolOptions{Secret: []byte("x")}}); !errors.Is(err, ErrConfig) {
+		t.Errorf("secret in Options.Peers: err = %v, want ErrConfig", err)
+	}
+	n, err := NewNode(cfg, ok, nil)
 	if err != nil || n.Config.MaxValueBytes != MaxValueBytes {
 		t.Errorf("zero MaxValueBytes: %v, %d", err, n.Config.MaxValueBytes)
 	}
 }
 
+// A Lambda node and a net/http node given the same ring options agree on
+// every owner: the Lambda node builds its peers with nethttp.Pool, so no
+// option is lost on the way.
+func TestLambdaAndNetHTTPNodesAgreeOnOwners(t *testing.T) {
+	urls := []string{"https://a.lambda-url.eu-west-1.on.aws", "https://b.lambda-url.eu-west-1.on.aws", "http://10.0.0.3:8001"}
+	cfg := Config{SelfURL: urls[0], Peers: urls}
+	ok := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
+	for _, ring := range []nethttp.PoolOptions{{}, {Replicas: 3, Hash: picker.CRC32}} {
+		n, err := NewNode(cfg, ok, &Options{Peers: ring, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ring.Logger = slog.New(slog.DiscardHandler)
+		pool, err := nethttp.NewPool(urls[2], cache.NewRegistry(), &ring)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pool.Set(urls...); err != nil {
+			t.Fatal(err)
+		}
+		def, _ := picker.New(urls, nil)
+		differs := 0
+		for i := range 2000 {
+			k := fmt.Sprintf("key-%d", i)
+			if n.Peers.Owner(k) != pool.Owner(k) {
+				t.Fatalf("ring %+v: key %q: the Lambda node says %s, the net/http node %s", ring, k, n.Peers.Owner(k), pool.Owner(k))
+			}
+			if def.Get(k) != pool.Owner(k) {
+				differs++
+			}
+		}
+		if (ring.Replicas != 0) != (differs > 0) {
+			t.Fatalf("ring %+v: %d of 2000 owners differ from the default ring's", ring, differs)
+		}
+	}
+}
+
 func TestStartErrors(t *testing.T) {
-	setup := func(Config, cache.PeerPicker) (*cache.Registry, error) { return cache.NewRegistry(), nil }
+	setup := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
 	t.Setenv("AWS_LAMBDA_RUNTIME_API", "")
 	t.Setenv(EnvSelfURL, "")
 	t.Setenv(EnvPeers, "")
-	if err := Start(context.Background(), setup); !errors.Is(err, ErrConfig) {
+	if err := Start(context.Background(), setup, nil); !errors.Is(err, ErrConfig) {
 		t.Errorf("no config: %v, want ErrConfig", err)
 	}
 	t.Setenv(EnvSelfURL, "http://127.0.0.1:1")
 	t.Setenv(EnvPeers, "http://127.0.0.1:1")
-	if err := Start(context.Background(), setup); !errors.Is(err, ErrNoRuntime) {
+	if err := Start(context.Background(), setup, nil); !errors.Is(err, ErrNoRuntime) {
 		t.Errorf("no runtime: %v, want ErrNoRuntime", err)
 	}
 }
@@ -134,7 +176,7 @@ func newUserClient(t *testing.T, secret string) *userClient {
 	t.Helper()
 	c := &userClient{
 		hc:    &http.Client{Transport: nethttp.NewTransport(), Timeout: 30 * time.Second},
-		proto: protocol.NewClient(protocol.WithSecret([]byte(secret))),
+		proto: protoClient(t, []byte(secret)),
 	}
 	t.Cleanup(c.hc.CloseIdleConnections)
 	return c
@@ -142,7 +184,7 @@ func newUserClient(t *testing.T, secret string) *userClient {
 
 func (c *userClient) get(t *testing.T, node, group, key string) (int, []byte) {
 	t.Helper()
-	preq := c.proto.NewRequest(group, key)
+	preq := c.proto.NewRequest(t.Context(), group, key)
 	preq.Header.Del(protocol.HeaderPeer)
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, node+preq.Path, nil)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/geecache/geecache/adapters/lambda/lambdatest"
 	"net"
 	"os"
 	"os/exec"
@@ -165,7 +166,7 @@ func (e *emulator) loads() map[string]int {
 // startFront serves a Front for e on ln until the test ends.
 func startFront(t testing.TB, ln net.Listener, e *emulator) {
 	t.Helper()
-	serveFront(t, ln, "http://"+e.addr+InvokePath, 20*time.Second)
+	serveFront(t, ln, "http://"+e.addr+lambdatest.InvokePath, 20*time.Second)
 }
 
 // lambdaCluster starts one emulator and front per listener, each node

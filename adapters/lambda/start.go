@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 
 	awslambda "github.com/aws/aws-lambda-go/lambda"
@@ -13,109 +12,104 @@ import (
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/picker"
 )
 
 // ErrNoRuntime is returned by Start outside a Lambda runtime (when
 // AWS_LAMBDA_RUNTIME_API is not set).
-var ErrNoRuntime = errors.New("geecache/lambda: not running under a Lambda runtime (AWS_LAMBDA_RUNTIME_API is not set)")
+var ErrNoRuntime = errors.New("geecache: not running under a Lambda runtime (AWS_LAMBDA_RUNTIME_API is not set)")
 
-// A Setup builds a node's groups: it creates a registry, adds the groups
-// with cfg.CacheBytes and cache.WithPeers(peers), and returns it. It runs
-// once per execution environment, at start-up.
-type Setup func(cfg Config, peers cache.PeerPicker) (*cache.Registry, error)
+// A Setup adds a node's groups to reg, each with cfg.CacheBytes (or a size
+// of its own) and cache.GroupOptions{Peers: peers}. It runs once per
+// execution environment, at start-up.
+type Setup func(cfg Config, reg *cache.Registry, peers cache.PeerPicker) error
 
 // A Node is a configured Lambda node: its registry, the peer picker its
 // groups fetch through, and the Handler that serves its Function URL.
 type Node struct {
 	Config   Config
 	Registry *cache.Registry
-	// Peers picks the owner of a key on a consistent-hash ring over
-	// Config.Peers and fetches from it with the net/http binding's Client:
-	// a peer's Function URL is plain HTTPS to its callers, so Lambda and
-	// net/http nodes serve each other.
-	Peers     *picker.Peers
-	Handler   *Handler
-	transport *http.Transport // shared by the peer clients
+	// Peers picks the owner of a key and fetches it with the net/http
+	// binding's Client: it is a nethttp.Pool, built from the same options
+	// as a net/http node's, since a peer's Function URL is plain HTTPS to
+	// its callers, so Lambda and net/http nodes serve each other and agree
+	// on owners.
+	Peers   *nethttp.Pool
+	Handler *Handler
 }
 
-// An Option configures NewNode and Start.
-type Option func(*options)
+// Options configures NewNode and Start. As everywhere in GeeCache (see
+// cache.GroupOptions), the zero value of a field means its default and a
+// nil pointer means all defaults.
+type Options struct {
+	// Logger receives the node's logs. Nil means slog.Default(); on
+	// Lambda, stderr goes to CloudWatch.
+	Logger *slog.Logger
 
-type options struct {
-	log   *slog.Logger
-	peers []nethttp.Option
+	// Peers configures how the node reaches its peers and places keys:
+	// Timeout, BasePath (of the peers), Replicas, Hash, Transport,
+	// Propagator, as for a net/http node (every node must use the same
+	// ring options). Secret and MaxValueBytes come from the Config: setting
+	// them here is an error. MaxSkew and Propagator also configure the
+	// node's own protocol server.
+	Peers nethttp.PoolOptions
+
+	// ShowErrors sends error details (a source's error text, a peer's
+	// address) to callers that are not peers. Off by default: a Function
+	// URL may be reachable by anyone (see protocol.ServerOptions.HideErrors).
+	ShowErrors bool
 }
 
-// WithLogger sets the logger of the node's protocol server and peer
-// clients (default slog.Default(); on Lambda, stderr goes to CloudWatch).
-func WithLogger(l *slog.Logger) Option {
-	return func(o *options) { o.log = l }
-}
-
-// WithPeerOptions passes options to the net/http clients that fetch from
-// peers, such as nethttp.WithTimeout, nethttp.WithBasePath or
-// nethttp.WithPicker (every node must use the same ring options). The
-// secret and size limit come from the Config.
-func WithPeerOptions(opts ...nethttp.Option) Option {
-	return func(o *options) { o.peers = append(o.peers, opts...) }
-}
-
-func newOptions(opts []Option) options {
-	o := options{log: slog.Default()}
-	for _, f := range opts {
-		f(&o)
+// NewNode builds a node from cfg: the registry, the peers, the groups (by
+// calling setup) and the Handler. Start calls it; tests and custom entry
+// points can call it directly. opts may be nil.
+func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
 	}
-	return o
-}
-
-// NewNode builds a node from cfg: the peer picker, the groups (by calling
-// setup) and the Handler. Start calls it; tests and custom entry points can
-// call it directly.
-func NewNode(cfg Config, setup Setup, opts ...Option) (*Node, error) {
-	o := newOptions(opts)
+	if o.Peers.Secret != nil || o.Peers.MaxValueBytes != 0 {
+		return nil, fmt.Errorf("geecache: %w: Options.Peers.Secret and MaxValueBytes come from the Config", ErrConfig)
+	}
 	if cfg.MaxValueBytes <= 0 || cfg.MaxValueBytes > MaxValueBytes {
 		cfg.MaxValueBytes = MaxValueBytes
 	}
-	proto := []protocol.Option{
-		protocol.WithSecret(cfg.Secret),
-		protocol.WithMaxValueBytes(cfg.MaxValueBytes),
-		protocol.WithLogger(o.log),
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
-	n := &Node{Config: cfg, transport: nethttp.NewTransport()}
-	copts := append([]nethttp.Option{
-		nethttp.WithTransport(n.transport),
-		nethttp.WithProtocol(proto...),
-		nethttp.WithLogger(o.log),
-	}, o.peers...)
-	n.Peers = picker.NewPeers(cfg.SelfURL, func(addr string) cache.PeerGetter {
-		return nethttp.NewClient(addr, copts...)
-	})
-	n.Peers.Set(cfg.Peers...)
-	reg, err := setup(cfg, n.Peers)
+	po := o.Peers
+	po.Secret, po.MaxValueBytes, po.Logger = cfg.Secret, cfg.MaxValueBytes, o.Logger
+	po.HideErrors = !o.ShowErrors
+	reg := cache.NewRegistry()
+	pool, err := nethttp.NewPool(cfg.SelfURL, reg, &po)
 	if err != nil {
-		return nil, fmt.Errorf("geecache/lambda: setup: %w", err)
+		return nil, err
 	}
-	if reg == nil {
-		return nil, errors.New("geecache/lambda: setup returned no registry")
+	if err := pool.Set(cfg.Peers...); err != nil {
+		return nil, err
 	}
-	n.Registry = reg
-	n.Handler = NewHandler(protocol.NewServer(reg, proto...))
-	return n, nil
+	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: cfg.Secret, MaxValueBytes: cfg.MaxValueBytes,
+		MaxSkew: po.MaxSkew, HideErrors: po.HideErrors, Logger: o.Logger, Propagator: po.Propagator})
+	if err != nil {
+		return nil, err
+	}
+	if setup == nil {
+		return nil, fmt.Errorf("geecache: %w: nil Setup", ErrConfig)
+	}
+	if err := setup(cfg, reg, pool); err != nil {
+		return nil, fmt.Errorf("geecache: lambda node setup: %w", err)
+	}
+	return &Node{Config: cfg, Registry: reg, Peers: pool, Handler: NewHandler(srv)}, nil
 }
 
 // Close closes the idle connections to the node's peers.
-func (n *Node) Close() {
-	n.transport.CloseIdleConnections()
-}
+func (n *Node) Close() { _ = n.Peers.Close() }
 
 // Start runs a GeeCache node as a Lambda function, in a few lines of main:
 //
-//	err := lambda.Start(ctx, func(cfg lambda.Config, peers cache.PeerPicker) (*cache.Registry, error) {
-//		reg := cache.NewRegistry()
-//		_, err := reg.NewGroup("scores", cfg.CacheBytes, db, cache.WithPeers(peers))
-//		return reg, err
-//	})
+//	err := lambda.Start(ctx, func(cfg lambda.Config, reg *cache.Registry, peers cache.PeerPicker) error {
+//		_, err := reg.NewGroup("scores", cfg.CacheBytes, db, &cache.GroupOptions{Peers: peers})
+//		return err
+//	}, nil)
 //
 // It reads the Config from the environment (see the package doc), builds
 // the node with NewNode, and hands the Handler to the Lambda runtime loop,
@@ -127,7 +121,7 @@ func (n *Node) Close() {
 // setup, or ErrNoRuntime outside Lambda); once the loop runs it does not
 // return, and a failure of the runtime API ends the process, as
 // aws-lambda-go's lambda.Start does, so that Lambda starts a fresh one.
-func Start(ctx context.Context, setup Setup, opts ...Option) error {
+func Start(ctx context.Context, setup Setup, opts *Options) error {
 	cfg, err := ConfigFromEnv(os.LookupEnv)
 	if err != nil {
 		return err
@@ -135,12 +129,16 @@ func Start(ctx context.Context, setup Setup, opts ...Option) error {
 	if v, _ := os.LookupEnv("AWS_LAMBDA_RUNTIME_API"); v == "" {
 		return ErrNoRuntime
 	}
-	n, err := NewNode(cfg, setup, opts...)
+	n, err := NewNode(cfg, setup, opts)
 	if err != nil {
 		return err
 	}
-	newOptions(opts).log.LogAttrs(ctx, slog.LevelInfo, "geecache: lambda node starting",
-		slog.String("self", cfg.SelfURL), slog.Any("peers", n.Peers.Addrs()), slog.String("mode", cfg.Mode),
+	log := slog.Default()
+	if opts != nil && opts.Logger != nil {
+		log = opts.Logger
+	}
+	log.LogAttrs(ctx, slog.LevelInfo, "geecache: lambda node starting",
+		slog.String("self", cfg.SelfURL), slog.Any("peers", n.Peers.Peers()), slog.String("mode", cfg.Mode),
 		slog.Bool("auth", cfg.Secret != nil), slog.Int64("cacheBytes", cfg.CacheBytes))
 	if cfg.Mode == ModeStream {
 		awslambda.StartWithOptions(n.Handler.ServeStream, awslambda.WithContext(ctx))

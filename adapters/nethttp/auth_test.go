@@ -10,8 +10,6 @@ import (
 	"github.com/geecache/geecache/adapters/protocol"
 )
 
-func protocolSecret(s string) protocol.Option { return protocol.WithSecret([]byte(s)) }
-
 // rawGet sends req with the test's own client and returns status and body.
 func rawGet(t *testing.T, req *http.Request) (int, string) {
 	t.Helper()
@@ -27,12 +25,12 @@ func rawGet(t *testing.T, req *http.Request) (int, string) {
 }
 
 func TestAuthOverHTTP(t *testing.T) {
-	nodes := startNodes(t, 1, true, WithProtocol(protocolSecret("cluster secret")))
+	nodes := startNodes(t, 1, true, &PoolOptions{Secret: []byte("cluster secret")})
 	n := nodes[0]
 	ctx := context.Background()
 
 	// Signed by a Client with the secret: 200.
-	good := NewClient(n.addr, WithProtocol(protocolSecret("cluster secret")))
+	good := mustClient(t, n.addr, &ClientOptions{Secret: []byte("cluster secret")})
 	defer good.CloseIdleConnections()
 	if v, err := good.Get(ctx, "scores", "Tom"); err != nil || string(v) != "v:Tom" {
 		t.Fatalf("signed Get = %q, %v", v, err)
@@ -44,8 +42,8 @@ func TestAuthOverHTTP(t *testing.T) {
 		t.Fatalf("unsigned raw request: %d %q; want 401", st, body)
 	}
 	for name, c := range map[string]*Client{
-		"unsigned":     NewClient(n.addr),
-		"wrong secret": NewClient(n.addr, WithProtocol(protocolSecret("guess"))),
+		"unsigned":     mustClient(t, n.addr, nil),
+		"wrong secret": mustClient(t, n.addr, &ClientOptions{Secret: []byte("guess")}),
 	} {
 		_, err := c.Get(ctx, "scores", "Sam")
 		c.CloseIdleConnections()
@@ -55,7 +53,11 @@ func TestAuthOverHTTP(t *testing.T) {
 	}
 
 	// Tampered: a valid signature for Tom replayed on another path.
-	signed := protocol.NewClient(protocolSecret("cluster secret")).NewRequest("scores", "Tom")
+	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: []byte("cluster secret")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := pc.NewRequest(t.Context(), "scores", "Tom")
 	req, _ = http.NewRequest("GET", n.addr+protocol.Path("scores", "Sam"), nil)
 	req.Header = signed.Header
 	if st, body := rawGet(t, req); st != http.StatusUnauthorized {

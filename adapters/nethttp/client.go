@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/geecache/geecache/adapters/protocol"
@@ -44,62 +43,99 @@ func NewTransport() *http.Transport {
 // and is safe for concurrent use.
 type Client struct {
 	addr    string
-	prefix  string // addr + base path, no trailing "/"
+	prefix  string // addr + base path
 	proto   *protocol.Client
 	rt      http.RoundTripper
 	timeout time.Duration
 }
 
 // NewClient returns a Client for the peer at addr, a base URL such as
-// "http://10.0.0.2:8001" (a trailing "/" is ignored). Without
-// WithTransport it gets a transport of its own from NewTransport; a Pool
-// gives all its clients one shared transport. The options that matter are
-// WithProtocol, WithBasePath, WithTimeout and WithTransport.
-func NewClient(addr string, opts ...Option) *Client {
-	c := newConfig(opts)
-	return newClient(addr, c, c.transport)
+// "http://10.0.0.2:8001", normalised by NormalizeURL. opts may be nil for
+// the defaults. It fails, with an error wrapping protocol.ErrConfig, for a
+// URL or options that cannot work.
+func NewClient(addr string, opts *ClientOptions) (*Client, error) {
+	addr, err := NormalizeURL(addr)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := newClientConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return cc.client(addr), nil
 }
 
-func newClient(addr string, c config, rt http.RoundTripper) *Client {
-	if rt == nil {
-		rt = NewTransport()
+// clientConfig is ClientOptions checked, with defaults filled in, ready to
+// make the clients of any number of peers.
+type clientConfig struct {
+	base    string
+	proto   *protocol.Client // stateless: shared by all peers
+	rt      http.RoundTripper
+	timeout time.Duration
+}
+
+func newClientConfig(opts *ClientOptions) (clientConfig, error) {
+	var o ClientOptions
+	if opts != nil {
+		o = *opts
 	}
+	if err := checkBasePath(o.BasePath); err != nil {
+		return clientConfig{}, err
+	}
+	switch {
+	case o.Timeout < 0:
+		return clientConfig{}, fmt.Errorf("geecache: %w: Timeout %v is negative", protocol.ErrConfig, o.Timeout)
+	case o.Timeout == 0:
+		o.Timeout = DefaultTimeout
+	}
+	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: o.Secret, MaxValueBytes: o.MaxValueBytes, Propagator: o.Propagator})
+	if err != nil {
+		return clientConfig{}, err
+	}
+	if o.Transport == nil {
+		o.Transport = NewTransport()
+	}
+	return clientConfig{base: o.BasePath, proto: pc, rt: o.Transport, timeout: o.Timeout}, nil
+}
+
+// client returns the Client of the peer at addr, already normalised.
+func (cc clientConfig) client(addr string) *Client {
 	return &Client{
 		addr:   addr,
-		prefix: strings.TrimRight(addr, "/") + c.basePath,
-		proto:  protocol.NewClient(c.proto...),
+		prefix: addr + cc.base,
+		proto:  cc.proto,
 		// The transport directly, not an http.Client: the protocol has no
 		// redirects to follow (a 3xx is reported as a bad response), and
 		// the client's per-request header copying and timers cost a tenth
 		// of a peer request's CPU.
-		rt:      rt,
-		timeout: c.timeout,
+		rt:      cc.rt,
+		timeout: cc.timeout,
 	}
 }
 
-// Addr returns the peer's address as given to NewClient.
+// Addr returns the peer's address, normalised.
 func (c *Client) Addr() string { return c.addr }
 
 // Get fetches key of group from the peer. A key the peer's source does not
-// have yields an error wrapping getter.ErrNotFound; protocol errors wrap
-// the sentinels of package protocol; a peer that cannot be reached yields
-// the net/http error. The request ends when ctx does, or after the
-// client's timeout.
+// have yields an error wrapping getter.ErrNotFound, with the peer's
+// message; protocol errors wrap the sentinels of package protocol; a peer
+// that cannot be reached yields the net/http error. Each error names the
+// peer. The request ends when ctx does, or after the client's timeout.
 func (c *Client) Get(ctx context.Context, group, key string) ([]byte, error) {
-	if dl, ok := ctx.Deadline(); c.timeout > 0 && (!ok || time.Until(dl) > c.timeout) {
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.timeout {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	preq := c.proto.NewRequest(group, key)
+	preq := c.proto.NewRequest(ctx, group, key)
 	req, err := http.NewRequestWithContext(ctx, preq.Method, c.prefix+preq.Path, nil)
 	if err != nil {
-		return nil, fmt.Errorf("geecache/nethttp: peer %s: %w", c.addr, err)
+		return nil, fmt.Errorf("peer %s: %w", c.addr, err)
 	}
 	req.Header = preq.Header
 	resp, err := c.rt.RoundTrip(req)
 	if err != nil {
-		return nil, fmt.Errorf("geecache/nethttp: peer %s: %w", c.addr, err)
+		return nil, fmt.Errorf("peer %s: %w", c.addr, err)
 	}
 	defer func() {
 		// Drain what is left (a short rest) so the connection is reused.
@@ -108,7 +144,7 @@ func (c *Client) Get(ctx context.Context, group, key string) ([]byte, error) {
 	}()
 	v, err := c.proto.ReadResponse(resp.StatusCode, resp.Header, resp.ContentLength, resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("geecache/nethttp: peer %s: %w", c.addr, err)
+		return nil, fmt.Errorf("peer %s: %w", c.addr, err)
 	}
 	return v, nil
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestClusterEveryKeyFromAnyNode(t *testing.T) {
-	nodes := startNodes(t, 3, true)
+	nodes := startNodes(t, 3, true, nil)
 	ctx := context.Background()
 	keys := make([]string, 60)
 	for i := range keys {
@@ -68,7 +68,7 @@ func TestClusterEveryKeyFromAnyNode(t *testing.T) {
 }
 
 func TestClusterNotFoundCrossesTheHop(t *testing.T) {
-	nodes := startNodes(t, 3, true)
+	nodes := startNodes(t, 3, true, nil)
 	var key string
 	for i := 0; key == ""; i++ {
 		if k := fmt.Sprintf("missing-%d", i); owner(nodes, k) != nodes[0] {
@@ -90,11 +90,11 @@ func TestClusterAwkwardKeys(t *testing.T) {
 		"ключ", "日本語", "..", "tab\tnl\n", "semi;colon"}
 	for _, auth := range []bool{false, true} {
 		t.Run(fmt.Sprintf("auth=%v", auth), func(t *testing.T) {
-			var opts []Option
+			opts := &PoolOptions{}
 			if auth {
-				opts = append(opts, WithProtocol(protocolSecret("k")))
+				opts.Secret = []byte("k")
 			}
-			nodes := startNodes(t, 3, true, opts...)
+			nodes := startNodes(t, 3, true, opts)
 			remote := 0
 			for _, n := range nodes {
 				for _, k := range keys {

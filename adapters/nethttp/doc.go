@@ -1,11 +1,11 @@
 // Package nethttp is the net/http binding of the GeeCache peer protocol
 // (package protocol; the wire format is specified in adapters/PROTOCOL.md).
 //
-// It has three parts:
+// It has these parts:
 //
 //   - Handler, an http.Handler that answers peer requests for the groups of
 //     a cache.Registry. Mount it at the root, under a base path
-//     (WithBasePath), or behind http.StripPrefix.
+//     (HandlerOptions.BasePath), or behind http.StripPrefix.
 //   - Client, a cache.PeerGetter that fetches values from one peer over a
 //     tuned, shared http.Transport (NewTransport): keep-alive connections
 //     sized for concurrency, bodies drained and closed, a per-request
@@ -13,16 +13,33 @@
 //   - Pool, the seed GeeCache's HTTPPool made production-grade: the Handler
 //     and a cache.PeerPicker (a consistent-hash ring from package picker)
 //     in one value, whose peer list can be replaced at run time with Set.
+//   - NewServer, an http.Server with the timeouts peer traffic needs, and
+//     StatsHandler, the groups' Stats as JSON for operators.
 //
 // A node serves and calls its peers like this:
 //
 //	reg := cache.NewRegistry()
-//	pool := nethttp.NewPool("http://10.0.0.1:8001", reg)
+//	pool, err := nethttp.NewPool("http://10.0.0.1:8001", reg, &nethttp.PoolOptions{Secret: secret})
+//	if err != nil { ... }
 //	defer pool.Close()
-//	pool.Set("http://10.0.0.1:8001", "http://10.0.0.2:8001", "http://10.0.0.3:8001")
-//	reg.NewGroup("scores", 64<<20, db, cache.WithPeers(pool))
-//	http.ListenAndServe("10.0.0.1:8001", pool)
+//	err = pool.Set("http://10.0.0.1:8001", "http://10.0.0.2:8001", "http://10.0.0.3:8001")
+//	scores, err := reg.NewGroup("scores", 64<<20, db, &cache.GroupOptions{Peers: pool})
+//	err = nethttp.NewServer("10.0.0.1:8001", pool).ListenAndServe()
 //
-// Every node of a cluster must be given the same peer list, base path and
-// protocol options (secret, size limit).
+// # Configuration
+//
+// Each constructor takes its required arguments and then a pointer to its
+// own options struct (HandlerOptions, ClientOptions, PoolOptions), as every
+// GeeCache package does: nil means all defaults, the zero value of a field
+// means its documented default (0 for a timeout is DefaultTimeout, never
+// "no timeout"; a nil Logger is slog.Default()), and a value that cannot
+// work (a negative timeout, a base path without a leading "/", a peer URL
+// without a scheme) makes the constructor, or Pool.Set, return an error
+// wrapping protocol.ErrConfig. A struct per constructor makes an option
+// that does not apply to it a compile error rather than a setting silently
+// ignored. Peer URLs are normalised (NormalizeURL), so that every node
+// places "http://H:80/" and "http://h" on the ring as the same node.
+//
+// Every node of a cluster must be given the same peer list, BasePath,
+// Secret, MaxValueBytes, Replicas and Hash.
 package nethttp

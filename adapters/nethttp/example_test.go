@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
@@ -31,16 +30,23 @@ func Example() {
 	var groups []*cache.Group
 	for i, ln := range lns {
 		reg := cache.NewRegistry()
-		pool := nethttp.NewPool(addrs[i], reg)
+		pool, err := nethttp.NewPool(addrs[i], reg, &nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
 		defer pool.Close()
-		pool.Set(addrs...)
-		g, err := reg.NewGroup("scores", 1<<20, db, cache.WithPeers(pool), cache.WithLogger(slog.New(slog.DiscardHandler)))
+		if err := pool.Set(addrs...); err != nil {
+			fmt.Println(err)
+			return
+		}
+		g, err := reg.NewGroup("scores", 1<<20, db, &cache.GroupOptions{Peers: pool, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
 		groups = append(groups, g)
-		srv := &http.Server{Handler: pool}
+		srv := nethttp.NewServer("", pool)
 		go srv.Serve(ln)
 		defer srv.Close()
 	}

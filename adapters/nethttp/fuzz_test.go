@@ -27,10 +27,10 @@ func FuzzHandler(f *testing.F) {
 			return nil, getter.ErrNotFound
 		}
 		return []byte("v:" + key), nil
-	})); err != nil {
+	}), nil); err != nil {
 		f.Fatal(err)
 	}
-	h := NewHandler(reg, WithBasePath("/x"))
+	h := mustHandler(f, reg, &HandlerOptions{BasePath: "/x"})
 	f.Fuzz(func(t *testing.T, target string) {
 		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader("GET " + target + " HTTP/1.1\r\nHost: h\r\n\r\n")))
 		if err != nil {

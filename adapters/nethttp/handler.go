@@ -16,24 +16,44 @@ type Handler struct {
 	srv  *protocol.Server
 }
 
-// NewHandler returns a Handler for reg. The options that matter to it are
-// WithProtocol, WithBasePath and WithLogger.
-func NewHandler(reg *cache.Registry, opts ...Option) *Handler {
-	c := newConfig(opts)
-	return &Handler{base: c.basePath, srv: protocol.NewServer(reg, c.protoOpts()...)}
+// NewHandler returns a Handler for reg. opts may be nil for the defaults.
+// It fails, with an error wrapping protocol.ErrConfig, for options that
+// cannot work.
+func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
+	var o HandlerOptions
+	if opts != nil {
+		o = *opts
+	}
+	if err := checkBasePath(o.BasePath); err != nil {
+		return nil, err
+	}
+	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
+		MaxSkew: o.MaxSkew, HideErrors: o.HideErrors, Logger: o.Logger, Propagator: o.Propagator})
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{base: o.BasePath, srv: srv}, nil
 }
 
 // ServeHTTP answers a protocol request. The path is taken in its escaped
 // form (URL.EscapedPath), so a key containing "/" (sent as "%2F") is one
 // key; the base path, if any, is removed first. The load runs with the
 // request's context, so it is abandoned when the caller goes away.
+//
+// A protocol request has no body: one that comes with a body is refused
+// (400) without the body being read, and the connection is closed.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		write(w, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body"))
+		return
+	}
 	path := r.URL.EscapedPath()
 	if h.base != "" {
 		p, ok := strings.CutPrefix(path, h.base)
 		if !ok {
 			write(w, protocol.ErrorResponse(protocol.CodeBadRequest,
-				"geecache: path "+strconv.Quote(path)+" is outside the base path "+strconv.Quote(h.base)))
+				"path is outside the base path "+strconv.Quote(h.base)))
 			return
 		}
 		path = p

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
@@ -19,7 +20,7 @@ import (
 func newRegistry(t *testing.T, g getter.Getter) *cache.Registry {
 	t.Helper()
 	reg := cache.NewRegistry()
-	if _, err := reg.NewGroup("scores", 1<<20, g); err != nil {
+	if _, err := reg.NewGroup("scores", 1<<20, g, nil); err != nil {
 		t.Fatal(err)
 	}
 	return reg
@@ -27,7 +28,7 @@ func newRegistry(t *testing.T, g getter.Getter) *cache.Registry {
 
 func TestHandlerStatusesOverHTTP(t *testing.T) {
 	reg := newRegistry(t, getter.Map(map[string]string{"Tom": "630", "a/b c": "slash"}))
-	srv := httptest.NewServer(NewHandler(reg))
+	srv := httptest.NewServer(mustHandler(t, reg, nil))
 	defer srv.Close()
 	for _, tc := range []struct {
 		method, path string
@@ -36,7 +37,7 @@ func TestHandlerStatusesOverHTTP(t *testing.T) {
 	}{
 		{"GET", "/_geecache/scores/Tom", 200, "630"},
 		{"GET", "/_geecache/scores/a%2Fb%20c", 200, "slash"},
-		{"GET", "/_geecache/scores/kkk", 404, `"kkk"`},
+		{"GET", "/_geecache/scores/kkk", 404, "key not found"},
 		{"GET", "/_geecache/nope/Tom", 404, "no such group"},
 		{"GET", "/_geecache/scores/a/b", 400, "malformed"},
 		{"GET", "/elsewhere", 400, "malformed"},
@@ -53,13 +54,13 @@ func TestHandlerStatusesOverHTTP(t *testing.T) {
 func TestMountedUnderPrefix(t *testing.T) {
 	reg := newRegistry(t, getter.Map(map[string]string{"k/1": "one"}))
 	mux := http.NewServeMux()
-	mux.Handle("/cache/", NewHandler(reg, WithBasePath("/cache/")))
-	mux.Handle("/strip/", http.StripPrefix("/strip", NewHandler(reg)))
+	mux.Handle("/cache/", mustHandler(t, reg, &HandlerOptions{BasePath: "/cache"}))
+	mux.Handle("/strip/", http.StripPrefix("/strip", mustHandler(t, reg, nil)))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	for name, c := range map[string]*Client{
-		"base path":    NewClient(srv.URL, WithBasePath("/cache")),
-		"strip prefix": NewClient(srv.URL + "/strip/"),
+		"base path":    mustClient(t, srv.URL, &ClientOptions{BasePath: "/cache"}),
+		"strip prefix": mustClient(t, srv.URL+"/strip/", nil),
 	} {
 		v, err := c.Get(context.Background(), "scores", "k/1")
 		c.CloseIdleConnections()
@@ -69,7 +70,7 @@ func TestMountedUnderPrefix(t *testing.T) {
 	}
 	// A client with the wrong base path reaches the mux's 404, which is not
 	// a protocol answer and must not look like "not found".
-	c := NewClient(srv.URL)
+	c := mustClient(t, srv.URL, nil)
 	defer c.CloseIdleConnections()
 	if _, err := c.Get(context.Background(), "scores", "k/1"); !errors.Is(err, protocol.ErrBadResponse) || errors.Is(err, getter.ErrNotFound) {
 		t.Fatalf("wrong base path: err = %v; want ErrBadResponse", err)
@@ -78,7 +79,7 @@ func TestMountedUnderPrefix(t *testing.T) {
 
 func TestBasePathEnforced(t *testing.T) {
 	reg := newRegistry(t, getter.Map(map[string]string{"k": "v"}))
-	srv := httptest.NewServer(NewHandler(reg, WithBasePath("/cache")))
+	srv := httptest.NewServer(mustHandler(t, reg, &HandlerOptions{BasePath: "/cache"}))
 	defer srv.Close()
 	for path, want := range map[string]int{
 		"/cache/_geecache/scores/k":  http.StatusOK,
@@ -94,13 +95,13 @@ func TestBasePathEnforced(t *testing.T) {
 
 func TestSizeLimitOverHTTP(t *testing.T) {
 	reg := newRegistry(t, getter.Map(map[string]string{"big": strings.Repeat("x", 1000)}))
-	lenient := httptest.NewServer(NewHandler(reg))
+	lenient := httptest.NewServer(mustHandler(t, reg, nil))
 	defer lenient.Close()
-	strict := httptest.NewServer(NewHandler(reg, WithProtocol(protocol.WithMaxValueBytes(999))))
+	strict := httptest.NewServer(mustHandler(t, reg, &HandlerOptions{MaxValueBytes: 999}))
 	defer strict.Close()
 	for name, c := range map[string]*Client{
-		"client limit": NewClient(lenient.URL, WithProtocol(protocol.WithMaxValueBytes(999))),
-		"server limit": NewClient(strict.URL),
+		"client limit": mustClient(t, lenient.URL, &ClientOptions{MaxValueBytes: 999}),
+		"server limit": mustClient(t, strict.URL, nil),
 	} {
 		_, err := c.Get(context.Background(), "scores", "big")
 		c.CloseIdleConnections()
@@ -123,12 +124,12 @@ func TestClientTimeout(t *testing.T) {
 			return []byte("late"), nil
 		}
 	}))
-	srv := httptest.NewServer(NewHandler(reg))
+	srv := httptest.NewServer(mustHandler(t, reg, nil))
 	defer srv.Close()
 	defer close(release)
 
 	// The caller's context ends the request.
-	c := NewClient(srv.URL)
+	c := mustClient(t, srv.URL, nil)
 	defer c.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { started.Wait(); cancel() }()
@@ -142,9 +143,9 @@ func TestPerRequestTimeout(t *testing.T) {
 		<-ctx.Done() // never answers before the caller gives up
 		return nil, ctx.Err()
 	}))
-	srv := httptest.NewServer(NewHandler(reg))
+	srv := httptest.NewServer(mustHandler(t, reg, nil))
 	defer srv.Close()
-	c := NewClient(srv.URL, WithTimeout(20_000_000)) // 20ms
+	c := mustClient(t, srv.URL, &ClientOptions{Timeout: 20 * time.Millisecond}) // 20ms
 	defer c.CloseIdleConnections()
 	if _, err := c.Get(context.Background(), "scores", "k"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v; want context.DeadlineExceeded", err)
@@ -156,7 +157,7 @@ func TestPerRequestTimeout(t *testing.T) {
 func TestConnectionReuse(t *testing.T) {
 	reg := newRegistry(t, getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte(key), nil }))
 	var conns atomic.Int64
-	srv := httptest.NewUnstartedServer(NewHandler(reg))
+	srv := httptest.NewUnstartedServer(mustHandler(t, reg, nil))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			conns.Add(1)
@@ -164,7 +165,7 @@ func TestConnectionReuse(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	c := NewClient(srv.URL)
+	c := mustClient(t, srv.URL, nil)
 	defer c.CloseIdleConnections()
 	const workers, each = 32, 40
 	var wg sync.WaitGroup

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -69,7 +70,7 @@ func (n *node) peerRequests(key string) int {
 
 // startNodes starts n nodes that all know each other (pass setPeers=false
 // to leave the peer lists to the caller). Cleanup shuts them down.
-func startNodes(t *testing.T, n int, setPeers bool, opts ...Option) []*node {
+func startNodes(t *testing.T, n int, setPeers bool, opts *PoolOptions) []*node {
 	t.Helper()
 	nodes := make([]*node, n)
 	addrs := make([]string, n)
@@ -85,12 +86,21 @@ func startNodes(t *testing.T, n int, setPeers bool, opts ...Option) []*node {
 	for i := range nodes {
 		nd := &node{addr: addrs[i], db: &db{calls: map[string]int{}}, peerReqs: map[string]int{}, done: make(chan struct{})}
 		reg := cache.NewRegistry()
-		nd.pool = NewPool(addrs[i], reg, opts...)
-		if setPeers {
-			nd.pool.Set(addrs...)
+		var o PoolOptions
+		if opts != nil {
+			o = *opts
 		}
-		g, err := reg.NewGroup("scores", 1<<20, nd.db, cache.WithPeers(nd.pool),
-			cache.WithLogger(slog.New(slog.DiscardHandler)))
+		if o.Logger == nil {
+			o.Logger = slog.New(slog.DiscardHandler)
+		}
+		var err error
+		if nd.pool, err = NewPool(addrs[i], reg, &o); err != nil {
+			t.Fatal(err)
+		}
+		if setPeers {
+			mustSet(t, nd.pool, addrs...)
+		}
+		g, err := reg.NewGroup("scores", 1<<20, nd.db, &cache.GroupOptions{Peers: nd.pool, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,4 +148,47 @@ func owner(nodes []*node, key string) *node {
 		}
 	}
 	return nil
+}
+
+func mustClient(t testing.TB, addr string, o *ClientOptions) *Client {
+	t.Helper()
+	c, err := NewClient(addr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func mustHandler(t testing.TB, reg *cache.Registry, o *HandlerOptions) *Handler {
+	t.Helper()
+	if o == nil {
+		o = &HandlerOptions{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	h, err := NewHandler(reg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func mustSet(t testing.TB, p *Pool, addrs ...string) {
+	t.Helper()
+	if err := p.Set(addrs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond for up to 10 s; a bound, not a timing assertion.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

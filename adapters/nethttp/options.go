@@ -1,8 +1,10 @@
 package nethttp
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/geecache/geecache/adapters/protocol"
@@ -10,79 +12,116 @@ import (
 )
 
 // DefaultTimeout bounds one peer request (connect, send, wait, read) when
-// WithTimeout is not used. When it expires the calling node loads the key
+// the Timeout option is 0. When it expires the calling node loads the key
 // itself.
 const DefaultTimeout = 10 * time.Second
 
-// An Option configures a Handler, a Client or a Pool.
-type Option func(*config)
+// HandlerOptions configures a Handler. As everywhere in GeeCache (see
+// cache.GroupOptions), the zero value of a field means its default, a nil
+// pointer means all defaults, and a value that cannot work makes the
+// constructor fail.
+type HandlerOptions struct {
+	// BasePath is the escaped path prefix under which the protocol is
+	// served, such as "/cache": the Handler answers BasePath+"/_geecache/…".
+	// It must start with "/" and not end with one. "" (the default) serves
+	// the protocol at the root.
+	BasePath string
 
-type config struct {
-	proto     []protocol.Option
-	basePath  string
-	timeout   time.Duration
-	transport http.RoundTripper
-	logger    *slog.Logger
-	picker    []picker.Option
+	// Secret turns on peer authentication (see protocol.ServerOptions).
+	Secret []byte
+
+	// MaxValueBytes is the largest value sent; 0 means
+	// protocol.DefaultMaxValueBytes.
+	MaxValueBytes int64
+
+	// MaxSkew is how old a signed request may be; 0 means
+	// protocol.DefaultMaxSkew.
+	MaxSkew time.Duration
+
+	// HideErrors sends generic error bodies to callers that are not peers
+	// (see protocol.ServerOptions).
+	HideErrors bool
+
+	// Logger receives rejected requests and load failures. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+
+	// Propagator, if not nil, extracts context (a trace) from requests.
+	Propagator protocol.Propagator
 }
 
-func newConfig(opts []Option) config {
-	c := config{timeout: DefaultTimeout}
-	for _, o := range opts {
-		o(&c)
+// ClientOptions configures a Client, with the same conventions as
+// HandlerOptions.
+type ClientOptions struct {
+	// BasePath is the escaped path prefix under which the peer serves the
+	// protocol (see HandlerOptions.BasePath).
+	BasePath string
+
+	// Secret, if not empty, signs every request.
+	Secret []byte
+
+	// MaxValueBytes is the largest value read; 0 means
+	// protocol.DefaultMaxValueBytes.
+	MaxValueBytes int64
+
+	// Timeout bounds one request; 0 means DefaultTimeout. A caller's
+	// context with a sooner deadline wins.
+	Timeout time.Duration
+
+	// Transport sends the requests. Nil means a new transport from
+	// NewTransport, used by this client alone.
+	Transport http.RoundTripper
+
+	// Propagator, if not nil, injects context (a trace) into requests.
+	Propagator protocol.Propagator
+}
+
+// PoolOptions configures a Pool: the settings of its Handler, of the
+// Clients it fetches from peers with, and of its consistent-hash ring, in
+// one flat struct so that a setting both sides share (BasePath, Secret,
+// MaxValueBytes) is given once. The conventions are those of
+// HandlerOptions. Every node of a cluster needs the same BasePath, Secret,
+// MaxValueBytes, Replicas and Hash.
+type PoolOptions struct {
+	BasePath      string              // as in HandlerOptions and ClientOptions
+	Secret        []byte              // as in HandlerOptions and ClientOptions
+	MaxValueBytes int64               // as in HandlerOptions and ClientOptions
+	MaxSkew       time.Duration       // as in HandlerOptions
+	HideErrors    bool                // as in HandlerOptions
+	Timeout       time.Duration       // as in ClientOptions
+	Propagator    protocol.Propagator // as in HandlerOptions and ClientOptions
+
+	// Transport is shared by the clients of all peers. Nil means one
+	// transport from NewTransport, whose idle connections Close closes.
+	Transport http.RoundTripper
+
+	// Logger receives the Handler's logs and, at debug level, each choice
+	// of owner. Nil means slog.Default().
+	Logger *slog.Logger
+
+	// Replicas and Hash configure the ring (see picker.Options).
+	Replicas int
+	Hash     picker.Hash
+}
+
+func (o *PoolOptions) handler() HandlerOptions {
+	return HandlerOptions{BasePath: o.BasePath, Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
+		MaxSkew: o.MaxSkew, HideErrors: o.HideErrors, Logger: o.Logger, Propagator: o.Propagator}
+}
+
+func (o *PoolOptions) client() ClientOptions {
+	return ClientOptions{BasePath: o.BasePath, Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
+		Timeout: o.Timeout, Transport: o.Transport, Propagator: o.Propagator}
+}
+
+// checkBasePath validates an escaped base path: "" or "/…" without a
+// trailing "/", a query or a fragment.
+func checkBasePath(p string) error {
+	if p == "" {
+		return nil
 	}
-	if c.logger == nil {
-		c.logger = slog.New(slog.DiscardHandler)
+	if p[0] != '/' || strings.HasSuffix(p, "/") || strings.ContainsAny(p, "?#") {
+		return fmt.Errorf("geecache: %w: BasePath %q must start with \"/\" and have no trailing \"/\", query or fragment", protocol.ErrConfig, p)
 	}
-	return c
-}
-
-// protoOpts returns the protocol options, with the logger last unless one
-// was given.
-func (c *config) protoOpts() []protocol.Option {
-	return append([]protocol.Option{protocol.WithLogger(c.logger)}, c.proto...)
-}
-
-// WithProtocol passes options to the protocol: protocol.WithSecret to turn
-// on peer authentication, protocol.WithMaxValueBytes for the size limit,
-// protocol.WithMaxSkew and protocol.WithClock. Give every node the same
-// ones.
-func WithProtocol(opts ...protocol.Option) Option {
-	return func(c *config) { c.proto = append(c.proto, opts...) }
-}
-
-// WithBasePath mounts the protocol under an escaped path prefix such as
-// "/cache": a Handler serves base+"/_geecache/...", and a Client or Pool
-// requests peer+base+"/_geecache/...". A trailing "/" is ignored. The
-// default is "" (the protocol at the root).
-func WithBasePath(base string) Option {
-	for len(base) > 0 && base[len(base)-1] == '/' {
-		base = base[:len(base)-1]
-	}
-	return func(c *config) { c.basePath = base }
-}
-
-// WithTimeout sets the per-request timeout of a Client (DefaultTimeout if
-// not set; d <= 0 means no timeout beyond the caller's context).
-func WithTimeout(d time.Duration) Option {
-	return func(c *config) { c.timeout = d }
-}
-
-// WithTransport sets the RoundTripper a Client or Pool sends requests with,
-// instead of a transport from NewTransport. A Pool does not close idle
-// connections of a transport it was given, except through Close.
-func WithTransport(rt http.RoundTripper) Option {
-	return func(c *config) { c.transport = rt }
-}
-
-// WithLogger sets where rejected requests, load errors and (at debug
-// level) a Pool's choice of owners are logged. The default discards logs.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) { c.logger = l }
-}
-
-// WithPicker passes options (replicas, hash) to a Pool's consistent-hash
-// ring. Every node must use the same ones.
-func WithPicker(opts ...picker.Option) Option {
-	return func(c *config) { c.picker = append(c.picker, opts...) }
+	return nil
 }

@@ -12,9 +12,10 @@ import (
 // A Pool is one node's side of an HTTP cluster: the Handler that serves
 // its peers, and the cache.PeerPicker that tells its groups which peer
 // owns a key (a consistent-hash ring over the peer addresses) and fetches
-// it with a Client. Give it to the node's groups with cache.WithPeers and
-// serve it with an http.Server. It is safe for concurrent use, including
-// Set while requests are served.
+// it with a Client. Give it to the node's groups as cache.GroupOptions.Peers
+// and serve it with an http.Server (NewServer). It is safe for concurrent
+// use, including Set while requests are served. The AWS Lambda binding
+// builds its peers with a Pool too, so both bindings place keys alike.
 type Pool struct {
 	handler *Handler
 	self    string
@@ -25,37 +26,69 @@ type Pool struct {
 
 // NewPool returns a Pool for the node whose own address (as its peers
 // reach it, for example "http://10.0.0.1:8001") is self, serving the groups
-// of reg. Until Set is called the node owns every key. All options apply.
-// All the pool's clients share one transport (from NewTransport unless
-// WithTransport is given).
-func NewPool(self string, reg *cache.Registry, opts ...Option) *Pool {
-	c := newConfig(opts)
-	rt := c.transport
-	if rt == nil {
-		rt = NewTransport()
+// of reg. self is normalised with NormalizeURL; an empty self makes a
+// client-only pool that owns no keys. Until Set is called the node owns
+// every key. opts may be nil for the defaults. It fails, with an error
+// wrapping protocol.ErrConfig, for an address or options that cannot work.
+func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error) {
+	var o PoolOptions
+	if opts != nil {
+		o = *opts
 	}
-	p := &Pool{
-		handler: NewHandler(reg, opts...),
-		self:    self,
-		rt:      rt,
-		log:     c.logger,
+	if self != "" {
+		var err error
+		if self, err = NormalizeURL(self); err != nil {
+			return nil, err
+		}
 	}
-	p.peers = picker.NewPeers(self, func(addr string) cache.PeerGetter {
-		return newClient(addr, c, rt)
-	}, c.picker...)
-	return p
+	ho := o.handler()
+	h, err := NewHandler(reg, &ho)
+	if err != nil {
+		return nil, err
+	}
+	if o.Transport == nil {
+		o.Transport = NewTransport()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	co := o.client()
+	cc, err := newClientConfig(&co)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{handler: h, self: self, rt: o.Transport, log: o.Logger}
+	// Set normalises every address before the ring sees it.
+	p.peers, err = picker.NewPeers(self, func(addr string) cache.PeerGetter { return cc.client(addr) },
+		&picker.Options{Replicas: o.Replicas, Hash: o.Hash})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // ServeHTTP serves the node's peers, as Handler does.
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.ServeHTTP(w, r) }
 
-// Set replaces the pool's peer list with addrs (base URLs in the same form
-// as self; listing self too is recommended, so that every node gets the
-// same list). Keys move only between the nodes that were added or removed.
-func (p *Pool) Set(addrs ...string) {
-	p.peers.Set(addrs...)
+// Set replaces the pool's peer list with addrs (base URLs; listing self
+// too is recommended, so that every node gets the same list). Each address
+// is normalised with NormalizeURL, so "http://H:80/" and "http://h" are one
+// node. If any address is invalid, Set returns an error wrapping
+// protocol.ErrConfig and keeps the old list. Keys move only between the
+// nodes that were added or removed.
+func (p *Pool) Set(addrs ...string) error {
+	norm := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		n, err := NormalizeURL(a)
+		if err != nil {
+			return err
+		}
+		norm = append(norm, n)
+	}
+	p.peers.Set(norm...)
 	p.log.LogAttrs(context.Background(), slog.LevelInfo, "geecache: peers set",
 		slog.String("self", p.self), slog.Any("peers", p.peers.Addrs()))
+	return nil
 }
 
 // PickPeer returns the Client of the peer that owns key, or ok == false if
@@ -69,10 +102,15 @@ func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
 	return peer, ok
 }
 
+// PeerGetters returns the Clients of every peer but this node. It
+// implements cache.PeerLister, so that Group.Remove and Group.Set reach
+// every node.
+func (p *Pool) PeerGetters() []cache.PeerGetter { return p.peers.PeerGetters() }
+
 // Owner returns the address of the node that owns key (self included).
 func (p *Pool) Owner(key string) string { return p.peers.Owner(key) }
 
-// Self returns the node's own address.
+// Self returns the node's own address, normalised.
 func (p *Pool) Self() string { return p.self }
 
 // Peers returns the current peer addresses, self included, sorted.

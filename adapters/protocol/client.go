@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,26 +18,34 @@ const maxErrorBody = 4 << 10
 // I/O; a binding sends the Request and hands the answer to ReadResponse.
 // It is safe for concurrent use.
 type Client struct {
-	cfg config
+	cfg ClientOptions
 }
 
-// NewClient returns a Client. The options that matter to it are
-// WithSecret, WithMaxValueBytes and WithClock.
-func NewClient(opts ...Option) *Client {
-	return &Client{cfg: newConfig(opts)}
+// NewClient returns a Client configured by opts (nil for the defaults).
+// It fails, with an error wrapping ErrConfig, for options that cannot work.
+func NewClient(opts *ClientOptions) (*Client, error) {
+	c, err := newClientConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cfg: c}, nil
 }
 
 // MaxValueBytes returns the largest value the Client accepts.
-func (c *Client) MaxValueBytes() int64 { return c.cfg.maxValue }
+func (c *Client) MaxValueBytes() int64 { return c.cfg.MaxValueBytes }
 
 // NewRequest returns the peer request for key in group: method GET, the
 // escaped path relative to the peer's base path (the binding prepends the
-// peer's base URL), the peer header and, with a secret, the signature.
-func (c *Client) NewRequest(group, key string) Request {
+// peer's base URL), the peer header, with a secret the signature, and
+// with a Propagator what ctx carries.
+func (c *Client) NewRequest(ctx context.Context, group, key string) Request {
 	path := Path(group, key)
 	h := http.Header{HeaderPeer: {"1"}}
-	if c.cfg.secret != nil {
-		sign(h, c.cfg.secret, c.cfg.now(), http.MethodGet, path)
+	if c.cfg.Secret != nil {
+		sign(h, c.cfg.Secret, c.cfg.Now(), http.MethodGet, path)
+	}
+	if c.cfg.Propagator != nil {
+		c.cfg.Propagator.Inject(ctx, h)
 	}
 	return Request{Method: http.MethodGet, Path: path, Header: h}
 }
@@ -46,8 +55,8 @@ func (c *Client) NewRequest(group, key string) Request {
 // Bindings call it before reading a body; ReadResponse also enforces the
 // limit while reading.
 func (c *Client) CheckSize(n int64) error {
-	if n > c.cfg.maxValue {
-		return fmt.Errorf("%w: peer announced %d bytes, the limit is %d", ErrTooLarge, n, c.cfg.maxValue)
+	if n > c.cfg.MaxValueBytes {
+		return fmt.Errorf("%w: peer announced %d bytes, the limit is %d", ErrTooLarge, n, c.cfg.MaxValueBytes)
 	}
 	return nil
 }
@@ -59,16 +68,16 @@ func (c *Client) CheckSize(n int64) error {
 // the peer's message: getter.ErrNotFound for a 404 not_found, ErrUnknownGroup
 // for a 404 unknown_group, ErrUnauthorized, ErrTooLarge, ErrLoad,
 // ErrBadRequest, ErrMethodNotAllowed, and ErrBadResponse for anything else.
-// It does not close body.
+// The error's text is the peer's message (the owner's own words for a
+// missing key, such as "kkk not exist"). It does not close body.
 func (c *Client) ReadResponse(status int, header http.Header, size int64, body io.Reader) ([]byte, error) {
 	if status != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
 		text := strings.TrimSpace(strings.ToValidUTF8(string(msg), "\uFFFD"))
-		code := Code(header.Get(HeaderError))
 		if text == "" {
 			text = http.StatusText(status)
 		}
-		return nil, fmt.Errorf("%w: peer answered %d: %s", errorFor(status, code), status, text)
+		return nil, &PeerError{Status: status, Code: Code(header.Get(HeaderError)), Message: text}
 	}
 	if err := c.CheckSize(size); err != nil {
 		return nil, err
@@ -77,12 +86,12 @@ func (c *Client) ReadResponse(status int, header http.Header, size int64, body i
 		return readExactly(body, size)
 	}
 	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(body, c.cfg.maxValue+1))
+	n, err := buf.ReadFrom(io.LimitReader(body, c.cfg.MaxValueBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading value: %w", ErrBadResponse, err)
 	}
-	if n > c.cfg.maxValue {
-		return nil, fmt.Errorf("%w: value is over the limit of %d bytes", ErrTooLarge, c.cfg.maxValue)
+	if n > c.cfg.MaxValueBytes {
+		return nil, fmt.Errorf("%w: value is over the limit of %d bytes", ErrTooLarge, c.cfg.MaxValueBytes)
 	}
 	return append([]byte{}, buf.Bytes()...), nil
 }

@@ -11,7 +11,8 @@
 //
 //	GET {base}/_geecache/{group}/{key}
 //
-// with group and key each escaped by url.PathEscape. The answer is 200 with
+// with group and key each escaped by Escape (url.PathEscape, with the dot
+// segments "." and ".." escaped too). The answer is 200 with
 // the raw value bytes, or an error status with a plain-text message and an
 // X-Geecache-Error code (see the Code constants). A request from a peer
 // carries the X-Geecache-Peer header; the node serving it never forwards it

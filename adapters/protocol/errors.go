@@ -3,6 +3,7 @@ package protocol
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/geecache/geecache/getter"
 )
@@ -24,29 +25,53 @@ const (
 	CodeLoadError        Code = "load_error"         // 500: the node failed to load the value
 )
 
-// Errors a Client returns for error responses. Each is wrapped with the
-// peer's message. A 404 with CodeNotFound becomes getter.ErrNotFound
-// instead, so that errors.Is(err, getter.ErrNotFound) holds across the hop.
+// Errors a Client returns for error responses, inside a *PeerError that
+// carries the peer's message. A 404 with CodeNotFound matches
+// getter.ErrNotFound instead, so that errors.Is(err, getter.ErrNotFound)
+// holds across the hop. Like every GeeCache sentinel, their texts have no
+// "geecache:" prefix: the error a user finally sees has exactly one.
 var (
 	// ErrUnknownGroup: the peer has no group of that name.
-	ErrUnknownGroup = errors.New("geecache/protocol: peer has no such group")
+	ErrUnknownGroup = errors.New("peer has no such group")
 	// ErrBadRequest: the peer could not parse the request path.
-	ErrBadRequest = errors.New("geecache/protocol: peer rejected malformed request")
+	ErrBadRequest = errors.New("peer rejected malformed request")
 	// ErrUnauthorized: the peer rejected the request's signature; the
 	// nodes' secrets or clocks disagree.
-	ErrUnauthorized = errors.New("geecache/protocol: peer rejected signature")
+	ErrUnauthorized = errors.New("peer rejected signature")
 	// ErrMethodNotAllowed: the peer accepts only GET.
-	ErrMethodNotAllowed = errors.New("geecache/protocol: method not allowed")
+	ErrMethodNotAllowed = errors.New("method not allowed")
 	// ErrTooLarge: the value is larger than the size limit, as reported
 	// by the peer or found by the client while reading.
-	ErrTooLarge = errors.New("geecache/protocol: value too large")
+	ErrTooLarge = errors.New("value too large")
 	// ErrLoad: the peer failed to load the value (its source failed).
-	ErrLoad = errors.New("geecache/protocol: peer failed to load value")
+	ErrLoad = errors.New("peer failed to load value")
 	// ErrBadResponse: the answer does not follow the protocol (an
 	// unexpected status, a 404 without an error code, a broken body).
 	// The peer is probably not a GeeCache node or the base path is wrong.
-	ErrBadResponse = errors.New("geecache/protocol: unexpected response")
+	ErrBadResponse = errors.New("unexpected response")
 )
+
+// A PeerError is an error response from a peer. errors.Is matches it to the
+// sentinel of its status and code (see Client.ReadResponse).
+type PeerError struct {
+	Status  int    // the HTTP status
+	Code    Code   // the X-Geecache-Error code, or ""
+	Message string // the peer's message, trimmed
+}
+
+// Error returns the peer's message, after the sentinel's text unless the
+// message already says it (as a missing key's "kkk not exist: key not
+// found" does).
+func (e *PeerError) Error() string {
+	s := errorFor(e.Status, e.Code).Error()
+	if strings.Contains(e.Message, s) {
+		return e.Message
+	}
+	return s + ": " + e.Message
+}
+
+// Unwrap returns the sentinel of the response's status and code.
+func (e *PeerError) Unwrap() error { return errorFor(e.Status, e.Code) }
 
 // Status returns the HTTP status an error response with code c is sent
 // with (500 for an unknown code).

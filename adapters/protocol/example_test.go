@@ -15,16 +15,24 @@ import (
 // here the "transport" is a function call.
 func Example() {
 	reg := cache.NewRegistry()
-	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(map[string]string{"Tom": "630"})); err != nil {
+	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(map[string]string{"Tom": "630"}), nil); err != nil {
 		fmt.Println(err)
 		return
 	}
-	secret := protocol.WithSecret([]byte("shared by all nodes"))
-	server := protocol.NewServer(reg, secret)
-	client := protocol.NewClient(secret)
+	secret := []byte("shared by all nodes")
+	server, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: secret})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	client, err := protocol.NewClient(&protocol.ClientOptions{Secret: secret})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	for _, key := range []string{"Tom", "kkk"} {
-		req := client.NewRequest("scores", key)
+		req := client.NewRequest(context.Background(), "scores", key)
 		resp := server.Serve(context.Background(), req)
 		v, err := client.ReadResponse(resp.Status, resp.Header, int64(len(resp.Body)), bytes.NewReader(resp.Body))
 		fmt.Printf("%s %d %q %q not found: %v\n", req.Path, resp.Status, resp.Code(), v, errors.Is(err, getter.ErrNotFound))

@@ -29,10 +29,10 @@ func FuzzServePath(f *testing.F) {
 			return nil, errors.New("fail")
 		}
 		return []byte(key), nil
-	})); err != nil {
+	}), nil); err != nil {
 		f.Fatal(err)
 	}
-	s := NewServer(reg, WithMaxValueBytes(64))
+	s := newServer(f, reg, &ServerOptions{MaxValueBytes: 64})
 	f.Fuzz(func(t *testing.T, path, group, key string) {
 		r := s.Serve(context.Background(), Request{Method: http.MethodGet, Path: path, Header: http.Header{}})
 		switch r.Status {
@@ -63,7 +63,7 @@ func FuzzReadResponse(f *testing.F) {
 	f.Add(404, "unknown_group", int64(5), []byte("nope\n"))
 	f.Add(500, "load_error", int64(-1), []byte("\xff\xfe"))
 	f.Add(413, "too_large", int64(0), []byte{})
-	c := NewClient(WithMaxValueBytes(32))
+	c := newClient(f, &ClientOptions{MaxValueBytes: 32})
 	sentinels := []error{getter.ErrNotFound, ErrUnknownGroup, ErrBadRequest, ErrUnauthorized,
 		ErrMethodNotAllowed, ErrTooLarge, ErrLoad, ErrBadResponse}
 	f.Fuzz(func(t *testing.T, status int, code string, size int64, body []byte) {

@@ -1,15 +1,19 @@
 package protocol
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 )
 
-// Defaults used when an option is not given.
+// Defaults used for options left at their zero value.
 const (
 	// DefaultMaxValueBytes is the largest value a node sends or accepts
 	// (64 MiB). Bindings with a smaller payload limit, such as AWS Lambda,
-	// set their own with WithMaxValueBytes.
+	// set their own.
 	DefaultMaxValueBytes = 64 << 20
 
 	// DefaultMaxSkew is how far a signed request's timestamp may lie from
@@ -18,82 +22,132 @@ const (
 	DefaultMaxSkew = 30 * time.Second
 )
 
-// An Option configures a Server or a Client. The same options are meant to
-// be given to both sides of a cluster: every node needs the same secret and
-// should use the same size limit.
-type Option func(*config)
+// ErrConfig is wrapped by the errors NewServer and NewClient (and the
+// bindings' constructors) return for options that cannot work.
+var ErrConfig = errors.New("invalid configuration")
 
-type config struct {
-	secret   []byte
-	maxValue int64
-	maxSkew  time.Duration
-	now      func() time.Time
-	logger   *slog.Logger
+// A Propagator carries request-scoped context, such as a W3C trace
+// context, from a calling node to the node that serves it, in protocol
+// headers. Package adapters/otel provides one. Give the same Propagator to
+// both sides.
+type Propagator interface {
+	// Inject writes what ctx carries into the headers of a request.
+	Inject(ctx context.Context, h http.Header)
+	// Extract returns ctx with what the request headers carry.
+	Extract(ctx context.Context, h http.Header) context.Context
 }
 
-func newConfig(opts []Option) config {
-	c := config{maxValue: DefaultMaxValueBytes, maxSkew: DefaultMaxSkew, now: time.Now}
-	for _, o := range opts {
-		o(&c)
-	}
-	if c.logger == nil {
-		c.logger = slog.New(slog.DiscardHandler)
-	}
-	return c
+// ServerOptions configures a Server. The zero value of each field means its
+// default, and a nil *ServerOptions means all defaults (see
+// cache.GroupOptions for why GeeCache is configured with structs). The
+// cluster-wide settings, Secret and MaxValueBytes, must be the same as in
+// the ClientOptions of every node.
+type ServerOptions struct {
+	// Secret turns on peer authentication: a request without a valid,
+	// fresh signature is rejected (401) without anything being loaded for
+	// it. Empty (the default) leaves authentication off. It is copied.
+	Secret []byte
+
+	// MaxValueBytes is the largest value the Server sends; a larger one is
+	// answered with 413. 0 means DefaultMaxValueBytes.
+	MaxValueBytes int64
+
+	// MaxSkew is how old, or how far in the future, a signed request's
+	// timestamp may be. 0 means DefaultMaxSkew.
+	MaxSkew time.Duration
+
+	// HideErrors makes the error bodies sent to untrusted callers generic
+	// ("key not found", "load failed"), so that a source's error text or a
+	// peer's address does not reach whoever can call the node (a public
+	// Function URL, say); the detail goes to the Logger. With a Secret,
+	// every caller that gets an answer has signed its request and is
+	// trusted; without one, only requests that carry HeaderPeer are. Off
+	// by default; on by default for Lambda nodes.
+	HideErrors bool
+
+	// Logger receives rejected requests and load failures. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+
+	// Propagator, if not nil, extracts context (a trace) from requests.
+	Propagator Propagator
+
+	// Now replaces time.Now for checking timestamps; it is meant for
+	// tests. Nil means time.Now.
+	Now func() time.Time
 }
 
-// WithSecret turns on peer authentication with a shared secret: a Client
-// signs every request with it and a Server rejects (401) any request
-// without a valid, fresh signature, without loading anything for it. An
-// empty secret leaves authentication off. The slice is copied.
-func WithSecret(secret []byte) Option {
-	s := append([]byte(nil), secret...)
-	return func(c *config) {
-		if len(s) == 0 {
-			c.secret = nil
-			return
-		}
-		c.secret = s
-	}
+// ClientOptions configures a Client. The zero value of each field means its
+// default, and a nil *ClientOptions means all defaults. Secret and
+// MaxValueBytes must match the ServerOptions of the peers.
+type ClientOptions struct {
+	// Secret, if not empty, signs every request. It is copied.
+	Secret []byte
+
+	// MaxValueBytes is the largest value the Client reads: it refuses a
+	// larger announced size and stops reading past it (ErrTooLarge).
+	// 0 means DefaultMaxValueBytes.
+	MaxValueBytes int64
+
+	// Propagator, if not nil, injects context (a trace) into requests.
+	Propagator Propagator
+
+	// Now replaces time.Now for signing; it is meant for tests. Nil means
+	// time.Now.
+	Now func() time.Time
 }
 
-// WithMaxValueBytes sets the largest value, in bytes, that a Server sends
-// (larger ones are answered with 413) and that a Client reads (it stops
-// reading past it and returns ErrTooLarge). n <= 0 means
-// DefaultMaxValueBytes.
-func WithMaxValueBytes(n int64) Option {
-	return func(c *config) {
-		if n <= 0 {
-			n = DefaultMaxValueBytes
-		}
-		c.maxValue = n
-	}
+// serverConfig is ServerOptions with the defaults filled in.
+type serverConfig struct {
+	ServerOptions
 }
 
-// WithMaxSkew sets how old (or how far in the future) a signed request's
-// timestamp may be. d <= 0 means DefaultMaxSkew.
-func WithMaxSkew(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			d = DefaultMaxSkew
-		}
-		c.maxSkew = d
+func newServerConfig(o *ServerOptions) (serverConfig, error) {
+	var c serverConfig
+	if o != nil {
+		c.ServerOptions = *o
 	}
+	var err error
+	if c.Secret, c.MaxValueBytes, c.Now, err = common(c.Secret, c.MaxValueBytes, c.Now); err != nil {
+		return c, err
+	}
+	switch {
+	case c.MaxSkew < 0:
+		return c, fmt.Errorf("geecache: %w: MaxSkew %v is negative", ErrConfig, c.MaxSkew)
+	case c.MaxSkew == 0:
+		c.MaxSkew = DefaultMaxSkew
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, nil
 }
 
-// WithClock replaces time.Now for signing and for checking timestamps; it
-// is meant for tests. nil means time.Now.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) {
-		if now == nil {
-			now = time.Now
-		}
-		c.now = now
+func newClientConfig(o *ClientOptions) (ClientOptions, error) {
+	var c ClientOptions
+	if o != nil {
+		c = *o
 	}
+	var err error
+	c.Secret, c.MaxValueBytes, c.Now, err = common(c.Secret, c.MaxValueBytes, c.Now)
+	return c, err
 }
 
-// WithLogger sets the logger a Server reports rejected requests and load
-// errors to. nil (the default) discards the logs.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) { c.logger = l }
+// common checks and defaults the settings both sides have.
+func common(secret []byte, maxValue int64, now func() time.Time) ([]byte, int64, func() time.Time, error) {
+	if maxValue < 0 {
+		return nil, 0, nil, fmt.Errorf("geecache: %w: MaxValueBytes %d is negative", ErrConfig, maxValue)
+	}
+	if maxValue == 0 {
+		maxValue = DefaultMaxValueBytes
+	}
+	if now == nil {
+		now = time.Now
+	}
+	if len(secret) == 0 {
+		secret = nil
+	} else {
+		secret = append([]byte(nil), secret...)
+	}
+	return secret, maxValue, now, nil
 }

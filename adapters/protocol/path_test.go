@@ -11,7 +11,7 @@ import (
 var awkwardKeys = []string{
 	"", "Tom", "a b", "a/b", "/", "//", "a%2Fb", "%", "%zz", "100%", "a?b=c", "a#frag", "a+b",
 	"ключ", "日本語", "emoji 😀", "semi;colon", "comma,", "../..", ".", "..", "tab\tnewline\n",
-	"\x00nul", "quote\"'", "back\\slash", "a&b=c", "colon:at@", strings.Repeat("x", 1000),
+	"\x00nul", "\xff\xfe invalid UTF-8", "...", "quote\"'", "back\\slash", "a&b=c", "colon:at@", strings.Repeat("x", 1000),
 }
 
 func TestPathRoundTrip(t *testing.T) {

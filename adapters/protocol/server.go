@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
@@ -45,18 +44,25 @@ func (r Response) Code() Code { return Code(r.Header.Get(HeaderError)) }
 // use.
 type Server struct {
 	reg *cache.Registry
-	cfg config
+	cfg serverConfig
 }
 
-// NewServer returns a Server for the groups of reg. The options that
-// matter to it are WithSecret, WithMaxValueBytes, WithMaxSkew, WithClock and
-// WithLogger.
-func NewServer(reg *cache.Registry, opts ...Option) *Server {
-	return &Server{reg: reg, cfg: newConfig(opts)}
+// NewServer returns a Server for the groups of reg, configured by opts (nil
+// for the defaults). It fails, with an error wrapping ErrConfig, for a nil
+// reg or options that cannot work.
+func NewServer(reg *cache.Registry, opts *ServerOptions) (*Server, error) {
+	if reg == nil {
+		return nil, fmt.Errorf("geecache: %w: nil registry", ErrConfig)
+	}
+	c, err := newServerConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{reg: reg, cfg: c}, nil
 }
 
 // MaxValueBytes returns the largest value the Server sends.
-func (s *Server) MaxValueBytes() int64 { return s.cfg.maxValue }
+func (s *Server) MaxValueBytes() int64 { return s.cfg.MaxValueBytes }
 
 // Serve answers req. It checks, in order: the method (405), the signature
 // when a secret is set (401, before anything is parsed or loaded), the path
@@ -65,18 +71,26 @@ func (s *Server) MaxValueBytes() int64 { return s.cfg.maxValue }
 // otherwise, and answers 200 with the value, 404 not_found, 500 load_error,
 // or 413 too_large for a value over the size limit. ctx is passed to the
 // load; it should end when the caller goes away.
+//
+// An error body says what went wrong in the owner's words (for a missing
+// key, the Getter's message), without repeating the group and key the
+// caller asked for; with HideErrors, an untrusted caller gets a generic one
+// instead (see ServerOptions.HideErrors).
 func (s *Server) Serve(ctx context.Context, req Request) Response {
 	if req.Method != http.MethodGet {
-		r := ErrorResponse(CodeMethodNotAllowed, "geecache: method "+strconv.Quote(req.Method)+" not allowed, use GET")
+		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET")
 		r.Header.Set("Allow", http.MethodGet)
 		return r
 	}
-	if s.cfg.secret != nil {
-		if err := verify(req.Header, s.cfg.secret, s.cfg.now(), s.cfg.maxSkew, req.Method, req.Path); err != nil {
-			s.cfg.logger.LogAttrs(ctx, slog.LevelWarn, "geecache: rejected unauthenticated request",
-				slog.String("path", req.Path), slog.String("reason", err.Error()))
-			return ErrorResponse(CodeUnauthorized, "geecache: unauthorized: "+err.Error())
+	if s.cfg.Secret != nil {
+		if err := verify(req.Header, s.cfg.Secret, s.cfg.Now(), s.cfg.MaxSkew, req.Method, req.Path); err != nil {
+			s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "geecache: rejected unauthenticated request",
+				slog.String("path", clip(req.Path)), slog.String("reason", err.Error()))
+			return ErrorResponse(CodeUnauthorized, "unauthorized: "+err.Error())
 		}
+	}
+	if s.cfg.Propagator != nil {
+		ctx = s.cfg.Propagator.Extract(ctx, req.Header)
 	}
 	groupName, key, err := ParsePath(req.Path)
 	if err != nil {
@@ -84,32 +98,51 @@ func (s *Server) Serve(ctx context.Context, req Request) Response {
 	}
 	g := s.reg.Lookup(groupName)
 	if g == nil {
-		return ErrorResponse(CodeUnknownGroup, "geecache: no such group: "+strconv.Quote(groupName))
+		return ErrorResponse(CodeUnknownGroup, "no such group: "+clip(groupName))
 	}
+	peer := req.Header.Get(HeaderPeer) != ""
+	trusted := peer || s.cfg.Secret != nil // a signed request is from a holder of the secret
 	var view cache.ByteView
-	if req.Header.Get(HeaderPeer) != "" {
+	if peer {
 		view, err = g.GetLocal(ctx, key)
 	} else {
 		view, err = g.Get(ctx, key)
 	}
 	if err != nil {
-		if errors.Is(err, getter.ErrNotFound) {
-			return ErrorResponse(CodeNotFound, err.Error())
-		}
-		s.cfg.logger.LogAttrs(ctx, slog.LevelWarn, "geecache: load failed",
-			slog.String("group", groupName), slog.String("key", key), slog.String("err", err.Error()))
-		return ErrorResponse(CodeLoadError, err.Error())
+		return s.loadError(ctx, err, trusted, groupName, key)
 	}
-	if n := int64(view.Len()); n > s.cfg.maxValue {
-		s.cfg.logger.LogAttrs(ctx, slog.LevelWarn, "geecache: value over size limit",
-			slog.String("group", groupName), slog.String("key", key), slog.Int64("bytes", n), slog.Int64("limit", s.cfg.maxValue))
-		return ErrorResponse(CodeTooLarge, fmt.Sprintf("geecache: group %q, key %q: value of %d bytes exceeds the limit of %d bytes", groupName, key, n, s.cfg.maxValue))
+	if n := int64(view.Len()); n > s.cfg.MaxValueBytes {
+		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "geecache: value over size limit",
+			slog.String("group", clip(groupName)), slog.String("key", clip(key)), slog.Int64("bytes", n), slog.Int64("limit", s.cfg.MaxValueBytes))
+		return ErrorResponse(CodeTooLarge, fmt.Sprintf("value of %d bytes exceeds the limit of %d bytes", n, s.cfg.MaxValueBytes))
 	}
 	return Response{
 		Status: http.StatusOK,
 		Header: http.Header{"Content-Type": {"application/octet-stream"}},
 		Body:   view.ByteSlice(),
 	}
+}
+
+// loadError answers a failed load: 404 not_found or 500 load_error, with
+// the cause as the message, or a generic one for an untrusted caller when
+// errors are hidden.
+func (s *Server) loadError(ctx context.Context, err error, trusted bool, group, key string) Response {
+	code, generic := CodeLoadError, "load failed"
+	if errors.Is(err, getter.ErrNotFound) {
+		code, generic = CodeNotFound, getter.ErrNotFound.Error()
+	} else {
+		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "geecache: load failed",
+			slog.String("group", clip(group)), slog.String("key", clip(key)), slog.String("err", err.Error()))
+	}
+	if s.cfg.HideErrors && !trusted {
+		return ErrorResponse(code, generic)
+	}
+	msg := err.Error()
+	var ce *cache.Error
+	if errors.As(err, &ce) {
+		msg = ce.Err.Error() // the caller knows the group and key it asked for
+	}
+	return ErrorResponse(code, msg)
 }
 
 // ErrorResponse returns the error response the protocol sends for code c:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -64,24 +65,48 @@ func (p *recordingPeer) Get(_ context.Context, _, key string) ([]byte, error) {
 	return []byte("remote:" + key), nil
 }
 
-func newTestRegistry(t *testing.T, db getter.Getter, opts ...cache.Option) *cache.Registry {
+func newTestRegistry(t *testing.T, db getter.Getter, opts *cache.GroupOptions) *cache.Registry {
 	t.Helper()
 	reg := cache.NewRegistry()
-	if _, err := reg.NewGroup("scores", 1<<20, db, opts...); err != nil {
+	if _, err := reg.NewGroup("scores", 1<<20, db, opts); err != nil {
 		t.Fatal(err)
 	}
 	return reg
 }
 
+func newServer(t testing.TB, reg *cache.Registry, o *ServerOptions) *Server {
+	t.Helper()
+	if o == nil {
+		o = &ServerOptions{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s, err := NewServer(reg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func newClient(t testing.TB, o *ClientOptions) *Client {
+	t.Helper()
+	c, err := NewClient(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // roundTrip sends a Client request through a Server and decodes the answer.
 func roundTrip(ctx context.Context, c *Client, s *Server, group, key string) ([]byte, error) {
-	resp := s.Serve(ctx, c.NewRequest(group, key))
+	resp := s.Serve(ctx, c.NewRequest(ctx, group, key))
 	return c.ReadResponse(resp.Status, resp.Header, int64(len(resp.Body)), bytes.NewReader(resp.Body))
 }
 
 func TestServeStatuses(t *testing.T) {
 	db := newCountingDB(map[string][]byte{"Tom": []byte("630")})
-	s := NewServer(newTestRegistry(t, db))
+	s := newServer(t, newTestRegistry(t, db, nil), nil)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, method, path string
@@ -114,8 +139,8 @@ func TestServeStatuses(t *testing.T) {
 
 func TestClientErrorsRoundTrip(t *testing.T) {
 	db := newCountingDB(map[string][]byte{"Tom": []byte("630")})
-	s := NewServer(newTestRegistry(t, db))
-	c := NewClient()
+	s := newServer(t, newTestRegistry(t, db, nil), nil)
+	c := newClient(t, nil)
 	ctx := context.Background()
 	if v, err := roundTrip(ctx, c, s, "scores", "Tom"); err != nil || string(v) != "630" {
 		t.Fatalf("Tom = %q, %v", v, err)
@@ -143,8 +168,8 @@ func TestAwkwardKeysThroughServer(t *testing.T) {
 	for _, k := range awkwardKeys {
 		data[k] = []byte("v=" + k)
 	}
-	s := NewServer(newTestRegistry(t, newCountingDB(data)), WithSecret([]byte("s3cret")))
-	c := NewClient(WithSecret([]byte("s3cret")))
+	s := newServer(t, newTestRegistry(t, newCountingDB(data), nil), &ServerOptions{Secret: []byte("s3cret")})
+	c := newClient(t, &ClientOptions{Secret: []byte("s3cret")})
 	for _, k := range awkwardKeys {
 		v, err := roundTrip(context.Background(), c, s, "scores", k)
 		if err != nil || string(v) != "v="+k {
@@ -156,7 +181,7 @@ func TestAwkwardKeysThroughServer(t *testing.T) {
 func TestPeerRequestNeverForwards(t *testing.T) {
 	db := newCountingDB(map[string][]byte{"Tom": []byte("630"), "Sam": []byte("567")})
 	peer := &recordingPeer{}
-	s := NewServer(newTestRegistry(t, db, cache.WithPeers(remotePicker{peer})))
+	s := newServer(t, newTestRegistry(t, db, &cache.GroupOptions{Peers: remotePicker{peer}}), nil)
 	ctx := context.Background()
 
 	// A client request (no peer header) goes to the owner.
@@ -166,7 +191,7 @@ func TestPeerRequestNeverForwards(t *testing.T) {
 	}
 	// A peer request for a key this node thinks another node owns is
 	// loaded here: it never takes a second hop.
-	c := NewClient()
+	c := newClient(t, nil)
 	peer.calls = 0
 	v, err := roundTrip(ctx, c, s, "scores", "kkk")
 	if !errors.Is(err, getter.ErrNotFound) || peer.calls != 0 || db.count("kkk") != 1 {
@@ -180,13 +205,13 @@ func TestPeerRequestNeverForwards(t *testing.T) {
 
 func TestMaxValueBytes(t *testing.T) {
 	db := newCountingDB(map[string][]byte{"small": make([]byte, 100), "big": make([]byte, 101)})
-	s := NewServer(newTestRegistry(t, db), WithMaxValueBytes(100))
-	c := NewClient(WithMaxValueBytes(100))
+	s := newServer(t, newTestRegistry(t, db, nil), &ServerOptions{MaxValueBytes: 100})
+	c := newClient(t, &ClientOptions{MaxValueBytes: 100})
 	ctx := context.Background()
 	if v, err := roundTrip(ctx, c, s, "scores", "small"); err != nil || len(v) != 100 {
 		t.Fatalf("small = %d bytes, %v", len(v), err)
 	}
-	r := s.Serve(ctx, c.NewRequest("scores", "big"))
+	r := s.Serve(ctx, c.NewRequest(ctx, "scores", "big"))
 	if r.Status != http.StatusRequestEntityTooLarge || r.Code() != CodeTooLarge || !strings.Contains(string(r.Body), "101 bytes exceeds the limit of 100") {
 		t.Fatalf("big: %d %q %q", r.Status, r.Code(), r.Body)
 	}
@@ -195,8 +220,8 @@ func TestMaxValueBytes(t *testing.T) {
 	}
 	// A server with a larger limit sends it; the client refuses to read
 	// past its own limit, with or without a Content-Length.
-	big := NewServer(s.reg)
-	r = big.Serve(ctx, c.NewRequest("scores", "big"))
+	big := newServer(t, s.reg, nil)
+	r = big.Serve(ctx, c.NewRequest(ctx, "scores", "big"))
 	for _, size := range []int64{-1, 101} {
 		if _, err := c.ReadResponse(r.Status, r.Header, size, bytes.NewReader(r.Body)); !errors.Is(err, ErrTooLarge) {
 			t.Fatalf("size %d: client err = %v; want ErrTooLarge", size, err)
@@ -209,7 +234,7 @@ func TestMaxValueBytes(t *testing.T) {
 }
 
 func TestClientUnexpectedResponses(t *testing.T) {
-	c := NewClient()
+	c := newClient(t, nil)
 	for _, tc := range []struct {
 		status int
 		code   Code
@@ -239,25 +264,25 @@ func TestAuth(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	clock := func() time.Time { return now }
 	secret := []byte("shared secret")
-	s := NewServer(newTestRegistry(t, db), WithSecret(secret), WithClock(clock), WithMaxSkew(30*time.Second))
+	s := newServer(t, newTestRegistry(t, db, nil), &ServerOptions{Secret: secret, Now: clock, MaxSkew: 30 * time.Second})
 	ctx := context.Background()
 
-	good := NewClient(WithSecret(secret), WithClock(clock))
+	good := newClient(t, &ClientOptions{Secret: secret, Now: clock})
 	if v, err := roundTrip(ctx, good, s, "scores", "Tom"); err != nil || string(v) != "630" {
 		t.Fatalf("signed request = %q, %v; want 630", v, err)
 	}
 	loads := db.count("Tom") + db.count("kkk")
 
 	tampered := func(mut func(r *Request)) Request {
-		r := good.NewRequest("scores", "kkk")
+		r := good.NewRequest(ctx, "scores", "kkk")
 		mut(&r)
 		return r
 	}
 	for name, req := range map[string]Request{
-		"unsigned":      NewClient().NewRequest("scores", "kkk"),
-		"wrong secret":  NewClient(WithSecret([]byte("guess")), WithClock(clock)).NewRequest("scores", "kkk"),
-		"stale":         NewClient(WithSecret(secret), WithClock(func() time.Time { return now.Add(-31 * time.Second) })).NewRequest("scores", "kkk"),
-		"future":        NewClient(WithSecret(secret), WithClock(func() time.Time { return now.Add(31 * time.Second) })).NewRequest("scores", "kkk"),
+		"unsigned":      newClient(t, nil).NewRequest(ctx, "scores", "kkk"),
+		"wrong secret":  newClient(t, &ClientOptions{Secret: []byte("guess"), Now: clock}).NewRequest(ctx, "scores", "kkk"),
+		"stale":         newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(-31 * time.Second) }}).NewRequest(ctx, "scores", "kkk"),
+		"future":        newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(31 * time.Second) }}).NewRequest(ctx, "scores", "kkk"),
 		"other path":    tampered(func(r *Request) { r.Path = Path("scores", "Tom2") }),
 		"new timestamp": tampered(func(r *Request) { r.Header.Set(HeaderTimestamp, "1700000001") }),
 		"bad timestamp": tampered(func(r *Request) { r.Header.Set(HeaderTimestamp, "yesterday") }),
@@ -278,7 +303,7 @@ func TestAuth(t *testing.T) {
 	}
 	// Within the window on either side is accepted.
 	for _, d := range []time.Duration{-30 * time.Second, 30 * time.Second} {
-		c := NewClient(WithSecret(secret), WithClock(func() time.Time { return now.Add(d) }))
+		c := newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(d) }})
 		if _, err := roundTrip(ctx, c, s, "scores", "Tom"); err != nil {
 			t.Errorf("skew %v: %v", d, err)
 		}
@@ -287,7 +312,7 @@ func TestAuth(t *testing.T) {
 
 // Every code a server can send comes back to the client as its sentinel.
 func TestErrorResponseCodes(t *testing.T) {
-	c := NewClient()
+	c := newClient(t, nil)
 	for code, want := range map[Code]error{
 		CodeNotFound:         getter.ErrNotFound,
 		CodeUnknownGroup:     ErrUnknownGroup,

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/getter"
@@ -61,16 +60,19 @@ func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, ap
 			continue
 		}
 		reg := cache.NewRegistry()
-		pool := nethttp.NewPool(addr, reg,
-			nethttp.WithProtocol(protocol.WithSecret(o.secret)),
-			nethttp.WithLogger(o.log.With("node", addr)))
-		pool.Set(o.peers...)
-		g, err := reg.NewGroup(groupName, cacheBytes, o.db.Getter(addr),
-			cache.WithPeers(pool), cache.WithLogger(o.log.With("node", addr)))
+		log := o.log.With("node", addr)
+		pool, err := nethttp.NewPool(addr, reg, &nethttp.PoolOptions{Secret: o.secret, Logger: log})
+		if err == nil {
+			err = pool.Set(o.peers...)
+		}
 		if err != nil {
 			return nil, errors.Join(err, c.shutdown(context.Background()))
 		}
-		n := &node{addr: addr, pool: pool, group: g, srv: newServer(pool)}
+		g, err := reg.NewGroup(groupName, cacheBytes, o.db.Getter(addr), &cache.GroupOptions{Peers: pool, Logger: log})
+		if err != nil {
+			return nil, errors.Join(err, c.shutdown(context.Background()))
+		}
+		n := &node{addr: addr, pool: pool, group: g, srv: nethttp.NewServer("", pool)}
 		c.nodes = append(c.nodes, n)
 		c.serve(n.srv, ln)
 		o.log.Info("geecache is running", "node", addr, "listen", ln.Addr().String())
@@ -85,15 +87,11 @@ func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, ap
 		if apiGroup == nil {
 			return nil, errors.Join(fmt.Errorf("the API needs a node in this process, %q is not one", apiNode), c.shutdown(context.Background()))
 		}
-		c.api = newServer(apiHandler(apiGroup, o.log))
+		c.api = nethttp.NewServer("", apiHandler(apiGroup, o.log))
 		c.serve(c.api, apiLn)
 		o.log.Info("frontend server is running", "api", "http://"+apiLn.Addr().String()+"/api?key=Tom", "node", apiGroup.addr)
 	}
 	return c, nil
-}
-
-func newServer(h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 }
 
 func (c *cluster) serve(srv *http.Server, ln net.Listener) {
@@ -137,7 +135,7 @@ func (c *cluster) shutdown(ctx context.Context) error {
 
 // apiHandler is the user-facing front end: GET /api?key=K answers K's
 // score from g's cluster: 200 with the value, 404 "K not exist", 400 for a
-// missing key.
+// missing key; each answer is a line of text.
 func apiHandler(n *node, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api", func(w http.ResponseWriter, r *http.Request) {
@@ -154,11 +152,12 @@ func apiHandler(n *node, log *slog.Logger) http.Handler {
 			return
 		case err != nil:
 			log.Warn("api request failed", "key", key, "err", err)
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+			http.Error(w, "the score could not be loaded", http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = v.WriteTo(w)
+		_, _ = io.WriteString(w, "\n")
 	})
 	return mux
 }

@@ -82,7 +82,7 @@ func TestClusterDemo(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			if st, body := get(t, c, api+"/api?key=Tom"); st != 200 || body != "630" {
+			if st, body := get(t, c, api+"/api?key=Tom"); st != 200 || body != "630\n" {
 				t.Errorf("Tom = %d %q; want 200 630", st, body)
 			}
 		})
@@ -97,15 +97,15 @@ func TestClusterDemo(t *testing.T) {
 		status int
 		body   string
 	}{
-		{"?key=Tom", 200, "630"},
-		{"?key=Jack", 200, "589"},
-		{"?key=Sam", 200, "567"},
+		{"?key=Tom", 200, "630\n"},
+		{"?key=Jack", 200, "589\n"},
+		{"?key=Sam", 200, "567\n"},
 		{"?key=kkk", 404, "kkk not exist\n"},
 		{"", 400, "missing key"},
 		{"?key=", 400, "missing key"},
 	} {
 		st, body := get(t, c, api+"/api"+tc.query)
-		if st != tc.status || !strings.HasPrefix(body, tc.body) {
+		if st != tc.status || !strings.HasPrefix(body, tc.body) || !strings.HasSuffix(body, "\n") {
 			t.Errorf("/api%s = %d %q; want %d %q", tc.query, st, body, tc.status, tc.body)
 		}
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/examples/internal/seeddb"
-	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/picker"
 )
 
@@ -49,8 +48,9 @@ func (p inMemoryPeer) Get(ctx context.Context, group, key string) ([]byte, error
 		return nil, fmt.Errorf("no group %q on peer", group)
 	}
 	v, err := g.GetLocal(ctx, key)
-	if errors.Is(err, getter.ErrNotFound) {
-		return nil, getter.ErrNotFound // as a wire protocol would: a status, not the owner's message
+	var ce *cache.Error
+	if errors.As(err, &ce) {
+		return nil, ce.Err // the owner's own words, as the wire protocol carries them
 	}
 	if err != nil {
 		return nil, err
@@ -69,12 +69,15 @@ func newCluster(names []string, db *seeddb.DB) ([]*node, error) {
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	for _, n := range nodes {
-		n.peers = picker.NewPeers(n.name, func(addr string) cache.PeerGetter {
+		peers, err := picker.NewPeers(n.name, func(addr string) cache.PeerGetter {
 			return inMemoryPeer{target: byName[addr]}
-		})
+		}, nil)
+		if err != nil {
+			return nil, err
+		}
+		n.peers = peers
 		n.peers.Set(names...)
-		g, err := n.registry.NewGroup("scores", 1<<20, db.Getter(n.name),
-			cache.WithPeers(n.peers), cache.WithLogger(quiet))
+		g, err := n.registry.NewGroup("scores", 1<<20, db.Getter(n.name), &cache.GroupOptions{Peers: n.peers, Logger: quiet})
 		if err != nil {
 			return nil, err
 		}

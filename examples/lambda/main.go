@@ -21,9 +21,9 @@ import (
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	err := lambda.Start(context.Background(), func(cfg lambda.Config, peers cache.PeerPicker) (*cache.Registry, error) {
-		return newRegistry(cfg.CacheBytes, peers, log)
-	}, lambda.WithLogger(log))
+	err := lambda.Start(context.Background(), func(cfg lambda.Config, reg *cache.Registry, peers cache.PeerPicker) error {
+		return addGroups(reg, cfg.CacheBytes, peers, log)
+	}, &lambda.Options{Logger: log})
 	log.Error("geecache: lambda node did not start", "err", err)
 	os.Exit(1)
 }
@@ -35,15 +35,12 @@ func scoresDB(log *slog.Logger) getter.Getter {
 	return seeddb.New(seeddb.Scores(), 20*time.Millisecond, log.With("group", "scores")).Getter("lambda")
 }
 
-// newRegistry builds the node's groups.
-func newRegistry(cacheBytes int64, peers cache.PeerPicker, log *slog.Logger) (*cache.Registry, error) {
-	reg := cache.NewRegistry()
-	opts := []cache.Option{cache.WithPeers(peers), cache.WithLogger(log)}
-	if _, err := reg.NewGroup("scores", cacheBytes, scoresDB(log), opts...); err != nil {
-		return nil, err
+// addGroups adds the node's groups to reg.
+func addGroups(reg *cache.Registry, cacheBytes int64, peers cache.PeerPicker, log *slog.Logger) error {
+	opts := &cache.GroupOptions{Peers: peers, Logger: log}
+	if _, err := reg.NewGroup("scores", cacheBytes, scoresDB(log), opts); err != nil {
+		return err
 	}
-	if _, err := reg.NewGroup("blobs", cacheBytes, blobStore(log), opts...); err != nil {
-		return nil, err
-	}
-	return reg, nil
+	_, err := reg.NewGroup("blobs", cacheBytes, blobStore(log), opts)
+	return err
 }

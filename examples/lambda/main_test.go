@@ -17,8 +17,8 @@ func (alone) PickPeer(string) (cache.PeerGetter, bool) { return nil, false }
 
 // The node's groups answer the seed's queries.
 func Example() {
-	reg, err := newRegistry(1<<20, alone{}, slog.New(slog.DiscardHandler))
-	if err != nil {
+	reg := cache.NewRegistry()
+	if err := addGroups(reg, 1<<20, alone{}, slog.New(slog.DiscardHandler)); err != nil {
 		panic(err)
 	}
 	ctx := context.Background()

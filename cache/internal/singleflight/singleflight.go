@@ -4,10 +4,15 @@
 //
 // Unlike golang/groupcache's, every caller waits on its own context: one
 // that gives up leaves without cancelling the load for the others. The load
-// runs in its own goroutine with a context that keeps the first caller's
-// values but not its cancellation, and is cancelled only once every caller
-// has left. A load that panics returns ErrPanic to every caller, and the
-// key is free for the next load.
+// runs detached from any single caller, with a context that keeps the first
+// caller's values but not its cancellation, and is cancelled only once every
+// caller has left. A load that panics returns ErrPanic to every caller, and
+// the key is free for the next load.
+//
+// A load costs no goroutine when it need not have one: if the caller that
+// starts it has a context that cannot be cancelled (its Done returns nil),
+// that caller could never leave early, so the load runs on its goroutine,
+// with its context.
 package singleflight
 
 import (
@@ -39,20 +44,38 @@ type Group[V any] struct {
 	mu      sync.Mutex
 	calls   map[string]*call[V] // loads that callers can still join
 	joins   int64               // callers that waited for a load another caller started
-	running int                 // loads whose goroutine has not returned, abandoned ones too
+	running int                 // loads whose fn has not returned, abandoned ones too
 }
 
 type call[V any] struct {
+	// done is closed when the load has ended and val and err are set. It
+	// is made only when some caller has to wait for it: by the first
+	// joiner, or at the start of a load run in a goroutine of its own.
+	// Guarded by Group.mu until closed.
 	done    chan struct{}
 	val     V
 	err     error
-	waiters int // callers still waiting; guarded by Group.mu
-	cancel  context.CancelFunc
+	waiters int          // callers still waiting; guarded by Group.mu
+	ctx     *loadContext // a detached load's context; nil for one run inline
+}
+
+// detachedCall is the record of a load that runs in a goroutine of its
+// own, with its context: one allocation for both.
+type detachedCall[V any] struct {
+	call[V]
+	ctx loadContext
 }
 
 // Do returns the result of fn for key, starting fn unless a load of key is
 // already in flight, in which case it waits for that one.
 // If ctx ends first, Do returns ctx's error at once.
+//
+// If ctx cannot be cancelled (ctx.Done() returns nil) and Do starts the
+// load, fn runs on the caller's goroutine with ctx itself; so a fn that
+// calls runtime.Goexit ends the caller's goroutine, and the callers that
+// joined get an error wrapping ErrPanic. Otherwise fn runs in a goroutine
+// of its own, and a runtime.Goexit in it is an ErrPanic error for every
+// caller.
 func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) (V, error)) (V, error) {
 	if err := ctx.Err(); err != nil {
 		var zero V
@@ -62,19 +85,37 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 	if g.calls == nil {
 		g.calls = make(map[string]*call[V])
 	}
-	c, joined := g.calls[key]
-	if joined {
+	if c, joined := g.calls[key]; joined {
 		c.waiters++
 		g.joins++
-	} else {
-		loadCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		c = &call[V]{done: make(chan struct{}), waiters: 1, cancel: cancel}
-		g.calls[key] = c
-		g.running++
-		go g.run(loadCtx, key, c, fn)
+		if c.done == nil {
+			c.done = make(chan struct{})
+		}
+		g.mu.Unlock()
+		return g.wait(ctx, key, c)
 	}
+	g.running++
+	if ctx.Done() == nil {
+		// This caller can never leave, so the load can never be
+		// abandoned: run it here, with no goroutine and no new context.
+		c := &call[V]{waiters: 1}
+		g.calls[key] = c
+		g.mu.Unlock()
+		g.run(ctx, key, c, fn)
+		return c.val, c.err
+	}
+	d := &detachedCall[V]{call: call[V]{waiters: 1, done: make(chan struct{})}}
+	d.ctx.first = ctx
+	c := &d.call
+	c.ctx = &d.ctx
+	g.calls[key] = c
 	g.mu.Unlock()
+	go g.run(c.ctx, key, c, fn)
+	return g.wait(ctx, key, c)
+}
 
+// wait waits for c's load or for ctx to end, whichever comes first.
+func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) {
 	select {
 	case <-c.done:
 		return c.val, c.err
@@ -89,8 +130,9 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 		if c.waiters == 0 {
 			// Nobody wants this load any more: cancel it, and let the
 			// next caller start a fresh one instead of joining a load
-			// that will end with this caller's cancellation.
-			c.cancel()
+			// that will end with this caller's cancellation. (A load
+			// run inline never gets here: its caller cannot leave.)
+			c.ctx.cancel()
 			g.forget(key, c)
 		}
 		g.mu.Unlock()
@@ -99,6 +141,8 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 	}
 }
 
+// run calls fn and publishes its result to c's waiters. It runs on the
+// goroutine of the caller that started the load, or on one of its own.
 func (g *Group[V]) run(ctx context.Context, key string, c *call[V], fn func(context.Context) (V, error)) {
 	returned := false
 	defer func() {
@@ -114,9 +158,14 @@ func (g *Group[V]) run(ctx context.Context, key string, c *call[V], fn func(cont
 		g.mu.Lock()
 		g.forget(key, c)
 		g.running--
+		done := c.done // no caller can join once c is forgotten
 		g.mu.Unlock()
-		c.cancel()
-		close(c.done)
+		if c.ctx != nil {
+			c.ctx.cancel()
+		}
+		if done != nil {
+			close(done)
+		}
 	}()
 	c.val, c.err = fn(ctx)
 	returned = true
@@ -128,6 +177,16 @@ func (g *Group[V]) forget(key string, c *call[V]) {
 	if g.calls[key] == c {
 		delete(g.calls, key)
 	}
+}
+
+// Forget makes the load of key in flight, if any, one that no new caller
+// joins: the next caller starts a load of its own. Callers already waiting
+// still get the old load's result. A cache calls it when a key is removed
+// or replaced, so that nobody new receives a value loaded before that.
+func (g *Group[V]) Forget(key string) {
+	g.mu.Lock()
+	delete(g.calls, key)
+	g.mu.Unlock()
 }
 
 // Joins returns how many callers have waited for a load that another

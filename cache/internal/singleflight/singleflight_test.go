@@ -31,32 +31,46 @@ func (g *Group[V]) waiters(key string) int {
 	return 0
 }
 
+// callerContexts are the two kinds of callers Do serves differently: one
+// whose context can be cancelled (the load runs in a goroutine of its own)
+// and one whose context cannot (the load runs on the caller's goroutine).
+func callerContexts(t *testing.T) map[string]context.Context {
+	return map[string]context.Context{
+		"cancellable": t.Context(),
+		"background":  context.Background(),
+	}
+}
+
 func TestDoSharesOneLoad(t *testing.T) {
-	var g Group[string]
-	var calls atomic.Int32
-	release := make(chan struct{})
-	const n = 50
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			v, err := g.Do(t.Context(), "k", func(context.Context) (string, error) {
-				calls.Add(1)
-				<-release
-				return "v", nil
-			})
-			if err != nil || v != "v" {
-				t.Errorf("Do = %q, %v", v, err)
+	for name, ctx := range callerContexts(t) {
+		t.Run(name, func(t *testing.T) {
+			var g Group[string]
+			var calls atomic.Int32
+			release := make(chan struct{})
+			const n = 50
+			var wg sync.WaitGroup
+			for range n {
+				wg.Go(func() {
+					v, err := g.Do(ctx, "k", func(context.Context) (string, error) {
+						calls.Add(1)
+						<-release
+						return "v", nil
+					})
+					if err != nil || v != "v" {
+						t.Errorf("Do = %q, %v", v, err)
+					}
+				})
+			}
+			waitFor(t, "all callers to wait", func() bool { return g.waiters("k") == n })
+			close(release)
+			wg.Wait()
+			if calls.Load() != 1 || g.Joins() != n-1 {
+				t.Fatalf("calls = %d, joins = %d; want 1, %d", calls.Load(), g.Joins(), n-1)
+			}
+			if g.InFlight() != 0 {
+				t.Fatalf("InFlight = %d after the load", g.InFlight())
 			}
 		})
-	}
-	waitFor(t, "all callers to wait", func() bool { return g.waiters("k") == n })
-	close(release)
-	wg.Wait()
-	if calls.Load() != 1 || g.Joins() != n-1 {
-		t.Fatalf("calls = %d, joins = %d; want 1, %d", calls.Load(), g.Joins(), n-1)
-	}
-	if g.InFlight() != 0 {
-		t.Fatalf("InFlight = %d after the load", g.InFlight())
 	}
 }
 
@@ -117,28 +131,39 @@ func TestLoadCancelledWhenAllLeave(t *testing.T) {
 }
 
 func TestPanicIsAnErrorAndKeyIsFree(t *testing.T) {
-	var g Group[string]
-	_, err := g.Do(t.Context(), "k", func(context.Context) (string, error) { panic("boom") })
-	var pe *PanicError
-	if !errors.Is(err, ErrPanic) || !errors.As(err, &pe) || pe.Value != "boom" || len(pe.Stack) == 0 {
-		t.Fatalf("err = %v, want a PanicError with value and stack", err)
-	}
-	v, err := g.Do(t.Context(), "k", func(context.Context) (string, error) { return "ok", nil })
-	if err != nil || v != "ok" {
-		t.Fatalf("after a panic Do = %q, %v; the key is stuck", v, err)
+	for name, ctx := range callerContexts(t) {
+		t.Run(name, func(t *testing.T) {
+			var g Group[string]
+			_, err := g.Do(ctx, "k", func(context.Context) (string, error) { panic("boom") })
+			var pe *PanicError
+			if !errors.Is(err, ErrPanic) || !errors.As(err, &pe) || pe.Value != "boom" || len(pe.Stack) == 0 {
+				t.Fatalf("err = %v, want a PanicError with value and stack", err)
+			}
+			v, err := g.Do(ctx, "k", func(context.Context) (string, error) { return "ok", nil })
+			if err != nil || v != "ok" {
+				t.Fatalf("after a panic Do = %q, %v; the key is stuck", v, err)
+			}
+			if g.InFlight() != 0 {
+				t.Fatalf("InFlight = %d after the loads", g.InFlight())
+			}
+		})
 	}
 }
 
 func TestValuesOfFirstCallerKept(t *testing.T) {
 	type ctxKey struct{}
-	var g Group[string]
-	ctx := context.WithValue(t.Context(), ctxKey{}, "trace-1")
-	v, _ := g.Do(ctx, "k", func(ctx context.Context) (string, error) {
-		s, _ := ctx.Value(ctxKey{}).(string)
-		return s, nil
-	})
-	if v != "trace-1" {
-		t.Fatalf("load context lost the caller's values: %q", v)
+	for name, parent := range callerContexts(t) {
+		t.Run(name, func(t *testing.T) {
+			var g Group[string]
+			ctx := context.WithValue(parent, ctxKey{}, "trace-1")
+			v, _ := g.Do(ctx, "k", func(ctx context.Context) (string, error) {
+				s, _ := ctx.Value(ctxKey{}).(string)
+				return s, nil
+			})
+			if v != "trace-1" {
+				t.Fatalf("load context lost the caller's values: %q", v)
+			}
+		})
 	}
 }
 
@@ -192,5 +217,32 @@ func TestGoexitIsAnErrorNotAValue(t *testing.T) {
 	})
 	if !errors.Is(err, ErrPanic) {
 		t.Fatalf("err = %v, want ErrPanic", err)
+	}
+}
+
+func TestForgetStartsAFreshLoad(t *testing.T) {
+	var g Group[int]
+	release := make(chan struct{})
+	started := make(chan struct{})
+	var calls atomic.Int32
+	first := make(chan int, 1)
+	go func() {
+		v, _ := g.Do(context.Background(), "k", func(context.Context) (int, error) {
+			calls.Add(1)
+			close(started)
+			<-release
+			return 1, nil
+		})
+		first <- v
+	}()
+	<-started
+	g.Forget("k")
+	v, err := g.Do(context.Background(), "k", func(context.Context) (int, error) { calls.Add(1); return 2, nil })
+	if err != nil || v != 2 || calls.Load() != 2 {
+		t.Fatalf("after Forget: %d, %v, %d loads; want a fresh load giving 2", v, err, calls.Load())
+	}
+	close(release)
+	if v := <-first; v != 1 {
+		t.Fatalf("the first caller got %d, want the old load's 1", v)
 	}
 }

@@ -19,7 +19,7 @@ func TestLookupsAndNotFound(t *testing.T) {
 		t.Fatalf("Tom = %q, %v", v, err)
 	}
 	_, err := g.Get(t.Context(), "kkk")
-	if !errors.Is(err, getter.ErrNotFound) || err.Error() != "kkk not exist: geecache: key not found" {
+	if !errors.Is(err, getter.ErrNotFound) || err.Error() != "kkk not exist: key not found" {
 		t.Fatalf("kkk err = %v", err)
 	}
 	if db.Lookups("Tom") != 1 || db.Lookups("kkk") != 1 || db.Lookups("Sam") != 0 {

@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/geecache/geecache/adapters/lambda"
+	"github.com/geecache/geecache/adapters/lambda/lambdatest"
 )
 
 func main() {
@@ -42,9 +42,9 @@ func main() {
 func run(ctx context.Context, listen string, bases []string, log *slog.Logger) error {
 	var endpoints []string
 	for _, b := range bases {
-		endpoints = append(endpoints, strings.TrimRight(strings.TrimSpace(b), "/")+lambda.InvokePath)
+		endpoints = append(endpoints, strings.TrimRight(strings.TrimSpace(b), "/")+lambdatest.InvokePath)
 	}
-	front, err := lambda.NewFront(endpoints, lambda.WithFrontLogger(log))
+	front, err := lambdatest.NewFront(endpoints, &lambdatest.FrontOptions{Logger: log})
 	if err != nil {
 		return err
 	}

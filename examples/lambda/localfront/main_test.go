@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/geecache/geecache/adapters/lambda"
+	"github.com/geecache/geecache/adapters/lambda/lambdatest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // TestRun serves a fake runtime through run and stops it.
 func TestRun(t *testing.T) {
 	rt := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != lambda.InvokePath {
+		if r.URL.Path != lambdatest.InvokePath {
 			http.NotFound(w, r)
 			return
 		}

@@ -1,14 +1,16 @@
-package lambda
+package lambdatest
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +24,8 @@ const InvokePath = "/2015-03-31/functions/function/invocations"
 // Limits of a Function URL in BUFFERED mode.
 const (
 	// MaxPayloadBytes is the largest request or response payload (the
-	// whole event or response JSON) that Lambda accepts: 6 MiB.
+	// whole event or response JSON) that Lambda accepts: 6 MiB, as
+	// lambda.MaxPayloadBytes.
 	MaxPayloadBytes = 6 << 20
 	// maxRequestBody bounds the HTTP body a Front accepts. Base64 makes a
 	// body a third larger, and the rest of the event needs room too.
@@ -33,10 +36,10 @@ const (
 var (
 	// ErrFunctionError: the function returned an error instead of a
 	// response (the runtime still answers the invoke with HTTP 200).
-	ErrFunctionError = errors.New("geecache/lambda: function error")
+	ErrFunctionError = errors.New("function error")
 	// ErrBadInvokeResponse: the runtime's answer is not a valid Function URL
 	// response (malformed JSON or base64, or over MaxPayloadBytes).
-	ErrBadInvokeResponse = errors.New("geecache/lambda: invalid invoke response")
+	ErrBadInvokeResponse = errors.New("invalid invoke response")
 )
 
 // A Front plays the part of a Lambda Function URL in front of Lambda
@@ -67,47 +70,52 @@ type Front struct {
 	log     *slog.Logger
 }
 
-// A FrontOption configures a Front.
-type FrontOption func(*Front)
+// FrontOptions configures a Front. As everywhere in GeeCache, the zero
+// value of a field means its default and a nil pointer means all defaults.
+type FrontOptions struct {
+	// InvokeTimeout bounds each invoke, including the wait for a free
+	// endpoint. 0 means 30 s (Lambda's own limit is 15 minutes).
+	InvokeTimeout time.Duration
 
-// WithInvokeTimeout bounds each invoke, including the wait for a free
-// endpoint (default 30s; Lambda's own limit is 15 minutes).
-func WithInvokeTimeout(d time.Duration) FrontOption {
-	return func(f *Front) { f.timeout = d }
-}
+	// Logger receives invoke failures. Nil means slog.Default().
+	Logger *slog.Logger
 
-// WithFrontLogger sets the logger for invoke failures (default
-// slog.Default()).
-func WithFrontLogger(l *slog.Logger) FrontOption {
-	return func(f *Front) { f.log = l }
-}
-
-// WithFrontClient replaces the HTTP client used to invoke the runtime.
-// The default keeps connections alive, one idle connection per endpoint.
-func WithFrontClient(c *http.Client) FrontOption {
-	return func(f *Front) { f.client = c }
+	// Client invokes the runtime. Nil means a keep-alive client with one
+	// idle connection per endpoint.
+	Client *http.Client
 }
 
 // NewFront returns a Front that invokes the given endpoints, each the full
 // URL of a runtime invoke endpoint, such as
-// "http://127.0.0.1:9001"+InvokePath.
-func NewFront(endpoints []string, opts ...FrontOption) (*Front, error) {
+// "http://127.0.0.1:9001"+InvokePath. opts may be nil.
+func NewFront(endpoints []string, opts *FrontOptions) (*Front, error) {
 	if len(endpoints) == 0 {
-		return nil, errors.New("geecache/lambda: NewFront needs at least one endpoint")
+		return nil, errors.New("geecache: NewFront needs at least one endpoint")
+	}
+	var o FrontOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.InvokeTimeout < 0 {
+		return nil, fmt.Errorf("geecache: NewFront: InvokeTimeout %v is negative", o.InvokeTimeout)
 	}
 	f := &Front{
 		free:    make(chan string, len(endpoints)),
-		timeout: 30 * time.Second,
-		log:     slog.Default(),
+		timeout: o.InvokeTimeout,
+		log:     o.Logger,
+		client:  o.Client,
+	}
+	if f.timeout == 0 {
+		f.timeout = 30 * time.Second
+	}
+	if f.log == nil {
+		f.log = slog.Default()
 	}
 	for _, ep := range endpoints {
 		if !strings.HasPrefix(ep, "http://") && !strings.HasPrefix(ep, "https://") {
-			return nil, fmt.Errorf("geecache/lambda: endpoint %q is not an http(s) URL", ep)
+			return nil, fmt.Errorf("geecache: endpoint %q is not an http(s) URL", ep)
 		}
 		f.free <- ep
-	}
-	for _, o := range opts {
-		o(f)
 	}
 	if f.client == nil {
 		f.client = &http.Client{Transport: &http.Transport{
@@ -175,22 +183,22 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (f *Front) invoke(ctx context.Context, ep string, payload []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep, bytes.NewReader(payload))
 	if err != nil {
-		return nil, fmt.Errorf("geecache/lambda: invoke %s: %w", ep, err)
+		return nil, fmt.Errorf("invoke %s: %w", ep, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	res, err := f.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("geecache/lambda: invoke %s: %w", ep, err)
+		return nil, fmt.Errorf("invoke %s: %w", ep, err)
 	}
 	defer res.Body.Close()
 	// One byte over the limit tells a too-large answer from one that fits.
 	raw, err := io.ReadAll(io.LimitReader(res.Body, MaxPayloadBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("geecache/lambda: invoke %s: reading answer: %w", ep, err)
+		return nil, fmt.Errorf("invoke %s: reading answer: %w", ep, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10)) // keep the connection reusable
 	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("geecache/lambda: invoke %s: runtime answered %s: %.200s", ep, res.Status, raw)
+		return nil, fmt.Errorf("invoke %s: runtime answered %s: %.200s", ep, res.Status, raw)
 	}
 	if len(raw) > MaxPayloadBytes {
 		return nil, fmt.Errorf("%w: over %d bytes", ErrBadInvokeResponse, MaxPayloadBytes)
@@ -206,8 +214,33 @@ func (f *Front) fail(w http.ResponseWriter, r *http.Request, status int, err err
 	if r.Context().Err() != nil {
 		return
 	}
-	f.log.LogAttrs(r.Context(), slog.LevelWarn, "geecache/lambda: front",
+	f.log.LogAttrs(r.Context(), slog.LevelWarn, "geecache: lambdatest front",
 		slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()),
 		slog.Int("status", status), slog.Any("err", err))
 	http.Error(w, err.Error(), status)
+}
+
+// NewRuntime serves a Lambda runtime's invoke endpoint in-process, for
+// tests without the emulator: each POST to InvokePath runs invoke (for
+// example awslambda.NewHandler(h.ServeURL).Invoke, the same JSON path as
+// the real runtime) and answers its result with HTTP 200, as the emulator
+// does even for a function error. It returns the server (close it when
+// done) and the endpoint to give NewFront.
+func NewRuntime(invoke func(ctx context.Context, payload []byte) ([]byte, error)) (*httptest.Server, string) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != InvokePath {
+			http.Error(w, "not the invoke endpoint", http.StatusNotFound)
+			return
+		}
+		payload, err := io.ReadAll(io.LimitReader(r.Body, MaxPayloadBytes+1))
+		if err != nil {
+			return
+		}
+		out, err := invoke(r.Context(), payload)
+		if err != nil {
+			out, _ = json.Marshal(map[string]string{"errorMessage": err.Error(), "errorType": "errorString"})
+		}
+		_, _ = w.Write(out)
+	}))
+	return srv, srv.URL + InvokePath
 }

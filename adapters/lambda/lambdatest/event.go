@@ -1,4 +1,4 @@
-package lambda
+package lambdatest
 
 import (
 	"crypto/rand"
@@ -71,7 +71,7 @@ func encodeURLRequest(r *http.Request, body []byte) ([]byte, error) {
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {
-		return nil, fmt.Errorf("geecache/lambda: encoding event: %w", err)
+		return nil, fmt.Errorf("encoding event: %w", err)
 	}
 	return b, nil
 }

@@ -1,4 +1,4 @@
-package lambda
+package lambdatest
 
 import (
 	"bytes"
@@ -16,41 +16,20 @@ import (
 	"testing"
 	"time"
 
-	awslambda "github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/geecache/geecache/adapters/protocol"
-	"github.com/geecache/geecache/getter"
 )
 
-// fakeRuntime serves the invoke endpoint in-process: it runs each invoke
-// through fn, as the runtime's JSON path would, and answers its result
-// with HTTP 200, as the emulator does even for function errors.
+// fakeRuntime serves fn as a runtime endpoint until the test ends.
 func fakeRuntime(t *testing.T, fn func(ctx context.Context, payload []byte) ([]byte, error)) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != InvokePath {
-			http.Error(w, "not the invoke endpoint", http.StatusNotFound)
-			return
-		}
-		payload, err := io.ReadAll(r.Body)
-		if err != nil {
-			return
-		}
-		out, err := fn(r.Context(), payload)
-		if err != nil {
-			out, _ = json.Marshal(map[string]string{"errorMessage": err.Error(), "errorType": "errorString"})
-		}
-		_, _ = w.Write(out)
-	}))
+	srv, ep := NewRuntime(fn)
 	t.Cleanup(srv.Close)
-	return srv.URL + InvokePath
+	return ep
 }
 
 func newFront(t *testing.T, endpoints ...string) *httptest.Server {
 	t.Helper()
-	f, err := NewFront(endpoints, WithInvokeTimeout(10*time.Second), WithFrontLogger(slog.New(slog.DiscardHandler)))
+	f, err := NewFront(endpoints, &FrontOptions{InvokeTimeout: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,32 +53,6 @@ func httpGet(t *testing.T, url string) (int, http.Header, []byte) {
 		t.Fatal(err)
 	}
 	return res.StatusCode, res.Header, body
-}
-
-// TestFrontServesHandler runs the protocol over HTTP through a Front and
-// the Handler, and reads it back with the protocol's client.
-func TestFrontServesHandler(t *testing.T) {
-	n := newTestNode(t, 0)
-	h := NewHandler(protocol.NewServer(n.reg))
-	front := newFront(t, fakeRuntime(t, awslambda.NewHandler(h.ServeURL).Invoke))
-	client := protocol.NewClient()
-	for _, tc := range []struct {
-		group, key string
-		want       []byte
-		err        error
-	}{
-		{"scores", "Tom", []byte("630"), nil},
-		{"binary", "a key/with %, ? and ü", allBytes(), nil},
-		{"scores", "kkk", nil, getter.ErrNotFound},
-		{"nope", "x", nil, protocol.ErrUnknownGroup},
-	} {
-		req := client.NewRequest(tc.group, tc.key)
-		code, hdr, body := httpGet(t, front.URL+req.Path)
-		got, err := client.ReadResponse(code, hdr, int64(len(body)), bytes.NewReader(body))
-		if !errors.Is(err, tc.err) || !bytes.Equal(got, tc.want) {
-			t.Errorf("%s/%q: %q, %v; want %q, %v", tc.group, tc.key, got, err, tc.want, tc.err)
-		}
-	}
 }
 
 func TestFrontEvent(t *testing.T) {
@@ -231,10 +184,10 @@ func TestFrontOneInvokePerEndpoint(t *testing.T) {
 }
 
 func TestNewFrontErrors(t *testing.T) {
-	if _, err := NewFront(nil); err == nil {
+	if _, err := NewFront(nil, nil); err == nil {
 		t.Error("no endpoints: no error")
 	}
-	if _, err := NewFront([]string{"127.0.0.1:9001"}); err == nil {
+	if _, err := NewFront([]string{"127.0.0.1:9001"}, nil); err == nil {
 		t.Error("endpoint without scheme: no error")
 	}
 }

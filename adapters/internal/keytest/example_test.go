@@ -1,0 +1,18 @@
+package keytest_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/geecache/geecache/adapters/internal/keytest"
+)
+
+func ExampleRandom() {
+	r := rand.New(rand.NewPCG(1, 2))
+	seen := map[string]bool{}
+	for range 1000 {
+		seen[keytest.Random(r)] = true
+	}
+	fmt.Println(seen[".."], seen["%"], len(seen) > 500)
+	// Output: true true true
+}

@@ -1,0 +1,149 @@
+package nethttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/geecache/geecache/adapters/internal/keytest"
+	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+func TestNormalizeURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://h:8001":                     "http://h:8001",
+		"http://h:8001/":                    "http://h:8001",
+		"HTTP://H:8001//":                   "http://h:8001",
+		"http://h:80/":                      "http://h",
+		"https://Abc.lambda-url.on.aws:443": "https://abc.lambda-url.on.aws",
+		"https://h:8443/base/":              "https://h:8443/base",
+		"http://[::1]:80":                   "http://[::1]",
+		" http://h:1 ":                      "http://h:1",
+	} {
+		if got, err := NormalizeURL(in); err != nil || got != want {
+			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"localhost:8001", "h:8001", "ftp://h", "http://", "http://h?x=1", "http://h#f",
+		"http://u:p@h", "//h:1", "", "http://h?"} {
+		if got, err := NormalizeURL(bad); !errors.Is(err, protocol.ErrConfig) {
+			t.Errorf("NormalizeURL(%q) = %q, %v; want ErrConfig", bad, got, err)
+		}
+	}
+}
+
+func TestPoolRefusesBadConfiguration(t *testing.T) {
+	reg := cache.NewRegistry()
+	p, err := NewPool("http://127.0.0.1:8001/", reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Set("localhost:8001"); !errors.Is(err, protocol.ErrConfig) {
+		t.Fatalf("Set(localhost:8001) err = %v; want ErrConfig", err)
+	}
+	// The same node written two ways is one node.
+	if err := p.Set("http://127.0.0.1:8001", "HTTP://127.0.0.1:8002/", "http://127.0.0.1:8002"); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Peers(); len(got) != 2 || got[0] != "http://127.0.0.1:8001" || got[1] != "http://127.0.0.1:8002" {
+		t.Fatalf("Peers = %v; want the two nodes, normalised", got)
+	}
+	for name, o := range map[string]*PoolOptions{
+		"negative timeout": {Timeout: -1},
+		"bad base path":    {BasePath: "cache/"},
+		"negative size":    {MaxValueBytes: -1},
+		"negative skew":    {MaxSkew: -1},
+		"negative ring":    {Replicas: -1},
+	} {
+		if _, err := NewPool("http://h:1", reg, o); err == nil {
+			t.Errorf("%s: NewPool accepted it", name)
+		}
+	}
+	if _, err := NewPool("h:1", reg, nil); !errors.Is(err, protocol.ErrConfig) {
+		t.Errorf("NewPool(h:1) err = %v; want ErrConfig", err)
+	}
+	if _, err := NewClient("h:1", nil); !errors.Is(err, protocol.ErrConfig) {
+		t.Errorf("NewClient(h:1) err = %v; want ErrConfig", err)
+	}
+	if _, err := NewHandler(nil, nil); !errors.Is(err, protocol.ErrConfig) {
+		t.Errorf("NewHandler(nil) err = %v; want ErrConfig", err)
+	}
+}
+
+// Every key round-trips through the Handler mounted at the root, under a
+// ServeMux with a base path, and behind http.StripPrefix: the value comes
+// back, and nothing redirects (a redirect would make the caller load the
+// key itself on every cold Get).
+func TestRandomKeysRoundTripThroughRouters(t *testing.T) {
+	echo := getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte("v=" + key), nil })
+	reg := newRegistry(t, echo)
+	mux := http.NewServeMux()
+	mux.Handle("/cache/", mustHandler(t, reg, &HandlerOptions{BasePath: "/cache"}))
+	mux.Handle("/strip/", http.StripPrefix("/strip", mustHandler(t, reg, nil)))
+	root := httptest.NewServer(mustHandler(t, reg, nil))
+	defer root.Close()
+	muxed := httptest.NewServer(mux)
+	defer muxed.Close()
+	clients := map[string]*Client{
+		"root":         mustClient(t, root.URL, nil),
+		"mux base":     mustClient(t, muxed.URL, &ClientOptions{BasePath: "/cache"}),
+		"strip prefix": mustClient(t, muxed.URL+"/strip", nil),
+	}
+	r := rand.New(rand.NewPCG(7, 11))
+	for i := range 300 {
+		key := keytest.Random(r)
+		for name, c := range clients {
+			v, err := c.Get(t.Context(), "scores", key)
+			if err != nil || !bytes.Equal(v, []byte("v="+key)) {
+				t.Fatalf("%s, key #%d %q: %q, %v", name, i, key, v, err)
+			}
+		}
+	}
+	for _, c := range clients {
+		c.CloseIdleConnections()
+	}
+}
+
+func TestRequestWithBodyIsRefusedUnread(t *testing.T) {
+	reg := newRegistry(t, getter.Map(map[string]string{"Tom": "630"}))
+	srv := httptest.NewServer(mustHandler(t, reg, nil))
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/_geecache/scores/Tom", strings.NewReader(strings.Repeat("x", 1<<20)))
+	req.ContentLength = 1 << 20
+	st, msg := rawGet(t, req)
+	if st != http.StatusBadRequest || !strings.Contains(msg, "no body") {
+		t.Fatalf("request with a body: %d %q; want 400", st, msg)
+	}
+}
+
+func TestStatsHandler(t *testing.T) {
+	reg := newRegistry(t, getter.Map(map[string]string{"Tom": "630"}))
+	if _, err := reg.Lookup("scores").Get(t.Context(), "Tom"); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = reg.Lookup("scores").Get(t.Context(), "Tom")
+	srv := httptest.NewServer(StatsHandler(reg))
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL, nil)
+	st, body := rawGet(t, req)
+	var got struct{ Groups map[string]cache.Stats }
+	if err := json.Unmarshal([]byte(body), &got); st != 200 || err != nil {
+		t.Fatalf("GET = %d %q, %v", st, body, err)
+	}
+	if s := got.Groups["scores"]; s.Gets != 2 || s.Hits != 1 || s.LocalLoads != 1 || s.Main.Items != 1 {
+		t.Fatalf("stats = %+v", s)
+	}
+	req, _ = http.NewRequest("POST", srv.URL, nil)
+	if st, _ := rawGet(t, req); st != http.StatusMethodNotAllowed {
+		t.Fatalf("POST = %d, want 405", st)
+	}
+}

@@ -1,0 +1,211 @@
+package nethttp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+)
+
+// hungPeer accepts connections and reads requests but never answers, as a
+// stopped (SIGSTOP) process whose kernel still accepts would. It counts
+// the requests that reach it.
+type hungPeer struct {
+	ln       net.Listener
+	requests atomic.Int64
+	mu       sync.Mutex
+	conns    []net.Conn
+	wg       sync.WaitGroup
+}
+
+func startHungPeer(t *testing.T) *hungPeer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hungPeer{ln: ln}
+	h.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			h.mu.Lock()
+			h.conns = append(h.conns, c)
+			h.mu.Unlock()
+			h.wg.Go(func() {
+				r := bufio.NewReader(c)
+				for {
+					if _, err := http.ReadRequest(r); err != nil {
+						return
+					}
+					h.requests.Add(1)
+				}
+			})
+		}
+	})
+	t.Cleanup(h.close)
+	return h
+}
+
+func (h *hungPeer) addr() string { return "http://" + h.ln.Addr().String() }
+
+func (h *hungPeer) close() {
+	_ = h.ln.Close()
+	h.mu.Lock()
+	for _, c := range h.conns {
+		_ = c.Close()
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+}
+
+// A peer that accepts and never answers: every Get is answered (by the
+// hedge's local load), the peer is ejected after EjectAfter slow fetches,
+// and then no request reaches it at all; nothing leaks (goleak).
+func TestHungPeerIsHedgedAndEjected(t *testing.T) {
+	hung := startHungPeer(t)
+	src := &db{calls: map[string]int{}}
+	reg := cache.NewRegistry()
+	pool, err := NewPool("", reg, &PoolOptions{Logger: slog.New(slog.DiscardHandler)}) // a client only: owns no key
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	mustSet(t, pool, hung.addr()) // every key is owned by the hung peer
+	g, err := reg.NewGroup("scores", 1<<20, src, &cache.GroupOptions{Peers: pool, Logger: slog.New(slog.DiscardHandler),
+		PeerPolicy: cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Hour, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 200 {
+		k := "key-" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		v, err := g.Get(ctx, k)
+		if err != nil || v.String() != "v:"+k {
+			t.Fatalf("Get(%q) = %q, %v", k, v, err)
+		}
+	}
+	s := g.Stats()
+	if s.HedgeWins != 3 || s.EjectedLoads != 197 || len(s.Peers) != 1 || !s.Peers[0].Ejected {
+		t.Fatalf("stats %+v; want 3 hedges won, then 197 loads without asking the ejected peer", s)
+	}
+	// At most the three fetches reached the peer (a fetch cut short by
+	// its hedge may not have been written at all).
+	hung.close()
+	if n := hung.requests.Load(); n > 3 {
+		t.Fatalf("the hung peer got %d requests; want at most 3", n)
+	}
+}
+
+// A peer that crashes and comes back: while it is gone its keys are loaded
+// locally, and after it restarts (on the same address) and the ejection
+// ends, a probe brings it back and its keys are fetched from it again.
+func TestPeerCrashAndRestart(t *testing.T) {
+	nodes := startNodes(t, 2, true, nil)
+	a, b := nodes[0], nodes[1]
+	var keys []string
+	for i := 0; len(keys) < 20; i++ {
+		if k := "k" + string(rune('a'+i%26)) + string(rune('a'+i/26)); owner(nodes, k) == b {
+			keys = append(keys, k)
+		}
+	}
+	ctx := context.Background()
+	b.kill()
+	for _, k := range keys[:10] {
+		if v, err := a.group.Get(ctx, k); err != nil || v.String() != "v:"+k {
+			t.Fatalf("with b down: Get(%q) = %q, %v", k, v, err)
+		}
+	}
+	if s := a.group.Stats(); s.Peers[0].Ejections == 0 {
+		t.Fatalf("b was not ejected: %+v", s.Peers)
+	}
+	// b restarts on its address (its memory is empty, as after a crash).
+	ln, err := net.Listen("tcp", b.addr[len("http://"):])
+	if err != nil {
+		t.Skipf("b's port was taken meanwhile: %v", err)
+	}
+	srv := NewServer("", b.pool)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close(); <-done }()
+	// The ejection lasts at most 1.25 s by default; after it, keys of b
+	// come from b again. Bounded: at most 10 s of Gets.
+	deadline := time.Now().Add(10 * time.Second)
+	for b.db.count(keys[15]) == 0 && time.Now().Before(deadline) {
+		a.group.RemoveLocal(keys[15])
+		if v, err := a.group.Get(ctx, keys[15]); err != nil || v.String() != "v:"+keys[15] {
+			t.Fatalf("Get = %q, %v", v, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if b.db.count(keys[15]) == 0 {
+		t.Fatal("b was never asked again after it restarted")
+	}
+	if s := a.group.Stats(); s.Peers[0].Ejected {
+		t.Fatalf("b is still ejected after answering: %+v", s.Peers)
+	}
+}
+
+// A node built with NewServer closes connections whose requests trickle in
+// (a slow-loris caller) once its ReadTimeout passes, and meanwhile answers
+// its peers.
+func TestSlowRequestsAreCutOff(t *testing.T) {
+	nodes := startNodes(t, 1, true, nil)
+	n := nodes[0]
+	srv := NewServer("", n.pool)
+	srv.ReadHeaderTimeout, srv.ReadTimeout = 200*time.Millisecond, 200*time.Millisecond // short, for the test
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close(); <-done }()
+
+	const slow = 200
+	conns := make([]net.Conn, 0, slow)
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for range slow {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Half a request line, then nothing.
+		if _, err := io.WriteString(c, "GET /_geecache/scores/k HTTP/1.1\r\nHost: x\r\nX-Slow: "); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	// A peer is still answered while they hang on.
+	c := mustClient(t, "http://"+ln.Addr().String(), nil)
+	defer c.CloseIdleConnections()
+	if v, err := c.Get(context.Background(), "scores", "Tom"); err != nil || string(v) != "v:Tom" {
+		t.Fatalf("peer request during the slow ones: %q, %v", v, err)
+	}
+	// Every slow connection is closed by the server (a read sees EOF or a
+	// reset), within a bounded wait.
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err := io.ReadAll(c)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("slow connection %d still open after 10 s", i)
+		}
+	}
+}

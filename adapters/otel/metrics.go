@@ -1,0 +1,216 @@
+package otel
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
+)
+
+// Attribute keys on GeeCache's metrics and spans.
+const (
+	// GroupKey names the group (all metrics and spans).
+	GroupKey = attribute.Key("geecache.group")
+	// CacheKey names one of a group's two caches: "main" (keys this node
+	// owns) or "hot" (keys fetched from their owners).
+	CacheKey = attribute.Key("geecache.cache")
+)
+
+// MetricsOptions configures RegisterMetrics. A nil *MetricsOptions means
+// all defaults.
+type MetricsOptions struct {
+	// Attributes are added to every measurement, after geecache.group
+	// and geecache.cache: a node's name, say, when several nodes share
+	// one MeterProvider. Nil (the default) adds none. The slice is copied.
+	Attributes []attribute.KeyValue
+}
+
+// RegisterMetrics publishes the counters of every group of reg, including
+// groups created after the call, as asynchronous instruments of meter.
+// Each collection reads each group's Stats once. Every measurement has the
+// attribute geecache.group; those of a single cache also have
+// geecache.cache ("main" or "hot"). The instruments, named after
+// the fields of cache.Stats:
+//
+//	geecache.gets              counter        {get}      Gets
+//	geecache.hits              counter        {hit}      Main.Hits, Hot.Hits (by geecache.cache)
+//	geecache.peer.requests     counter        {request}  PeerRequests
+//	geecache.peer.loads        counter        {load}     PeerLoads
+//	geecache.peer.errors       counter        {error}    PeerErrors
+//	geecache.fallback.loads    counter        {load}     FallbackLoads
+//	geecache.abandoned.loads   counter        {load}     Abandoned
+//	geecache.local.loads       counter        {load}     LocalLoads
+//	geecache.load.errors       counter        {error}    LoadErrors
+//	geecache.dedup.waits       counter        {get}      DedupWaits
+//	geecache.hedges            counter        {load}     Hedges
+//	geecache.hedge.wins        counter        {load}     HedgeWins
+//	geecache.ejected.loads     counter        {load}     EjectedLoads
+//	geecache.peer.busy         counter        {load}     PeerBusy
+//	geecache.peer.ejected      up-down        {peer}     Peers[i].Ejected as 0 or 1 (by geecache.peer)
+//	geecache.peer.ejections    counter        {ejection} Peers[i].Ejections (by geecache.peer)
+//	geecache.peer.inflight     up-down        {request}  Peers[i].InFlight (by geecache.peer)
+//	geecache.cache.size        up-down        By         Main.Bytes, Hot.Bytes
+//	geecache.cache.items       up-down        {item}     Main.Items, Hot.Items
+//	geecache.cache.evictions   counter        {eviction} Main.Evictions, Hot.Evictions
+//
+// The sum of geecache.hits over both caches is Stats.Hits. Unregister the
+// returned Registration to stop the publishing. RegisterMetrics returns an
+// error wrapping protocol.ErrConfig for a nil meter or registry, and the
+// meter's error if it cannot create an instrument.
+func RegisterMetrics(meter metric.Meter, reg *cache.Registry, opts *MetricsOptions) (metric.Registration, error) {
+	if meter == nil {
+		return nil, fmt.Errorf("geecache: %w: RegisterMetrics needs a Meter", protocol.ErrConfig)
+	}
+	if reg == nil {
+		return nil, fmt.Errorf("geecache: %w: RegisterMetrics needs a Registry", protocol.ErrConfig)
+	}
+	var o MetricsOptions
+	if opts != nil {
+		o = *opts
+	}
+	m := &metrics{reg: reg, extra: slices.Clone(o.Attributes), sets: make(map[*cache.Group]*groupSets)}
+	b := builder{meter: meter}
+	m.gets = b.counter("geecache.gets", "{get}", "Calls of Get and GetLocal.")
+	m.hits = b.counter("geecache.hits", "{hit}", "Gets answered from memory, by cache.")
+	m.peerRequests = b.counter("geecache.peer.requests", "{request}", "Requests served for peers (GetLocal calls).")
+	m.peerLoads = b.counter("geecache.peer.loads", "{load}", "Values, or not-found answers, fetched from owner peers.")
+	m.peerErrors = b.counter("geecache.peer.errors", "{error}", "Owner peers that failed to answer.")
+	m.fallbacks = b.counter("geecache.fallback.loads", "{load}", "Local loads after an owner peer failed.")
+	m.abandoned = b.counter("geecache.abandoned.loads", "{load}", "Loads stopped because every caller had left.")
+	m.localLoads = b.counter("geecache.local.loads", "{load}", "Calls of the group's Getter.")
+	m.loadErrors = b.counter("geecache.load.errors", "{error}", "Getter calls that failed, other than not found.")
+	m.dedupWaits = b.counter("geecache.dedup.waits", "{get}", "Gets that shared a load another Get started.")
+	m.hedges = b.counter("geecache.hedges", "{load}", "Local loads started beside a slow fetch from the owner.")
+	m.hedgeWins = b.counter("geecache.hedge.wins", "{load}", "Hedges whose local load answered first.")
+	m.ejectedLoads = b.counter("geecache.ejected.loads", "{load}", "Local loads because the owner peer was ejected.")
+	m.peerBusy = b.counter("geecache.peer.busy", "{load}", "Local loads because the owner peer had too many requests in flight.")
+	m.peerEjected = b.upDown("geecache.peer.ejected", "{peer}", "1 while the peer is ejected, else 0, by peer.")
+	m.peerEjections = b.counter("geecache.peer.ejections", "{ejection}", "Times the peer was ejected, by peer.")
+	m.peerInFlight = b.upDown("geecache.peer.inflight", "{request}", "Requests in flight to the peer, by peer.")
+	m.size = b.upDown("geecache.cache.size", "By", "Bytes of keys and values held, by cache.")
+	m.items = b.upDown("geecache.cache.items", "{item}", "Entries held, by cache.")
+	m.evictions = b.counter("geecache.cache.evictions", "{eviction}", "Entries evicted, by cache.")
+	if b.err != nil {
+		return nil, b.err
+	}
+	r, err := meter.RegisterCallback(m.observe, b.all...)
+	if err != nil {
+		return nil, fmt.Errorf("geecache: registering the metrics callback: %w", err)
+	}
+	return r, nil
+}
+
+// builder creates instruments, keeping the first error.
+type builder struct {
+	meter metric.Meter
+	all   []metric.Observable
+	err   error
+}
+
+func (b *builder) counter(name, unit, desc string) metric.Int64ObservableCounter {
+	c, err := b.meter.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	b.add(name, c, err)
+	return c
+}
+
+func (b *builder) upDown(name, unit, desc string) metric.Int64ObservableUpDownCounter {
+	c, err := b.meter.Int64ObservableUpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	b.add(name, c, err)
+	return c
+}
+
+func (b *builder) add(name string, o metric.Observable, err error) {
+	if err != nil && b.err == nil {
+		b.err = fmt.Errorf("geecache: instrument %s: %w", name, err)
+	}
+	b.all = append(b.all, o)
+}
+
+// metrics is the state of one RegisterMetrics call.
+type metrics struct {
+	reg   *cache.Registry
+	extra []attribute.KeyValue
+
+	gets, hits, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
+	localLoads, loadErrors, dedupWaits, evictions, hedges, hedgeWins, ejectedLoads,
+	peerBusy, peerEjections metric.Int64ObservableCounter
+	size, items, peerEjected, peerInFlight metric.Int64ObservableUpDownCounter
+
+	mu   sync.Mutex // guards sets; a reader may collect concurrently
+	sets map[*cache.Group]*groupSets
+}
+
+// groupSets are the attribute sets of one group's measurements, built once.
+type groupSets struct {
+	group, main, hot metric.MeasurementOption
+}
+
+func (m *metrics) setsOf(g *cache.Group) *groupSets {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.sets[g]; ok {
+		return s
+	}
+	with := func(kv ...attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributeSet(attribute.NewSet(append(kv, m.extra...)...))
+	}
+	name := GroupKey.String(g.Name())
+	s := &groupSets{
+		group: with(name),
+		main:  with(name, CacheKey.String("main")),
+		hot:   with(name, CacheKey.String("hot")),
+	}
+	m.sets[g] = s
+	return s
+}
+
+// observe is the callback: one Stats call per group.
+func (m *metrics) observe(_ context.Context, o metric.Observer) error {
+	for _, name := range m.reg.Names() {
+		g := m.reg.Lookup(name)
+		if g == nil {
+			continue
+		}
+		st := g.Stats()
+		a := m.setsOf(g)
+		o.ObserveInt64(m.gets, st.Gets, a.group)
+		o.ObserveInt64(m.peerRequests, st.PeerRequests, a.group)
+		o.ObserveInt64(m.peerLoads, st.PeerLoads, a.group)
+		o.ObserveInt64(m.peerErrors, st.PeerErrors, a.group)
+		o.ObserveInt64(m.fallbacks, st.FallbackLoads, a.group)
+		o.ObserveInt64(m.abandoned, st.Abandoned, a.group)
+		o.ObserveInt64(m.localLoads, st.LocalLoads, a.group)
+		o.ObserveInt64(m.loadErrors, st.LoadErrors, a.group)
+		o.ObserveInt64(m.dedupWaits, st.DedupWaits, a.group)
+		o.ObserveInt64(m.hedges, st.Hedges, a.group)
+		o.ObserveInt64(m.hedgeWins, st.HedgeWins, a.group)
+		o.ObserveInt64(m.ejectedLoads, st.EjectedLoads, a.group)
+		o.ObserveInt64(m.peerBusy, st.PeerBusy, a.group)
+		for _, p := range st.Peers {
+			set := metric.WithAttributeSet(attribute.NewSet(append([]attribute.KeyValue{GroupKey.String(name), PeerKey.String(p.Addr)}, m.extra...)...))
+			ejected := int64(0)
+			if p.Ejected {
+				ejected = 1
+			}
+			o.ObserveInt64(m.peerEjected, ejected, set)
+			o.ObserveInt64(m.peerEjections, p.Ejections, set)
+			o.ObserveInt64(m.peerInFlight, p.InFlight, set)
+		}
+		for _, c := range [2]struct {
+			s   cache.CacheStats
+			set metric.MeasurementOption
+		}{{st.Main, a.main}, {st.Hot, a.hot}} {
+			o.ObserveInt64(m.hits, c.s.Hits, c.set)
+			o.ObserveInt64(m.size, c.s.Bytes, c.set)
+			o.ObserveInt64(m.items, c.s.Items, c.set)
+			o.ObserveInt64(m.evictions, c.s.Evictions, c.set)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package otel
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
+)
+
+// getSpans runs Get(key) on a fresh traced group (after the Gets of warm)
+// and returns the spans of that Get alone, in the order they ended.
+func getSpans(t *testing.T, opts *TracerOptions, peers *remote, warm []string, key string) (tracetest.SpanStubs, error) {
+	t.Helper()
+	tp, exp := newTracing(t)
+	tr, err := NewTracer(tp, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pp cache.PeerPicker
+	if peers != nil {
+		pp = peers
+	}
+	g := newGroup(t, nil, "g", tr, pp)
+	for _, k := range warm {
+		if _, err := g.Get(context.Background(), k); err != nil {
+			t.Fatalf("warm Get(%q): %v", k, err)
+		}
+	}
+	exp.Reset()
+	_, err = g.Get(context.Background(), key)
+	return exp.GetSpans(), err
+}
+
+// checkTree checks that spans (in the order they ended) are the wanted
+// descriptions, that the last is the root and the others its children, and
+// that all share one trace.
+func checkTree(t *testing.T, spans tracetest.SpanStubs, want ...string) {
+	t.Helper()
+	if len(spans) != len(want) {
+		var got []string
+		for _, s := range spans {
+			got = append(got, describe(s))
+		}
+		t.Fatalf("got %d spans %q; want %q", len(spans), got, want)
+	}
+	root := spans[len(spans)-1]
+	if root.Parent.IsValid() {
+		t.Errorf("root span %s has a parent", root.Name)
+	}
+	for i, s := range spans {
+		if got := describe(s); got != want[i] {
+			t.Errorf("span %d = %q; want %q", i, got, want[i])
+		}
+		if i < len(spans)-1 && s.Parent.SpanID() != root.SpanContext.SpanID() {
+			t.Errorf("span %s's parent is %s; want the root %s", s.Name, s.Parent.SpanID(), root.SpanContext.SpanID())
+		}
+		if s.SpanContext.TraceID() != root.SpanContext.TraceID() {
+			t.Errorf("span %s is in trace %s; want %s", s.Name, s.SpanContext.TraceID(), root.SpanContext.TraceID())
+		}
+	}
+}
+
+func TestTracerHit(t *testing.T) {
+	spans, err := getSpans(t, nil, nil, []string{"a"}, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, spans, "geecache.Get internal geecache.group=g geecache.hit=true status=Unset")
+}
+
+func TestTracerMissAndLoad(t *testing.T) {
+	spans, err := getSpans(t, nil, nil, nil, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, spans,
+		"geecache.load internal geecache.group=g status=Unset",
+		"geecache.Get internal geecache.group=g geecache.hit=false status=Unset")
+}
+
+func TestTracerRecordKeys(t *testing.T) {
+	spans, err := getSpans(t, &TracerOptions{RecordKeys: true}, nil, nil, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, spans,
+		"geecache.load internal geecache.group=g geecache.key=a status=Unset",
+		"geecache.Get internal geecache.group=g geecache.key=a geecache.hit=false status=Unset")
+}
+
+func TestTracerNotFoundIsNoError(t *testing.T) {
+	spans, err := getSpans(t, nil, nil, nil, "missing-1")
+	if err == nil {
+		t.Fatal("Get of a missing key succeeded")
+	}
+	checkTree(t, spans,
+		"geecache.load internal geecache.group=g geecache.found=false status=Unset",
+		"geecache.Get internal geecache.group=g geecache.hit=false geecache.found=false status=Unset")
+	for _, s := range spans {
+		if len(s.Events) != 0 {
+			t.Errorf("span %s recorded events %v for a missing key", s.Name, s.Events)
+		}
+	}
+}
+
+func TestTracerLoadError(t *testing.T) {
+	spans, err := getSpans(t, nil, nil, nil, "fail-1")
+	if !errors.Is(err, errSource) {
+		t.Fatalf("Get = %v; want errSource", err)
+	}
+	checkTree(t, spans,
+		"geecache.load internal geecache.group=g status=Error",
+		"geecache.Get internal geecache.group=g geecache.hit=false status=Error")
+	for _, s := range spans {
+		if len(s.Events) != 1 || s.Events[0].Name != "exception" {
+			t.Errorf("span %s events %v; want one exception", s.Name, s.Events)
+		}
+		if s.Status.Description == "" {
+			t.Errorf("span %s has an Error status without a description", s.Name)
+		}
+	}
+}
+
+func TestTracerPeer(t *testing.T) {
+	spans, err := getSpans(t, nil, &remote{addr: "http://10.0.0.2:8001"}, nil, "remote-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, spans,
+		"geecache.peer client geecache.group=g geecache.peer=http://10.0.0.2:8001 server.address=10.0.0.2 server.port=8001 status=Unset",
+		"geecache.Get internal geecache.group=g geecache.hit=false status=Unset")
+}
+
+func TestTracerFallback(t *testing.T) {
+	peer := &remote{addr: "https://[::1]/cache", err: errors.New("connection refused")}
+	spans, err := getSpans(t, nil, peer, nil, "remote-1")
+	if err != nil {
+		t.Fatalf("Get after a failed peer = %v; want the fallback's value", err)
+	}
+	// The fallback load runs after the peer span ended, both under the
+	// Get; the Get succeeds.
+	checkTree(t, spans,
+		"geecache.peer client geecache.group=g geecache.peer=https://[::1]/cache server.address=::1 server.port=443 status=Error",
+		"geecache.fallback internal geecache.group=g status=Unset",
+		"geecache.Get internal geecache.group=g geecache.hit=false status=Unset")
+}
+
+func TestTracerUnsampled(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.NeverSample()))
+	defer tp.Shutdown(context.Background())
+	tr, err := NewTracer(tp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc trace.SpanContext
+	g := newGroup(t, nil, "g", tr, nil)
+	ctx, s := tr.Start(context.Background(), cache.SpanMiss, "g", "k", "")
+	sc = trace.SpanContextFromContext(ctx)
+	s.End(errSource)
+	if !sc.IsValid() || sc.IsSampled() {
+		t.Errorf("unsampled span context %v; want valid and not sampled, to propagate", sc)
+	}
+	for _, k := range []string{"a", "a", "missing"} {
+		_, _ = g.Get(context.Background(), k)
+	}
+	if n := len(exp.GetSpans()); n != 0 {
+		t.Errorf("%d spans exported with NeverSample", n)
+	}
+}
+
+func TestNewTracerRefusesNil(t *testing.T) {
+	if _, err := NewTracer(nil, nil); !errors.Is(err, protocol.ErrConfig) {
+		t.Fatalf("NewTracer(nil) = %v; want protocol.ErrConfig", err)
+	}
+}
+
+func TestHostPort(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		host string
+		port int
+	}{
+		{"http://10.0.0.1:8001", "10.0.0.1", 8001},
+		{"http://h", "h", 80},
+		{"https://h/base", "h", 443},
+		{"HTTPS://h", "h", 443},
+		{"http://[::1]:9", "::1", 9},
+		{"https://[fe80::1]", "fe80::1", 443},
+		{"http://u:p@h:7/x?y#z", "h", 7},
+		{"h:12", "h", 12},
+		{"ftp://h", "h", 0},
+		{"", "", 0},
+	} {
+		if h, p := hostPort(c.in); h != c.host || p != c.port {
+			t.Errorf("hostPort(%q) = %q, %d; want %q, %d", c.in, h, p, c.host, c.port)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { hostPort("http://[::1]:8001/cache") }); n != 0 {
+		t.Errorf("hostPort allocates %v times", n)
+	}
+}

@@ -1,0 +1,88 @@
+package cache
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// GroupOptions configures a Group. Every package of GeeCache is configured
+// the same way: a constructor takes the required arguments and then a
+// pointer to an options struct of its own, in which the zero value of each
+// field means its documented default and a nil pointer means all defaults.
+// A struct per constructor, rather than functional options shared by
+// several constructors, makes an option that does not apply a compile
+// error instead of a setting that is silently ignored, and go doc shows
+// every option beside the thing it configures. A field whose value cannot
+// work (a negative duration, say) makes the constructor fail.
+type GroupOptions struct {
+	// Peers tells the group which peer owns a key and fetches it from
+	// there. Nil (the default) makes the group load every key itself.
+	Peers PeerPicker
+
+	// Logger receives the group's rare events: a peer failing, a load
+	// panicking. Nil means slog.Default(). The hit path never logs.
+	Logger *slog.Logger
+
+	// PeerPolicy says when a failing peer is ejected, how many requests
+	// may be in flight to one peer, and when a slow fetch is hedged with a
+	// local load. The zero value is the defaults.
+	PeerPolicy PeerPolicy
+
+	// Now replaces time.Now for the group's clock (peer ejections, log
+	// rate limits); it is meant for tests. Nil means time.Now.
+	Now func() time.Time
+
+	// Tracer, if not nil, is told of every Get and of each step of a load
+	// (package adapters/otel turns these into OpenTelemetry spans). Nil
+	// (the default) costs the hit path nothing.
+	Tracer Tracer
+}
+
+// A SpanKind names the step of a Get that a Tracer is told of.
+type SpanKind uint8
+
+// The steps of a Get.
+const (
+	SpanHit      SpanKind = iota + 1 // a Get answered from memory (started and ended at once)
+	SpanMiss                         // a Get that had to load: the parent of the steps below
+	SpanPeer                         // a fetch from the peer that owns the key
+	SpanLoad                         // a call of the group's Getter on the owner
+	SpanFallback                     // a call of the Getter after the owner peer failed
+)
+
+// String returns the kind's name, as tracers use it for span names.
+func (k SpanKind) String() string {
+	switch k {
+	case SpanHit:
+		return "hit"
+	case SpanMiss:
+		return "miss"
+	case SpanPeer:
+		return "peer"
+	case SpanLoad:
+		return "load"
+	case SpanFallback:
+		return "fallback"
+	}
+	return "unknown"
+}
+
+// A Tracer observes the work of a group. The core has no tracing of its
+// own (it stays free of any telemetry dependency); a Tracer adapts these
+// calls to a tracing system. It must be safe for concurrent use.
+type Tracer interface {
+	// Start begins a step of kind for key in group. peer is the address
+	// of the peer asked (for SpanPeer, when the PeerGetter reports one
+	// through an Addr() string method), else "". The returned context is
+	// passed to what the step calls (a PeerGetter, the Getter), so that
+	// trace context reaches them; the returned Span is ended when the
+	// step ends.
+	Start(ctx context.Context, kind SpanKind, group, key, peer string) (context.Context, Span)
+}
+
+// A Span is one step started by a Tracer.
+type Span interface {
+	// End ends the step; err is its error, or nil.
+	End(err error)
+}

@@ -1,0 +1,240 @@
+package cache
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// PeerPolicy says how a group treats the peers it fetches from: when a
+// failing peer is ejected, how many requests may be in flight to one peer,
+// and when a slow fetch is hedged with a local load. It works for every
+// PeerGetter (net/http, Lambda, in-memory) whose dynamic type is comparable,
+// as pointers are, so that the group can tell one peer from another;
+// hedging works for all. The zero value of each field
+// means its default; a negative value makes NewGroup fail.
+type PeerPolicy struct {
+	// EjectAfter is how many consecutive failures (errors or timeouts,
+	// not "not found") eject a peer: while it is ejected, the keys it owns
+	// are loaded locally at once, with no network wait. 0 means 3.
+	EjectAfter int
+
+	// EjectFor is how long the first ejection lasts; each further one in a
+	// row doubles it, up to MaxEjectFor, with up to 25% random jitter so
+	// that nodes do not probe a peer in step. After it, one request goes
+	// to the peer as a probe: success brings the peer back, failure ejects
+	// it again. 0 means 1 s; MaxEjectFor 0 means 30 s.
+	EjectFor, MaxEjectFor time.Duration
+
+	// MaxInFlight caps the requests in flight from this group to one
+	// peer; past it, a load is done locally instead of queueing. 0 means
+	// 256.
+	MaxInFlight int
+
+	// HedgeMin and HedgeMax bound the hedge delay: when the owner has not
+	// answered within it, the group starts a local load beside the fetch
+	// and returns whichever succeeds first (still one local load per key).
+	// The delay is the 95th percentile of recent successful fetches,
+	// within the bounds. 0 means 2 ms and 250 ms. Set both to one value
+	// for a fixed delay.
+	HedgeMin, HedgeMax time.Duration
+
+	// NoHedge turns hedging off: a fetch waits for the owner until it
+	// answers, fails or the caller's context ends.
+	NoHedge bool
+}
+
+// Defaults of PeerPolicy.
+const (
+	DefaultEjectAfter  = 3
+	DefaultEjectFor    = time.Second
+	DefaultMaxEjectFor = 30 * time.Second
+	DefaultMaxInFlight = 256
+	DefaultHedgeMin    = 2 * time.Millisecond
+	DefaultHedgeMax    = 250 * time.Millisecond
+)
+
+// withDefaults checks p and fills in its defaults.
+func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
+	for name, v := range map[string]int64{"EjectAfter": int64(p.EjectAfter), "EjectFor": int64(p.EjectFor),
+		"MaxEjectFor": int64(p.MaxEjectFor), "MaxInFlight": int64(p.MaxInFlight), "HedgeMin": int64(p.HedgeMin), "HedgeMax": int64(p.HedgeMax)} {
+		if v < 0 {
+			return p, fmt.Errorf("geecache: %w: PeerPolicy.%s is negative", ErrInvalidGroup, name)
+		}
+	}
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if p.EjectAfter == 0 {
+		p.EjectAfter = DefaultEjectAfter
+	}
+	if p.MaxInFlight == 0 {
+		p.MaxInFlight = DefaultMaxInFlight
+	}
+	def(&p.EjectFor, DefaultEjectFor)
+	def(&p.MaxEjectFor, DefaultMaxEjectFor)
+	def(&p.HedgeMin, DefaultHedgeMin)
+	def(&p.HedgeMax, DefaultHedgeMax)
+	if p.HedgeMax < p.HedgeMin {
+		return p, fmt.Errorf("geecache: %w: PeerPolicy.HedgeMax %v is below HedgeMin %v", ErrInvalidGroup, p.HedgeMax, p.HedgeMin)
+	}
+	return p, nil
+}
+
+// PeerStats describes one peer as a group sees it.
+type PeerStats struct {
+	Addr                string // the PeerGetter's Addr(), or its type and address
+	Ejected             bool   // keys it owns are loaded locally now
+	ConsecutiveFailures int64
+	Ejections           int64 // times it was ejected since the group was created
+	InFlight            int64 // requests to it now
+}
+
+// admission is what a peer's health allows for one fetch.
+type admission uint8
+
+const (
+	admitOK admission = iota
+	admitProbe
+	admitEjected
+	admitBusy
+)
+
+// peerHealth is the state of one peer: a breaker (healthy, ejected until a
+// time, probing) and the fetches in flight.
+type peerHealth struct {
+	addr     string
+	inFlight atomic.Int64
+
+	mu           sync.Mutex
+	failures     int64     // consecutive
+	streak       int       // consecutive ejections, for the backoff
+	ejectedUntil time.Time // zero when healthy
+	probing      bool
+	ejections    int64
+}
+
+// peerHealths holds a group's peerHealth per PeerGetter.
+type peerHealths struct {
+	policy PeerPolicy
+	now    func() time.Time
+	m      sync.Map // PeerGetter -> *peerHealth
+}
+
+// of returns the health of peer, or nil if peer cannot be told apart from
+// others (its dynamic type is not comparable).
+func (h *peerHealths) of(peer PeerGetter) *peerHealth {
+	if v, ok := h.m.Load(peer); ok {
+		return v.(*peerHealth)
+	}
+	if !reflect.TypeOf(peer).Comparable() {
+		return nil
+	}
+	v, _ := h.m.LoadOrStore(peer, &peerHealth{addr: peerAddr(peer)})
+	return v.(*peerHealth)
+}
+
+// peerAddr names a peer for stats and logs.
+func peerAddr(peer PeerGetter) string {
+	if a, ok := peer.(interface{ Addr() string }); ok {
+		return a.Addr()
+	}
+	return fmt.Sprintf("%T@%p", peer, peer)
+}
+
+// admit decides whether a fetch may go to the peer, and counts it in
+// flight if so (release undoes that).
+func (h *peerHealths) admit(p *peerHealth) admission {
+	a := admitOK
+	p.mu.Lock()
+	if !p.ejectedUntil.IsZero() {
+		switch {
+		case h.now().Before(p.ejectedUntil) || p.probing:
+			a = admitEjected
+		default:
+			p.probing, a = true, admitProbe
+		}
+	}
+	p.mu.Unlock()
+	if a == admitEjected {
+		return a
+	}
+	if p.inFlight.Add(1) > int64(h.policy.MaxInFlight) {
+		p.inFlight.Add(-1)
+		if a == admitProbe {
+			h.done(p, outcomeNone)
+		}
+		return admitBusy
+	}
+	return a
+}
+
+// fetchOutcome is how a fetch from a peer ended, for its health.
+type fetchOutcome uint8
+
+const (
+	outcomeNone    fetchOutcome = iota // says nothing of the peer (the caller left)
+	outcomeSuccess                     // a value or "not found"
+	outcomeFailure                     // an error, a timeout, or too slow for the hedge
+)
+
+// done records a fetch's outcome, after release of its in-flight slot.
+// It reports whether the peer was ejected by it.
+func (h *peerHealths) done(p *peerHealth, o fetchOutcome) (ejected bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	wasProbe := p.probing
+	p.probing = false
+	switch o {
+	case outcomeSuccess:
+		p.failures, p.streak, p.ejectedUntil = 0, 0, time.Time{}
+	case outcomeFailure:
+		p.failures++
+		if wasProbe || (p.ejectedUntil.IsZero() && p.failures >= int64(h.policy.EjectAfter)) {
+			p.streak++
+			p.ejections++
+			p.ejectedUntil = h.now().Add(h.backoff(p.streak))
+			return true
+		}
+	}
+	return false
+}
+
+// backoff is the length of the streak-th ejection in a row: EjectFor
+// doubled each time up to MaxEjectFor, plus up to 25% jitter.
+func (h *peerHealths) backoff(streak int) time.Duration {
+	d := h.policy.EjectFor
+	for i := 1; i < streak && d < h.policy.MaxEjectFor; i++ {
+		d *= 2
+	}
+	d = min(d, h.policy.MaxEjectFor)
+	return d + time.Duration(rand.Int64N(int64(d)/4+1))
+}
+
+// stats returns a snapshot of every peer's state.
+func (h *peerHealths) stats() []PeerStats {
+	var out []PeerStats
+	now := h.now()
+	h.m.Range(func(_, v any) bool {
+		p := v.(*peerHealth)
+		p.mu.Lock()
+		out = append(out, PeerStats{
+			Addr:                p.addr,
+			Ejected:             !p.ejectedUntil.IsZero() && (now.Before(p.ejectedUntil) || p.probing),
+			ConsecutiveFailures: p.failures,
+			Ejections:           p.ejections,
+			InFlight:            p.inFlight.Load(),
+		})
+		p.mu.Unlock()
+		return true
+	})
+	slices.SortFunc(out, func(a, b PeerStats) int { return strings.Compare(a.Addr, b.Addr) })
+	return out
+}

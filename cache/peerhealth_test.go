@@ -1,0 +1,231 @@
+package cache_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// fakePeer is a controllable PeerGetter: it fails, hangs until its
+// caller's context ends, or answers "remote:"+key; it counts its calls.
+type fakePeer struct {
+	mode  atomic.Int32 // peerAnswers, peerFails, peerHangs
+	calls atomic.Int64
+}
+
+const (
+	peerAnswers int32 = iota
+	peerFails
+	peerHangs
+)
+
+func (p *fakePeer) Get(ctx context.Context, _, key string) ([]byte, error) {
+	p.calls.Add(1)
+	switch p.mode.Load() {
+	case peerFails:
+		return nil, errors.New("connection refused")
+	case peerHangs:
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return []byte("remote:" + key), nil
+}
+
+func (*fakePeer) Addr() string { return "http://fake-peer" }
+
+// allRemote says every key is owned by the peer.
+type allRemote struct{ p cache.PeerGetter }
+
+func (a allRemote) PickPeer(string) (cache.PeerGetter, bool) { return a.p, true }
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func newPeerGroup(t *testing.T, p cache.PeerGetter, clock *fakeClock, policy cache.PeerPolicy) (*cache.Group, *atomic.Int64) {
+	t.Helper()
+	var loads atomic.Int64
+	src := getter.Func(func(_ context.Context, key string) ([]byte, error) {
+		loads.Add(1)
+		return []byte("local:" + key), nil
+	})
+	g, err := cache.NewRegistry().NewGroup("g", 0, src, &cache.GroupOptions{ // 0: nothing cached, every Get loads
+		Peers: allRemote{p}, Logger: quiet, Now: clock.Now, PeerPolicy: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, &loads
+}
+
+func TestFailingPeerIsEjectedAndProbedBack(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	p := &fakePeer{}
+	g, _ := newPeerGroup(t, p, clock, cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Second, NoHedge: true})
+	ctx := t.Context()
+	p.mode.Store(peerFails)
+	for i := range 3 {
+		if v, err := g.Get(ctx, "k"); err != nil || v.String() != "local:k" {
+			t.Fatalf("Get #%d = %q, %v; want the local fallback", i, v, err)
+		}
+	}
+	if p.calls.Load() != 3 {
+		t.Fatalf("peer called %d times, want 3", p.calls.Load())
+	}
+	// Ejected: no request reaches the peer, and every Get is answered.
+	for range 50 {
+		if v, err := g.Get(ctx, "k"); err != nil || v.String() != "local:k" {
+			t.Fatalf("Get while ejected = %q, %v", v, err)
+		}
+	}
+	s := g.Stats()
+	if p.calls.Load() != 3 || s.EjectedLoads != 50 || len(s.Peers) != 1 || !s.Peers[0].Ejected || s.Peers[0].Ejections != 1 {
+		t.Fatalf("while ejected: peer calls %d, stats %+v", p.calls.Load(), s)
+	}
+	// After the backoff (at most 1.25 s), one probe: it fails, and the
+	// peer is ejected again, for longer.
+	clock.Add(1300 * time.Millisecond)
+	_, _ = g.Get(ctx, "k")
+	_, _ = g.Get(ctx, "k")
+	if p.calls.Load() != 4 || g.Stats().Peers[0].Ejections != 2 {
+		t.Fatalf("probe: peer calls %d (want 4), stats %+v", p.calls.Load(), g.Stats().Peers)
+	}
+	clock.Add(1300 * time.Millisecond) // less than the doubled backoff
+	_, _ = g.Get(ctx, "k")
+	if p.calls.Load() != 4 {
+		t.Fatalf("second ejection ended early: peer calls %d", p.calls.Load())
+	}
+	// The peer recovers; the next probe brings it back.
+	p.mode.Store(peerAnswers)
+	clock.Add(2 * time.Second)
+	for range 3 {
+		if v, err := g.Get(ctx, "k"); err != nil || v.String() != "remote:k" {
+			t.Fatalf("after recovery Get = %q, %v", v, err)
+		}
+	}
+	if s := g.Stats(); s.Peers[0].Ejected || s.Peers[0].ConsecutiveFailures != 0 || p.calls.Load() != 7 {
+		t.Fatalf("after recovery: peer calls %d, stats %+v", p.calls.Load(), s.Peers)
+	}
+}
+
+func TestHungPeerIsHedgedThenEjected(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	p := &fakePeer{}
+	p.mode.Store(peerHangs)
+	g, loads := newPeerGroup(t, p, clock, cache.PeerPolicy{EjectAfter: 2, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond})
+	ctx := t.Context()
+	for i := range 2 {
+		if v, err := g.Get(ctx, "k"); err != nil || v.String() != "local:k" {
+			t.Fatalf("Get #%d = %q, %v; want the hedge's local value", i, v, err)
+		}
+	}
+	s := g.Stats()
+	if s.Hedges != 2 || s.HedgeWins != 2 || loads.Load() != 2 || !s.Peers[0].Ejected {
+		t.Fatalf("stats %+v, loads %d; want 2 hedges won and the hung peer ejected", s, loads.Load())
+	}
+	// Ejected: the next Gets never reach the hung peer.
+	for range 20 {
+		_, _ = g.Get(ctx, "k")
+	}
+	if p.calls.Load() != 2 {
+		t.Fatalf("the hung peer got %d requests; want 2", p.calls.Load())
+	}
+}
+
+// A hedge joins the local load a peer request started for the same key:
+// still one local load per key.
+func TestHedgeSharesTheLocalLoad(t *testing.T) {
+	release := make(chan struct{})
+	var loads atomic.Int64
+	src := getter.Func(func(ctx context.Context, key string) ([]byte, error) {
+		loads.Add(1)
+		<-release
+		return []byte("local:" + key), nil
+	})
+	p := &fakePeer{}
+	p.mode.Store(peerHangs)
+	g, err := cache.NewRegistry().NewGroup("g", 1<<10, src, &cache.GroupOptions{Peers: allRemote{p}, Logger: quiet,
+		PeerPolicy: cache.PeerPolicy{HedgeMin: time.Millisecond, HedgeMax: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	results := make(chan string, 2)
+	wg.Go(func() { v, _ := g.GetLocal(ctx, "k"); results <- v.String() }) // a peer's request: loads here
+	waitFor(t, "the peer request's load", func() bool { return loads.Load() == 1 })
+	wg.Go(func() { v, _ := g.Get(ctx, "k"); results <- v.String() }) // forwards, hangs, hedges
+	waitFor(t, "the hedge", func() bool { return g.Stats().Hedges == 1 })
+	close(release)
+	wg.Wait()
+	close(results)
+	for v := range results {
+		if v != "local:k" {
+			t.Fatalf("got %q", v)
+		}
+	}
+	if loads.Load() != 1 {
+		t.Fatalf("%d local loads; want 1", loads.Load())
+	}
+}
+
+func TestBusyPeerFallsBackInsteadOfQueueing(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	block := make(chan struct{})
+	var inPeer atomic.Int64
+	peer := &peerFunc{func(ctx context.Context, key string) ([]byte, error) {
+		inPeer.Add(1)
+		<-block
+		return []byte("remote:" + key), nil
+	}}
+	g, loads := newPeerGroup(t, peer, clock, cache.PeerPolicy{MaxInFlight: 2, NoHedge: true})
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() { _, _ = g.Get(ctx, string(rune('a'+i))) })
+	}
+	waitFor(t, "two fetches in flight", func() bool { return inPeer.Load() == 2 })
+	if v, err := g.Get(ctx, "c"); err != nil || v.String() != "local:c" {
+		t.Fatalf("third Get = %q, %v; want a local load at once", v, err)
+	}
+	close(block)
+	wg.Wait()
+	if s := g.Stats(); s.PeerBusy != 1 || loads.Load() != 1 || s.Peers[0].InFlight != 0 {
+		t.Fatalf("stats %+v, local loads %d", s, loads.Load())
+	}
+}
+
+// peerFunc is a PeerGetter made of a function; a pointer, so that the group
+// can tell peers apart (see PeerPolicy).
+type peerFunc struct {
+	f func(ctx context.Context, key string) ([]byte, error)
+}
+
+func (p *peerFunc) Get(ctx context.Context, _, key string) ([]byte, error) { return p.f(ctx, key) }
+
+func TestBadPeerPolicyIsRefused(t *testing.T) {
+	for _, p := range []cache.PeerPolicy{{EjectAfter: -1}, {MaxInFlight: -1}, {HedgeMin: time.Second, HedgeMax: time.Millisecond}} {
+		if _, err := cache.NewRegistry().NewGroup("g", 1, getter.Map(nil), &cache.GroupOptions{PeerPolicy: p}); !errors.Is(err, cache.ErrInvalidGroup) {
+			t.Errorf("%+v: err = %v, want ErrInvalidGroup", p, err)
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package cache_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// A slow load, then a Remove, then the load finishes: its waiter gets the
+// old value, but the cache does not keep it, and the next Get reloads.
+func TestRemoveDuringLoadDoesNotResurrect(t *testing.T) {
+	var version atomic.Int64
+	release := make(chan struct{})
+	var loads atomic.Int64
+	src := getter.Func(func(_ context.Context, key string) ([]byte, error) {
+		n := loads.Add(1)
+		v := fmt.Sprintf("v%d", version.Load())
+		if n == 1 {
+			<-release
+		}
+		return []byte(v), nil
+	})
+	g := newGroup(t, 1<<10, src)
+	ctx := t.Context()
+	first := make(chan string, 1)
+	go func() { v, _ := g.Get(ctx, "k"); first <- v.String() }()
+	waitFor(t, "the slow load", func() bool { return loads.Load() == 1 })
+	version.Store(1)
+	if err := g.Remove(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	// A Get after the Remove does not join the old load.
+	if v, err := g.Get(ctx, "k"); err != nil || v.String() != "v1" {
+		t.Fatalf("Get after Remove = %q, %v; want the new v1", v, err)
+	}
+	close(release)
+	if v := <-first; v != "v0" {
+		t.Fatalf("the old load's waiter got %q, want v0", v)
+	}
+	if v, _ := g.Get(ctx, "k"); v.String() != "v1" {
+		t.Fatalf("after the old load ended, Get = %q; want v1 (the old value must not come back)", v)
+	}
+	if loads.Load() != 2 {
+		t.Fatalf("%d loads, want 2", loads.Load())
+	}
+}
+
+// memNode is a node of an in-memory cluster whose peers call each other's
+// groups directly and implement PeerUpdater.
+type memNode struct {
+	name  string
+	group *cache.Group
+	loads atomic.Int64
+	down  atomic.Bool
+}
+
+type memPeer struct{ n *memNode }
+
+func (p memPeer) Addr() string { return p.n.name }
+
+func (p memPeer) Get(ctx context.Context, _, key string) ([]byte, error) {
+	if p.n.down.Load() {
+		return nil, errors.New("down")
+	}
+	v, err := p.n.group.GetLocal(ctx, key)
+	var ce *cache.Error
+	if errors.As(err, &ce) {
+		return nil, ce.Err
+	}
+	return v.ByteSlice(), err
+}
+
+func (p memPeer) Remove(_ context.Context, _, key string) error {
+	if p.n.down.Load() {
+		return errors.New("down")
+	}
+	p.n.group.RemoveLocal(key)
+	return nil
+}
+
+func (p memPeer) Set(_ context.Context, _, key string, value []byte, ttl time.Duration) error {
+	if p.n.down.Load() {
+		return errors.New("down")
+	}
+	p.n.group.SetLocal(key, value, ttl)
+	return nil
+}
+
+// memPicker: key "a…" is owned by node 0, "b…" by node 1, "c…" by node 2.
+type memPicker struct {
+	self  int
+	nodes []*memNode
+}
+
+func (m memPicker) PickPeer(key string) (cache.PeerGetter, bool) {
+	o := int(key[0]-'a') % len(m.nodes)
+	return memPeer{m.nodes[o]}, o != m.self
+}
+
+func (m memPicker) PeerGetters() []cache.PeerGetter {
+	var out []cache.PeerGetter
+	for i, n := range m.nodes {
+		if i != m.self {
+			out = append(out, memPeer{n})
+		}
+	}
+	return out
+}
+
+func newMemCluster(t *testing.T, db *sync.Map) []*memNode {
+	nodes := make([]*memNode, 3)
+	for i := range nodes {
+		nodes[i] = &memNode{name: fmt.Sprintf("node%d", i)}
+	}
+	for i, n := range nodes {
+		src := getter.Func(func(_ context.Context, key string) ([]byte, error) {
+			n.loads.Add(1)
+			if v, ok := db.Load(key); ok {
+				return []byte(v.(string)), nil
+			}
+			return nil, getter.ErrNotFound
+		})
+		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: memPicker{i, nodes}, Logger: quiet,
+			PeerPolicy: cache.PeerPolicy{NoHedge: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.group = g
+	}
+	return nodes
+}
+
+func TestRemoveAndSetReachEveryNode(t *testing.T) {
+	var db sync.Map
+	db.Store("b-key", "old")
+	nodes := newMemCluster(t, &db)
+	ctx := t.Context()
+	readAll := func(want string) {
+		t.Helper()
+		for _, n := range nodes {
+			if v, err := n.group.Get(ctx, "b-key"); err != nil || v.String() != want {
+				t.Fatalf("%s: Get = %q, %v; want %q", n.name, v, err, want)
+			}
+		}
+	}
+	readAll("old") // cached at the owner (node1) and hot on the others
+	db.Store("b-key", "new")
+	for i, from := range nodes { // a Remove from any node
+		before := nodes[1].loads.Load()
+		if err := from.group.Remove(ctx, "b-key"); err != nil {
+			t.Fatalf("Remove from node%d: %v", i, err)
+		}
+		readAll("new")
+		if got := nodes[1].loads.Load() - before; got != 1 {
+			t.Fatalf("after a Remove from node%d the source was read %d times; want once, at the owner", i, got)
+		}
+		for _, n := range []*memNode{nodes[0], nodes[2]} {
+			if n.loads.Load() != 0 {
+				t.Fatalf("%s loaded the key itself", n.name)
+			}
+		}
+	}
+	// Set from a node that does not own the key: stored at the owner,
+	// dropped everywhere else, no source load.
+	before := nodes[1].loads.Load()
+	if err := nodes[2].group.Set(ctx, "b-key", []byte("set"), 0); err != nil {
+		t.Fatal(err)
+	}
+	readAll("set")
+	if nodes[1].loads.Load() != before {
+		t.Fatal("Set made the owner load from the source")
+	}
+	// A node that is down is reported, by address.
+	nodes[0].down.Store(true)
+	err := nodes[2].group.Remove(ctx, "b-key")
+	var ue *cache.UpdateError
+	if !errors.As(err, &ue) || !errors.Is(err, cache.ErrPartialUpdate) || len(ue.Failed) != 1 || ue.Failed["node0"] == nil {
+		t.Fatalf("Remove with node0 down: %v; want an UpdateError naming node0", err)
+	}
+}
