@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -27,10 +26,7 @@ func TestColdKeyThunderingHerd(t *testing.T) {
 		}
 		return []byte("value of " + key), nil
 	})
-	g, err := cache.NewRegistry().NewGroup("herd", 1<<20, slow, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := newGeeGroup(t, "herd", 1<<20, slow)
 
 	ctx := context.Background()
 	start := make(chan struct{})

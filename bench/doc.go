@@ -1,9 +1,12 @@
 // Package bench measures GeeCache against its peers (golang/groupcache,
-// otter, golang-lru, a bare map or net/http server) side by side in one
-// `go test -bench` run, so that the numbers compare within one run on one
-// machine. It is a module of its own so that the library's go.mod does not
-// require the peers.
+// otter, golang-lru, a bare map or net/http server). The comparisons that
+// back a speed claim run every system in alternating blocks within one
+// benchmark (package internal/fair), so that all see the same machine
+// load, and report min and median ratios to a baseline over the rounds.
+// It is a module of its own so that the library's go.mod does not require
+// the peers.
 //
-// Everything lives in _test.go files; see README.md for what each
-// benchmark measures and the command that reproduces the table.
+// Everything but package fair lives in _test.go files; see README.md for
+// what each benchmark measures and the command that reproduces each row
+// of its table.
 package bench

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geecache/geecache/bench/internal/fair"
 	groupcache "github.com/golang/groupcache"
 )
 
@@ -27,7 +28,8 @@ import (
 // this test binary with gcNodeEnv set (see TestMain). Each child gets its
 // loopback listener from the parent (so the parent knows every address
 // before any node starts) and answers "count" on stdin with the number of
-// connections it has accepted; it exits when its stdin is closed.
+// connections it has accepted, and "cpu" with the CPU time it has used in
+// nanoseconds; it exits when its stdin is closed.
 const gcNodeEnv = "GEECACHE_BENCH_GROUPCACHE_NODE" // value: self|peer,peer,peer
 
 // gcParent is node A of the groupcache cluster. It is made at most once
@@ -39,6 +41,11 @@ type gcParent struct {
 	pool  *groupcache.HTTPPool
 	group *groupcache.Group
 	done  chan struct{}
+	// tuned is the transport of the "groupcache-tuned" system: a
+	// keep-alive pool sized for the clients. Node A's peer requests use
+	// it while useTuned is set, else http.DefaultTransport as shipped.
+	tuned    *http.Transport
+	useTuned atomic.Bool
 }
 
 var gcA struct {
@@ -52,12 +59,23 @@ func gcParentNode(tb testing.TB) *gcParent {
 	if gcA.node != nil {
 		return gcA.node
 	}
-	// The hit benchmark's group must pick its peers (none) before the
+	// The hit benchmark's groups must pick their peers (none) before the
 	// process has an HTTPPool.
-	gcHitGroup()
+	for _, g := range gcHitGroups {
+		g()
+	}
 	p := &gcParent{ln: listenLoopback(tb), done: make(chan struct{})}
 	p.self = "http://" + p.ln.Addr().String()
-	p.pool = groupcache.NewHTTPPoolOpts(p.self, nil) // as shipped: default options and transport
+	p.pool = groupcache.NewHTTPPoolOpts(p.self, nil) // as shipped: default options
+	p.tuned = http.DefaultTransport.(*http.Transport).Clone()
+	p.tuned.MaxIdleConns = 0 // no global limit
+	p.tuned.MaxIdleConnsPerHost = 2 * httpClients
+	p.pool.Transport = func(context.Context) http.RoundTripper {
+		if p.useTuned.Load() {
+			return p.tuned
+		}
+		return http.DefaultTransport // as shipped
+	}
 	p.group = groupcache.NewGroup(httpGroup, httpBudget, gcCheapGetter)
 	p.srv = &http.Server{Handler: p.pool, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -76,6 +94,7 @@ func stopGroupcache() {
 	if gcA.node != nil {
 		_ = gcA.node.srv.Close()
 		<-gcA.node.done
+		gcA.node.tuned.CloseIdleConnections()
 	}
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		t.CloseIdleConnections()
@@ -93,8 +112,14 @@ type gcChild struct {
 	out *bufio.Reader
 }
 
-func (c *gcChild) accepts() (int64, error) {
-	if _, err := io.WriteString(c.in, "count\n"); err != nil {
+func (c *gcChild) accepts() (int64, error) { return c.ask("count") }
+
+// cpu returns the CPU time the child has used, in nanoseconds.
+func (c *gcChild) cpu() (int64, error) { return c.ask("cpu") }
+
+// ask sends the child a command and returns the number it answers.
+func (c *gcChild) ask(cmd string) (int64, error) {
+	if _, err := io.WriteString(c.in, cmd+"\n"); err != nil {
 		return 0, err
 	}
 	line, err := c.out.ReadString('\n')
@@ -202,8 +227,11 @@ func newGCCluster(tb testing.TB) *gcCluster {
 	return c
 }
 
+// target is groupcache as shipped: node A's peer requests use
+// http.DefaultTransport (2 idle connections per host).
 func (c *gcCluster) target() *httpTarget {
 	return &httpTarget{
+		activate: func() { c.a.useTuned.Store(false) },
 		get: func(ctx context.Context, key string) (int, error) {
 			var v []byte
 			err := c.a.group.Get(ctx, key, groupcache.AllocatingByteSliceSink(&v))
@@ -225,10 +253,30 @@ func (c *gcCluster) target() *httpTarget {
 			return n
 		},
 		peerErrors: func() int64 { return c.a.group.Stats.PeerErrors.Get() },
+		otherCPU: func() time.Duration {
+			var n int64
+			for _, ch := range c.children {
+				ns, err := ch.cpu()
+				if err != nil {
+					return -1 << 62 // makes the time absurd rather than silently low
+				}
+				n += ns
+			}
+			return time.Duration(n)
+		},
 		warmOwners: c.warmOwners,
 		// groupcache's clients use http.DefaultTransport.
 		closeIdle: http.DefaultTransport.(*http.Transport).CloseIdleConnections,
 	}
+}
+
+// tunedTarget is groupcache with a transport whose keep-alive pool holds
+// 2 x httpClients idle connections per peer.
+func (c *gcCluster) tunedTarget() *httpTarget {
+	t := c.target()
+	t.activate = func() { c.a.useTuned.Store(true) }
+	t.closeIdle = c.a.tuned.CloseIdleConnections
+	return t
 }
 
 // runGCNode is the body of a child process: a groupcache node as shipped
@@ -260,8 +308,11 @@ func runGCNode(spec string) int {
 	fmt.Println("ready")
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
-		if sc.Text() == "count" {
+		switch sc.Text() {
+		case "count":
 			fmt.Println(cl.accepts.Load())
+		case "cpu":
+			fmt.Println(fair.CPUTime().Nanoseconds())
 		}
 	}
 	_ = srv.Close()

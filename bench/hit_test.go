@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/geecache/geecache/bench/internal/fair"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/getter"
 	groupcache "github.com/golang/groupcache"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/maypok86/otter/v2"
@@ -38,32 +38,43 @@ func hitValue(key string) []byte {
 	return v
 }
 
-// hitWorkload is built once per process: the keys and the zipf sequence
-// are shared read-only by every benchmark, so they all read the same keys
-// in the same order.
+// hitWorkload holds a hit benchmark's keys and the zipf sequence in which
+// they are read; every system reads the same keys in the same order.
 type hitWorkload struct {
 	keys []string
 	seq  []string // hitSeqLen keys in zipf order
 }
 
-var hitLoad = sync.OnceValue(func() *hitWorkload {
-	w := &hitWorkload{keys: make([]string, hitEntries)}
+// newHitWorkload returns the workload of n entries (at most 1M, the
+// largest count hitKey names in fixed width).
+func newHitWorkload(n int) *hitWorkload {
+	w := &hitWorkload{keys: make([]string, n)}
 	for i := range w.keys {
 		w.keys[i] = hitKey(i)
 	}
-	z := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), hitZipfS, 1, hitEntries-1)
+	z := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), hitZipfS, 1, uint64(n-1))
 	w.seq = make([]string, hitSeqLen)
 	for i := range w.seq {
 		w.seq[i] = w.keys[z.Uint64()]
 	}
 	return w
-})
+}
 
-// gcHitGroup is golang/groupcache's group for the hit benchmark. Its groups
-// are process-wide, so it is made once per process; its first Get, which
-// fixes its peers, runs before any HTTPPool exists, so it has none.
-var gcHitGroup = sync.OnceValue(func() *groupcache.Group {
-	g := groupcache.NewGroup("bench-hit", 256<<20, groupcache.GetterFunc(
+// hitLoad is the workload of hitEntries entries, built once per process
+// and shared read-only.
+var hitLoad = sync.OnceValue(func() *hitWorkload { return newHitWorkload(hitEntries) })
+
+// hitSizes are the entry counts BenchmarkHit compares at.
+var hitSizes = []struct {
+	name string
+	n    int
+}{{"10k", 10_000}, {"100k", hitEntries}, {"1M", 1_000_000}}
+
+// newGCHitGroup makes a golang/groupcache group for the hit benchmark and
+// does its first Get, which fixes its peers: it must run before the
+// process has an HTTPPool (see gcParentNode), so that the group has none.
+func newGCHitGroup(name string) *groupcache.Group {
+	g := groupcache.NewGroup(name, 256<<20, groupcache.GetterFunc(
 		func(_ context.Context, key string, dest groupcache.Sink) error {
 			return dest.SetBytes(hitValue(key))
 		}))
@@ -72,35 +83,45 @@ var gcHitGroup = sync.OnceValue(func() *groupcache.Group {
 		panic(err)
 	}
 	return g
-})
+}
 
-// gcHitGroupFull is gcHitGroup holding every key of the workload.
-var gcHitGroupFull = sync.OnceValue(func() *groupcache.Group {
-	g := gcHitGroup()
+// gcHitGroup is golang/groupcache's group of hitEntries entries. Its
+// groups are process-wide, so each is made once per process.
+var gcHitGroup = sync.OnceValue(func() *groupcache.Group { return newGCHitGroup("bench-hit") })
+
+// gcHitGroups holds golang/groupcache's group for every hit size.
+var gcHitGroups = map[int]func() *groupcache.Group{
+	10_000:     sync.OnceValue(func() *groupcache.Group { return newGCHitGroup("bench-hit-10k") }),
+	hitEntries: gcHitGroup,
+	1_000_000:  sync.OnceValue(func() *groupcache.Group { return newGCHitGroup("bench-hit-1M") }),
+}
+
+// gcHitGroupOf returns the groupcache group of n entries, holding every
+// key of w.
+func gcHitGroupOf(tb testing.TB, w *hitWorkload) *groupcache.Group {
+	g := gcHitGroups[len(w.keys)]()
 	var s string
-	for _, k := range hitLoad().keys {
+	for _, k := range w.keys {
 		if err := g.Get(context.Background(), k, groupcache.StringSink(&s)); err != nil {
-			panic(err)
+			tb.Fatal(err)
 		}
 	}
-	return g
-})
-
-// newOurHitGroup returns a GeeCache group holding every key of the
-// workload, on a registry of its own.
-func newOurHitGroup(tb testing.TB) *cache.Group {
-	g, err := cache.NewRegistry().NewGroup("bench-hit", 256<<20, getter.Func(
-		func(_ context.Context, key string) ([]byte, error) { return hitValue(key), nil }), nil)
-	if err != nil {
-		tb.Fatal(err)
+	if n := g.CacheStats(groupcache.MainCache).Items; n != int64(len(w.keys)) {
+		tb.Fatalf("groupcache group holds %d items, want %d", n, len(w.keys))
 	}
-	for _, k := range hitLoad().keys {
+	return g
+}
+
+// newOurHitGroupOf returns a GeeCache group holding every key of w.
+func newOurHitGroupOf(tb testing.TB, w *hitWorkload) *cache.Group {
+	g := newGeeGroup(tb, "bench-hit", 1<<30, cheapGetter)
+	for _, k := range w.keys {
 		if _, err := g.Get(context.Background(), k); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	if s := g.Stats(); s.Main.Items != hitEntries {
-		tb.Fatalf("our group holds %d items, want %d", s.Main.Items, hitEntries)
+	if s := g.Stats(); s.Main.Items != int64(len(w.keys)) {
+		tb.Fatalf("our group holds %d items, want %d", s.Main.Items, len(w.keys))
 	}
 	return g
 }
@@ -118,130 +139,130 @@ func (m *rwMap) get(k string) ([]byte, bool) {
 	return v, ok
 }
 
-// benchHits runs get over the zipf sequence serially and in parallel.
-// Each parallel goroutine starts at its own offset in the sequence.
-// get returns the value's length so the work cannot be optimised away;
-// a miss (length < 0) fails the benchmark.
-func benchHits(b *testing.B, get func(key string) int) {
-	seq := hitLoad().seq
-	const mask = hitSeqLen - 1
-	b.Run("serial", func(b *testing.B) {
-		b.ReportAllocs()
-		n := 0
-		i := 0
-		for b.Loop() {
-			n += get(seq[i&mask])
-			i++
-		}
-		if n < 0 {
-			b.Fatal("miss")
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		var next atomic.Uint64
-		var misses atomic.Int64
-		b.RunParallel(func(pb *testing.PB) {
-			// Offsets far apart, so goroutines do not walk in step.
-			i := int(next.Add(1) * 40_503)
-			for pb.Next() {
-				if get(seq[i&mask]) < 0 {
-					misses.Add(1)
-				}
-				i++
-			}
-		})
-		if m := misses.Load(); m > 0 {
-			b.Fatalf("%d misses", m)
-		}
-	})
+// hitSystem is one cache under the hit load: get returns the length of
+// key's value, or -1 on a miss.
+type hitSystem struct {
+	name string
+	get  func(key string) int
 }
 
-// BenchmarkHit measures a Get of a present key, zipf-distributed over
-// 100k entries of 64 bytes, for GeeCache's Group.Get, golang/groupcache's
-// Group.Get (one node, no peers), otter v2 and golang-lru v2 raw Gets and
-// a map under sync.RWMutex.
-func BenchmarkHit(b *testing.B) {
-	w := hitLoad()
+// hitSystems fills every system with the keys of w and returns them.
+func hitSystems(b *testing.B, w *hitWorkload) []hitSystem {
 	ctx := context.Background()
-
-	b.Run("geecache", func(b *testing.B) {
-		g := newOurHitGroup(b)
-		benchHits(b, func(k string) int {
-			v, err := g.Get(ctx, k)
+	ours := newOurHitGroupOf(b, w)
+	gc := gcHitGroupOf(b, w)
+	ot := otter.Must(&otter.Options[string, []byte]{MaximumSize: 2 * len(w.keys)})
+	b.Cleanup(func() { ot.StopAllGoroutines() })
+	gl, err := lru.New[string, []byte](2 * len(w.keys))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rw := &rwMap{m: make(map[string][]byte, len(w.keys))}
+	for _, k := range w.keys {
+		ot.Set(k, hitValue(k))
+		gl.Add(k, hitValue(k))
+		rw.m[k] = hitValue(k)
+	}
+	length := func(v []byte, ok bool) int {
+		if !ok {
+			return -1
+		}
+		return len(v)
+	}
+	return []hitSystem{
+		{"geecache", func(k string) int {
+			v, err := ours.Get(ctx, k)
 			if err != nil {
 				return -1
 			}
 			return v.Len()
-		})
-	})
-
-	b.Run("groupcache", func(b *testing.B) {
-		g := gcHitGroupFull()
-		benchHits(b, func(k string) int {
+		}},
+		{"groupcache-stringsink", func(k string) int {
 			var s string
-			if err := g.Get(ctx, k, groupcache.StringSink(&s)); err != nil {
+			if err := gc.Get(ctx, k, groupcache.StringSink(&s)); err != nil {
 				return -1
 			}
 			return len(s)
-		})
-	})
-
-	b.Run("otter", func(b *testing.B) {
-		c := otter.Must(&otter.Options[string, []byte]{MaximumSize: 2 * hitEntries})
-		b.Cleanup(func() { c.StopAllGoroutines() })
-		for _, k := range w.keys {
-			c.Set(k, hitValue(k))
-		}
-		benchHits(b, func(k string) int {
-			v, ok := c.GetIfPresent(k)
-			if !ok {
+		}},
+		{"groupcache-byteview", func(k string) int {
+			var v groupcache.ByteView
+			if err := gc.Get(ctx, k, groupcache.ByteViewSink(&v)); err != nil {
 				return -1
 			}
-			return len(v)
-		})
-	})
+			return v.Len()
+		}},
+		{"otter", func(k string) int { return length(ot.GetIfPresent(k)) }},
+		{"golang-lru", func(k string) int { return length(gl.Get(k)) }},
+		{"rwmutex-map", func(k string) int { return length(rw.get(k)) }},
+	}
+}
 
-	b.Run("golang-lru", func(b *testing.B) {
-		c, err := lru.New[string, []byte](2 * hitEntries)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, k := range w.keys {
-			c.Add(k, hitValue(k))
-		}
-		benchHits(b, func(k string) int {
-			v, ok := c.Get(k)
-			if !ok {
-				return -1
+// hitBlocks turns each hit system into a fair.System that reads n keys of
+// w's zipf sequence per block, serially or on GOMAXPROCS goroutines (each
+// at its own offset). Every system reads the same keys in each round. A
+// miss fails the benchmark.
+func hitBlocks(b *testing.B, w *hitWorkload, systems []hitSystem, parallel bool) []fair.System {
+	const mask = hitSeqLen - 1
+	var out []fair.System
+	for _, s := range systems {
+		var misses atomic.Int64
+		off := 0
+		run := func(n int) fair.Metrics {
+			if parallel {
+				fair.Parallel(n, func(worker, ops int) {
+					i := off + (worker+1)*40_503 // far apart, so goroutines do not walk in step
+					for range ops {
+						if s.get(w.seq[i&mask]) < 0 {
+							misses.Add(1)
+						}
+						i++
+					}
+				})
+			} else {
+				sum := 0
+				for i := off; i < off+n; i++ {
+					sum += s.get(w.seq[i&mask])
+				}
+				if sum < n*hitValueLen {
+					misses.Add(1)
+				}
 			}
-			return len(v)
-		})
-	})
+			off += n
+			if m := misses.Load(); m > 0 {
+				b.Fatalf("%s: %d misses", s.name, m)
+			}
+			return nil
+		}
+		out = append(out, fair.System{Name: s.name, Run: run})
+	}
+	return out
+}
 
-	b.Run("rwmutex-map", func(b *testing.B) {
-		m := &rwMap{m: make(map[string][]byte, hitEntries)}
-		for _, k := range w.keys {
-			m.m[k] = hitValue(k)
-		}
-		benchHits(b, func(k string) int {
-			v, ok := m.get(k)
-			if !ok {
-				return -1
+// BenchmarkHit measures a Get of a present key, zipf-distributed over 10k,
+// 100k and 1M entries of 64 bytes, serially and in parallel: GeeCache's
+// Group.Get; golang/groupcache's Group.Get (one node, no peers) into a
+// StringSink (a copy) and into a ByteViewSink (no copy); otter v2 and
+// golang-lru v2 raw Gets; and a map under sync.RWMutex. The systems run in
+// alternating blocks (package fair); the baseline is otter.
+func BenchmarkHit(b *testing.B) {
+	for _, size := range hitSizes {
+		b.Run("keys="+size.name, func(b *testing.B) {
+			w := hitLoad()
+			if size.n != hitEntries {
+				w = newHitWorkload(size.n)
 			}
-			return len(v)
+			systems := hitSystems(b, w)
+			opts := fair.Options{Baseline: "otter", Mem: true, CPU: true}
+			b.Run("serial", func(b *testing.B) { fair.Run(b, opts, hitBlocks(b, w, systems, false)...) })
+			b.Run("parallel", func(b *testing.B) { fair.Run(b, opts, hitBlocks(b, w, systems, true)...) })
 		})
-	})
+	}
 }
 
 // TestHitDoesNotAllocate checks the goal of 0 allocations per hit
 // of GeeCache's Group.Get.
 func TestHitDoesNotAllocate(t *testing.T) {
-	g, err := cache.NewRegistry().NewGroup("allocs", 1<<20, getter.Func(
-		func(_ context.Context, key string) ([]byte, error) { return hitValue(key), nil }), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := newGeeGroup(t, "allocs", 1<<20, cheapGetter)
 	keys := make([]string, 64)
 	for i := range keys {
 		keys[i] = hitKey(i)

@@ -2,13 +2,14 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -79,15 +80,27 @@ type httpTarget struct {
 	// through the asked node, so that a later Get costs the asked node a
 	// remote fetch and the owner only a hit.
 	warmOwners func(ctx context.Context, keys []string) error
+	// activate, if not nil, readies the system before a block of
+	// requests (two systems may share one cluster).
+	activate func()
+	// otherCPU, if not nil, is the CPU time used so far by the system's
+	// nodes in other processes.
+	otherCPU func() time.Duration
+	// forget, if not nil, drops keys from every node's memory, so that
+	// a benchmark of large values keeps only one block's values alive.
+	forget func(keys []string)
 }
 
 // remoteKeys returns n fresh keys that t's asked node does not own;
-// round makes the keys of every run distinct.
+// round makes the keys of every run distinct. The keys have no space:
+// golang/groupcache's client escapes one as "+", which its server does not
+// unescape, so the owner would see another key and forward the request
+// a second time.
 func remoteKeys(t *httpTarget, round *atomic.Int64, n int) []string {
 	r := round.Add(1)
 	keys := make([]string, 0, n)
 	for i := 0; len(keys) < n; i++ {
-		if k := fmt.Sprintf("r%d/key %d", r, i); t.remote(k) {
+		if k := fmt.Sprintf("r%d/key-%d", r, i); t.remote(k) {
 			keys = append(keys, k)
 		}
 	}
@@ -106,16 +119,16 @@ type loadResult struct {
 
 func (r *loadResult) percentile(p int) time.Duration { return r.lat[len(r.lat)*p/100] }
 
-// httpLoad gets every key once from httpClients goroutines. Each run is
-// bounded by httpRunLimit.
-func httpLoad(t *httpTarget, keys []string) *loadResult {
+// httpLoad gets every key once from clients goroutines and checks that
+// each value is wantLen bytes long. Each run is bounded by httpRunLimit.
+func httpLoad(t *httpTarget, keys []string, clients, wantLen int) *loadResult {
 	res := &loadResult{lat: make([]time.Duration, len(keys))}
 	var next, failed atomic.Int64
 	var errOnce sync.Once
 	conns0, perr0 := t.accepts(), t.peerErrors()
 	start := time.Now()
 	var wg sync.WaitGroup
-	for range httpClients {
+	for range clients {
 		wg.Go(func() {
 			// A context per client, not one shared by all: 64 clients
 			// deriving request contexts from one parent would contend
@@ -130,8 +143,8 @@ func httpLoad(t *httpTarget, keys []string) *loadResult {
 				t0 := time.Now()
 				n, err := t.get(ctx, keys[i])
 				res.lat[i] = time.Since(t0)
-				if err == nil && n != hitValueLen {
-					err = fmt.Errorf("key %q: got %d bytes, want %d", keys[i], n, hitValueLen)
+				if err == nil && n != wantLen {
+					err = fmt.Errorf("key %q: got %d bytes, want %d", keys[i], n, wantLen)
 				}
 				if err != nil {
 					failed.Add(1)
@@ -149,31 +162,6 @@ func httpLoad(t *httpTarget, keys []string) *loadResult {
 	return res
 }
 
-// runHTTPLoad sends b.N requests, each for a fresh key owned remotely, and
-// reports throughput, latency percentiles and the TCP connections the
-// servers accepted during the run.
-func runHTTPLoad(b *testing.B, t *httpTarget, round *atomic.Int64, ownerWarm bool) {
-	keys := remoteKeys(t, round, b.N)
-	if ownerWarm {
-		if err := t.warmOwners(b.Context(), keys); err != nil {
-			b.Fatal(err)
-		}
-	}
-	t.closeIdle()
-	b.ResetTimer()
-	res := httpLoad(t, keys)
-	b.StopTimer()
-	if res.failed > 0 {
-		b.Fatalf("%d of %d requests failed; first: %v", res.failed, b.N, res.firstErr)
-	}
-	b.ReportMetric(float64(b.N)/res.elapsed.Seconds(), "req/s")
-	b.ReportMetric(float64(res.percentile(50).Microseconds()), "p50-µs")
-	b.ReportMetric(float64(res.percentile(99).Microseconds()), "p99-µs")
-	b.ReportMetric(float64(res.conns), "new-conns")
-	b.ReportMetric(float64(res.conns)*1000/float64(b.N), "conns/1k-req")
-	b.ReportMetric(float64(res.peerErrors), "peer-errors")
-}
-
 // ourCluster is three GeeCache nodes, each with its own registry, Pool
 // and http.Server on a loopback port the OS picked.
 type ourCluster struct {
@@ -188,7 +176,15 @@ type ourNode struct {
 	done  chan struct{}
 }
 
+// newOurCluster returns n nodes whose group has httpBudget bytes and the
+// cheap Getter.
 func newOurCluster(tb testing.TB, n int) *ourCluster {
+	return newOurClusterOf(tb, n, httpBudget, cheapGetter)
+}
+
+// newOurClusterOf returns n nodes whose group httpGroup has budget bytes
+// and Getter g.
+func newOurClusterOf(tb testing.TB, n int, budget int64, g getter.Getter) *ourCluster {
 	c := &ourCluster{}
 	var addrs []string
 	for range n {
@@ -197,21 +193,7 @@ func newOurCluster(tb testing.TB, n int) *ourCluster {
 		c.nodes = append(c.nodes, &ourNode{ln: ln, done: make(chan struct{})})
 	}
 	for i, nd := range c.nodes {
-		reg := cache.NewRegistry()
-		quietLog := slog.New(slog.DiscardHandler)
-		pool, err := nethttp.NewPool(addrs[i], reg, &nethttp.PoolOptions{Logger: quietLog})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		nd.pool = pool
-		g, err := reg.NewGroup(httpGroup, httpBudget, cheapGetter, &cache.GroupOptions{Peers: nd.pool, Logger: quietLog})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		nd.group = g
-		if err := nd.pool.Set(addrs...); err != nil {
-			tb.Fatal(err)
-		}
+		nd.pool, nd.group = newGeeNode(tb, addrs[i], addrs, httpGroup, budget, g)
 		nd.srv = nethttp.NewServer("", nd.pool)
 		go func() {
 			defer close(nd.done)
@@ -269,11 +251,19 @@ func (c *ourCluster) target() *httpTarget {
 			}
 			return nil
 		},
+		forget: func(keys []string) {
+			for _, nd := range c.nodes {
+				for _, k := range keys {
+					nd.group.Remove(context.Background(), k)
+				}
+			}
+		},
 	}
 }
 
-// bareServer answers GET /k/{key} with the key's 64 bytes: one HTTP round
-// trip on a keep-alive pool sized for the clients, and nothing else.
+// bareServer answers GET /k/{key} with the key's value: one HTTP round
+// trip on a keep-alive pool sized for the clients, and nothing else. Its
+// client reads a body into one buffer of the announced length.
 type bareServer struct {
 	ln   *countingListener
 	srv  *http.Server
@@ -283,7 +273,11 @@ type bareServer struct {
 	done chan struct{}
 }
 
-func newBareServer(tb testing.TB) *bareServer {
+// newBareServer returns a bare server that answers with hitValue.
+func newBareServer(tb testing.TB) *bareServer { return newBareServerOf(tb, hitValue) }
+
+// newBareServerOf returns a bare server that answers key with value(key).
+func newBareServerOf(tb testing.TB, value func(key string) []byte) *bareServer {
 	s := &bareServer{ln: listenLoopback(tb), done: make(chan struct{})}
 	s.base = "http://" + s.ln.Addr().String() + "/k/"
 	s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -293,7 +287,9 @@ func newBareServer(tb testing.TB) *bareServer {
 			return
 		}
 		w.Header().Set("Content-Type", "application/octet-stream")
-		_, _ = w.Write(hitValue(key))
+		v := value(key)
+		w.Header().Set("Content-Length", strconv.Itoa(len(v)))
+		_, _ = w.Write(v)
 	})}
 	s.tr = &http.Transport{MaxIdleConnsPerHost: 2 * httpClients, IdleConnTimeout: 90 * time.Second}
 	s.hc = &http.Client{Transport: s.tr}
@@ -321,45 +317,21 @@ func (s *bareServer) target() *httpTarget {
 				return 0, err
 			}
 			defer resp.Body.Close()
-			v, err := io.ReadAll(resp.Body)
-			if err == nil && resp.StatusCode != http.StatusOK {
-				err = fmt.Errorf("status %s", resp.Status)
+			if resp.StatusCode != http.StatusOK {
+				return 0, fmt.Errorf("status %s", resp.Status)
 			}
-			return len(v), err
+			if resp.ContentLength < 0 {
+				return 0, errors.New("no Content-Length")
+			}
+			v := make([]byte, resp.ContentLength)
+			n, err := io.ReadFull(resp.Body, v)
+			return n, err
 		},
 		remote:     func(string) bool { return true },
 		accepts:    s.ln.accepts.Load,
 		peerErrors: func() int64 { return 0 },
 		closeIdle:  s.tr.CloseIdleConnections,
 		warmOwners: func(context.Context, []string) error { return nil }, // it has nothing to warm
-	}
-}
-
-// BenchmarkRemoteFetch measures Gets of keys owned by another node of a
-// three-node loopback cluster and cold in the asking node's hot cache,
-// from 64 concurrent clients: GeeCache's nethttp Pool, golang/groupcache's
-// HTTPPool as shipped, and a bare net/http server as the limit.
-//
-// c64 uses fresh keys that their owners have not loaded either, so each
-// request is a miss on both nodes; c64-owner-warm first loads the keys
-// into their owners, so each request is a remote fetch answered from the
-// owner's memory.
-func BenchmarkRemoteFetch(b *testing.B) {
-	var round atomic.Int64
-	systems := []struct {
-		name   string
-		target func(testing.TB) *httpTarget
-	}{
-		{"geecache", func(tb testing.TB) *httpTarget { return newOurCluster(tb, 3).target() }},
-		{"groupcache", func(tb testing.TB) *httpTarget { return newGCCluster(tb).target() }},
-		{"bare-nethttp", func(tb testing.TB) *httpTarget { return newBareServer(tb).target() }},
-	}
-	for _, sys := range systems {
-		b.Run(sys.name, func(b *testing.B) {
-			t := sys.target(b)
-			b.Run("c64", func(b *testing.B) { runHTTPLoad(b, t, &round, false) })
-			b.Run("c64-owner-warm", func(b *testing.B) { runHTTPLoad(b, t, &round, true) })
-		})
 	}
 }
 
@@ -381,6 +353,7 @@ func TestRemoteFetchHarness(t *testing.T) {
 	}{
 		{"geecache", ours.target(), func() int64 { return ours.nodes[0].group.Stats().PeerLoads }},
 		{"groupcache", gc.target(), func() int64 { return gc.a.group.Stats.PeerLoads.Get() }},
+		{"groupcache-tuned", gc.tunedTarget(), func() int64 { return gc.a.group.Stats.PeerLoads.Get() }},
 		{"bare-nethttp", newBareServer(t).target(), nil},
 	}
 	for _, tg := range targets {
@@ -388,17 +361,24 @@ func TestRemoteFetchHarness(t *testing.T) {
 		if tg.remoteLoads != nil {
 			before = tg.remoteLoads()
 		}
+		if tg.t.activate != nil {
+			tg.t.activate()
+		}
 		keys := remoteKeys(tg.t, &round, n)
 		if err := tg.t.warmOwners(t.Context(), keys); err != nil {
 			t.Fatalf("%s: warming the owners: %v", tg.name, err)
 		}
 		ownerLoads := ours.ownerLoads()
-		res := httpLoad(tg.t, keys)
+		gcServed := gc.a.group.Stats.ServerRequests.Get()
+		res := httpLoad(tg.t, keys, httpClients, hitValueLen)
 		if tg.name == "geecache" && ours.ownerLoads() != ownerLoads {
 			t.Errorf("geecache: owners loaded %d keys after warming", ours.ownerLoads()-ownerLoads)
 		}
 		if res.failed > 0 {
 			t.Errorf("%s: %d of %d requests failed; first: %v", tg.name, res.failed, n, res.firstErr)
+		}
+		if d := gc.a.group.Stats.ServerRequests.Get() - gcServed; d != 0 {
+			t.Errorf("%s: groupcache's node A served %d requests: the owners forwarded them", tg.name, d)
 		}
 		if res.peerErrors != 0 {
 			t.Errorf("%s: %d peer errors", tg.name, res.peerErrors)

@@ -61,7 +61,7 @@ type missSystem struct {
 func missSystems(b testing.TB) []missSystem {
 	value := make([]byte, missValueSize)
 	src := getter.Func(func(context.Context, string) ([]byte, error) { return value, nil })
-	ours, err := cache.NewRegistry().NewGroup("bench-miss", missBudget, src)
+	ours, err := cache.NewRegistry().NewGroup("bench-miss", missBudget, src, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

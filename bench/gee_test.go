@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// Every GeeCache group and node of this module is made here, so that a
+// change of the library's constructors or options touches this file only.
+
+// quietLog returns a logger that discards the library's logs, which would
+// otherwise mix with the benchmark output.
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// newGeeGroup returns a group named name on a registry of its own, with
+// no peers.
+func newGeeGroup(tb testing.TB, name string, budget int64, g getter.Getter) *cache.Group {
+	return newGeeGroupOn(tb, cache.NewRegistry(), name, budget, g, nil)
+}
+
+// newGeeGroupOn returns a group named name on reg; peers may be nil.
+//
+// Hedging is off: the benchmarks' Getters answer at once from memory, so a
+// hedged local load would often beat the owner and a remote-fetch
+// benchmark would measure local loads (a real source is far slower than a
+// peer, and hedges are rare). The tests check that every remote key was
+// fetched from its owner.
+func newGeeGroupOn(tb testing.TB, reg *cache.Registry, name string, budget int64, g getter.Getter, peers cache.PeerPicker) *cache.Group {
+	grp, err := reg.NewGroup(name, budget, g, &cache.GroupOptions{
+		Peers:      peers,
+		Logger:     quietLog(),
+		PeerPolicy: cache.PeerPolicy{NoHedge: true},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return grp
+}
+
+// newGeeNode returns the nethttp Pool and the group of the node self of a
+// cluster whose nodes are addrs (self among them). The Pool is the node's
+// http.Handler; its clients share the library's default transport.
+func newGeeNode(tb testing.TB, self string, addrs []string, name string, budget int64, g getter.Getter) (*nethttp.Pool, *cache.Group) {
+	reg := cache.NewRegistry()
+	pool, err := nethttp.NewPool(self, reg, &nethttp.PoolOptions{Logger: quietLog()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	grp := newGeeGroupOn(tb, reg, name, budget, g, pool)
+	if err := pool.Set(addrs...); err != nil {
+		tb.Fatal(err)
+	}
+	return pool, grp
+}
