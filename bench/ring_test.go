@@ -3,11 +3,9 @@ package bench
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
-	"slices"
 	"testing"
-	"time"
 
+	"github.com/geecache/geecache/bench/internal/fair"
 	"github.com/geecache/geecache/picker"
 	"github.com/golang/groupcache/consistenthash"
 )
@@ -156,137 +154,81 @@ func TestRingLookupAllocs(t *testing.T) {
 	}
 }
 
-// A ringBlock is one timed block of a comparison: the wall time, the
-// process's CPU time (0 where it is not measured) and the bytes allocated,
-// per operation.
-type ringBlock struct{ ns, cpuNS, bytes float64 }
-
-// ringMeasure runs f ops times after a GC and returns its cost per call.
-func ringMeasure(ops int, f func()) ringBlock {
-	var m0, m1 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m0)
-	cpu0, _ := processCPU()
-	start := time.Now()
-	for range ops {
-		f()
-	}
-	elapsed := time.Since(start)
-	cpu1, cpuOK := processCPU()
-	runtime.ReadMemStats(&m1)
-	blk := ringBlock{
-		ns:    float64(elapsed.Nanoseconds()) / float64(ops),
-		bytes: float64(m1.TotalAlloc-m0.TotalAlloc) / float64(ops),
-	}
-	if cpuOK {
-		blk.cpuNS = float64((cpu1 - cpu0).Nanoseconds()) / float64(ops)
-	}
-	return blk
-}
-
-// ringMedian returns the median of xs (xs is sorted in place).
-func ringMedian(xs []float64) float64 {
-	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}
-
-// ringCompare runs ours and theirs in alternating blocks of ops calls, one
-// round (ours, then theirs) per b.Loop iteration, and reports the median
-// wall time of each and the min and median of the per-round ratios
-// ours/theirs: of wall time ("time-ratio"), of the process's CPU time
-// ("cpu-ratio", which other processes on a busy machine disturb less) and,
-// if withBytes, of bytes allocated. unit names the time metric ("ms" or
-// "ns") and scale converts nanoseconds to it.
-func ringCompare(b *testing.B, ops int, unit string, scale float64, withBytes bool, ours, theirs func()) {
-	var oursNS, theirsNS, oursB, theirsB, tRatio, cRatio, bRatio []float64
-	for b.Loop() {
-		o := ringMeasure(ops, ours)
-		t := ringMeasure(ops, theirs)
-		oursNS, theirsNS = append(oursNS, o.ns), append(theirsNS, t.ns)
-		oursB, theirsB = append(oursB, o.bytes), append(theirsB, t.bytes)
-		tRatio = append(tRatio, o.ns/t.ns)
-		if t.cpuNS > 0 {
-			cRatio = append(cRatio, o.cpuNS/t.cpuNS)
-		}
-		if t.bytes > 0 {
-			bRatio = append(bRatio, o.bytes/t.bytes)
-		}
-	}
-	b.ReportMetric(ringMedian(oursNS)/scale, "ours-"+unit)
-	b.ReportMetric(ringMedian(theirsNS)/scale, "gc-"+unit)
-	b.ReportMetric(slices.Min(tRatio), "time-ratio-min")
-	b.ReportMetric(ringMedian(tRatio), "time-ratio-med")
-	if len(cRatio) > 0 {
-		b.ReportMetric(slices.Min(cRatio), "cpu-ratio-min")
-		b.ReportMetric(ringMedian(cRatio), "cpu-ratio-med")
-	}
-	if withBytes {
-		b.ReportMetric(ringMedian(oursB)/1e6, "ours-MB")
-		b.ReportMetric(ringMedian(theirsB)/1e6, "gc-MB")
-		if len(bRatio) > 0 {
-			b.ReportMetric(slices.Min(bRatio), "bytes-ratio-min")
-			b.ReportMetric(ringMedian(bRatio), "bytes-ratio-med")
-		}
-	}
-}
-
-// BenchmarkRingBuildVsGroupcache builds a 1000-node ring: ours (picker.New,
-// as Peers.Set does from scratch) against golang/groupcache's
-// consistenthash.New + Add as its HTTPPool.Set does (50 replicas), in
-// alternating blocks of 3 builds, one round per iteration; run it with
-// -benchtime=5x for 5 rounds. The add-one case gives the 1000-node ring a
-// 1001st node: ours with Ring.With from the 1000-node ring (what Peers.Set
-// does), groupcache rebuilding, as HTTPPool.Set does. Metrics: the median
-// time (ms) and bytes (MB) of one build of each, and the min and median
-// over rounds of ours/groupcache for wall time, process CPU time and bytes
-// (below 1: ours is cheaper).
+// BenchmarkRingBuildVsGroupcache builds a 1000-node ring, in a fair
+// comparison (package fair: alternating blocks of b.N builds, 5 rounds,
+// a GC before each block): ours from scratch (picker.New, what Peers.Set
+// does on its first call) with picker.DefaultReplicas points per node and
+// with 50, against golang/groupcache's consistenthash.New + Add with 50
+// replicas, as its HTTPPool.Set does. The add-one case gives the
+// 1000-node ring a 1001st node: ours with Ring.With from the 1000-node
+// ring (what Peers.Set does: a merge), groupcache rebuilding, as
+// HTTPPool.Set does. Run it with -benchtime=3x. Ratios are of wall time,
+// process CPU time and bytes allocated (B/op); below 1, ours is cheaper.
 func BenchmarkRingBuildVsGroupcache(b *testing.B) {
 	nodes := ringNodes(1000)
 	grown := ringNodes(1001)
-	gc := func(nodes []string) func() {
-		return func() { consistenthash.New(gcReplicas, nil).Add(nodes...) }
+	gcName := fmt.Sprintf("groupcache-r%d", gcReplicas)
+	build := func(name string, f func()) fair.System {
+		return fair.System{Name: name, Run: func(n int) fair.Metrics {
+			for range n {
+				f()
+			}
+			return nil
+		}}
 	}
-	for _, reps := range []int{picker.DefaultReplicas, gcReplicas} {
-		b.Run(fmt.Sprintf("nodes=1000/geecache-r%d-vs-groupcache-r%d", reps, gcReplicas), func(b *testing.B) {
-			ringCompare(b, 3, "ms", 1e6, true, func() { mustRing(nodes, &picker.Options{Replicas: reps}) }, gc(nodes))
-		})
+	gc := func(nodes []string) fair.System {
+		return build(gcName, func() { consistenthash.New(gcReplicas, nil).Add(nodes...) })
 	}
+	ours := func(reps int) fair.System {
+		o := &picker.Options{Replicas: reps}
+		return build(fmt.Sprintf("geecache-r%d", reps), func() { mustRing(nodes, o) })
+	}
+	opts := fair.Options{Baseline: gcName, Mem: true, GC: true, CPU: true, Ratios: []string{"B/op"}}
+	b.Run("nodes=1000", func(b *testing.B) {
+		fair.Run(b, opts, gc(nodes), ours(picker.DefaultReplicas), ours(gcReplicas))
+	})
 	base := mustRing(nodes, nil)
-	b.Run(fmt.Sprintf("add-one-to-1000/geecache-r%d-vs-groupcache-r%d", picker.DefaultReplicas, gcReplicas), func(b *testing.B) {
-		ringCompare(b, 3, "ms", 1e6, true, func() { base.With(grown...) }, gc(grown))
+	b.Run("add-one-to-1000", func(b *testing.B) {
+		fair.Run(b, opts, gc(grown),
+			build(fmt.Sprintf("geecache-r%d", picker.DefaultReplicas), func() { base.With(grown...) }))
 	})
 }
 
 // BenchmarkRingLookup1M looks up 1M distinct keys (too many for the CPU
 // cache, unlike BenchmarkRingLookup's 4096) in our default ring and in
-// golang/groupcache's (50 replicas), in alternating blocks of one pass over
-// the keys, one round per iteration; run it with -benchtime=5x. Metrics:
-// median ns per lookup of each, and the min and median over rounds of
-// ours/groupcache (below 1: ours is faster).
+// golang/groupcache's (50 replicas), in a fair comparison (package fair);
+// each system walks the keys in turn from where its last block stopped.
+// Run it with -benchtime=1048576x, so that a block is one pass over the
+// keys.
 func BenchmarkRingLookup1M(b *testing.B) {
 	keys := ringKeys(1 << 20)
+	gcName := fmt.Sprintf("groupcache-r%d", gcReplicas)
 	for _, n := range []int{10, 100, 1000} {
 		nodes := ringNodes(n)
 		ours := mustRing(nodes, nil)
 		gc := consistenthash.New(gcReplicas, nil)
 		gc.Add(nodes...)
-		var sink int
-		pass := func(get func(string) string) func() {
-			return func() {
-				for _, k := range keys {
-					sink += len(get(k))
+		misses := 0
+		lookup := func(name string, get func(string) string) fair.System {
+			next := 0
+			return fair.System{Name: name, Run: func(ops int) fair.Metrics {
+				for range ops {
+					if get(keys[next]) == "" {
+						misses++
+					}
+					if next++; next == len(keys) {
+						next = 0
+					}
 				}
-			}
+				return nil
+			}}
 		}
-		b.Run(fmt.Sprintf("nodes=%d/geecache-r%d-vs-groupcache-r%d", n, picker.DefaultReplicas, gcReplicas), func(b *testing.B) {
-			ringCompare(b, 1, "ns", float64(len(keys)), false, pass(ours.Get), pass(gc.Get))
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			fair.Run(b, fair.Options{Baseline: gcName, Mem: true, CPU: true},
+				lookup(gcName, gc.Get), lookup(fmt.Sprintf("geecache-r%d", picker.DefaultReplicas), ours.Get))
 		})
-		if sink == 0 {
-			b.Fatal("no owners")
+		if misses > 0 {
+			b.Fatalf("%d lookups found no owner", misses)
 		}
 	}
 }
