@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/geecache/geecache/cache/internal/singleflight"
 	"github.com/geecache/geecache/getter"
@@ -57,11 +58,13 @@ type Group struct {
 	health  peerHealths
 	latency *latencies
 
+	fresh freshness // expiry: the clock, TTLs, stale serving
+
 	// Loads that ask the owner peer, and loads from this node's Getter.
 	// Kept apart so that a request from a peer, which must not be
 	// forwarded, never joins a load that forwards it.
-	forwardFlight singleflight.Group[[]byte]
-	localFlight   singleflight.Group[[]byte]
+	forwardFlight singleflight.Group[entry]
+	localFlight   singleflight.Group[entry]
 
 	counters counters
 }
@@ -69,20 +72,22 @@ type Group struct {
 // Name returns the group's name.
 func (g *Group) Name() string { return g.name }
 
-// Get returns the value of key: from this node's memory if it is there,
-// else from the peer that owns the key, else (when this node owns it, or
-// the owner cannot answer) from the group's Getter. Concurrent Gets of one
-// key share one load. A key that does not exist yields an error wrapping
-// getter.ErrNotFound. Get returns ctx's error as soon as ctx ends; the
-// load goes on for the other callers waiting for it.
+// Get returns the value of key: from this node's memory if it is there
+// and fresh, else from the peer that owns the key, else (when this node
+// owns it, or the owner cannot answer) from the group's Getter. Concurrent
+// Gets of one key share one load. A key that does not exist yields an error
+// wrapping getter.ErrNotFound. Get returns ctx's error as soon as ctx ends;
+// the load goes on for the other callers waiting for it.
 func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 	if g.tracer != nil {
 		return g.tracedGet(ctx, key, true)
 	}
-	if v, ok := g.mem.get(key); ok {
+	v, exp, ok := g.mem.get(key)
+	if ok && exp == 0 { // cached, never expires (and so is not a cached "not found")
 		return ByteView{v}, nil
 	}
-	return g.load(ctx, key, true)
+	e, err := g.get(ctx, key, true, v, exp, ok)
+	return ByteView{e.v}, err
 }
 
 // GetLocal is Get for a request that comes from a peer: it answers from
@@ -91,28 +96,47 @@ func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 // request makes at most one hop and nodes with different peer lists cannot
 // send a request around in a loop.
 func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, error) {
-	g.counters.peerRequests.Add(1)
-	if g.tracer != nil {
-		return g.tracedGet(ctx, key, false)
-	}
-	if v, ok := g.mem.get(key); ok {
-		return ByteView{v}, nil
-	}
-	return g.load(ctx, key, false)
+	v, _, err := g.GetLocalTTL(ctx, key)
+	return v, err
 }
 
-// tracedGet is Get (or GetLocal) with a Tracer: a hit span, or a miss span
-// around the load.
+// GetLocalTTL is GetLocal that also returns how long the value stays fresh
+// here (0: it does not expire), or with an error wrapping
+// getter.ErrNotFound, how long that answer may be cached (0: not at all).
+// Transports send it with the value, so that copies on other nodes expire
+// when this node's does.
+func (g *Group) GetLocalTTL(ctx context.Context, key string) (ByteView, time.Duration, error) {
+	g.counters.peerRequests.Add(1)
+	var e entry
+	var err error
+	if g.tracer != nil {
+		e, err = g.traced(ctx, key, false)
+	} else {
+		v, exp, ok := g.mem.get(key)
+		e, err = g.get(ctx, key, false, v, exp, ok)
+	}
+	return ByteView{e.v}, g.fresh.remaining(e.exp), err
+}
+
+// tracedGet is Get with a Tracer.
 func (g *Group) tracedGet(ctx context.Context, key string, mayForward bool) (ByteView, error) {
-	if v, ok := g.mem.get(key); ok {
+	e, err := g.traced(ctx, key, mayForward)
+	return ByteView{e.v}, err
+}
+
+// traced is get with a Tracer: a hit span, or a miss span around the load.
+func (g *Group) traced(ctx context.Context, key string, mayForward bool) (entry, error) {
+	v, exp, ok := g.mem.get(key)
+	if ok && g.fresh.isFresh(exp) {
 		_, span := g.tracer.Start(ctx, SpanHit, g.name, key, "")
-		span.End(nil)
-		return ByteView{v}, nil
+		e, err := g.get(ctx, key, mayForward, v, exp, ok)
+		span.End(err)
+		return e, err
 	}
 	ctx, span := g.tracer.Start(ctx, SpanMiss, g.name, key, "")
-	v, err := g.load(ctx, key, mayForward)
+	e, err := g.get(ctx, key, mayForward, v, exp, ok)
 	span.End(err)
-	return v, err
+	return e, err
 }
 
 // step starts a traced step of a load, or does nothing without a Tracer.
@@ -131,7 +155,9 @@ type noSpan struct{}
 
 func (noSpan) End(error) {}
 
-func (g *Group) load(ctx context.Context, key string, mayForward bool) (ByteView, error) {
+// load loads key through the group's flights: from the owner peer when
+// mayForward and a peer owns it, else locally.
+func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, error) {
 	g.counters.misses.Add(1)
 	var owner PeerGetter
 	remote := false
@@ -143,11 +169,11 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (ByteView
 	if remote {
 		flight = &g.forwardFlight
 	}
-	v, err := flight.Do(ctx, key, func(ctx context.Context) ([]byte, error) {
+	e, err := flight.Do(ctx, key, func(ctx context.Context) (entry, error) {
 		// A load that finished just before this one started has left
 		// the value in memory.
-		if v, ok := g.mem.peek(key); ok {
-			return v, nil
+		if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
+			return g.fresh.cached(v, exp)
 		}
 		if remote {
 			return g.loadFromPeer(ctx, owner, key)
@@ -159,16 +185,16 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (ByteView
 		if errors.As(err, &pe) {
 			g.log.Error("geecache: load panicked", "group", g.name, "key", key, "panic", pe.Value, "stack", string(pe.Stack))
 		}
-		return ByteView{}, &Error{Group: g.name, Key: key, Err: err}
+		return e, &Error{Group: g.name, Key: key, Err: err}
 	}
-	return ByteView{v}, nil
+	return e, nil
 }
 
 // loadFromPeer fetches key from its owner and keeps it in the hot cache.
 // If the owner is ejected or busy, or fails for a reason other than "not
 // found" while callers still wait, the node loads the key itself; a fetch
 // slower than the hedge delay races a local load.
-func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) ([]byte, error) {
+func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) (entry, error) {
 	ph := g.health.of(owner)
 	if ph != nil {
 		switch g.health.admit(ph) {
@@ -182,7 +208,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 	}
 	gen := g.mem.generation(key)
 	sctx, span := g.step(ctx, SpanPeer, key, owner)
-	v, local, err := g.fetchHedged(sctx, owner, key)
+	v, ttl, local, err := g.fetchHedged(sctx, owner, key)
 	span.End(err)
 	found := err == nil || errors.Is(err, getter.ErrNotFound)
 	if ph != nil {
@@ -208,20 +234,22 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 		if !found {
 			g.counters.peerErrors.Add(1)
 		}
-		return local.v, local.err
-	case err == nil:
-		g.counters.peerLoads.Add(1)
-		g.mem.add(g.mem.hot, key, v, gen)
-		return v, nil
+		return local.e, local.err
 	case found:
 		g.counters.peerLoads.Add(1)
-		return nil, err
+		if ttl < 0 { // the transport does not say: this group's own TTLs
+			ttl = g.fresh.ttl
+			if err != nil {
+				ttl = g.fresh.notFoundTTL
+			}
+		}
+		return g.keep(g.mem.hot, key, v, ttl, err, gen)
 	}
 	g.counters.peerErrors.Add(1)
 	if ctx.Err() != nil {
 		// Every caller has gone: no one wants a fallback load.
 		g.counters.abandoned.Add(1)
-		return nil, err
+		return entry{}, err
 	}
 	g.counters.fallbacks.Add(1)
 	g.warn.Log(ctx, slog.LevelWarn, "fail "+peerAddr(owner), "geecache: peer failed, loading locally",
@@ -231,22 +259,32 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 
 // loadLocally calls the Getter, as the step kind (SpanLoad, or SpanFallback
 // after the owner failed), and keeps the value in the main cache.
-func (g *Group) loadLocally(ctx context.Context, kind SpanKind, key string) ([]byte, error) {
+func (g *Group) loadLocally(ctx context.Context, kind SpanKind, key string) (entry, error) {
 	g.counters.localLoads.Add(1)
 	gen := g.mem.generation(key)
 	sctx, span := g.step(ctx, kind, key, nil)
-	v, err := g.getter.Get(sctx, key)
-	span.End(err)
-	if err != nil {
-		if !errors.Is(err, getter.ErrNotFound) {
-			g.counters.loadErrors.Add(1)
-		}
-		return nil, err
+	var v []byte
+	var ttl time.Duration
+	var err error
+	if tg, ok := g.getter.(getter.TTLGetter); ok {
+		v, ttl, err = tg.GetTTL(sctx, key)
+	} else {
+		v, err = g.getter.Get(sctx, key)
 	}
-	// The Getter may reuse its slice; the cache keeps its own copy.
-	v = bytes.Clone(v)
-	g.mem.add(g.mem.main, key, v, gen)
-	return v, nil
+	span.End(err)
+	if err != nil && !errors.Is(err, getter.ErrNotFound) {
+		g.counters.loadErrors.Add(1)
+		return entry{}, err
+	}
+	if err == nil {
+		v = bytes.Clone(v) // the Getter may reuse its slice; the cache keeps its own copy
+		if ttl <= 0 {
+			ttl = g.fresh.ttl
+		}
+	} else {
+		ttl = g.fresh.notFoundTTL
+	}
+	return g.keep(g.mem.main, key, v, ttl, err, gen)
 }
 
 // InFlight returns the number of loads this group is running now. Tests

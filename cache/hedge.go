@@ -9,7 +9,7 @@ import (
 )
 
 // latencies keeps recent successful fetch times and the hedge delay made
-// from them: their 95th percentile within the policy's bounds.
+// from them: their 99th percentile within the policy's bounds.
 type latencies struct {
 	min, max time.Duration
 	delay    atomic.Int64 // nanoseconds; max until enough samples
@@ -42,8 +42,8 @@ func (l *latencies) record(d time.Duration) {
 	window := slices.Clone(l.samples[:min(l.n, latencySamples)])
 	l.mu.Unlock()
 	slices.Sort(window)
-	p95 := window[len(window)*95/100]
-	l.delay.Store(int64(min(max(p95, l.min), l.max)))
+	p99 := window[len(window)*99/100]
+	l.delay.Store(int64(min(max(p99, l.min), l.max)))
 }
 
 // hedgeDelay returns how long to wait for the owner before hedging.
@@ -53,7 +53,7 @@ func (l *latencies) hedgeDelay() time.Duration { return time.Duration(l.delay.Lo
 type hedge struct {
 	state atomic.Int32 // hedgePending, then hedgeRunning or hedgeCancelled
 	done  chan struct{}
-	v     []byte
+	e     entry
 	err   error
 }
 
@@ -69,11 +69,12 @@ const (
 // succeeds first. local is not nil when the fetch failed after the local
 // load started (often cut short by the local load's success): then local.v
 // and local.err are the result, or local.err is ctx's error if the caller
-// left first.
-func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string) (v []byte, local *hedge, err error) {
+// left first. ttl is the lifetime the owner gave the value (or its "not
+// found"), if its transport says.
+func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string) (v []byte, ttl time.Duration, local *hedge, err error) {
 	if g.policy.NoHedge {
-		v, err = owner.Get(ctx, g.name, key)
-		return v, nil, err
+		v, ttl, err = peerGet(ctx, owner, g.name, key)
+		return v, ttl, nil, err
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -84,7 +85,7 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string) (
 		}
 		defer close(h.done)
 		g.counters.hedges.Add(1)
-		h.v, h.err = g.localFlight.Do(ctx, key, func(ctx context.Context) ([]byte, error) {
+		h.e, h.err = g.localFlight.Do(ctx, key, func(ctx context.Context) (entry, error) {
 			return g.loadLocally(ctx, SpanFallback, key)
 		})
 		if h.err == nil {
@@ -92,21 +93,21 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string) (
 		}
 	})
 	begin := time.Now()
-	v, err = owner.Get(pctx, g.name, key)
+	v, ttl, err = peerGet(pctx, owner, g.name, key)
 	t.Stop()
 	if h.state.CompareAndSwap(hedgePending, hedgeCancelled) {
 		if err == nil {
 			g.latency.record(time.Since(begin))
 		}
-		return v, nil, err
+		return v, ttl, nil, err
 	}
 	if err == nil {
-		return v, nil, nil
+		return v, ttl, nil, nil
 	}
 	select {
 	case <-h.done:
-		return v, h, err
+		return v, ttl, h, err
 	case <-ctx.Done():
-		return v, &hedge{err: ctx.Err()}, err
+		return v, ttl, &hedge{err: ctx.Err()}, err
 	}
 }

@@ -33,8 +33,10 @@ type memory struct {
 
 const genStripes = 256
 
-func newMemory(maxBytes int64) *memory {
-	return &memory{maxBytes: maxBytes, main: lru.New(), hot: lru.New(), seed: maphash.MakeSeed()}
+// newMemory returns a memory of maxBytes. With countOverhead, each entry
+// is charged lru.EntryOverhead bytes on top of its key and value.
+func newMemory(maxBytes int64, countOverhead bool) *memory {
+	return &memory{maxBytes: maxBytes, main: lru.New(countOverhead), hot: lru.New(countOverhead), seed: maphash.MakeSeed()}
 }
 
 // generation returns the generation of key's stripe.
@@ -42,29 +44,31 @@ func (m *memory) generation(key string) uint64 {
 	return m.gens[maphash.String(m.seed, key)%genStripes].Load()
 }
 
-// get looks key up in main, then hot.
-func (m *memory) get(key string) ([]byte, bool) {
-	if v, ok := m.main.Get(key); ok {
-		return v, true
+// get looks key up in main, then hot. expires is the entry's expiry in
+// Unix nanoseconds (0: never); get returns expired entries too.
+func (m *memory) get(key string) (value []byte, expires int64, ok bool) {
+	if v, exp, ok := m.main.Get(key); ok {
+		return v, exp, true
 	}
 	return m.hot.Get(key)
 }
 
-// peek is get without counting a hit or touching recency.
-func (m *memory) peek(key string) ([]byte, bool) {
-	if v, ok := m.main.Peek(key); ok {
-		return v, true
+// peek is get without counting a hit or a use.
+func (m *memory) peek(key string) (value []byte, expires int64, ok bool) {
+	if v, exp, ok := m.main.Peek(key); ok {
+		return v, exp, true
 	}
 	return m.hot.Peek(key)
 }
 
-// add stores value in c (m.main or m.hot), evicting first so that the two
-// caches together never hold more than maxBytes, unless key's generation is
-// no longer gen (the key was removed or replaced since its load began). A
-// value larger than the whole budget is not stored, and a budget of 0 or
-// less stores nothing.
-func (m *memory) add(c *lru.Cache, key string, value []byte, gen uint64) {
-	size := lru.Size(key, value)
+// add stores value in c (m.main or m.hot) with an expiry (Unix
+// nanoseconds, 0 for never), unless key's generation is no longer gen (the
+// key was removed or replaced since its load began). It evicts first so
+// that the two caches together never hold more than maxBytes; entries
+// expired at now (0: none is) go first. A value larger than the whole
+// budget is not stored, and a budget of 0 stores nothing.
+func (m *memory) add(c *lru.Cache, key string, value []byte, gen uint64, expires, now int64) {
+	size := c.Charge(key, value)
 	if m.maxBytes <= 0 || size > m.maxBytes {
 		return
 	}
@@ -76,11 +80,14 @@ func (m *memory) add(c *lru.Cache, key string, value []byte, gen uint64) {
 	// Evicting for the full size even when key is already present may free
 	// a little more than needed; it never lets the total pass the budget.
 	for m.main.Bytes()+m.hot.Bytes()+size > m.maxBytes {
-		if !m.victim().EvictOne() {
+		if now != 0 && (m.main.EvictExpired(now) || m.hot.EvictExpired(now)) {
+			continue
+		}
+		if !m.victim().EvictOne(now) {
 			break
 		}
 	}
-	c.Add(key, value)
+	c.Add(key, value, expires)
 }
 
 // victim is the cache to evict from: hot while it is over its share.

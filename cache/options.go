@@ -24,13 +24,39 @@ type GroupOptions struct {
 	// panicking. Nil means slog.Default(). The hit path never logs.
 	Logger *slog.Logger
 
+	// TTL is how long a value stays fresh when its Getter does not say
+	// (see getter.TTLGetter). 0 (the default): values do not expire, as
+	// suits immutable or versioned keys.
+	TTL time.Duration
+
+	// NotFoundTTL, if positive, caches "not found" answers (this node's
+	// Getter's, and an owner peer's) for that long, so that a flood of
+	// requests for missing keys stops reaching the source. 0 (the default)
+	// caches none: a key created later is found at once.
+	NotFoundTTL time.Duration
+
+	// StaleWhileRevalidate, if positive, is a window after a value expires
+	// in which a Get returns it at once and one background refresh runs. If
+	// the refresh fails, the stale value is served until the window ends
+	// (serve-stale-on-error). 0 (the default): an expired value is never
+	// served.
+	StaleWhileRevalidate time.Duration
+
+	// CountOverhead charges each entry its measured bookkeeping bytes on top
+	// of its key and value, so that the process's memory follows the
+	// budget (see the README's "Memory" notes). Off by default: the budget
+	// counts keys and values only.
+	CountOverhead bool
+
 	// PeerPolicy says when a failing peer is ejected, how many requests
 	// may be in flight to one peer, and when a slow fetch is hedged with a
 	// local load. The zero value is the defaults.
 	PeerPolicy PeerPolicy
 
-	// Now replaces time.Now for the group's clock (peer ejections, log
-	// rate limits); it is meant for tests. Nil means time.Now.
+	// Now replaces time.Now for the group's clock (expiry, peer ejections,
+	// log rate limits); it is meant for tests, and is then read on every
+	// Get of a value that expires. Nil means time.Now, read through a
+	// millisecond clock on the hit path.
 	Now func() time.Time
 
 	// Tracer, if not nil, is told of every Get and of each step of a load

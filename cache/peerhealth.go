@@ -39,9 +39,12 @@ type PeerPolicy struct {
 	// HedgeMin and HedgeMax bound the hedge delay: when the owner has not
 	// answered within it, the group starts a local load beside the fetch
 	// and returns whichever succeeds first (still one local load per key).
-	// The delay is the 95th percentile of recent successful fetches,
-	// within the bounds. 0 means 2 ms and 250 ms. Set both to one value
-	// for a fixed delay.
+	// The delay is the 99th percentile of recent successful fetches (which
+	// include the owner's loads from a slow source), within the bounds, and
+	// HedgeMax until enough fetches are seen. 0 means 10 ms and 1 s. Set
+	// both to one value for a fixed delay. A hedge costs a load from the
+	// source, so it is kept for the slowest fetches: a hung or overloaded
+	// peer, not a slow source.
 	HedgeMin, HedgeMax time.Duration
 
 	// NoHedge turns hedging off: a fetch waits for the owner until it
@@ -55,8 +58,8 @@ const (
 	DefaultEjectFor    = time.Second
 	DefaultMaxEjectFor = 30 * time.Second
 	DefaultMaxInFlight = 256
-	DefaultHedgeMin    = 2 * time.Millisecond
-	DefaultHedgeMax    = 250 * time.Millisecond
+	DefaultHedgeMin    = 10 * time.Millisecond
+	DefaultHedgeMax    = time.Second
 )
 
 // withDefaults checks p and fills in its defaults.

@@ -1,6 +1,9 @@
 package cache
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // A PeerPicker locates the peer that owns a key. Transports implement it
 // (see package picker for a consistent-hash implementation that works with
@@ -18,4 +21,22 @@ type PeerPicker interface {
 // change the returned slice afterwards.
 type PeerGetter interface {
 	Get(ctx context.Context, group, key string) ([]byte, error)
+}
+
+// A PeerTTLGetter is a PeerGetter whose transport also carries the
+// lifetime the owner gives a value (or its "not found"): 0 for none. A
+// group keeps the copy it fetched for that long, so that it expires when
+// the owner's does. GeeCache's transports implement it.
+type PeerTTLGetter interface {
+	GetTTL(ctx context.Context, group, key string) (value []byte, ttl time.Duration, err error)
+}
+
+// peerGet fetches from peer, with the owner's TTL if its transport says,
+// else a TTL of -1.
+func peerGet(ctx context.Context, peer PeerGetter, group, key string) ([]byte, time.Duration, error) {
+	if tg, ok := peer.(PeerTTLGetter); ok {
+		return tg.GetTTL(ctx, group, key)
+	}
+	v, err := peer.Get(ctx, group, key)
+	return v, -1, err
 }

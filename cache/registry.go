@@ -63,11 +63,15 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 	if err != nil {
 		return nil, err
 	}
+	if o.TTL < 0 || o.NotFoundTTL < 0 || o.StaleWhileRevalidate < 0 {
+		return nil, fmt.Errorf("geecache: %w: group %q: TTL, NotFoundTTL and StaleWhileRevalidate must not be negative", ErrInvalidGroup, name)
+	}
+	grp := &Group{name: name, getter: g, peers: o.Peers, log: o.Logger, tracer: o.Tracer,
+		mem: newMemory(cacheBytes, o.CountOverhead), policy: policy, latency: newLatencies(policy), fresh: newFreshness(&o)}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	grp := &Group{name: name, getter: g, peers: o.Peers, log: o.Logger, tracer: o.Tracer, mem: newMemory(cacheBytes),
-		warn: ratelog.New(o.Logger, time.Second, o.Now), policy: policy, latency: newLatencies(policy)}
+	grp.warn = ratelog.New(o.Logger, time.Second, o.Now)
 	grp.health.policy, grp.health.now = policy, o.Now
 	r.mu.Lock()
 	defer r.mu.Unlock()

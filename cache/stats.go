@@ -19,6 +19,9 @@ type Stats struct {
 	HedgeWins     int64       // hedges whose local load answered first
 	EjectedLoads  int64       // local loads because the owner was ejected
 	PeerBusy      int64       // local loads because the owner had MaxInFlight requests in flight
+	StaleServes   int64       // Gets answered with a stale value (StaleWhileRevalidate)
+	Refreshes     int64       // background refreshes of stale values started
+	RefreshFails  int64       // background refreshes that failed
 	Peers         []PeerStats // the peers the group has fetched from, by address
 	Main          CacheStats  // keys this node owns and loaded
 	Hot           CacheStats  // keys fetched from their owners
@@ -36,7 +39,8 @@ type CacheStats struct {
 // shard instead, so that a hit writes no counter shared by all cores.
 type counters struct {
 	misses, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
-	localLoads, loadErrors, hedges, hedgeLocalWins, ejectedLoads, peerBusy atomic.Int64
+	localLoads, loadErrors, hedges, hedgeLocalWins, ejectedLoads, peerBusy,
+	staleServes, refreshes, refreshFailures atomic.Int64
 }
 
 // Stats returns a snapshot of the group's counters.
@@ -55,6 +59,9 @@ func (g *Group) Stats() Stats {
 		HedgeWins:     c.hedgeLocalWins.Load(),
 		EjectedLoads:  c.ejectedLoads.Load(),
 		PeerBusy:      c.peerBusy.Load(),
+		StaleServes:   c.staleServes.Load(),
+		Refreshes:     c.refreshes.Load(),
+		RefreshFails:  c.refreshFailures.Load(),
 		Peers:         g.health.stats(),
 		Main:          CacheStats{g.mem.main.Bytes(), g.mem.main.Len(), g.mem.main.Hits(), g.mem.main.Evictions()},
 		Hot:           CacheStats{g.mem.hot.Bytes(), g.mem.hot.Len(), g.mem.hot.Hits(), g.mem.hot.Evictions()},

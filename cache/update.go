@@ -102,7 +102,10 @@ func (g *Group) RemoveLocal(key string) {
 // use Set to set a key in the cluster.
 func (g *Group) SetLocal(key string, value []byte, ttl time.Duration) {
 	g.RemoveLocal(key)
-	g.mem.add(g.mem.main, key, bytes.Clone(value), g.mem.generation(key))
+	if ttl <= 0 {
+		ttl = g.fresh.ttl
+	}
+	_, _ = g.keep(g.mem.main, key, bytes.Clone(value), ttl, nil, g.mem.generation(key))
 }
 
 // update applies a change to key: first at the owner (local, if this node

@@ -32,7 +32,7 @@
 //
 //	GEECACHE_SELF_URL        required  this node's Function URL, as listed in GEECACHE_PEERS
 //	GEECACHE_PEERS           required  comma-separated Function URLs of every node, this one included
-//	GEECACHE_SECRET          optional  shared secret; requests between nodes are signed (HMAC)
+//	GEECACHE_SECRET          optional  shared secret; requests and responses between nodes are signed (HMAC)
 //	GEECACHE_CACHE_BYTES     optional  cache size per group in bytes (default 64 MiB)
 //	GEECACHE_MAX_VALUE_BYTES optional  largest value served or fetched (default and cap MaxValueBytes)
 //	GEECACHE_INVOKE_MODE     optional  BUFFERED (default) or RESPONSE_STREAM, as the URL is configured
@@ -44,7 +44,11 @@
 // Peers reach a Lambda node through its Function URL, which is plain HTTPS
 // to them, so the net/http client of package nethttp fetches from peers of
 // both kinds. A Function URL with AuthType NONE is open to the internet:
-// set GEECACHE_SECRET so that only signed requests load anything.
+// set GEECACHE_SECRET so that only signed requests load anything. A signed
+// request is bound to the node it is sent to (GEECACHE_SELF_URL, exactly as
+// the other nodes list it in GEECACHE_PEERS), and every answer carries a
+// checksum and, with the secret, a signature (protocol version 2, see
+// adapters/PROTOCOL.md).
 //
 // A Lambda node serves the protocol at the root of its URL (the Function
 // URL's rawPath, still percent-encoded as sent, is the protocol path), so

@@ -51,10 +51,10 @@ func NewHandler(srv *protocol.Server) *Handler {
 //
 // Register it with lambda.Start(h.ServeURL), or use Start.
 func (h *Handler) ServeURL(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLResponse, error) {
-	res := h.serve(ctx, ev)
+	req, res := h.serve(ctx, ev)
 	if n := base64.StdEncoding.EncodedLen(len(res.Body)); n > MaxPayloadBytes-responseOverhead {
-		res = tooLarge(fmt.Sprintf("response of %d bytes does not fit a Lambda response (at most %d bytes of value)",
-			len(res.Body), MaxValueBytes))
+		res = h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeTooLarge, fmt.Sprintf(
+			"response of %d bytes does not fit a Lambda response (at most %d bytes of value)", len(res.Body), MaxValueBytes)))
 	}
 	out := &events.LambdaFunctionURLResponse{
 		StatusCode:      res.Status,
@@ -70,7 +70,7 @@ func (h *Handler) ServeURL(ctx context.Context, ev *events.LambdaFunctionURLRequ
 // -tags lambda.norpc or run on a provided.* runtime). The body is sent raw
 // after the Function URL's JSON prelude.
 func (h *Handler) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
-	res := h.serve(ctx, ev)
+	_, res := h.serve(ctx, ev)
 	return &events.LambdaFunctionURLStreamingResponse{
 		StatusCode: res.Status,
 		Headers:    flatten(res.Header),
@@ -78,15 +78,9 @@ func (h *Handler) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLR
 	}, nil
 }
 
-// serve decodes ev into a protocol request and answers it.
-func (h *Handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest) protocol.Response {
-	if ev.IsBase64Encoded && ev.Body != "" {
-		// The protocol reads no body, but a request whose body a Function
-		// URL encoded is only well-formed if it decodes.
-		if _, err := base64.StdEncoding.DecodeString(ev.Body); err != nil {
-			return badRequest("request body is flagged base64 but does not decode: " + err.Error())
-		}
-	}
+// serve decodes ev into a protocol request and answers it, with a sealed
+// response (see protocol.Server.Seal).
+func (h *Handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest) (protocol.Request, protocol.Response) {
 	hdr := make(http.Header, len(ev.Headers))
 	for k, v := range ev.Headers {
 		hdr.Set(k, v)
@@ -99,7 +93,16 @@ func (h *Handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest
 	if method == "" {
 		method = http.MethodGet // a bare test event from the console
 	}
-	return h.srv.Serve(ctx, protocol.Request{Method: method, Path: path, Header: hdr})
+	req := protocol.Request{Method: method, Path: path, Header: hdr}
+	if ev.IsBase64Encoded && ev.Body != "" {
+		// The protocol reads no body, but a request whose body a Function
+		// URL encoded is only well-formed if it decodes.
+		if _, err := base64.StdEncoding.DecodeString(ev.Body); err != nil {
+			return req, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest,
+				"request body is flagged base64 but does not decode: "+err.Error()))
+		}
+	}
+	return req, h.srv.Serve(ctx, req)
 }
 
 // flatten turns a protocol header into a Function URL header map.
@@ -109,12 +112,4 @@ func flatten(h http.Header) map[string]string {
 		m[strings.ToLower(k)] = strings.Join(vs, ",")
 	}
 	return m
-}
-
-func badRequest(msg string) protocol.Response {
-	return protocol.ErrorResponse(protocol.CodeBadRequest, msg)
-}
-
-func tooLarge(msg string) protocol.Response {
-	return protocol.ErrorResponse(protocol.CodeTooLarge, msg)
 }

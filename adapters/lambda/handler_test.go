@@ -232,9 +232,9 @@ func TestHandlerOversizedValue(t *testing.T) {
 func TestHandlerAuth(t *testing.T) {
 	secret := []byte("s3cret")
 	path := protocol.Path("scores", "Jack")
-	signed := protoClient(t, secret).NewRequest(t.Context(), "scores", "Jack")
-	wrong := protoClient(t, []byte("other")).NewRequest(t.Context(), "scores", "Jack")
-	unsigned := protoClient(t, nil).NewRequest(t.Context(), "scores", "Jack")
+	signed := protoClient(t, secret).NewRequest(t.Context(), testSelf, "scores", "Jack")
+	wrong := protoClient(t, []byte("other")).NewRequest(t.Context(), testSelf, "scores", "Jack")
+	unsigned := protoClient(t, nil).NewRequest(t.Context(), testSelf, "scores", "Jack")
 
 	t.Run("on", func(t *testing.T) {
 		n := newTestNode(t, 0)
@@ -290,6 +290,9 @@ func TestHandlerStream(t *testing.T) {
 }
 
 // newHandler is a Handler over a protocol server for reg with o.
+// testSelf is the base URL of the Handlers of the tests.
+const testSelf = "https://abc.lambda-url.eu-west-1.on.aws"
+
 func newHandler(t testing.TB, reg *cache.Registry, o *protocol.ServerOptions) *Handler {
 	t.Helper()
 	if o == nil {
@@ -297,6 +300,9 @@ func newHandler(t testing.TB, reg *cache.Registry, o *protocol.ServerOptions) *H
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Secret != nil && o.Self == "" {
+		o.Self = testSelf
 	}
 	srv, err := protocol.NewServer(reg, o)
 	if err != nil {
@@ -328,7 +334,7 @@ func TestRandomKeysRoundTripThroughHandler(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
 	for i := range 300 {
 		key := keytest.Random(r)
-		req := c.NewRequest(t.Context(), "scores", key)
+		req := c.NewRequest(t.Context(), testSelf, "scores", key)
 		res, body, _ := invoke(t, h, urlEvent(t, "GET", req.Path, req.Header, "", false))
 		if res.StatusCode != 200 || string(body) != "v="+key {
 			t.Fatalf("key #%d %q: %d %q", i, key, res.StatusCode, body)

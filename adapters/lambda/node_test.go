@@ -2,12 +2,16 @@ package lambda
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,15 +172,15 @@ var seedScores = map[string]string{"Tom": "630", "Jack": "589", "Sam": "567"}
 // userClient asks nodes for keys as an application does (not as a peer:
 // the node forwards to the owner), signing with secret if set.
 type userClient struct {
-	hc    *http.Client
-	proto *protocol.Client
+	hc     *http.Client
+	secret string
 }
 
 func newUserClient(t *testing.T, secret string) *userClient {
 	t.Helper()
 	c := &userClient{
-		hc:    &http.Client{Transport: nethttp.NewTransport(), Timeout: 30 * time.Second},
-		proto: protoClient(t, []byte(secret)),
+		hc:     &http.Client{Transport: nethttp.NewTransport(), Timeout: 30 * time.Second},
+		secret: secret,
 	}
 	t.Cleanup(c.hc.CloseIdleConnections)
 	return c
@@ -184,8 +188,17 @@ func newUserClient(t *testing.T, secret string) *userClient {
 
 func (c *userClient) get(t *testing.T, node, group, key string) (int, []byte) {
 	t.Helper()
-	preq := c.proto.NewRequest(t.Context(), group, key)
-	preq.Header.Del(protocol.HeaderPeer)
+	// A user's request, not a peer's: no peer header, so the node may
+	// forward it. Signed as PROTOCOL.md says, independently of package
+	// protocol.
+	preq := protocol.Request{Method: http.MethodGet, Path: protocol.Path(group, key), Header: http.Header{}}
+	if c.secret != "" {
+		ts := strconv.FormatInt(time.Now().Unix(), 10)
+		m := hmac.New(sha256.New, []byte(c.secret))
+		m.Write([]byte("GEECACHE2\nGET\n" + node + "\n" + preq.Path + "\n\n" + ts))
+		preq.Header.Set(protocol.HeaderTimestamp, ts)
+		preq.Header.Set(protocol.HeaderSignature, hex.EncodeToString(m.Sum(nil)))
+	}
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, node+preq.Path, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -87,7 +87,7 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if err := pool.Set(cfg.Peers...); err != nil {
 		return nil, err
 	}
-	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: cfg.Secret, MaxValueBytes: cfg.MaxValueBytes,
+	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: cfg.Secret, Self: cfg.SelfURL, MaxValueBytes: cfg.MaxValueBytes,
 		MaxSkew: po.MaxSkew, HideErrors: po.HideErrors, Logger: o.Logger, Propagator: po.Propagator})
 	if err != nil {
 		return nil, err

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
 )
 
 // rawGet sends req with the test's own client and returns status and body.
@@ -57,7 +60,7 @@ func TestAuthOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed := pc.NewRequest(t.Context(), "scores", "Tom")
+	signed := pc.NewRequest(t.Context(), n.addr, "scores", "Tom")
 	req, _ = http.NewRequest("GET", n.addr+protocol.Path("scores", "Sam"), nil)
 	req.Header = signed.Header
 	if st, body := rawGet(t, req); st != http.StatusUnauthorized {
@@ -71,5 +74,56 @@ func TestAuthOverHTTP(t *testing.T) {
 	}
 	if c := n.db.count("Sam"); c != 0 {
 		t.Fatalf("rejected requests loaded Sam %d times", c)
+	}
+}
+
+// A request signed for one node is rejected by another: the signature
+// covers the target's base URL, which each node knows as its Self.
+func TestSignatureBoundToTheTargetNode(t *testing.T) {
+	secret := []byte("cluster secret")
+	nodes := startNodes(t, 2, true, &PoolOptions{Secret: secret})
+	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range nodes {
+		for _, signedFor := range nodes {
+			preq := pc.NewRequest(t.Context(), signedFor.addr, "scores", "Tom")
+			req, _ := http.NewRequest("GET", to.addr+preq.Path, nil)
+			req.Header = preq.Header
+			st, body := rawGet(t, req)
+			if want := map[bool]int{true: 200, false: 401}[to == signedFor]; st != want {
+				t.Errorf("signed for %s, sent to %s: %d %q; want %d", signedFor.addr, to.addr, st, body, want)
+			}
+		}
+	}
+}
+
+func TestSecretNeedsSelf(t *testing.T) {
+	reg := cache.NewRegistry()
+	if _, err := NewHandler(reg, &HandlerOptions{Secret: []byte("k")}); !errors.Is(err, protocol.ErrConfig) {
+		t.Fatalf("NewHandler with a Secret and no Self: %v; want ErrConfig", err)
+	}
+	if _, err := NewHandler(reg, &HandlerOptions{Secret: []byte("k"), Self: "ftp://x"}); !errors.Is(err, protocol.ErrConfig) {
+		t.Fatalf("NewHandler with a bad Self: %v; want ErrConfig", err)
+	}
+	// A client-only pool (no self) with a secret serves nothing: no
+	// request can be signed for it.
+	p, err := NewPool("", reg, &PoolOptions{Secret: []byte("k"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: []byte("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	preq := pc.NewRequest(t.Context(), "", "scores", "Tom")
+	req := httptest.NewRequest("GET", preq.Path, nil)
+	req.Header = preq.Header
+	w := httptest.NewRecorder()
+	p.ServeHTTP(w, req)
+	if w.Code != http.StatusUnauthorized {
+		t.Fatalf("client-only pool: %d %q; want 401", w.Code, w.Body)
 	}
 }

@@ -3,7 +3,6 @@ package nethttp
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"time"
@@ -16,10 +15,6 @@ import (
 // TCP connection for most peer requests; this is sized for a few hundred
 // concurrent requests per peer.
 const DefaultMaxIdleConnsPerHost = 256
-
-// maxDrain is how much of an unread body is drained so that the connection
-// can be reused; a longer rest closes the connection instead.
-const maxDrain = 64 << 10
 
 // NewTransport returns an http.Transport tuned for peer traffic: up to
 // DefaultMaxIdleConnsPerHost idle keep-alive connections per peer, no proxy
@@ -118,16 +113,20 @@ func (c *Client) Addr() string { return c.addr }
 
 // Get fetches key of group from the peer. A key the peer's source does not
 // have yields an error wrapping getter.ErrNotFound, with the peer's
-// message; protocol errors wrap the sentinels of package protocol; a peer
-// that cannot be reached yields the net/http error. Each error names the
-// peer. The request ends when ctx does, or after the client's timeout.
+// message; protocol errors wrap the sentinels of package protocol (an
+// answer that fails the integrity checks wraps protocol.ErrIntegrity); a
+// peer that cannot be reached yields the net/http error. Each error names
+// the peer. The request ends when ctx does, or after the client's timeout;
+// a peer that stalls, or sends its body slowly, never holds Get past that.
+// Get allocates no more than what has arrived, plus one bounded chunk,
+// whatever length the peer announces.
 func (c *Client) Get(ctx context.Context, group, key string) ([]byte, error) {
+	cancel := context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.timeout {
-		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
 	}
-	preq := c.proto.NewRequest(ctx, group, key)
+	defer cancel()
+	preq := c.proto.NewRequest(ctx, c.addr, group, key)
 	req, err := http.NewRequestWithContext(ctx, preq.Method, c.prefix+preq.Path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("peer %s: %w", c.addr, err)
@@ -137,12 +136,14 @@ func (c *Client) Get(ctx context.Context, group, key string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("peer %s: %w", c.addr, err)
 	}
-	defer func() {
-		// Drain what is left (a short rest) so the connection is reused.
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
-		_ = resp.Body.Close()
-	}()
-	v, err := c.proto.ReadResponse(resp.StatusCode, resp.Header, resp.ContentLength, resp.Body)
+	// ReadResponse reads a well-formed body to its end, which hands the
+	// connection back for reuse. Whatever it leaves unread (a body longer
+	// than announced, a stalled one) is not drained: the request is
+	// cancelled first, and closing an unread body closes the connection
+	// without waiting for the peer.
+	v, err := c.proto.ReadResponse(ctx, preq, resp.StatusCode, resp.Header, resp.ContentLength, resp.Body)
+	cancel()
+	_ = resp.Body.Close()
 	if err != nil {
 		return nil, fmt.Errorf("peer %s: %w", c.addr, err)
 	}

@@ -8,8 +8,11 @@
 //     (HandlerOptions.BasePath), or behind http.StripPrefix.
 //   - Client, a cache.PeerGetter that fetches values from one peer over a
 //     tuned, shared http.Transport (NewTransport): keep-alive connections
-//     sized for concurrency, bodies drained and closed, a per-request
-//     timeout, and the caller's context passed through.
+//     sized for concurrency, a per-request timeout, the caller's context
+//     passed through, and reads bounded by the bytes received: a peer that
+//     announces a huge value and stalls costs one small buffer, and never
+//     holds the caller past its deadline. Every answer is checked (see
+//     protocol.ErrIntegrity) before a value is returned.
 //   - Pool, the seed GeeCache's HTTPPool made production-grade: the Handler
 //     and a cache.PeerPicker (a consistent-hash ring from package picker)
 //     in one value, whose peer list can be replaced at run time with Set.

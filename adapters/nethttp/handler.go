@@ -27,7 +27,13 @@ func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
 	if err := checkBasePath(o.BasePath); err != nil {
 		return nil, err
 	}
-	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
+	if o.Self != "" {
+		var err error
+		if o.Self, err = NormalizeURL(o.Self); err != nil {
+			return nil, err
+		}
+	}
+	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: o.Secret, Self: o.Self, MaxValueBytes: o.MaxValueBytes,
 		MaxSkew: o.MaxSkew, HideErrors: o.HideErrors, Logger: o.Logger, Propagator: o.Propagator})
 	if err != nil {
 		return nil, err
@@ -43,22 +49,22 @@ func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
 // A protocol request has no body: one that comes with a body is refused
 // (400) without the body being read, and the connection is closed.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := protocol.Request{Method: r.Method, Path: r.URL.EscapedPath(), Header: r.Header}
 	if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
-		write(w, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body"))
+		write(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body")))
 		return
 	}
-	path := r.URL.EscapedPath()
 	if h.base != "" {
-		p, ok := strings.CutPrefix(path, h.base)
+		p, ok := strings.CutPrefix(req.Path, h.base)
 		if !ok {
-			write(w, protocol.ErrorResponse(protocol.CodeBadRequest,
-				"path is outside the base path "+strconv.Quote(h.base)))
+			write(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest,
+				"path is outside the base path "+strconv.Quote(h.base))))
 			return
 		}
-		path = p
+		req.Path = p
 	}
-	write(w, h.srv.Serve(r.Context(), protocol.Request{Method: r.Method, Path: path, Header: r.Header}))
+	write(w, h.srv.Serve(r.Context(), req))
 }
 
 // write sends a protocol response as it is.

@@ -100,7 +100,10 @@ func startNodes(t *testing.T, n int, setPeers bool, opts *PoolOptions) []*node {
 		if setPeers {
 			mustSet(t, nd.pool, addrs...)
 		}
-		g, err := reg.NewGroup("scores", 1<<20, nd.db, &cache.GroupOptions{Peers: nd.pool, Logger: slog.New(slog.DiscardHandler)})
+		// No hedging: these clusters test who loads a key, and a hedge
+		// on a loaded test machine would load it here too.
+		g, err := reg.NewGroup("scores", 1<<20, nd.db, &cache.GroupOptions{Peers: nd.pool, Logger: slog.New(slog.DiscardHandler),
+			PeerPolicy: cache.PeerPolicy{NoHedge: true}})
 		if err != nil {
 			t.Fatal(err)
 		}

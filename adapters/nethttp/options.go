@@ -30,6 +30,12 @@ type HandlerOptions struct {
 	// Secret turns on peer authentication (see protocol.ServerOptions).
 	Secret []byte
 
+	// Self is the node's own base URL, as its peers reach it (the address
+	// given to NewPool); it is normalised with NormalizeURL. Signed
+	// requests are bound to it (see protocol.ServerOptions.Self). It is
+	// required with a Secret.
+	Self string
+
 	// MaxValueBytes is the largest value sent; 0 means
 	// protocol.DefaultMaxValueBytes.
 	MaxValueBytes int64

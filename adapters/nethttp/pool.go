@@ -9,6 +9,11 @@ import (
 	"github.com/geecache/geecache/picker"
 )
 
+// clientOnlySelf is the Self of a client-only pool's Handler when there is
+// a secret: an address no peer list names (.invalid is reserved), so every
+// signed request to it is rejected.
+const clientOnlySelf = "http://client-only.invalid"
+
 // A Pool is one node's side of an HTTP cluster: the Handler that serves
 // its peers, and the cache.PeerPicker that tells its groups which peer
 // owns a key (a consistent-hash ring over the peer addresses) and fetches
@@ -42,6 +47,12 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 		}
 	}
 	ho := o.handler()
+	ho.Self = self
+	if self == "" && len(ho.Secret) > 0 {
+		// A client-only pool serves no peers; no request can be signed
+		// for it.
+		ho.Self = clientOnlySelf
+	}
 	h, err := NewHandler(reg, &ho)
 	if err != nil {
 		return nil, err

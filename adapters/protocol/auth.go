@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"net/http"
 	"strconv"
 	"time"
@@ -19,11 +20,19 @@ const (
 	// HeaderTimestamp carries the signing time of a request, in Unix
 	// seconds (decimal).
 	HeaderTimestamp = "X-Geecache-Timestamp"
-	// HeaderSignature carries the request's HMAC-SHA256, lower-case hex.
+	// HeaderSignature carries the HMAC-SHA256 of a request, or of a
+	// response, in lower-case hex (see PROTOCOL.md).
 	HeaderSignature = "X-Geecache-Signature"
 	// HeaderError carries the Code of an error response.
 	HeaderError = "X-Geecache-Error"
+	// HeaderChecksum carries the xxhash64 of a response's body, as 16
+	// lower-case hex digits. Every version 2 response has it.
+	HeaderChecksum = "X-Geecache-Checksum"
 )
+
+// Version is the protocol version this package speaks; it names the
+// signed strings ("GEECACHE2").
+const Version = 2
 
 // Reasons a signed request is rejected; the Server answers each with 401.
 var (
@@ -33,29 +42,51 @@ var (
 	errBadSignature = errors.New("wrong signature")
 )
 
-// mac returns the HMAC-SHA256 of the request's canonical string:
-// "GEECACHE1\n" + method + "\n" + escapedPath + "\n" + timestamp.
-func mac(secret []byte, method, escapedPath, timestamp string) []byte {
+// requestMAC returns the HMAC-SHA256 of a request's canonical string:
+//
+//	"GEECACHE2\n" + method + "\n" + target + "\n" + escapedPath + "\n" + peer + "\n" + timestamp
+//
+// where target is the base URL of the node the request is sent to and peer
+// the value of its HeaderPeer ("" if absent).
+func requestMAC(secret []byte, method, target, escapedPath, peer, timestamp string) []byte {
 	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("GEECACHE1\n"))
-	m.Write([]byte(method))
-	m.Write([]byte{'\n'})
-	m.Write([]byte(escapedPath))
-	m.Write([]byte{'\n'})
-	m.Write([]byte(timestamp))
+	writeLines(m, "GEECACHE2", method, target, escapedPath, peer, timestamp)
 	return m.Sum(nil)
 }
 
-// sign adds the timestamp and signature headers to h.
-func sign(h http.Header, secret []byte, now time.Time, method, escapedPath string) {
-	ts := strconv.FormatInt(now.Unix(), 10)
-	h.Set(HeaderTimestamp, ts)
-	h.Set(HeaderSignature, hex.EncodeToString(mac(secret, method, escapedPath, ts)))
+// responseMAC returns the HMAC-SHA256 of a response's canonical string:
+//
+//	"GEECACHE2 response\n" + requestSignature + "\n" + status + "\n" + code + "\n" + checksum
+//
+// where requestSignature is the HeaderSignature of the request answered,
+// as sent, and checksum the response's HeaderChecksum.
+func responseMAC(secret []byte, requestSignature string, status int, code Code, checksum string) []byte {
+	m := hmac.New(sha256.New, secret)
+	writeLines(m, "GEECACHE2 response", requestSignature, strconv.Itoa(status), string(code), checksum)
+	return m.Sum(nil)
 }
 
-// verify checks the signature headers of a request against secret, and that
-// its timestamp is within maxSkew of now.
-func verify(h http.Header, secret []byte, now time.Time, maxSkew time.Duration, method, escapedPath string) error {
+// writeLines writes lines to h, separated by newlines.
+func writeLines(h hash.Hash, lines ...string) {
+	for i, l := range lines {
+		if i > 0 {
+			h.Write([]byte{'\n'})
+		}
+		h.Write([]byte(l))
+	}
+}
+
+// sign adds the timestamp and signature headers to h, for a request to
+// target. The peer header must already be in h.
+func sign(h http.Header, secret []byte, now time.Time, method, target, escapedPath string) {
+	ts := strconv.FormatInt(now.Unix(), 10)
+	h.Set(HeaderTimestamp, ts)
+	h.Set(HeaderSignature, hex.EncodeToString(requestMAC(secret, method, target, escapedPath, h.Get(HeaderPeer), ts)))
+}
+
+// verify checks the signature headers of a request to self against
+// secret, and that its timestamp is within maxSkew of now.
+func verify(h http.Header, secret []byte, now time.Time, maxSkew time.Duration, method, self, escapedPath string) error {
 	ts, sig := h.Get(HeaderTimestamp), h.Get(HeaderSignature)
 	if ts == "" || sig == "" {
 		return errNoSignature
@@ -72,7 +103,7 @@ func verify(h http.Header, secret []byte, now time.Time, maxSkew time.Duration, 
 	if err != nil {
 		return errBadSignature
 	}
-	if !hmac.Equal(got, mac(secret, method, escapedPath, ts)) {
+	if !hmac.Equal(got, requestMAC(secret, method, self, escapedPath, h.Get(HeaderPeer), ts)) {
 		return errBadSignature
 	}
 	return nil

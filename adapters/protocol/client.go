@@ -1,24 +1,36 @@
 package protocol
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 )
 
-// maxErrorBody is how much of an error response's body a Client reads for
-// the message.
-const maxErrorBody = 4 << 10
+// Bounds of what a Client reads.
+const (
+	// maxErrorBody is how much of an error response's body a Client reads
+	// for the message; a version 2 server never sends more.
+	maxErrorBody = 4 << 10
+	// chunkSize is the size of the pooled buffers a value whose announced
+	// size is unknown or at least chunkSize is read into, as it arrives.
+	// A smaller announced size is allocated at once: a peer that lies
+	// about it costs at most chunkSize.
+	chunkSize = 32 << 10
+)
+
+// A chunk is one pooled read buffer.
+type chunk = [chunkSize]byte
 
 // A Client is the calling side of the protocol: it builds (and signs)
-// requests and turns responses back into values and Go errors. It does no
-// I/O; a binding sends the Request and hands the answer to ReadResponse.
-// It is safe for concurrent use.
+// requests and turns responses back into values and Go errors, after
+// checking their integrity. It does no I/O; a binding sends the Request
+// and hands the answer to ReadResponse. It is safe for concurrent use.
 type Client struct {
-	cfg ClientOptions
+	cfg    ClientOptions
+	chunks sync.Pool // of *chunk
 }
 
 // NewClient returns a Client configured by opts (nil for the defaults).
@@ -28,21 +40,23 @@ func NewClient(opts *ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{cfg: c}, nil
+	return &Client{cfg: c, chunks: sync.Pool{New: func() any { return new(chunk) }}}, nil
 }
 
 // MaxValueBytes returns the largest value the Client accepts.
 func (c *Client) MaxValueBytes() int64 { return c.cfg.MaxValueBytes }
 
-// NewRequest returns the peer request for key in group: method GET, the
-// escaped path relative to the peer's base path (the binding prepends the
-// peer's base URL), the peer header, with a secret the signature, and
-// with a Propagator what ctx carries.
-func (c *Client) NewRequest(ctx context.Context, group, key string) Request {
+// NewRequest returns the peer request for key in group to the node whose
+// base URL is target: method GET, the escaped path relative to the peer's
+// base path (the binding prepends the peer's base URL), the peer header,
+// with a secret the signature (bound to target, which must be the node's
+// base URL exactly as it knows itself; see ServerOptions.Self), and with a
+// Propagator what ctx carries.
+func (c *Client) NewRequest(ctx context.Context, target, group, key string) Request {
 	path := Path(group, key)
 	h := http.Header{HeaderPeer: {"1"}}
 	if c.cfg.Secret != nil {
-		sign(h, c.cfg.Secret, c.cfg.Now(), http.MethodGet, path)
+		sign(h, c.cfg.Secret, c.cfg.Now(), http.MethodGet, target, path)
 	}
 	if c.cfg.Propagator != nil {
 		c.cfg.Propagator.Inject(ctx, h)
@@ -52,8 +66,7 @@ func (c *Client) NewRequest(ctx context.Context, group, key string) Request {
 
 // CheckSize returns an error wrapping ErrTooLarge if a response announcing
 // n bytes (its Content-Length; -1 if unknown) would be over the limit.
-// Bindings call it before reading a body; ReadResponse also enforces the
-// limit while reading.
+// ReadResponse calls it before reading a body.
 func (c *Client) CheckSize(n int64) error {
 	if n > c.cfg.MaxValueBytes {
 		return fmt.Errorf("%w: peer announced %d bytes, the limit is %d", ErrTooLarge, n, c.cfg.MaxValueBytes)
@@ -61,52 +74,135 @@ func (c *Client) CheckSize(n int64) error {
 	return nil
 }
 
-// ReadResponse turns a response into the value or an error. size is the
-// announced body length (-1 if unknown). On 200 it reads at most the size
-// limit from body and returns ErrTooLarge (wrapped) for a longer body; on
-// an error status it returns the sentinel of errorFor's table wrapped with
-// the peer's message: getter.ErrNotFound for a 404 not_found, ErrUnknownGroup
-// for a 404 unknown_group, ErrUnauthorized, ErrTooLarge, ErrLoad,
-// ErrBadRequest, ErrMethodNotAllowed, and ErrBadResponse for anything else.
-// The error's text is the peer's message (the owner's own words for a
-// missing key, such as "kkk not exist"). It does not close body.
-func (c *Client) ReadResponse(status int, header http.Header, size int64, body io.Reader) ([]byte, error) {
+// ReadResponse turns the response to req into the value or an error. size
+// is the announced body length (-1 if unknown).
+//
+// It checks the response's integrity first (see PROTOCOL.md, version 2):
+// a 200 must carry a checksum that matches the value, and with a secret
+// every response must carry a valid signature bound to req; an answer that
+// fails is an error wrapping ErrIntegrity (and ErrBadResponse), never a
+// value or a "not found".
+//
+// On 200 it reads the value as it arrives, allocating no more than what
+// has arrived plus one bounded chunk whatever size is announced, and at
+// most the size limit (ErrTooLarge for more); a body shorter or longer
+// than announced is ErrBadResponse. On an error status it reads at most
+// 4 KiB of the body and returns the sentinel of the status and code
+// wrapped with the peer's message: getter.ErrNotFound for a 404
+// not_found, ErrUnknownGroup for a 404 unknown_group, ErrUnauthorized,
+// ErrTooLarge, ErrLoad, ErrBadRequest, ErrMethodNotAllowed, and
+// ErrBadResponse for anything else. The error's text is the peer's
+// message (the owner's own words for a missing key, such as "kkk not
+// exist").
+//
+// A failed read returns an error wrapping the reader's error. ReadResponse
+// stops between chunks when ctx is done, but a read that blocks ends only
+// when body does: a binding must make body fail when ctx ends (net/http
+// does for a request made with ctx). It does not close body.
+func (c *Client) ReadResponse(ctx context.Context, req Request, status int, header http.Header, size int64, body io.Reader) ([]byte, error) {
+	if err := c.checkHeader(req, status, header); err != nil {
+		return nil, err
+	}
 	if status != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
-		text := strings.TrimSpace(strings.ToValidUTF8(string(msg), "\uFFFD"))
-		if text == "" {
-			text = http.StatusText(status)
-		}
-		return nil, &PeerError{Status: status, Code: Code(header.Get(HeaderError)), Message: text}
+		return nil, c.readError(req, status, header, body)
 	}
 	if err := c.CheckSize(size); err != nil {
 		return nil, err
 	}
-	if size >= 0 {
-		return readExactly(body, size)
-	}
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(body, c.cfg.MaxValueBytes+1))
+	v, err := c.readValue(ctx, size, body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading value: %w", ErrBadResponse, err)
+		return nil, err
 	}
-	if n > c.cfg.MaxValueBytes {
-		return nil, fmt.Errorf("%w: value is over the limit of %d bytes", ErrTooLarge, c.cfg.MaxValueBytes)
-	}
-	return append([]byte{}, buf.Bytes()...), nil
-}
-
-// readExactly reads a body announced as size bytes (already checked
-// against the limit) into one allocation, and fails if it is shorter or
-// longer.
-func readExactly(body io.Reader, size int64) ([]byte, error) {
-	v := make([]byte, size)
-	if n, err := io.ReadFull(body, v); err != nil {
-		return nil, fmt.Errorf("%w: got %d bytes, announced %d: %w", ErrBadResponse, n, size, err)
-	}
-	var extra [1]byte
-	if n, _ := io.ReadFull(body, extra[:]); n > 0 {
-		return nil, fmt.Errorf("%w: body is longer than the %d bytes announced", ErrBadResponse, size)
+	if err := checkBody(header, v); err != nil {
+		return nil, err
 	}
 	return v, nil
+}
+
+// readError reads an error response's body, at most maxErrorBody bytes,
+// and returns its error.
+func (c *Client) readError(req Request, status int, header http.Header, body io.Reader) error {
+	msg, err := io.ReadAll(io.LimitReader(body, maxErrorBody+1))
+	if err != nil {
+		return fmt.Errorf("%w: reading the body of a %d response: %w", ErrBadResponse, status, err)
+	}
+	if len(msg) > maxErrorBody {
+		if header.Get(HeaderChecksum) != "" {
+			return fmt.Errorf("%w: error body over %d bytes", ErrBadResponse, maxErrorBody)
+		}
+		msg = msg[:maxErrorBody] // a version 1 peer: its message is cut
+	} else if err := checkBody(header, msg); err != nil {
+		return err
+	}
+	text := strings.TrimSpace(strings.ToValidUTF8(string(msg), "\uFFFD"))
+	if text == "" {
+		text = http.StatusText(status)
+	}
+	return &PeerError{Status: status, Code: Code(header.Get(HeaderError)), Message: text}
+}
+
+// readValue reads a value announced as size bytes (-1 if unknown, else
+// already checked against the limit). A size under chunkSize is read into
+// one exact allocation; anything else into pooled chunks as it arrives,
+// copied at the end into one exact allocation.
+func (c *Client) readValue(ctx context.Context, size int64, body io.Reader) ([]byte, error) {
+	if size >= 0 && size < chunkSize {
+		v := make([]byte, size)
+		if n, err := io.ReadFull(body, v); err != nil {
+			return nil, fmt.Errorf("%w: got %d bytes, announced %d: %w", ErrBadResponse, n, size, err)
+		}
+		return v, checkEnd(body, size)
+	}
+	want := size // read exactly this much, then check the end
+	if size < 0 {
+		want = c.cfg.MaxValueBytes + 1 // read up to one byte over the limit
+	}
+	var local [8]*chunk
+	chunks := local[:0]
+	defer func() {
+		for _, ch := range chunks {
+			c.chunks.Put(ch)
+		}
+	}()
+	var total int64
+	for total < want {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("%w: reading value: %w", ErrBadResponse, err)
+		}
+		ch := c.chunks.Get().(*chunk)
+		chunks = append(chunks, ch)
+		n, err := io.ReadFull(body, ch[:min(int64(chunkSize), want-total)])
+		total += int64(n)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: got %d bytes, reading value: %w", ErrBadResponse, total, err)
+		}
+	}
+	switch {
+	case total > c.cfg.MaxValueBytes:
+		return nil, fmt.Errorf("%w: value is over the limit of %d bytes", ErrTooLarge, c.cfg.MaxValueBytes)
+	case size >= 0 && total < size:
+		return nil, fmt.Errorf("%w: got %d bytes, announced %d", ErrBadResponse, total, size)
+	case size >= 0:
+		if err := checkEnd(body, size); err != nil {
+			return nil, err
+		}
+	}
+	v := make([]byte, total)
+	for i, ch := range chunks {
+		copy(v[i*chunkSize:], ch[:])
+	}
+	return v, nil
+}
+
+// checkEnd fails if body, of which the announced size bytes have been
+// read, has more.
+func checkEnd(body io.Reader, size int64) error {
+	var extra [1]byte
+	if n, _ := io.ReadFull(body, extra[:]); n > 0 {
+		return fmt.Errorf("%w: body is longer than the %d bytes announced", ErrBadResponse, size)
+	}
+	return nil
 }

@@ -17,6 +17,15 @@
 // X-Geecache-Error code (see the Code constants). A request from a peer
 // carries the X-Geecache-Peer header; the node serving it never forwards it
 // again, so a request takes at most one hop even when two nodes disagree on
-// who owns a key. With a shared secret, requests are signed with
-// HMAC-SHA256 over the method, escaped path and a timestamp.
+// who owns a key.
+//
+// This is version 2 of the protocol. Every response carries the xxhash64
+// of its body (X-Geecache-Checksum), and a Client never returns a value
+// that lacks it or fails it (ErrIntegrity). With a shared secret, requests
+// are signed with HMAC-SHA256 over the method, the target node's base URL,
+// the escaped path, the peer header and a timestamp, and every response is
+// signed over the request's signature, its status, code and checksum, so
+// that neither a forged value nor a forged "not found" is accepted. A
+// Client reads a value as it arrives, never allocating for what a peer
+// only announces.
 package protocol

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -49,6 +50,12 @@ var (
 	// unexpected status, a 404 without an error code, a broken body).
 	// The peer is probably not a GeeCache node or the base path is wrong.
 	ErrBadResponse = errors.New("unexpected response")
+	// ErrIntegrity: the answer fails the checks of protocol version 2: a
+	// 200 without a checksum, a body that does not match its checksum,
+	// or, with a secret, a response without a valid signature. It wraps
+	// ErrBadResponse, so the calling node loads the key itself; such an
+	// answer is never returned as a value or as "not found".
+	ErrIntegrity = fmt.Errorf("%w: integrity check failed", ErrBadResponse)
 )
 
 // A PeerError is an error response from a peer. errors.Is matches it to the

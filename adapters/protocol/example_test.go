@@ -20,7 +20,8 @@ func Example() {
 		return
 	}
 	secret := []byte("shared by all nodes")
-	server, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: secret})
+	const self = "http://10.0.0.2:8001" // the serving node's base URL
+	server, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: secret, Self: self})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -32,9 +33,9 @@ func Example() {
 	}
 
 	for _, key := range []string{"Tom", "kkk"} {
-		req := client.NewRequest(context.Background(), "scores", key)
+		req := client.NewRequest(context.Background(), self, "scores", key)
 		resp := server.Serve(context.Background(), req)
-		v, err := client.ReadResponse(resp.Status, resp.Header, int64(len(resp.Body)), bytes.NewReader(resp.Body))
+		v, err := client.ReadResponse(context.Background(), req, resp.Status, resp.Header, int64(len(resp.Body)), bytes.NewReader(resp.Body))
 		fmt.Printf("%s %d %q %q not found: %v\n", req.Path, resp.Status, resp.Code(), v, errors.Is(err, getter.ErrNotFound))
 	}
 	// Output:

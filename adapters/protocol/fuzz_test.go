@@ -54,26 +54,35 @@ func FuzzServePath(f *testing.F) {
 }
 
 // FuzzReadResponse feeds arbitrary answers to a Client: no panic, never a
-// value over the limit, a value only for a 200, and a sentinel error
-// otherwise.
+// value over the limit, a value only for a 200 with its checksum, a
+// sentinel error otherwise, and nothing accepted by a client with a secret.
 func FuzzReadResponse(f *testing.F) {
-	f.Add(200, "", int64(3), []byte("630"))
-	f.Add(200, "", int64(-1), bytes.Repeat([]byte("x"), 40))
-	f.Add(404, "not_found", int64(-1), []byte("kkk not exist\n"))
-	f.Add(404, "unknown_group", int64(5), []byte("nope\n"))
-	f.Add(500, "load_error", int64(-1), []byte("\xff\xfe"))
-	f.Add(413, "too_large", int64(0), []byte{})
+	f.Add(200, "", int64(3), []byte("630"), true)
+	f.Add(200, "", int64(-1), bytes.Repeat([]byte("x"), 40), true)
+	f.Add(404, "not_found", int64(-1), []byte("kkk not exist\n"), true)
+	f.Add(404, "unknown_group", int64(5), []byte("nope\n"), true)
+	f.Add(500, "load_error", int64(-1), []byte("\xff\xfe"), true)
+	f.Add(413, "too_large", int64(0), []byte{}, true)
 	c := newClient(f, &ClientOptions{MaxValueBytes: 32})
+	signed := newClient(f, &ClientOptions{MaxValueBytes: 32, Secret: []byte("s")})
 	sentinels := []error{getter.ErrNotFound, ErrUnknownGroup, ErrBadRequest, ErrUnauthorized,
 		ErrMethodNotAllowed, ErrTooLarge, ErrLoad, ErrBadResponse}
-	f.Fuzz(func(t *testing.T, status int, code string, size int64, body []byte) {
+	f.Fuzz(func(t *testing.T, status int, code string, size int64, body []byte, sum bool) {
 		h := http.Header{}
 		if code != "" {
 			h.Set(HeaderError, code)
 		}
-		v, err := c.ReadResponse(status, h, size, bytes.NewReader(body))
+		if sum {
+			h.Set(HeaderChecksum, Checksum(body))
+		}
+		// Nothing unsigned passes a client with a secret.
+		req := signed.NewRequest(context.Background(), "http://n", "scores", "k")
+		if v, err := signed.ReadResponse(context.Background(), req, status, h, size, bytes.NewReader(body)); v != nil || !errors.Is(err, ErrIntegrity) {
+			t.Fatalf("with a secret, an unsigned %d answer = %q, %v; want ErrIntegrity", status, v, err)
+		}
+		v, err := c.ReadResponse(context.Background(), Request{}, status, h, size, bytes.NewReader(body))
 		if err == nil {
-			if status != 200 || int64(len(v)) > c.MaxValueBytes() || !bytes.Equal(v, body) {
+			if status != 200 || !sum || int64(len(v)) > c.MaxValueBytes() || !bytes.Equal(v, body) {
 				t.Fatalf("ReadResponse(%d, %d, %d bytes) = %d bytes, nil", status, size, len(body), len(v))
 			}
 			return

@@ -48,6 +48,13 @@ type ServerOptions struct {
 	// it. Empty (the default) leaves authentication off. It is copied.
 	Secret []byte
 
+	// Self is the node's own base URL as its peers send requests to it
+	// (the target of protocol version 2 signatures), in the form the
+	// peers' binding normalises it to (nethttp.NormalizeURL). A signed
+	// request for another node is rejected (401). It is required with a
+	// Secret and unused without one.
+	Self string
+
 	// MaxValueBytes is the largest value the Server sends; a larger one is
 	// answered with 413. 0 means DefaultMaxValueBytes.
 	MaxValueBytes int64
@@ -116,6 +123,9 @@ func newServerConfig(o *ServerOptions) (serverConfig, error) {
 		return c, fmt.Errorf("geecache: %w: MaxSkew %v is negative", ErrConfig, c.MaxSkew)
 	case c.MaxSkew == 0:
 		c.MaxSkew = DefaultMaxSkew
+	}
+	if c.Secret != nil && c.Self == "" {
+		return c, fmt.Errorf("geecache: %w: a Secret needs Self, the node's base URL as its peers reach it", ErrConfig)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -62,7 +62,7 @@ func TestHideErrorsForCallersThatAreNotPeers(t *testing.T) {
 			t.Errorf("%s to an outsider: %q, want %q", key, r.Body, want)
 		}
 		// A peer still gets the detail.
-		r = s.Serve(ctx, newClient(t, nil).NewRequest(ctx, "scores", key))
+		r = s.Serve(ctx, newClient(t, nil).NewRequest(ctx, testSelf, "scores", key))
 		if string(r.Body) == want {
 			t.Errorf("%s to a peer: %q, want the detail", key, r.Body)
 		}
@@ -78,7 +78,7 @@ func TestStaleSignatureDoesNotTellTheOffset(t *testing.T) {
 	s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: secret, Now: func() time.Time { return now }})
 	ctx := context.Background()
 	old := newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(-1234 * time.Second) }})
-	r := s.Serve(ctx, old.NewRequest(ctx, "scores", "Tom"))
+	r := s.Serve(ctx, old.NewRequest(ctx, testSelf, "scores", "Tom"))
 	if r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), "stale") || strings.ContainsAny(string(r.Body), "0123456789") {
 		t.Fatalf("stale request: %d %q; want 401 saying stale, without the offset", r.Status, r.Body)
 	}
@@ -134,8 +134,9 @@ func TestSignedCallersAreTrustedWithDetails(t *testing.T) {
 	secret := []byte("s")
 	s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: secret, HideErrors: true})
 	ctx := context.Background()
-	req := newClient(t, &ClientOptions{Secret: secret}).NewRequest(ctx, "scores", "kkk")
-	req.Header.Del(HeaderPeer) // an application's signed request, not a peer's
+	// An application's signed request, not a peer's: no peer header.
+	req := Request{Method: http.MethodGet, Path: Path("scores", "kkk"), Header: http.Header{}}
+	sign(req.Header, secret, time.Now(), req.Method, testSelf, req.Path)
 	if r := s.Serve(ctx, req); r.Status != 404 || !strings.Contains(string(r.Body), "kkk not exist") {
 		t.Fatalf("signed caller: %d %q; want the owner's message", r.Status, r.Body)
 	}

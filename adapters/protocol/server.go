@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
@@ -76,14 +77,30 @@ func (s *Server) MaxValueBytes() int64 { return s.cfg.MaxValueBytes }
 // key, the Getter's message), without repeating the group and key the
 // caller asked for; with HideErrors, an untrusted caller gets a generic one
 // instead (see ServerOptions.HideErrors).
+//
+// Every answer is sealed (see Seal): it carries the checksum of its body
+// and, with a secret, its signature.
 func (s *Server) Serve(ctx context.Context, req Request) Response {
+	return s.Seal(req, s.serve(ctx, req))
+}
+
+// Seal returns r, the answer to req, with the checksum of its body
+// (HeaderChecksum) and, with a secret, the response signature bound to
+// req's signature, r's status and code, and that checksum
+// (HeaderSignature), as protocol version 2 requires of every response.
+// Serve seals its answers; a binding seals the errors only it finds (see
+// ErrorResponse), or a version 2 client takes them for a broken peer. r's
+// header is modified.
+func (s *Server) Seal(req Request, r Response) Response { return seal(s.cfg.Secret, req, r) }
+
+func (s *Server) serve(ctx context.Context, req Request) Response {
 	if req.Method != http.MethodGet {
 		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET")
 		r.Header.Set("Allow", http.MethodGet)
 		return r
 	}
 	if s.cfg.Secret != nil {
-		if err := verify(req.Header, s.cfg.Secret, s.cfg.Now(), s.cfg.MaxSkew, req.Method, req.Path); err != nil {
+		if err := verify(req.Header, s.cfg.Secret, s.cfg.Now(), s.cfg.MaxSkew, req.Method, s.cfg.Self, req.Path); err != nil {
 			s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "geecache: rejected unauthenticated request",
 				slog.String("path", clip(req.Path)), slog.String("reason", err.Error()))
 			return ErrorResponse(CodeUnauthorized, "unauthorized: "+err.Error())
@@ -147,10 +164,15 @@ func (s *Server) loadError(ctx context.Context, err error, trusted bool, group, 
 
 // ErrorResponse returns the error response the protocol sends for code c:
 // status c.Status(), a plain-text body msg plus a newline, and the
-// X-Geecache-Error header. Bindings use it for the errors only they can
-// find (a request body that does not decode, a value over a payload limit
-// of their transport), so that those look like any other protocol error.
+// X-Geecache-Error header. msg is cut to keep the body within the 4 KiB a
+// client reads. Bindings use it, then Server.Seal, for the errors only they
+// can find (a request body that does not decode, a value over a payload
+// limit of their transport), so that those look like any other protocol
+// error.
 func ErrorResponse(c Code, msg string) Response {
+	if len(msg) >= maxErrorBody {
+		msg = strings.ToValidUTF8(msg[:maxErrorBody-len("…")-1], "") + "…"
+	}
 	return Response{
 		Status: c.Status(),
 		Header: http.Header{

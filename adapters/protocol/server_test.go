@@ -82,6 +82,9 @@ func newServer(t testing.TB, reg *cache.Registry, o *ServerOptions) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Secret != nil && o.Self == "" {
+		o.Self = testSelf
+	}
 	s, err := NewServer(reg, o)
 	if err != nil {
 		t.Fatal(err)
@@ -98,10 +101,22 @@ func newClient(t testing.TB, o *ClientOptions) *Client {
 	return c
 }
 
+// testSelf is the base URL of the Servers of the tests.
+const testSelf = "http://10.0.0.2:8001"
+
 // roundTrip sends a Client request through a Server and decodes the answer.
 func roundTrip(ctx context.Context, c *Client, s *Server, group, key string) ([]byte, error) {
-	resp := s.Serve(ctx, c.NewRequest(ctx, group, key))
-	return c.ReadResponse(resp.Status, resp.Header, int64(len(resp.Body)), bytes.NewReader(resp.Body))
+	req := c.NewRequest(ctx, testSelf, group, key)
+	return read(ctx, c, req, s.Serve(ctx, req), -2)
+}
+
+// read decodes r, the answer to req, announced as size bytes (-2 for the
+// length of its body).
+func read(ctx context.Context, c *Client, req Request, r Response, size int64) ([]byte, error) {
+	if size == -2 {
+		size = int64(len(r.Body))
+	}
+	return c.ReadResponse(ctx, req, r.Status, r.Header, size, bytes.NewReader(r.Body))
 }
 
 func TestServeStatuses(t *testing.T) {
@@ -211,24 +226,26 @@ func TestMaxValueBytes(t *testing.T) {
 	if v, err := roundTrip(ctx, c, s, "scores", "small"); err != nil || len(v) != 100 {
 		t.Fatalf("small = %d bytes, %v", len(v), err)
 	}
-	r := s.Serve(ctx, c.NewRequest(ctx, "scores", "big"))
+	req := c.NewRequest(ctx, testSelf, "scores", "big")
+	r := s.Serve(ctx, req)
 	if r.Status != http.StatusRequestEntityTooLarge || r.Code() != CodeTooLarge || !strings.Contains(string(r.Body), "101 bytes exceeds the limit of 100") {
 		t.Fatalf("big: %d %q %q", r.Status, r.Code(), r.Body)
 	}
-	if _, err := c.ReadResponse(r.Status, r.Header, -1, bytes.NewReader(r.Body)); !errors.Is(err, ErrTooLarge) {
+	if _, err := read(ctx, c, req, r, -1); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("client err = %v; want ErrTooLarge", err)
 	}
 	// A server with a larger limit sends it; the client refuses to read
 	// past its own limit, with or without a Content-Length.
 	big := newServer(t, s.reg, nil)
-	r = big.Serve(ctx, c.NewRequest(ctx, "scores", "big"))
+	r = big.Serve(ctx, req)
 	for _, size := range []int64{-1, 101} {
-		if _, err := c.ReadResponse(r.Status, r.Header, size, bytes.NewReader(r.Body)); !errors.Is(err, ErrTooLarge) {
+		if _, err := read(ctx, c, req, r, size); !errors.Is(err, ErrTooLarge) {
 			t.Fatalf("size %d: client err = %v; want ErrTooLarge", size, err)
 		}
 	}
 	// A body shorter or longer than announced is a broken response.
-	if _, err := c.ReadResponse(200, http.Header{}, 50, bytes.NewReader(make([]byte, 40))); !errors.Is(err, ErrBadResponse) {
+	h := http.Header{HeaderChecksum: {Checksum(make([]byte, 40))}}
+	if _, err := c.ReadResponse(ctx, req, 200, h, 50, bytes.NewReader(make([]byte, 40))); !errors.Is(err, ErrBadResponse) {
 		t.Fatalf("short body: err = %v; want ErrBadResponse", err)
 	}
 }
@@ -252,7 +269,7 @@ func TestClientUnexpectedResponses(t *testing.T) {
 		if tc.code != "" {
 			h.Set(HeaderError, string(tc.code))
 		}
-		_, err := c.ReadResponse(tc.status, h, -1, strings.NewReader("page not found"))
+		_, err := c.ReadResponse(context.Background(), Request{}, tc.status, h, -1, strings.NewReader("page not found"))
 		if !errors.Is(err, tc.want) || errors.Is(err, getter.ErrNotFound) {
 			t.Errorf("%d %q: err = %v; want %v", tc.status, tc.code, err, tc.want)
 		}
@@ -274,27 +291,30 @@ func TestAuth(t *testing.T) {
 	loads := db.count("Tom") + db.count("kkk")
 
 	tampered := func(mut func(r *Request)) Request {
-		r := good.NewRequest(ctx, "scores", "kkk")
+		r := good.NewRequest(ctx, testSelf, "scores", "kkk")
 		mut(&r)
 		return r
 	}
 	for name, req := range map[string]Request{
-		"unsigned":      newClient(t, nil).NewRequest(ctx, "scores", "kkk"),
-		"wrong secret":  newClient(t, &ClientOptions{Secret: []byte("guess"), Now: clock}).NewRequest(ctx, "scores", "kkk"),
-		"stale":         newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(-31 * time.Second) }}).NewRequest(ctx, "scores", "kkk"),
-		"future":        newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(31 * time.Second) }}).NewRequest(ctx, "scores", "kkk"),
+		"unsigned":      newClient(t, nil).NewRequest(ctx, testSelf, "scores", "kkk"),
+		"wrong secret":  newClient(t, &ClientOptions{Secret: []byte("guess"), Now: clock}).NewRequest(ctx, testSelf, "scores", "kkk"),
+		"stale":         newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(-31 * time.Second) }}).NewRequest(ctx, testSelf, "scores", "kkk"),
+		"future":        newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(31 * time.Second) }}).NewRequest(ctx, testSelf, "scores", "kkk"),
 		"other path":    tampered(func(r *Request) { r.Path = Path("scores", "Tom2") }),
 		"new timestamp": tampered(func(r *Request) { r.Header.Set(HeaderTimestamp, "1700000001") }),
 		"bad timestamp": tampered(func(r *Request) { r.Header.Set(HeaderTimestamp, "yesterday") }),
 		"bad hex":       tampered(func(r *Request) { r.Header.Set(HeaderSignature, "zz") }),
 		"no signature":  tampered(func(r *Request) { r.Header.Del(HeaderSignature) }),
 		"bad path":      tampered(func(r *Request) { r.Path = "/_geecache/scores" }),
+		"other node":    newClient(t, &ClientOptions{Secret: secret, Now: clock}).NewRequest(ctx, "http://10.0.0.3:8001", "scores", "kkk"),
+		"not a peer":    tampered(func(r *Request) { r.Header.Del(HeaderPeer) }),
+		"other peer":    tampered(func(r *Request) { r.Header.Set(HeaderPeer, "2") }),
 	} {
 		r := s.Serve(ctx, req)
 		if r.Status != http.StatusUnauthorized || r.Code() != CodeUnauthorized {
 			t.Errorf("%s: %d %q %q; want 401", name, r.Status, r.Code(), r.Body)
 		}
-		if _, err := good.ReadResponse(r.Status, r.Header, -1, bytes.NewReader(r.Body)); !errors.Is(err, ErrUnauthorized) {
+		if _, err := read(ctx, good, req, r, -1); !errors.Is(err, ErrUnauthorized) {
 			t.Errorf("%s: client err = %v; want ErrUnauthorized", name, err)
 		}
 	}
@@ -323,7 +343,7 @@ func TestErrorResponseCodes(t *testing.T) {
 		CodeLoadError:        ErrLoad,
 	} {
 		r := ErrorResponse(code, "msg for "+string(code))
-		_, err := c.ReadResponse(r.Status, r.Header, int64(len(r.Body)), bytes.NewReader(r.Body))
+		_, err := read(context.Background(), c, Request{}, r, -2)
 		if !errors.Is(err, want) || !strings.Contains(err.Error(), "msg for "+string(code)) {
 			t.Errorf("%s (%d): err = %v; want %v with the message", code, r.Status, err, want)
 		}

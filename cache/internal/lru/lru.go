@@ -1,16 +1,20 @@
 // Package lru is the byte-counted memory behind a cache group: a sharded
-// hash table whose eviction order approximates least-recently-used with
-// the CLOCK (second chance) algorithm.
+// hash table that readers search without a lock, and an eviction policy in
+// the manner of W-TinyLFU that writers run under one mutex.
 //
 // A hit takes no lock and writes nothing shared but a per-shard hit
-// counter: readers walk an open-addressing table of atomic pointers to
-// immutable entries, and set an entry's reference bit only when it is not
-// already set, so hits on a hot key do not bounce a lock's cache line
-// between cores the way a read lock, or moving the key to the front of a
-// list, would. Writers take their shard's mutex, replace entries whole, and
-// publish a new table when one grows. Eviction sweeps a clock hand over
-// each shard in turn, clearing reference bits and removing the first entry
-// not referenced since the hand last passed it.
+// counter and the entry's small use counter, which it stops writing once
+// the counter saturates: readers walk an open-addressing table of atomic
+// pointers to immutable entries, so hits on a hot key do not bounce a
+// lock's cache line between cores the way a read lock, or moving the key
+// to the front of a list, would.
+//
+// The policy (see policy.go) keeps entries in two queues in insertion
+// order: a small window that every new entry joins, and the main queue, a
+// CLOCK that gives each used entry a second chance. An entry leaving the
+// window enters the main queue only if a frequency sketch says it is used
+// more often than the entry the main queue would evict for it; so a scan
+// or a loop of keys used once cannot flush the keys used often.
 package lru
 
 import (
@@ -20,21 +24,24 @@ import (
 )
 
 const (
-	shardBits  = 4 // 16 shards: writers on two cores rarely meet
+	shardBits  = 4 // 16 tables: each grows on its own, in smaller steps
 	shardCount = 1 << shardBits
 	minSlots   = 8
 )
 
 // Cache is a concurrency-safe map from string keys to immutable byte
-// values that keeps count of the bytes it holds (key plus value lengths).
+// values, each with an expiry time, that keeps count of the bytes it holds.
 // It has no capacity of its own: the owner decides when to call EvictOne.
 type Cache struct {
 	seed      maphash.Seed
 	shards    [shardCount]shard
+	overhead  int64 // charged per entry on top of key and value
 	bytes     atomic.Int64
 	items     atomic.Int64
 	evictions atomic.Int64
-	cursor    atomic.Uint32 // shard the clock hand is in
+
+	mu     sync.Mutex // serialises writers; readers never take it
+	policy policy
 }
 
 type shard struct {
@@ -44,13 +51,8 @@ type shard struct {
 	_     [56]byte
 	hits  atomic.Int64 // written on every hit: a line of its own
 	_     [56]byte
-
-	mu      sync.Mutex // serialises writers; readers never take it
-	live    int        // entries in the table
-	used    int        // live entries plus tombstones
-	hand    int        // next slot the clock looks at
-	lapLeft int        // slots the hand passes before the clock moves on to the next shard
-	_       [64]byte
+	live  int // entries in the table; c.mu
+	used  int // live entries plus tombstones; c.mu
 }
 
 // A table is an open-addressing hash table with linear probing. Slots hold
@@ -62,24 +64,35 @@ type table struct {
 	tomb  *entry
 }
 
-// An entry is never changed once published, except its reference bit.
+// An entry's key, value and expiry never change once it is published;
+// a new value for its key is a new entry. Readers also touch uses. At 64
+// bytes it fills one size class of the allocator, so a Get reads one
+// cache line of it.
 type entry struct {
-	hash       uint64
-	key        string
-	value      []byte
-	referenced atomic.Bool
+	hash    uint64
+	key     string
+	value   []byte
+	expires int64 // Unix nanoseconds; 0 is never
+	uses    atomic.Uint32
+	node    int32 // its node in the policy; Cache.mu
 }
 
 func newTable(slots int) *table {
 	return &table{slots: make([]atomic.Pointer[entry], slots), mask: uint64(slots - 1), tomb: new(entry)}
 }
 
-// New returns an empty Cache.
-func New() *Cache {
+// New returns an empty Cache. With countOverhead, every entry is charged
+// EntryOverhead bytes on top of its key and value, so that Bytes follows
+// the memory the cache really holds.
+func New(countOverhead bool) *Cache {
 	c := &Cache{seed: maphash.MakeSeed()}
+	if countOverhead {
+		c.overhead = EntryOverhead
+	}
 	for i := range c.shards {
 		c.shards[i].table.Store(newTable(minSlots))
 	}
+	c.policy.init(c.overhead)
 	return c
 }
 
@@ -103,37 +116,43 @@ func (t *table) find(h uint64, key string) *entry {
 	}
 }
 
-// Get returns the value of key and marks it recently used.
-func (c *Cache) Get(key string) (value []byte, ok bool) {
+// Get returns the value of key and its expiry (Unix nanoseconds, 0 for
+// never), and counts a use of it. It returns an entry whether or not it
+// has expired: the caller compares the expiry with its own clock, and may
+// still serve a stale value.
+func (c *Cache) Get(key string) (value []byte, expires int64, ok bool) {
 	s, h := c.locate(key)
 	e := s.table.Load().find(h, key)
 	if e == nil {
-		return nil, false
+		return nil, 0, false
 	}
-	// Load before Store: a hot key's entry is written once per clock
-	// sweep, not on every hit.
-	if !e.referenced.Load() {
-		e.referenced.Store(true)
+	// Load before Store, and stop at maxUses: a hot key's entry is
+	// written a few times per pass of the policy, not on every hit.
+	// A use lost to a concurrent hit does not matter.
+	if u := e.uses.Load(); u < maxUses {
+		e.uses.Store(u + 1)
 	}
 	s.hits.Add(1)
-	return e.value, true
+	return e.value, e.expires, true
 }
 
-// Peek returns the value of key without marking it used or counting a hit.
-func (c *Cache) Peek(key string) (value []byte, ok bool) {
+// Peek is Get without counting a use or a hit.
+func (c *Cache) Peek(key string) (value []byte, expires int64, ok bool) {
 	s, h := c.locate(key)
 	if e := s.table.Load().find(h, key); e != nil {
-		return e.value, true
+		return e.value, e.expires, true
 	}
-	return nil, false
+	return nil, 0, false
 }
 
-// Add stores value under key, replacing any earlier value. The byte count
-// changes by exactly the difference, so replacing never drifts it.
-func (c *Cache) Add(key string, value []byte) {
+// Add stores value under key with an expiry (Unix nanoseconds, 0 for
+// never), replacing any earlier value. The byte count changes by exactly
+// the difference, so replacing never drifts it.
+func (c *Cache) Add(key string, value []byte, expires int64) {
 	s, h := c.locate(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	ne := &entry{hash: h, key: key, value: value, expires: expires}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	t := s.table.Load()
 	insert := -1
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
@@ -152,17 +171,18 @@ func (c *Cache) Add(key string, value []byte) {
 			continue
 		}
 		if e.hash == h && e.key == key {
-			ne := &entry{hash: h, key: key, value: value}
-			ne.referenced.Store(true)
+			ne.uses.Store(e.uses.Load())
+			c.policy.replace(e, ne)
 			t.slots[i].Store(ne)
 			c.bytes.Add(int64(len(value) - len(e.value)))
 			return
 		}
 	}
-	t.slots[insert].Store(&entry{hash: h, key: key, value: value})
+	t.slots[insert].Store(ne)
 	s.live++
-	c.bytes.Add(Size(key, value))
+	c.bytes.Add(c.Charge(key, value))
 	c.items.Add(1)
+	c.policy.added(ne, c.items.Load())
 	if s.used*4 >= len(t.slots)*3 {
 		s.rehash(t)
 	}
@@ -170,7 +190,7 @@ func (c *Cache) Add(key string, value []byte) {
 
 // rehash publishes a new table sized for the live entries, without
 // tombstones. Readers still walking the old one see a consistent, if
-// slightly stale, snapshot. s.mu must be held.
+// slightly stale, snapshot. c.mu must be held.
 func (s *shard) rehash(old *table) {
 	n := minSlots
 	for n < s.live*2 {
@@ -189,14 +209,21 @@ func (s *shard) rehash(old *table) {
 		t.slots[j].Store(e)
 	}
 	s.table.Store(t)
-	s.used, s.hand, s.lapLeft = s.live, 0, 0
+	s.used = s.live
 }
 
 // Remove deletes key and reports whether it was present.
 func (c *Cache) Remove(key string) bool {
-	s, h := c.locate(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	_, h := c.locate(key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unlink(h, key)
+}
+
+// unlink removes the entry of key (hash h) from its table and the policy,
+// and reports whether there was one; c.mu must be held.
+func (c *Cache) unlink(h uint64, key string) bool {
+	s := &c.shards[h>>(64-shardBits)]
 	t := s.table.Load()
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		e := t.slots[i].Load()
@@ -204,77 +231,53 @@ func (c *Cache) Remove(key string) bool {
 			return false
 		}
 		if e.hash == h && e != t.tomb && e.key == key {
-			c.unlink(s, t, i, e)
+			t.slots[i].Store(t.tomb)
+			s.live--
+			c.bytes.Add(-c.Charge(e.key, e.value))
+			c.items.Add(-1)
+			c.policy.removed(e)
 			return true
 		}
 	}
 }
 
-// EvictOne removes one entry that has not been used since the clock hand
-// last passed it, and reports whether the cache had anything to evict.
-//
-// The hand makes a full lap of one shard before it moves to the next, so
-// across shards the order stays close to one global clock: a recently used
-// entry is not evicted while an unused one waits in another shard.
-func (c *Cache) EvictOne() bool {
-	// Each shard needs at most three visits: one to start its lap, one to
-	// clear its bits, one to evict.
-	for range 3*shardCount + 1 {
-		s := &c.shards[c.cursor.Load()%shardCount]
-		s.mu.Lock()
-		t := s.table.Load()
-		for ; s.lapLeft > 0 && s.live > 0; s.lapLeft-- {
-			i := uint64(s.hand)
-			s.hand = (s.hand + 1) % len(t.slots)
-			e := t.slots[i].Load()
-			if e == nil || e == t.tomb {
-				continue
-			}
-			if e.referenced.Load() {
-				e.referenced.Store(false)
-				continue
-			}
-			s.lapLeft--
-			c.unlink(s, t, i, e)
-			c.evictions.Add(1)
-			s.mu.Unlock()
-			return true
-		}
-		s.lapLeft = len(t.slots)
-		s.mu.Unlock()
-		c.cursor.Add(1)
+// EvictOne removes one entry and reports whether the cache had one to
+// evict. It takes an entry that expired at or before now (Unix
+// nanoseconds; 0 disables this) if there is one, else the one the policy
+// values least.
+func (c *Cache) EvictOne(now int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.policy.victim(now, c.bytes.Load())
+	if e == nil {
+		return false
 	}
-	// Gets kept setting bits faster than the hand cleared them: evict the
-	// first live entry regardless, so that the owner's budget holds.
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.Lock()
-		t := s.table.Load()
-		for j := range t.slots {
-			if e := t.slots[j].Load(); e != nil && e != t.tomb {
-				c.unlink(s, t, uint64(j), e)
-				c.evictions.Add(1)
-				s.mu.Unlock()
-				return true
-			}
-		}
-		s.mu.Unlock()
-	}
-	return false
+	c.unlink(e.hash, e.key)
+	c.evictions.Add(1)
+	return true
 }
 
-// unlink replaces e, at slot i of t, with a tombstone; s.mu must be held.
-func (c *Cache) unlink(s *shard, t *table, i uint64, e *entry) {
-	t.slots[i].Store(t.tomb)
-	s.live--
-	c.bytes.Add(-Size(e.key, e.value))
-	c.items.Add(-1)
+// EvictExpired removes the entry that expired first, if one expired at
+// or before now (Unix nanoseconds), and reports whether it removed one.
+func (c *Cache) EvictExpired(now int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.policy.expired(now)
+	if e == nil {
+		return false
+	}
+	c.unlink(e.hash, e.key)
+	c.evictions.Add(1)
+	return true
 }
 
-// Size is the number of bytes an entry is charged: its key and value.
-func Size(key string, value []byte) int64 { return int64(len(key) + len(value)) }
+// Charge is the number of bytes an entry of key and value is charged: its
+// key and value, plus EntryOverhead if the cache counts overhead.
+func (c *Cache) Charge(key string, value []byte) int64 {
+	return int64(len(key)+len(value)) + c.overhead
+}
 
-// Bytes returns the bytes held (keys plus values).
+// Bytes returns the bytes charged for the entries held.
 func (c *Cache) Bytes() int64 { return c.bytes.Load() }
 
 // Len returns the number of entries.

@@ -1,0 +1,83 @@
+package protocol
+
+import (
+	"crypto/hmac"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Checksum returns the HeaderChecksum of body: its xxhash64 as 16
+// lower-case hex digits.
+func Checksum(body []byte) string {
+	var b [16]byte
+	return string(appendChecksum(b[:0], xxhash.Sum64(body)))
+}
+
+func appendChecksum(dst []byte, sum uint64) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		dst = append(dst, digits[(sum>>uint(shift))&0xf])
+	}
+	return dst
+}
+
+// seal adds the checksum of r's body to r's header and, with a secret, the
+// response signature bound to req's signature, status and code.
+func seal(secret []byte, req Request, r Response) Response {
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
+	sum := Checksum(r.Body)
+	r.Header[HeaderChecksum] = []string{sum}
+	if secret != nil {
+		r.Header[HeaderSignature] = []string{hex.EncodeToString(
+			responseMAC(secret, req.Header.Get(HeaderSignature), r.Status, r.Code(), sum))}
+	} else {
+		delete(r.Header, HeaderSignature)
+	}
+	return r
+}
+
+// checkHeader checks, before any body is read, what the headers of a
+// response to req must have: a checksum on a 200 (and on every response
+// with a secret), and with a secret a valid response signature. It returns
+// an error wrapping ErrIntegrity.
+//
+// A 401 that fails is reported as ErrUnauthorized too: a node that does
+// not share the secret, or a version 1 node, answers so, and either way
+// the caller treats it as a failed peer.
+func (c *Client) checkHeader(req Request, status int, header http.Header) error {
+	err := c.checkSeal(req, status, header)
+	if err != nil && status == http.StatusUnauthorized {
+		return fmt.Errorf("%w (%w)", ErrUnauthorized, err)
+	}
+	return err
+}
+
+func (c *Client) checkSeal(req Request, status int, header http.Header) error {
+	sum := header.Get(HeaderChecksum)
+	if sum == "" && (status == http.StatusOK || c.cfg.Secret != nil) {
+		return fmt.Errorf("%w: %d response without %s (not a version %d node?)", ErrIntegrity, status, HeaderChecksum, Version)
+	}
+	if c.cfg.Secret == nil {
+		return nil
+	}
+	got, err := hex.DecodeString(header.Get(HeaderSignature))
+	if err != nil || !hmac.Equal(got, responseMAC(c.cfg.Secret, req.Header.Get(HeaderSignature), status, Code(header.Get(HeaderError)), sum)) {
+		return fmt.Errorf("%w: %d response without a valid signature", ErrIntegrity, status)
+	}
+	return nil
+}
+
+// checkBody checks body against the response's checksum, if it has one
+// (checkHeader has made sure it has when it must).
+func checkBody(header http.Header, body []byte) error {
+	var b [16]byte
+	if sum := header.Get(HeaderChecksum); sum != "" && sum != string(appendChecksum(b[:0], xxhash.Sum64(body))) {
+		return fmt.Errorf("%w: the %d-byte body does not match checksum %s", ErrIntegrity, len(body), clip(sum))
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package protocol
+
+import (
+	"context"
+	"encoding/hex"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// docVectors returns the test vectors of PROTOCOL.md: the lines of its
+// "```vectors" block, as name: value, with "\n" standing for a newline.
+func docVectors(t *testing.T) map[string]string {
+	t.Helper()
+	doc, err := os.ReadFile("../PROTOCOL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```vectors\n")
+	if !ok {
+		t.Fatal("PROTOCOL.md has no ```vectors block")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	v := map[string]string{}
+	for line := range strings.Lines(block) {
+		name, value, ok := strings.Cut(strings.TrimSuffix(line, "\n"), ": ")
+		if !ok {
+			t.Fatalf("vector line %q is not name: value", line)
+		}
+		v[name] = strings.ReplaceAll(value, `\n`, "\n")
+	}
+	return v
+}
+
+// The code produces exactly the vectors published in PROTOCOL.md.
+func TestPublishedVectors(t *testing.T) {
+	v := docVectors(t)
+	secret := []byte(v["secret"])
+	sec, err := strconv.ParseInt(v["time"], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := func() time.Time { return time.Unix(sec, 0) }
+	target, group, key := v["target"], v["group"], v["key"]
+	ctx := context.Background()
+	check := func(what, got string) {
+		t.Helper()
+		if want, ok := v[what]; !ok || got != want {
+			t.Errorf("%s = %q; PROTOCOL.md says %q", what, got, want)
+		}
+	}
+
+	c := newClient(t, &ClientOptions{Secret: secret, Now: now})
+	req := c.NewRequest(ctx, target, group, key)
+	check("path", req.Path)
+	for _, h := range []string{HeaderPeer, HeaderTimestamp, HeaderSignature} {
+		check("request "+h, req.Header.Get(h))
+	}
+	check("request canonical", strings.Join([]string{"GEECACHE2", "GET", target, req.Path, "1", v["time"]}, "\n"))
+	mac := requestMAC(secret, "GET", target, req.Path, "1", v["time"])
+	check("request X-Geecache-Signature", hex.EncodeToString(mac))
+
+	reg := cache.NewRegistry()
+	if _, err := reg.NewGroup(group, 1<<10, getter.Func(func(_ context.Context, k string) ([]byte, error) {
+		return []byte(v["value"]), nil
+	}), nil); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, reg, &ServerOptions{Secret: secret, Self: target, Now: now})
+	r := s.Serve(ctx, req)
+	if r.Status != 200 || string(r.Body) != v["value"] {
+		t.Fatalf("Serve = %d %q; want 200 %q", r.Status, r.Body, v["value"])
+	}
+	sig := req.Header.Get(HeaderSignature)
+	check("value X-Geecache-Checksum", r.Header.Get(HeaderChecksum))
+	check("value canonical", strings.Join([]string{"GEECACHE2 response", sig, "200", "", r.Header.Get(HeaderChecksum)}, "\n"))
+	check("value X-Geecache-Signature", r.Header.Get(HeaderSignature))
+	if got, err := read(ctx, c, req, r, -2); err != nil || string(got) != v["value"] {
+		t.Fatalf("the client reads %q, %v; want %q", got, err, v["value"])
+	}
+
+	nf := s.Seal(req, ErrorResponse(CodeNotFound, strings.TrimSuffix(v["not_found body"], "\n")))
+	check("not_found body", string(nf.Body))
+	check("not_found X-Geecache-Checksum", nf.Header.Get(HeaderChecksum))
+	check("not_found canonical", strings.Join([]string{"GEECACHE2 response", sig, "404", "not_found", nf.Header.Get(HeaderChecksum)}, "\n"))
+	check("not_found X-Geecache-Signature", nf.Header.Get(HeaderSignature))
+	check("empty X-Geecache-Checksum", Checksum(nil))
+
+	// Without a secret: the same checksum, no signature.
+	plain := newServer(t, reg, nil).Serve(ctx, newClient(t, nil).NewRequest(ctx, target, group, key))
+	if plain.Header.Get(HeaderChecksum) != v["value X-Geecache-Checksum"] || plain.Header.Get(HeaderSignature) != "" {
+		t.Fatalf("without a secret: headers %v; want the same checksum and no signature", plain.Header)
+	}
+}

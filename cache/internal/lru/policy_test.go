@@ -1,0 +1,100 @@
+package lru
+
+import (
+	"fmt"
+	"testing"
+)
+
+// addWithin adds key to c as an owner with a budget of budget bytes does:
+// it evicts first, then adds.
+func addWithin(c *Cache, budget int64, key string, value []byte, expires, now int64) {
+	for c.Bytes()+c.Charge(key, value) > budget && c.EvictOne(now) {
+	}
+	c.Add(key, value, expires)
+}
+
+// TestScanKeepsFrequentKeys fills a cache with keys used several times,
+// then streams five times as many keys used once through it: each new key
+// has its turn in the window (it is still there when the next few keys
+// arrive), and nearly all the frequent keys stay. An exact LRU would keep
+// none of them.
+func TestScanKeepsFrequentKeys(t *testing.T) {
+	c := New(false)
+	const n = 1000
+	value := make([]byte, 10)
+	budget := n * c.Charge("hot-0000", value)
+	for i := range n {
+		addWithin(c, budget, fmt.Sprintf("hot-%04d", i), value, 0, 0)
+	}
+	for range 3 {
+		for i := range n {
+			c.Get(fmt.Sprintf("hot-%04d", i))
+		}
+	}
+	const newest = 5 // of the window's ~10 entries
+	for i := range 5 * n {
+		addWithin(c, budget, fmt.Sprintf("new-%04d", i), value, 0, 0)
+		for j := max(0, i-newest+1); j <= i; j++ {
+			if _, _, ok := c.Peek(fmt.Sprintf("new-%04d", j)); !ok {
+				t.Fatalf("new-%04d was evicted %d additions after it came in", j, i-j)
+			}
+		}
+	}
+	kept := 0
+	for i := range n {
+		if _, _, ok := c.Peek(fmt.Sprintf("hot-%04d", i)); ok {
+			kept++
+		}
+	}
+	if kept < n*9/10 {
+		t.Fatalf("%d of %d frequent keys left after a scan", kept, n)
+	}
+	if c.Bytes() > budget {
+		t.Fatalf("Bytes = %d over the budget %d", c.Bytes(), budget)
+	}
+}
+
+// TestEvictExpiredFirst checks that EvictOne takes expired entries first,
+// earliest expiry first, even if they are used most, that a replaced
+// entry's expiry is the new one's, and that EvictExpired evicts only
+// expired entries.
+func TestEvictExpiredFirst(t *testing.T) {
+	c := New(false)
+	for _, e := range []struct {
+		key     string
+		expires int64
+	}{{"a", 30}, {"b", 10}, {"c", 0}, {"d", 20}, {"e", 15}} {
+		c.Add(e.key, []byte("v"), e.expires)
+		c.Get(e.key)
+	}
+	c.Add("e", []byte("v"), 100) // e no longer expires at 15
+	present := func(k string) bool { _, _, ok := c.Peek(k); return ok }
+	for _, step := range []struct {
+		now  int64
+		gone string
+	}{{25, "b"}, {25, "d"}, {35, "a"}} {
+		if !c.EvictOne(step.now) || present(step.gone) {
+			t.Fatalf("EvictOne(%d) did not evict %s", step.now, step.gone)
+		}
+	}
+	if !present("c") || !present("e") {
+		t.Fatal("an entry that had not expired was evicted")
+	}
+	if _, exp, _ := c.Get("e"); exp != 100 {
+		t.Fatalf("e expires at %d, want 100", exp)
+	}
+	if c.EvictExpired(50) || c.EvictExpired(0) {
+		t.Fatal("EvictExpired evicted an entry that had not expired")
+	}
+	if !c.EvictExpired(100) || present("e") {
+		t.Fatal("EvictExpired(100) did not evict e")
+	}
+	c.Add("e", []byte("v"), 0)
+	c.Remove("e")
+	if !c.EvictOne(200) || c.Len() != 0 {
+		t.Fatal("the last entry was not evicted")
+	}
+	if c.EvictOne(200) {
+		t.Fatal("EvictOne on an empty cache reported an eviction")
+	}
+}
