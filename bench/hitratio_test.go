@@ -129,7 +129,7 @@ var ratioSystems = []ratioSystem{
 func ratioGeeCache(tb testing.TB, budget int, keys []string) float64 {
 	loads := 0
 	g, err := cache.NewRegistry().NewGroup("ratio", int64(budget*ratioEntryBytes), getter.Func(
-		func(context.Context, string) ([]byte, error) { loads++; return ratioValue, nil }))
+		func(context.Context, string) ([]byte, error) { loads++; return ratioValue, nil }), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
