@@ -309,8 +309,8 @@ func merge(old *Ring, nodes []string) *Ring {
 		r.points[out], r.owners[out] = p, uint32(o)
 		out++
 	}
+	copy(r.owners[out:], newOwn[k:])
 	out += copy(r.points[out:], newPts[k:])
-	copy(r.owners[len(r.owners)-(len(newOwn)-k):], newOwn[k:])
 	if out != len(r.points) {
 		panic("picker: ring merge lost points") // cannot happen: old and nodes disagree
 	}
