@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/geecache/geecache/bench/internal/fair"
 	"github.com/geecache/geecache/picker"
 	"github.com/golang/groupcache/consistenthash"
 )
@@ -150,6 +151,85 @@ func TestRingLookupAllocs(t *testing.T) {
 	i := 0
 	if a := testing.AllocsPerRun(1000, func() { get(keys[i%64]); i++ }); a != 0 {
 		t.Errorf("ring lookup allocates %.1f times", a)
+	}
+}
+
+// BenchmarkRingBuildVsGroupcache builds a 1000-node ring, in a fair
+// comparison (package fair: alternating blocks of b.N builds, 5 rounds,
+// a GC before each block): ours from scratch (picker.New, what Peers.Set
+// does on its first call) with picker.DefaultReplicas points per node and
+// with 50, against golang/groupcache's consistenthash.New + Add with 50
+// replicas, as its HTTPPool.Set does. The add-one case gives the
+// 1000-node ring a 1001st node: ours with Ring.With from the 1000-node
+// ring (what Peers.Set does: a merge), groupcache rebuilding, as
+// HTTPPool.Set does. Run it with -benchtime=3x. Ratios are of wall time,
+// process CPU time and bytes allocated (B/op); below 1, ours is cheaper.
+func BenchmarkRingBuildVsGroupcache(b *testing.B) {
+	nodes := ringNodes(1000)
+	grown := ringNodes(1001)
+	gcName := fmt.Sprintf("groupcache-r%d", gcReplicas)
+	build := func(name string, f func()) fair.System {
+		return fair.System{Name: name, Run: func(n int) fair.Metrics {
+			for range n {
+				f()
+			}
+			return nil
+		}}
+	}
+	gc := func(nodes []string) fair.System {
+		return build(gcName, func() { consistenthash.New(gcReplicas, nil).Add(nodes...) })
+	}
+	ours := func(reps int) fair.System {
+		o := &picker.Options{Replicas: reps}
+		return build(fmt.Sprintf("geecache-r%d", reps), func() { mustRing(nodes, o) })
+	}
+	opts := fair.Options{Baseline: gcName, Mem: true, GC: true, CPU: true, Ratios: []string{"B/op"}}
+	b.Run("nodes=1000", func(b *testing.B) {
+		fair.Run(b, opts, gc(nodes), ours(picker.DefaultReplicas), ours(gcReplicas))
+	})
+	base := mustRing(nodes, nil)
+	b.Run("add-one-to-1000", func(b *testing.B) {
+		fair.Run(b, opts, gc(grown),
+			build(fmt.Sprintf("geecache-r%d", picker.DefaultReplicas), func() { base.With(grown...) }))
+	})
+}
+
+// BenchmarkRingLookup1M looks up 1M distinct keys (too many for the CPU
+// cache, unlike BenchmarkRingLookup's 4096) in our default ring and in
+// golang/groupcache's (50 replicas), in a fair comparison (package fair);
+// each system walks the keys in turn from where its last block stopped.
+// Run it with -benchtime=1048576x, so that a block is one pass over the
+// keys.
+func BenchmarkRingLookup1M(b *testing.B) {
+	keys := ringKeys(1 << 20)
+	gcName := fmt.Sprintf("groupcache-r%d", gcReplicas)
+	for _, n := range []int{10, 100, 1000} {
+		nodes := ringNodes(n)
+		ours := mustRing(nodes, nil)
+		gc := consistenthash.New(gcReplicas, nil)
+		gc.Add(nodes...)
+		misses := 0
+		lookup := func(name string, get func(string) string) fair.System {
+			next := 0
+			return fair.System{Name: name, Run: func(ops int) fair.Metrics {
+				for range ops {
+					if get(keys[next]) == "" {
+						misses++
+					}
+					if next++; next == len(keys) {
+						next = 0
+					}
+				}
+				return nil
+			}}
+		}
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			fair.Run(b, fair.Options{Baseline: gcName, Mem: true, CPU: true},
+				lookup(gcName, gc.Get), lookup(fmt.Sprintf("geecache-r%d", picker.DefaultReplicas), ours.Get))
+		})
+		if misses > 0 {
+			b.Fatalf("%d lookups found no owner", misses)
+		}
 	}
 }
 

@@ -54,3 +54,53 @@ func BenchmarkNew(b *testing.B) {
 		})
 	}
 }
+
+// Rebuilding the ring of a 1000-node cluster: from scratch (New, or a
+// Peers' first Set), and after one node joins or leaves (Ring.With and
+// Peers.Set from the 1000-node ring). Run with -benchmem.
+func BenchmarkRebuild(b *testing.B) {
+	const n = 1000
+	nodes := nodeNames(n)
+	grown := append(nodeNames(n), "http://10.0.9.9:8001")
+	base := mustNew(nodes, nil)
+	big := mustNew(grown, nil)
+	b.Run(fmt.Sprintf("new/nodes=%d", n), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			mustNew(nodes, nil)
+		}
+	})
+	b.Run(fmt.Sprintf("add-one/nodes=%d", n), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			base.With(grown...)
+		}
+	})
+	b.Run(fmt.Sprintf("remove-one/nodes=%d", n+1), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			big.With(nodes...)
+		}
+	})
+	newGetter := func(addr string) cache.PeerGetter { return &addrGetter{addr} }
+	b.Run(fmt.Sprintf("peers-set-first/nodes=%d", n), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			mustPeers(nodes[0], newGetter, nil).Set(nodes...)
+		}
+	})
+	b.Run(fmt.Sprintf("peers-set-add-or-remove-one/nodes=%d", n), func(b *testing.B) {
+		p := mustPeers(nodes[0], newGetter, nil)
+		p.Set(nodes...)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if i%2 == 0 {
+				p.Set(grown...)
+			} else {
+				p.Set(nodes...)
+			}
+			i++
+		}
+	})
+}

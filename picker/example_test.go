@@ -21,8 +21,8 @@ func ExampleRing() {
 		fmt.Println(key, "->", owner, owner == same.Get(key))
 	}
 	// Output:
-	// Tom -> http://localhost:8003 true
-	// Jack -> http://localhost:8002 true
+	// Tom -> http://localhost:8002 true
+	// Jack -> http://localhost:8001 true
 	// Alice -> http://localhost:8001 true
 }
 
@@ -51,6 +51,6 @@ func ExamplePeers() {
 		fmt.Println(string(v))
 	}
 	// Output:
-	// scores/Tom from http://localhost:8003
+	// scores/Tom from http://localhost:8002
 	// Alice is owned by this node: http://localhost:8001
 }

@@ -70,7 +70,11 @@ func (p *Peers) snapshot(old *peerState, addrs []string) *peerState {
 	all := make([]string, 0, len(addrs)+1)
 	all = append(all, addrs...)
 	all = append(all, p.self)
-	r := build(p.cfg, all)
+	var prev *Ring
+	if old != nil {
+		prev = old.ring
+	}
+	r := rebuild(prev, p.cfg, all)
 
 	st := &peerState{ring: r, getters: make([]cache.PeerGetter, len(r.nodes)), self: -1}
 	for i, addr := range r.nodes {

@@ -29,14 +29,15 @@ import (
 )
 
 // DefaultReplicas is the number of points each node gets on the ring when
-// [WithReplicas] is not used. It was chosen by measurement, as the load
-// spread (the busiest node's share of keys divided by the mean share) at
-// ten nodes over 300 random sets of node names: with 160 replicas the
-// median spread is 1.12 and most name sets exceed 1.10; with 512 the median
-// is 1.07 and about 1 in 11 sets exceeds 1.10; with 1024 the median is 1.05
-// and about 1 in 100 sets exceeds 1.10 (with xxhash and with CRC32 alike).
-// The cost is memory (12 bytes per point, so 120 KiB for ten nodes) and
-// build time, not lookup time.
+// [Options].Replicas is 0. It was chosen by measurement, as the load
+// spread (the busiest node's share of the circle divided by the mean
+// share) of ten-node rings over 300 random sets of node names
+// (TestReplicaSpreadOverNameSets, with XXHash and CRC32 alike): with 160
+// replicas the median spread is 1.11 and 64% of the sets exceed 1.10;
+// with 512 the median is 1.07 and 7% of the sets exceed 1.10; with 1024
+// the median is 1.04, the worst of the 300 sets 1.096, and none exceed
+// 1.10. The cost is memory (12 bytes per point, so 120 KiB for ten nodes
+// and 12 MiB for a thousand) and build time, not lookup time.
 const DefaultReplicas = 1024
 
 // A Hash maps a key to a point on the ring. It must be deterministic and
@@ -102,8 +103,23 @@ func newConfig(o *Options) (config, error) {
 // read-only afterwards and safe for concurrent use. To change the node set,
 // build a new ring (see [Ring.With]).
 //
+// A node's points are derived from its name alone. With [XXHash] and
+// [CRC32], the hash's range (all 64 bits, or 32) is cut into Replicas
+// equal slices and replica j of every node lies in slice j, at a
+// pseudo-random offset: every slice holds exactly one point per node,
+// which lets a ring be built without a global sort. With another [Hash],
+// whose range the ring does not know, a point is the Hash of an 8-byte
+// label derived from the name and the replica number, so points and keys
+// share the Hash's range.
+//
 // Points that tie on a hash value are ordered by node name, so the node
 // with the smallest name wins the tie on every machine.
+//
+// Building a ring of n nodes takes time linear in n times Replicas and
+// allocates 12 bytes per point and little else. [Ring.With] and
+// [Peers.Set] reuse the previous ring's sorted points when most nodes
+// stay, so a node joining or leaving costs a merge, not a rebuild; the
+// result is the same ring.
 type Ring struct {
 	cfg    config
 	nodes  []string // sorted, unique, non-empty names
@@ -124,104 +140,63 @@ func New(nodes []string, opts *Options) (*Ring, error) {
 	if err != nil {
 		return nil, err
 	}
-	return build(c, nodes), nil
+	return build(c, sortedNodes(nodes)), nil
 }
 
-// With returns a new ring with the same hash and replica count as r and
-// the given nodes. r is not changed.
-func (r *Ring) With(nodes ...string) *Ring { return build(r.cfg, nodes) }
+// With returns a ring with the same hash and replica count as r and the
+// given nodes. r is not changed; if the node set is r's, the result is r
+// itself (a ring is immutable). When most of r's nodes stay, With reuses
+// r's sorted points instead of building the ring from scratch; the result
+// is the same.
+func (r *Ring) With(nodes ...string) *Ring { return rebuild(r, r.cfg, nodes) }
 
-func build(cfg config, in []string) *Ring {
-	nodes := make([]string, 0, len(in))
-	for _, n := range in {
-		if n != "" {
-			nodes = append(nodes, n)
-		}
-	}
-	slices.Sort(nodes)
-	nodes = slices.Compact(nodes)
-	r := &Ring{cfg: cfg, nodes: slices.Clip(nodes)}
-	if len(nodes) == 0 {
-		return r
-	}
-
-	type point struct {
-		h     uint64
-		owner uint32
-	}
-	pts := make([]point, 0, len(nodes)*cfg.replicas)
-	var label []byte
-	for i, name := range nodes {
-		seed := cfg.hash(name)
-		for j := range cfg.replicas {
-			label = vnodeLabel(label[:0], name, seed, j)
-			// A Hash must not keep its argument, so the label's buffer is
-			// reused for the next one without a copy.
-			h := cfg.hash(unsafe.String(unsafe.SliceData(label), len(label)))
-			pts = append(pts, point{h, uint32(i)})
-		}
-	}
-	// nodes is sorted by name, so ordering ties by owner index orders them
-	// by node name.
-	slices.SortFunc(pts, func(a, b point) int {
-		if a.h != b.h {
-			if a.h < b.h {
-				return -1
-			}
-			return 1
-		}
-		return int(a.owner) - int(b.owner)
-	})
-	r.points = make([]uint64, len(pts))
-	r.owners = make([]uint32, len(pts))
-	for i, p := range pts {
-		r.points[i], r.owners[i] = p.h, p.owner
-	}
-	r.buildIndex()
-	return r
-}
-
-// vnodeLabel appends the label of replica j of node name. The suffix is a
-// strong 64-bit mix of the node's hash and j, so labels of neighbouring
-// replicas differ in about half their bits. This matters for hashes that
-// are linear, like CRC-32: labels such as strconv.Itoa(j)+name give
-// correlated points that do not even out the load however many replicas
-// there are.
-func vnodeLabel(dst []byte, name string, seed uint64, j int) []byte {
-	m := mix64(seed + uint64(j+1)*0x9e3779b97f4a7c15)
-	dst = append(dst, name...)
-	dst = append(dst, '#')
-	const hexDigits = "0123456789abcdef"
-	for s := 60; s >= 0; s -= 4 {
-		dst = append(dst, hexDigits[(m>>uint(s))&0xf])
-	}
-	return dst
-}
-
-// mix64 is the SplitMix64 finalizer: a bijection on uint64 with good
-// avalanche.
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// buildIndex fills r.index and r.shift with about one bucket per point
-// (at most 2^16 buckets), over the range actually used by the points.
+// buildIndex fills r.index and r.shift (see [Ring]) for r.points.
 func (r *Ring) buildIndex() {
+	f := r.newIndex(r.points[len(r.points)-1])
+	f.add(r.points, 0)
+	f.finish()
+}
+
+// newIndex sets r.shift and allocates r.index for len(r.points) points of
+// which top is the largest: about one bucket per point (at most 2^16
+// buckets), over the range actually used by the points. The caller fills
+// the index with the returned indexFill.
+func (r *Ring) newIndex(top uint64) *indexFill {
 	b := min(bits.Len(uint(len(r.points))), 16)
-	used := uint(bits.Len64(r.points[len(r.points)-1]))
+	used := uint(bits.Len64(top))
+	r.shift = 0
 	if used > uint(b) {
 		r.shift = used - uint(b)
 	}
-	nb := int(r.points[len(r.points)-1]>>r.shift) + 1
-	r.index = make([]uint32, nb+1)
-	p := 0
-	for bkt := range nb + 1 {
-		for p < len(r.points) && int(r.points[p]>>r.shift) < bkt {
-			p++
+	r.index = make([]uint32, int(top>>r.shift)+2)
+	return &indexFill{index: r.index, shift: r.shift, n: len(r.points)}
+}
+
+// An indexFill fills a ring's index from its sorted points, given in
+// order, a run at a time.
+type indexFill struct {
+	index []uint32
+	shift uint
+	n     int // number of points
+	next  int // the first bucket not filled yet
+}
+
+// add fills the buckets up to that of the last of points, which start at
+// position base in the ring.
+func (f *indexFill) add(points []uint64, base int) {
+	index, shift, next := f.index, f.shift, f.next
+	for x, p := range points {
+		for b := int(p >> shift); next <= b; next++ {
+			index[next] = uint32(base + x)
 		}
-		r.index[bkt] = uint32(p)
+	}
+	f.next = next
+}
+
+// finish fills the buckets past the last point.
+func (f *indexFill) finish() {
+	for ; f.next < len(f.index); f.next++ {
+		f.index[f.next] = uint32(f.n)
 	}
 }
 

@@ -118,12 +118,10 @@ func refOwner(cfg config, nodes []string, key string) string {
 	var best, first uint64
 	bestName, firstName := "", ""
 	haveBest, haveFirst := false, false
-	var label []byte
 	for _, n := range nodes {
-		seed := cfg.hash(n)
+		seed := nodeSeed(n)
 		for j := range cfg.replicas {
-			label = vnodeLabel(label[:0], n, seed, j)
-			p := cfg.hash(string(label))
+			p := newPointGen(cfg).point(seed, j)
 			if !haveFirst || p < first || (p == first && n < firstName) {
 				first, firstName, haveFirst = p, n, true
 			}
@@ -154,10 +152,11 @@ func TestLookupMatchesReference(t *testing.T) {
 		{"constant", func(string) uint64 { return 42 }, 4, 3},
 		{"max", func(string) uint64 { return ^uint64(0) }, 4, 3},
 		{"single", XXHash, 1, 5},
-		// Node points (labels contain '#') lie in the lowest quarter of the
-		// space, so most keys hash past the last point and wrap around.
+		// Node points (labels are 8 bytes long, test keys are not) lie in
+		// the lowest quarter of the space, so most keys hash past the last
+		// point and wrap around.
 		{"wrap", func(s string) uint64 {
-			if strings.Contains(s, "#") {
+			if len(s) == 8 {
 				return XXHash(s) >> 2
 			}
 			return XXHash(s)
@@ -170,6 +169,9 @@ func TestLookupMatchesReference(t *testing.T) {
 			cfg := config{hash: tc.h, replicas: tc.reps}
 			r := mustNew(nodes, &Options{Hash: tc.h, Replicas: tc.reps})
 			for _, k := range testKeys(2000) {
+				if len(k) == 8 {
+					k += "+" // not a label (see the "wrap" case)
+				}
 				got, ok := r.Lookup(k)
 				if want := refOwner(cfg, nodes, k); !ok || got != want {
 					t.Fatalf("Lookup(%q) = %q, %v; want %q", k, got, ok, want)
@@ -307,18 +309,24 @@ func TestZeroAllocs(t *testing.T) {
 }
 
 // FuzzRing checks that any node list and key give an owner from the list,
-// independent of the list's order and of duplicates.
+// independent of the list's order and of duplicates, and that a ring
+// changed incrementally (Ring.With, Peers.Set: the nodes in changes join
+// or, if present, leave) is the ring built from scratch for the new list,
+// which is the brute-force reference ring.
 func FuzzRing(f *testing.F) {
-	f.Add("a,b,c", "Tom", uint8(3), false)
-	f.Add("", "k", uint8(0), true)
-	f.Add(",,x,,x", "", uint8(255), false)
-	f.Add("http://localhost:8001,http://localhost:8002", "kkk", uint8(10), true)
-	f.Fuzz(func(t *testing.T, list, key string, reps uint8, useCRC bool) {
+	f.Add("a,b,c", "Tom", uint8(3), uint8(0), "d")
+	f.Add("", "k", uint8(0), uint8(1), "a,b")
+	f.Add(",,x,,x", "", uint8(255), uint8(2), "x,y")
+	f.Add("http://localhost:8001,http://localhost:8002", "kkk", uint8(10), uint8(1), "http://localhost:8001")
+	f.Add("n1,n2,n3,n4,n5,n6", "key", uint8(7), uint8(3), "n7,n2")
+	f.Fuzz(func(t *testing.T, list, key string, reps, hashSel uint8, changes string) {
 		nodes := strings.Split(list, ",")
-		opts := &Options{Replicas: int(reps%16) + 1}
-		if useCRC {
-			opts.Hash = CRC32
+		h := testHashes[int(hashSel)%len(testHashes)]
+		cfg := config{hash: h.h, replicas: int(reps%16) + 1}
+		if reps >= 250 {
+			cfg.replicas = 1024
 		}
+		opts := &Options{Replicas: cfg.replicas, Hash: h.h}
 		r := mustNew(nodes, opts)
 		owner, ok := r.Lookup(key)
 		nonEmpty := slices.ContainsFunc(nodes, func(s string) bool { return s != "" })
@@ -333,6 +341,32 @@ func FuzzRing(f *testing.F) {
 		rev = append(rev, nodes...)
 		if got := mustNew(rev, opts).Get(key); got != owner {
 			t.Fatalf("owner %q for %q, but %q for %q", owner, nodes, got, rev)
+		}
+		if d := ringDiff(r, refRing(cfg, nodes)); d != "" {
+			t.Fatalf("%s: New(%q) differs from the reference: %s", h.name, nodes, d)
+		}
+
+		changed := slices.Clone(nodes)
+		for _, c := range strings.Split(changes, ",") {
+			if i := slices.Index(changed, c); i >= 0 {
+				changed = slices.DeleteFunc(changed, func(s string) bool { return s == c })
+			} else {
+				changed = append(changed, c)
+			}
+		}
+		want := refRing(cfg, changed)
+		if d := ringDiff(r.With(changed...), want); d != "" {
+			t.Fatalf("%s: New(%q).With(%q) differs from the reference: %s", h.name, nodes, changed, d)
+		}
+		self := ""
+		if len(nodes) > 0 {
+			self = nodes[0]
+		}
+		p := mustPeers(self, nil, opts)
+		p.Set(nodes...)
+		p.Set(changed...)
+		if d := ringDiff(p.Ring(), refRing(cfg, append(changed, self))); d != "" {
+			t.Fatalf("%s: Peers(%q).Set(%q) then Set(%q) differs from the reference: %s", h.name, self, nodes, changed, d)
 		}
 	})
 }

@@ -17,8 +17,8 @@ func Example() {
 	//   node-a: Tom = 630
 	//   node-b: Tom = 630
 	//   node-c: Tom = 630
-	// Jack is owned by node-b
-	// msg="[SlowDB] search key" node=node-b key=Jack
+	// Jack is owned by node-c
+	// msg="[SlowDB] search key" node=node-c key=Jack
 	//   node-a: Jack = 589
 	//   node-b: Jack = 589
 	//   node-c: Jack = 589
@@ -27,14 +27,14 @@ func Example() {
 	//   node-a: Sam = 567
 	//   node-b: Sam = 567
 	//   node-c: Sam = 567
-	// kkk is owned by node-c
-	// msg="[SlowDB] search key" node=node-c key=kkk
+	// kkk is owned by node-b
+	// msg="[SlowDB] search key" node=node-b key=kkk
 	//   node-a: kkk -> geecache: group "scores", key "kkk": kkk not exist: key not found
-	// msg="[SlowDB] search key" node=node-c key=kkk
+	// msg="[SlowDB] search key" node=node-b key=kkk
 	//   node-b: kkk -> geecache: group "scores", key "kkk": kkk not exist: key not found
-	// msg="[SlowDB] search key" node=node-c key=kkk
+	// msg="[SlowDB] search key" node=node-b key=kkk
 	//   node-c: kkk -> geecache: group "scores", key "kkk": kkk not exist: key not found
 	// node-a: gets=6 local loads=1 peer loads=3 hot items=2
-	// node-b: gets=8 local loads=2 peer loads=2 hot items=1
-	// node-c: gets=6 local loads=3 peer loads=3 hot items=3
+	// node-b: gets=8 local loads=4 peer loads=2 hot items=2
+	// node-c: gets=6 local loads=1 peer loads=3 hot items=2
 }
