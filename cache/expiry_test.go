@@ -137,7 +137,9 @@ func (p *ttlPeer) Get(ctx context.Context, group, key string) ([]byte, error) {
 	return v, err
 }
 
-func (p *ttlPeer) GetTTL(_ context.Context, _, key string) ([]byte, time.Duration, error) { return p.f(key) }
+func (p *ttlPeer) GetTTL(_ context.Context, _, key string) ([]byte, time.Duration, error) {
+	return p.f(key)
+}
 
 // 1,000 concurrent Gets of a key at its expiry, with a stale window: none
 // waits for the source (which is blocked), and exactly one refresh runs.
