@@ -62,7 +62,7 @@ func NewClient(addr string, opts ...Option) *Client {
 
 func newClient(addr string, c config, rt http.RoundTripper) *Client {
 	if rt == nil {
-		rt = NewTransport()
+		rt = defaultTransport()
 	}
 	return &Client{
 		addr:   addr,

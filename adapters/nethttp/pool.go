@@ -32,7 +32,7 @@ func NewPool(self string, reg *cache.Registry, opts ...Option) *Pool {
 	c := newConfig(opts)
 	rt := c.transport
 	if rt == nil {
-		rt = NewTransport()
+		rt = defaultTransport()
 	}
 	p := &Pool{
 		handler: NewHandler(reg, opts...),
