@@ -1,0 +1,22 @@
+#!/bin/sh
+# WebAssembly nodes that talk to peers (examples/wasm, adapters/wasmjs, the
+# fetch transport of adapters/nethttp), in node.js:
+#   1. the js-only tests, run under node by Go's go_js_wasm_exec: the fetch
+#      transport against node's http server, and the exported serve function;
+#   2. the mixed cluster: examples/wasm built for js/wasm and run by
+#      examples/wasm/shim.js in node, with two net/http nodes in the test.
+# Needs node.js >= 18 on PATH; without it the tests skip and say so.
+# Extra arguments go to the mixed-cluster `go test` (for example -v).
+set -eu
+cd "$(dirname "$0")/.."
+if ! command -v node >/dev/null 2>&1; then
+  echo "wasm-integration: node.js is not on PATH; skipping (install node >= 18 to run the WebAssembly tests)"
+  exit 0
+fi
+echo "wasm-integration: node $(node --version)"
+# The other tests of adapters/nethttp dial Go's in-process fake network,
+# which fetch() cannot reach; only the fetch tests run under js.
+PATH="$PATH:$(go env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm go test -count=1 -run 'Fetch|CheckPlatform' ./adapters/nethttp/
+PATH="$PATH:$(go env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm go test -count=1 ./adapters/wasmjs/
+GOOS=js GOARCH=wasm go vet ./adapters/nethttp/ ./adapters/wasmjs/ ./examples/wasm/
+exec go test -race -count=1 -timeout 5m -run '^TestMixedCluster$' "$@" ./examples/wasm/
