@@ -56,6 +56,7 @@ globalThis.crypto ??= require("crypto");
 require(path.resolve(wasmExec));
 
 let geecache = null; // the node's functions, once it is ready
+let inflight = 0; // requests being answered
 
 function send(res, status, headers, body) {
   res.writeHead(status, headers);
@@ -85,7 +86,8 @@ async function handle(req, res) {
 }
 
 const server = http.createServer((req, res) => {
-  handle(req, res).catch((err) => {
+  inflight++;
+  handle(req, res).finally(() => inflight--).catch((err) => {
     console.error("shim.js:", err);
     if (!res.headersSent) send(res, 500, { "Content-Type": "text/plain" }, String(err) + "\n");
     else res.destroy();
@@ -103,10 +105,20 @@ server.listen(port, host, async () => {
     geecache = node;
     console.log(`geecache wasm node listening on ${self}`);
   };
+  // Stop: no new connections, let the requests in flight finish (at most
+  // 5 s), then stop the node; the process exits when it has.
+  let stopping = false;
   const stop = () => {
+    if (stopping) return;
+    stopping = true;
     server.close();
     server.closeIdleConnections();
-    if (geecache) geecache.stop();
+    const deadline = Date.now() + 5000;
+    const wait = () => {
+      if (inflight > 0 && Date.now() < deadline) return setTimeout(wait, 20);
+      if (geecache) geecache.stop(); else process.exit(0);
+    };
+    wait();
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
@@ -117,5 +129,7 @@ server.listen(port, host, async () => {
     console.error("shim.js:", err);
     process.exit(1);
   }
-  server.close();
+  // Go's pending timers and fetch's idle connections would keep node
+  // running after the program ended.
+  process.exit(0);
 });
