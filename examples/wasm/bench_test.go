@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os/exec"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,10 +20,12 @@ import (
 // Serving throughput of one node: the wasm node in node.js (shim.js and
 // wasmjs) against a net/http node, both answering the peer request for
 // scores/Tom from memory, measured in the same run in alternating blocks.
-// Each b.Loop iteration is one round: a block of benchBlock requests to
-// each node (the order alternates between rounds), benchConc at a time
-// over keep-alive connections. Reported: each side's median req/s, and
-// the wasm/native ratio's min and median over the rounds. Run with
+// A third server, bare node.js (bareNodeServer: the same answer with no Go
+// behind it), shows the host's own ceiling. Each b.Loop iteration is one
+// round: a block of benchBlock requests to each server (the order rotates
+// between rounds), benchConc at a time over keep-alive connections.
+// Reported: each server's median req/s, and the min and median over the
+// rounds of the wasm/native and wasm/bare-node ratios. Run with
 //
 //	go test -run '^$' -bench ServeWasmVsNative -benchtime 10x ./examples/wasm/
 func BenchmarkServeWasmVsNative(b *testing.B) {
@@ -31,6 +34,7 @@ func BenchmarkServeWasmVsNative(b *testing.B) {
 	wasm, wasmExec := buildWasm(b)
 	w := startWasmNode(b, node, wasm, wasmExec, "")
 	n := startNative(b, "", 0)
+	bare := startBareNode(b, node)
 	preq := protocol.NewClient().NewRequest(groupName, "Tom")
 	tr := nethttp.NewTransport()
 	defer tr.CloseIdleConnections()
@@ -71,22 +75,51 @@ func BenchmarkServeWasmVsNative(b *testing.B) {
 	// Warm up: Tom loaded on both, connections open, node's JIT warm.
 	block(n.url, 200)
 	block(w.url, 1000)
+	block(bare.url, 1000)
 
-	var nat, wsm, ratio []float64
+	servers := []string{n.url, w.url, bare.url}
+	rates := make([][]float64, len(servers)) // per server, per round
 	round := 0
 	for b.Loop() {
-		var rn, rw float64
-		if round%2 == 0 {
-			rn, rw = block(n.url, benchBlock), block(w.url, benchBlock)
-		} else {
-			rw, rn = block(w.url, benchBlock), block(n.url, benchBlock)
+		for i := range servers {
+			j := (i + round) % len(servers)
+			rates[j] = append(rates[j], block(servers[j], benchBlock))
 		}
 		round++
-		nat, wsm, ratio = append(nat, rn), append(wsm, rw), append(ratio, rw/rn)
+	}
+	var vsNative, vsBare []float64
+	for r := range rates[0] {
+		vsNative = append(vsNative, rates[1][r]/rates[0][r])
+		vsBare = append(vsBare, rates[1][r]/rates[2][r])
 	}
 	med := func(xs []float64) float64 { s := slices.Sorted(slices.Values(xs)); return s[len(s)/2] }
-	b.ReportMetric(med(nat), "native-req/s")
-	b.ReportMetric(med(wsm), "wasm-req/s")
-	b.ReportMetric(slices.Min(ratio), "wasm/native-min")
-	b.ReportMetric(med(ratio), "wasm/native-median")
+	b.ReportMetric(med(rates[0]), "native-req/s")
+	b.ReportMetric(med(rates[1]), "wasm-req/s")
+	b.ReportMetric(med(rates[2]), "bare-node-req/s")
+	b.ReportMetric(slices.Min(vsNative), "wasm/native-min")
+	b.ReportMetric(med(vsNative), "wasm/native-median")
+	b.ReportMetric(slices.Min(vsBare), "wasm/bare-node-min")
+	b.ReportMetric(med(vsBare), "wasm/bare-node-median")
+}
+
+// bareNodeServer answers every request as shim.js routes a peer request,
+// with the bytes the node would send for scores/Tom, and no Go behind it.
+const bareNodeServer = `
+const http = require("http");
+const body = new Uint8Array([54, 51, 48]);
+const srv = http.createServer(async (req, res) => {
+  const ac = new AbortController();
+  res.on("close", () => { if (!res.writableFinished) ac.abort(); });
+  const r = await Promise.resolve({status: 200, headers: {"Content-Type": "application/octet-stream", "Content-Length": "3"}, body});
+  res.writeHead(r.status, r.headers);
+  res.end(r.body);
+});
+srv.listen(0, "127.0.0.1", () => console.log("geecache wasm node listening on http://127.0.0.1:" + srv.address().port));
+process.on("SIGTERM", () => process.exit(0));
+`
+
+// startBareNode runs bareNodeServer in node.js; it is stopped when the
+// benchmark ends.
+func startBareNode(b *testing.B, node string) *wasmNode {
+	return startProcess(b, exec.Command(node, "-e", bareNodeServer))
 }

@@ -111,9 +111,17 @@ var listeningRE = regexp.MustCompile(`geecache wasm node listening on (http://12
 // stopped when the test ends.
 func startWasmNode(t testing.TB, node, wasm, wasmExec, secret string, goFlags ...string) *wasmNode {
 	t.Helper()
-	out := &lockedBuffer{}
 	cmd := exec.Command(node, append([]string{"shim.js", "--listen=127.0.0.1:0", "--wasm-exec=" + wasmExec, wasm, "--"}, goFlags...)...)
 	cmd.Env = append(os.Environ(), "GEECACHE_SECRET="+secret)
+	return startProcess(t, cmd)
+}
+
+// startProcess starts cmd, a node.js server that prints listeningRE's line
+// once it listens, and waits (at most a minute) for that line. The process
+// is stopped when the test ends.
+func startProcess(t testing.TB, cmd *exec.Cmd) *wasmNode {
+	t.Helper()
+	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting node: %v", err)
@@ -128,7 +136,7 @@ func startWasmNode(t testing.TB, node, wasm, wasmExec, secret string, goFlags ..
 		w.stop(t)
 		tr.CloseIdleConnections()
 		if t.Failed() {
-			t.Logf("wasm node output:\n%s", out.String())
+			t.Logf("node.js output:\n%s", out.String())
 		}
 	})
 	for i := 0; i < 600; i++ {
@@ -138,11 +146,11 @@ func startWasmNode(t testing.TB, node, wasm, wasmExec, secret string, goFlags ..
 		}
 		select {
 		case <-w.done:
-			t.Fatalf("the wasm node exited: %v\n%s", cmd.ProcessState, out.String())
+			t.Fatalf("node.js exited: %v\n%s", cmd.ProcessState, out.String())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	t.Fatalf("the wasm node did not say it listens within a minute:\n%s", out.String())
+	t.Fatalf("node.js did not say it listens within a minute:\n%s", out.String())
 	return nil
 }
 
