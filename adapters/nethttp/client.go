@@ -89,8 +89,11 @@ func newClientConfig(opts *ClientOptions) (clientConfig, error) {
 	if err != nil {
 		return clientConfig{}, err
 	}
+	if err := checkPlatform(o.Transport); err != nil {
+		return clientConfig{}, err
+	}
 	if o.Transport == nil {
-		o.Transport = NewTransport()
+		o.Transport = defaultTransport()
 	}
 	return clientConfig{base: o.BasePath, proto: pc, rt: o.Transport, timeout: o.Timeout}, nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leakOptions()...) }
 
 // db is a Getter that answers "v:"+key for every key except those starting
 // with "missing", and counts its calls per key.
