@@ -55,6 +55,9 @@ else
   echo "SKIPPED: GOOS=js tests need Node.js 18 or later on PATH (not installed by this script)"
 fi
 
+step "WebAssembly nodes: fetch transport and wasmjs under node, the wasip1 example"
+scripts/wasm-integration.sh
+
 if [ -x scripts/lambda-integration.sh ]; then
   step "Lambda nodes under the real runtime emulator"
   scripts/lambda-integration.sh
