@@ -66,6 +66,6 @@ func ExampleConfigFromEnv() {
 	fmt.Println(err)
 	// Output:
 	// 2 BUFFERED 67108864 <nil>
-	// geecache: bad Lambda node configuration: GEECACHE_SELF_URL: not set (this node's Function URL, e.g. https://abc.lambda-url.eu-west-1.on.aws)
-	// geecache: bad Lambda node configuration: GEECACHE_PEERS: not set (comma-separated Function URLs of every node, this one included)
+	// geecache: bad Lambda node configuration: GEECACHE_SELF_URL: not set, nor AWS_LAMBDA_FUNCTION_NAME (this node's function name or Function URL, as listed in GEECACHE_PEERS)
+	// geecache: bad Lambda node configuration: GEECACHE_PEERS: not set (comma-separated function names or URLs of every node, this one included)
 }

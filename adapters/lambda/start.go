@@ -28,12 +28,12 @@ type Setup func(cfg Config, reg *cache.Registry, peers cache.PeerPicker) error
 type Node struct {
 	Config   Config
 	Registry *cache.Registry
-	// Peers picks the owner of a key and fetches it with the net/http
-	// binding's Client: it is a nethttp.Pool, built from the same options
-	// as a net/http node's, since a peer's Function URL is plain HTTPS to
-	// its callers, so Lambda and net/http nodes serve each other and agree
-	// on owners.
-	Peers   *nethttp.Pool
+	// Peers picks the owner of a key and fetches it: from peers named by
+	// function through the Lambda Invoke API, from peers named by URL
+	// (Function URLs, net/http nodes) with the net/http binding's Client.
+	// Its ring takes the same options as a nethttp.Pool's, so Lambda and
+	// net/http nodes serve each other and agree on owners.
+	Peers   *Peers
 	Handler *Handler
 }
 
@@ -53,6 +53,11 @@ type Options struct {
 	// node's own protocol server.
 	Peers nethttp.PoolOptions
 
+	// Invoke configures how peers named by function are invoked. Its
+	// Qualifier and Resolve default to the Config's Qualifier and
+	// Endpoints.
+	Invoke InvokeOptions
+
 	// ShowErrors sends error details (a source's error text, a peer's
 	// address) to callers that are not peers. Off by default: a Function
 	// URL may be reachable by anyone (see protocol.ServerOptions.HideErrors).
@@ -62,7 +67,14 @@ type Options struct {
 // NewNode builds a node from cfg: the registry, the peers, the groups (by
 // calling setup) and the Handler. Start calls it; tests and custom entry
 // points can call it directly. opts may be nil.
+//
+// Without Options.Invoke.Client, NewNode makes the Lambda API client with
+// NewInvokeAPI, which reads the environment and AWS configuration files.
 func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
+	return newNode(context.Background(), cfg, setup, opts)
+}
+
+func newNode(ctx context.Context, cfg Config, setup Setup, opts *Options) (*Node, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -79,8 +91,21 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	po := o.Peers
 	po.Secret, po.MaxValueBytes, po.Logger = cfg.Secret, cfg.MaxValueBytes, o.Logger
 	po.HideErrors = !o.ShowErrors
+	inv := o.Invoke
+	if inv.Qualifier == "" {
+		inv.Qualifier = cfg.Qualifier
+	}
+	if inv.Resolve == nil && len(cfg.Endpoints) > 0 {
+		eps := cfg.Endpoints
+		inv.Resolve = func(name string) (string, string) {
+			if ep, ok := eps[name]; ok {
+				return "function", ep // the emulator's one function
+			}
+			return "", ""
+		}
+	}
 	reg := cache.NewRegistry()
-	pool, err := nethttp.NewPool(cfg.SelfURL, reg, &po)
+	pool, err := NewPeers(ctx, cfg.SelfURL, &PeersOptions{Pool: po, Invoke: inv})
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +154,7 @@ func Start(ctx context.Context, setup Setup, opts *Options) error {
 	if v, _ := os.LookupEnv("AWS_LAMBDA_RUNTIME_API"); v == "" {
 		return ErrNoRuntime
 	}
-	n, err := NewNode(cfg, setup, opts)
+	n, err := newNode(ctx, cfg, setup, opts)
 	if err != nil {
 		return err
 	}

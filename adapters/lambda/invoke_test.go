@@ -1,0 +1,178 @@
+package lambda
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	awslambda "github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/getter"
+)
+
+// fakeInvoke is an InvokeAPI that answers with fn and records the inputs.
+type fakeInvoke struct {
+	fn   func(in *awsl.InvokeInput) (*awsl.InvokeOutput, error)
+	last *awsl.InvokeInput
+	opts awsl.Options
+}
+
+func (f *fakeInvoke) Invoke(_ context.Context, in *awsl.InvokeInput, optFns ...func(*awsl.Options)) (*awsl.InvokeOutput, error) {
+	f.last = in
+	f.opts = awsl.Options{}
+	for _, o := range optFns {
+		o(&f.opts)
+	}
+	return f.fn(in)
+}
+
+// handlerInvoke answers invocations with a test node's Handler, through
+// the runtime's JSON path, as Lambda would.
+func handlerInvoke(t *testing.T, h *Handler, stream bool) func(in *awsl.InvokeInput) (*awsl.InvokeOutput, error) {
+	var lh awslambda.Handler = awslambda.NewHandler(h.ServeURL)
+	if stream {
+		lh = awslambda.NewHandler(h.ServeStream)
+	}
+	return func(in *awsl.InvokeInput) (*awsl.InvokeOutput, error) {
+		out, err := lh.Invoke(t.Context(), in.Payload)
+		if err != nil {
+			t.Fatalf("handler: %v", err)
+		}
+		return &awsl.InvokeOutput{StatusCode: 200, Payload: out}, nil
+	}
+}
+
+func newTestPeers(t *testing.T, api InvokeAPI, inv InvokeOptions) *Peers {
+	t.Helper()
+	inv.Client = api
+	p, err := NewPeers(t.Context(), "", &PeersOptions{Invoke: inv, Pool: nethttp.PoolOptions{Secret: []byte("k"), Logger: slog.New(slog.DiscardHandler)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// TestInvokeClientRoundTrip fetches through a node's Handler in both invoke
+// modes, with a qualifier and a resolved endpoint.
+func TestInvokeClientRoundTrip(t *testing.T) {
+	n := newTestNode(t, 10)
+	h := newHandler(t, n.reg, &protocol.ServerOptions{Secret: []byte("k")})
+	for _, stream := range []bool{false, true} {
+		api := &fakeInvoke{fn: handlerInvoke(t, h, stream)}
+		p := newTestPeers(t, api, InvokeOptions{Qualifier: "live", Resolve: func(name string) (string, string) {
+			return "function", "http://127.0.0.1:1/" + name
+		}})
+		if err := p.Set("node-b"); err != nil {
+			t.Fatal(err)
+		}
+		peer, ok := p.PickPeer("Tom")
+		if !ok {
+			t.Fatal("a client-only Peers owns a key")
+		}
+		v, err := peer.Get(t.Context(), "scores", "Tom")
+		if err != nil || string(v) != "630" {
+			t.Fatalf("stream=%v: Tom = %q, %v", stream, v, err)
+		}
+		if *api.last.FunctionName != "function" || *api.last.Qualifier != "live" || *api.opts.BaseEndpoint != "http://127.0.0.1:1/node-b" {
+			t.Errorf("invoked %s:%s at %s", *api.last.FunctionName, *api.last.Qualifier, *api.opts.BaseEndpoint)
+		}
+		if peer.(*InvokeClient).Addr() != "node-b" {
+			t.Errorf("Addr = %q", peer.(*InvokeClient).Addr())
+		}
+		if _, err := peer.Get(t.Context(), "scores", "kkk"); !errors.Is(err, getter.ErrNotFound) {
+			t.Errorf("stream=%v: kkk: %v, want the owner's not found", stream, err)
+		}
+		if v, err := peer.Get(t.Context(), "binary", "x"); err != nil || string(v) != string(allBytes()) {
+			t.Errorf("stream=%v: all-bytes: %d bytes, %v", stream, len(v), err)
+		}
+	}
+}
+
+// TestInvokeClientErrors maps each kind of failure to its error, none of
+// which is "not found", so the calling group falls back.
+func TestInvokeClientErrors(t *testing.T) {
+	fnErr, _ := json.Marshal(map[string]string{"errorMessage": "boom", "errorType": "errorString"})
+	cases := []struct {
+		name   string
+		fn     func(*awsl.InvokeInput) (*awsl.InvokeOutput, error)
+		want   error
+		status int
+	}{
+		{"throttled", func(*awsl.InvokeInput) (*awsl.InvokeOutput, error) {
+			return nil, &types.TooManyRequestsException{Message: aws.String("Rate Exceeded.")}
+		}, ErrThrottled, http.StatusTooManyRequests},
+		{"function error header", func(*awsl.InvokeInput) (*awsl.InvokeOutput, error) {
+			return &awsl.InvokeOutput{StatusCode: 200, FunctionError: aws.String("Unhandled"), Payload: fnErr}, nil
+		}, ErrFunctionError, http.StatusBadGateway},
+		{"function error payload", func(*awsl.InvokeInput) (*awsl.InvokeOutput, error) {
+			return &awsl.InvokeOutput{StatusCode: 200, Payload: fnErr}, nil
+		}, ErrFunctionError, http.StatusBadGateway},
+		{"garbage", func(*awsl.InvokeInput) (*awsl.InvokeOutput, error) {
+			return &awsl.InvokeOutput{StatusCode: 200, Payload: []byte("{not json")}, nil
+		}, protocol.ErrBadResponse, 0},
+		{"not found function", func(*awsl.InvokeInput) (*awsl.InvokeOutput, error) {
+			return nil, &types.ResourceNotFoundException{Message: aws.String("Function not found")}
+		}, new(types.ResourceNotFoundException), 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newTestPeers(t, &fakeInvoke{fn: tc.fn}, InvokeOptions{})
+			if err := p.Set("arn:aws:lambda:eu-west-1:123456789012:function:node-b"); err != nil {
+				t.Fatal(err)
+			}
+			peer, _ := p.PickPeer("k")
+			_, err := peer.Get(t.Context(), "g", "k")
+			var target *types.ResourceNotFoundException
+			switch {
+			case err == nil || errors.Is(err, getter.ErrNotFound):
+				t.Fatalf("err = %v", err)
+			case errors.As(tc.want, &target):
+				if !errors.As(err, &target) {
+					t.Fatalf("err = %v, want the SDK's error", err)
+				}
+			case !errors.Is(err, tc.want):
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			var pe *protocol.PeerError
+			if tc.status != 0 && (!errors.As(err, &pe) || pe.Status != tc.status) {
+				t.Fatalf("err = %v, want a PeerError with status %d", err, tc.status)
+			}
+			if !strings.Contains(err.Error(), "node-b") {
+				t.Errorf("error does not name the peer: %v", err)
+			}
+		})
+	}
+}
+
+func TestPeersNames(t *testing.T) {
+	p := newTestPeers(t, &fakeInvoke{}, InvokeOptions{})
+	for _, bad := range []string{"no spaces", "ftp://x", "http://", "fn:a:b", strings.Repeat("x", 65)} {
+		if err := p.Set(bad); !errors.Is(err, ErrConfig) && !errors.Is(err, protocol.ErrConfig) {
+			t.Errorf("Set(%q) = %v, want a configuration error", bad, err)
+		}
+	}
+	if err := p.Set("node-a", "node-b:live", "HTTP://H:80/", "arn:aws:lambda:us-east-1:123456789012:function:c"); err != nil {
+		t.Fatal(err)
+	}
+	want := "[arn:aws:lambda:us-east-1:123456789012:function:c http://h node-a node-b:live]"
+	if got := fmt.Sprint(p.Peers()); got != want {
+		t.Errorf("Peers = %v, want %s", got, want)
+	}
+	if _, err := NewPeers(t.Context(), "not a name", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}}); !errors.Is(err, ErrConfig) {
+		t.Errorf("bad self: %v", err)
+	}
+	if _, err := NewPeers(t.Context(), "a", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}, Pool: nethttp.PoolOptions{Timeout: -1}}); !errors.Is(err, ErrConfig) {
+		t.Errorf("negative timeout: %v", err)
+	}
+}
