@@ -18,7 +18,7 @@ const (
 	EnvEndpoints     = "GEECACHE_LOCAL_ENDPOINTS" // optional, local runs only: name=URL pairs of emulators
 	EnvSecret        = "GEECACHE_SECRET"          // optional: shared secret for request signing
 	EnvCacheBytes    = "GEECACHE_CACHE_BYTES"     // optional: cache size per group, bytes (default 64 MiB)
-	EnvMaxValueBytes = "GEECACHE_MAX_VALUE_BYTES" // optional: largest value served or fetched (default and cap: MaxValueBytes)
+	EnvMaxValueBytes = "GEECACHE_MAX_VALUE_BYTES" // optional: largest value served or fetched (default and cap: MaxValueBytes, or MaxStreamValueBytes when streaming)
 	EnvInvokeMode    = "GEECACHE_INVOKE_MODE"     // optional: BUFFERED (default) or RESPONSE_STREAM
 )
 
@@ -59,7 +59,9 @@ type Config struct {
 	// CacheBytes is the cache size a node's groups are meant to use
 	// (each group's size is set when the user creates it).
 	CacheBytes int64
-	// MaxValueBytes is the largest value the node serves or fetches.
+	// MaxValueBytes is the largest value the node serves or fetches: at
+	// most MaxValueBytes in BUFFERED mode (the default), MaxStreamValueBytes
+	// in RESPONSE_STREAM mode; 0, or more than the cap, means the cap.
 	MaxValueBytes int64
 	// Mode is ModeBuffered or ModeStream.
 	Mode string
@@ -131,23 +133,24 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 			c.CacheBytes = n
 		}
 	}
+	switch v := strings.ToUpper(get(EnvInvokeMode)); v {
+	case "", ModeBuffered:
+	case ModeStream:
+		c.Mode = ModeStream
+		c.MaxValueBytes = MaxStreamValueBytes
+	default:
+		bad(EnvInvokeMode, "%q is neither %s nor %s", v, ModeBuffered, ModeStream)
+	}
 	if v := get(EnvMaxValueBytes); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil || n <= 0:
 			bad(EnvMaxValueBytes, "%q is not a byte count (a whole number > 0)", v)
-		case n > MaxValueBytes:
-			bad(EnvMaxValueBytes, "%d is over %d, the most a Lambda response can carry", n, MaxValueBytes)
+		case n > c.valueCap():
+			bad(EnvMaxValueBytes, "%d is over %d, the most a Lambda response in %s mode can carry", n, c.valueCap(), c.Mode)
 		default:
 			c.MaxValueBytes = n
 		}
-	}
-	switch v := strings.ToUpper(get(EnvInvokeMode)); v {
-	case "", ModeBuffered:
-	case ModeStream:
-		c.Mode = ModeStream
-	default:
-		bad(EnvInvokeMode, "%q is neither %s nor %s", v, ModeBuffered, ModeStream)
 	}
 	c.Qualifier = get(EnvQualifier)
 	if c.Qualifier != "" && !IsFunctionName("f:"+c.Qualifier) {
@@ -168,6 +171,14 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		return Config{}, errors.Join(errs...)
 	}
 	return c, nil
+}
+
+// valueCap is the largest value a response in the node's mode can carry.
+func (c *Config) valueCap() int64 {
+	if c.Mode == ModeStream {
+		return MaxStreamValueBytes
+	}
+	return MaxValueBytes
 }
 
 // checkURL checks a peer name: a function name as it is, a base URL

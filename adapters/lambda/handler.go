@@ -24,6 +24,18 @@ const MaxValueBytes = (MaxPayloadBytes - responseOverhead) / 4 * 3
 // event or response JSON) that Lambda accepts in BUFFERED mode: 6 MiB.
 const MaxPayloadBytes = 6 << 20
 
+// MaxStreamPayloadBytes is the largest response a function may stream in
+// RESPONSE_STREAM mode: 200 MB, Lambda's documented maximum for streamed
+// responses (https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html;
+// the first 6 MB stream at full speed, the rest at up to 2 MB/s).
+const MaxStreamPayloadBytes = 200_000_000
+
+// MaxStreamValueBytes is the largest value a node serves in RESPONSE_STREAM
+// mode: the value streams raw, after a prelude of status and headers.
+// Peers that fetch through the Invoke API still get at most a synchronous
+// payload (6 MB); a larger value makes them load it themselves.
+const MaxStreamValueBytes = MaxStreamPayloadBytes - responseOverhead
+
 // responseOverhead bounds the JSON of a response without its body.
 const responseOverhead = 8 << 10
 
@@ -68,9 +80,14 @@ func (h *Handler) ServeURL(ctx context.Context, ev *events.LambdaFunctionURLRequ
 // ServeStream answers a Function URL request in RESPONSE_STREAM mode, for
 // URLs configured with that InvokeMode (the function must be built with
 // -tags lambda.norpc or run on a provided.* runtime). The body is sent raw
-// after the Function URL's JSON prelude.
+// after the Function URL's JSON prelude; a value over MaxStreamValueBytes
+// is refused with 413 rather than cut off.
 func (h *Handler) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
 	res := h.serve(ctx, ev)
+	if len(res.Body) > MaxStreamValueBytes {
+		res = tooLarge(fmt.Sprintf("response of %d bytes does not fit a streamed Lambda response (at most %d bytes of value)",
+			len(res.Body), MaxStreamValueBytes))
+	}
 	return &events.LambdaFunctionURLStreamingResponse{
 		StatusCode: res.Status,
 		Headers:    flatten(res.Header),

@@ -82,8 +82,8 @@ func newNode(ctx context.Context, cfg Config, setup Setup, opts *Options) (*Node
 	if o.Peers.Secret != nil || o.Peers.MaxValueBytes != 0 {
 		return nil, fmt.Errorf("geecache: %w: Options.Peers.Secret and MaxValueBytes come from the Config", ErrConfig)
 	}
-	if cfg.MaxValueBytes <= 0 || cfg.MaxValueBytes > MaxValueBytes {
-		cfg.MaxValueBytes = MaxValueBytes
+	if limit := cfg.valueCap(); cfg.MaxValueBytes <= 0 || cfg.MaxValueBytes > limit {
+		cfg.MaxValueBytes = limit
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
