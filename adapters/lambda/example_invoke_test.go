@@ -1,0 +1,74 @@
+package lambda_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/geecache/geecache/adapters/lambda"
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// A net/http node joins a cluster of Lambda functions: keys owned by a
+// function are fetched through the Lambda Invoke API (authenticated by
+// IAM), keys owned by a URL over HTTP. Every node gets the same names.
+func ExampleNewPeers() {
+	ctx := context.Background()
+	// In production leave Client nil: NewPeers then uses NewInvokeAPI, the
+	// SDK's default credential chain and region.
+	client := awsl.New(awsl.Options{Region: "eu-west-1"})
+	peers, err := lambda.NewPeers(ctx, "http://10.0.0.1:8001", &lambda.PeersOptions{
+		Pool:   nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)},
+		Invoke: lambda.InvokeOptions{Client: client, Qualifier: "live"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer peers.Close()
+	if err := peers.Set("http://10.0.0.1:8001", "geecache-a", "geecache-b"); err != nil {
+		panic(err)
+	}
+	reg := cache.NewRegistry()
+	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(map[string]string{"Tom": "630"}), &cache.GroupOptions{Peers: peers}); err != nil {
+		panic(err)
+	}
+	fmt.Println(peers.Peers())
+	for _, key := range []string{"Tom", "Jack", "Kim"} {
+		peer, remote := peers.PickPeer(key)
+		fmt.Printf("%s: owner %s, fetched through %T\n", key, peers.Owner(key), map[bool]any{true: peer, false: nil}[remote])
+	}
+	// Output:
+	// [geecache-a geecache-b http://10.0.0.1:8001]
+	// Tom: owner geecache-b, fetched through *lambda.InvokeClient
+	// Jack: owner geecache-a, fetched through *lambda.InvokeClient
+	// Kim: owner http://10.0.0.1:8001, fetched through <nil>
+}
+
+// A client reaches a node whose Function URL has AuthType AWS_IAM by
+// signing its requests with SigV4, here through a nethttp.Client; a
+// nethttp.Pool or a lambda.Peers takes the transport the same way.
+func ExampleNewSigV4Transport() {
+	ctx := context.Background()
+	// Leave Credentials and Region empty to use the default chain.
+	tr, err := lambda.NewSigV4Transport(ctx, &lambda.SigV4Options{
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
+		Region:      "eu-west-1",
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer tr.CloseIdleConnections()
+	c, err := nethttp.NewClient("https://abc.lambda-url.eu-west-1.on.aws", &nethttp.ClientOptions{Transport: tr})
+	if err != nil {
+		panic(err)
+	}
+	var _ http.RoundTripper = tr
+	fmt.Println(c.Addr())
+	// Output: https://abc.lambda-url.eu-west-1.on.aws
+}
