@@ -58,7 +58,11 @@ func refSign(method, host, escapedPath string, hdr map[string]string, region, se
 	canon := strings.Join([]string{method, uri.String(), "", canonHdr.String(), signed, sum("")}, "\n")
 	scope := suiteDate[:8] + "/" + region + "/" + service + "/aws4_request"
 	toSign := "AWS4-HMAC-SHA256\n" + suiteDate + "\n" + scope + "\n" + sum(canon)
-	mac := func(key []byte, s string) []byte { m := hmac.New(sha256.New, key); m.Write([]byte(s)); return m.Sum(nil) }
+	mac := func(key []byte, s string) []byte {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(s))
+		return m.Sum(nil)
+	}
 	key := mac(mac(mac(mac([]byte("AWS4"+suiteSecret), suiteDate[:8]), region), service), "aws4_request")
 	return "AWS4-HMAC-SHA256 Credential=" + suiteKeyID + "/" + scope + ", SignedHeaders=" + signed +
 		", Signature=" + hex.EncodeToString(mac(key, toSign))
