@@ -20,6 +20,7 @@ const (
 	EnvCacheBytes    = "GEECACHE_CACHE_BYTES"     // optional: cache size per group, bytes (default 64 MiB)
 	EnvMaxValueBytes = "GEECACHE_MAX_VALUE_BYTES" // optional: largest value served or fetched (default and cap: MaxValueBytes, or MaxStreamValueBytes when streaming)
 	EnvInvokeMode    = "GEECACHE_INVOKE_MODE"     // optional: BUFFERED (default) or RESPONSE_STREAM
+	EnvBasePath      = "GEECACHE_BASE_PATH"       // optional: path prefix before /_geecache/, such as an API Gateway stage
 )
 
 // Invoke modes of a Function URL (the InvokeMode of its configuration).
@@ -65,6 +66,10 @@ type Config struct {
 	MaxValueBytes int64
 	// Mode is ModeBuffered or ModeStream.
 	Mode string
+	// BasePath is a path prefix the node's Handler removes (see
+	// HandlerOptions.BasePath), such as "/prod" behind an API Gateway
+	// stage.
+	BasePath string
 }
 
 // ConfigFromEnv reads a Config from the environment through lookup, which
@@ -151,6 +156,10 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		default:
 			c.MaxValueBytes = n
 		}
+	}
+	c.BasePath = get(EnvBasePath)
+	if err := checkBasePath(c.BasePath); err != nil {
+		bad(EnvBasePath, "%q must start with \"/\" and have no trailing \"/\", query or fragment", c.BasePath)
 	}
 	c.Qualifier = get(EnvQualifier)
 	if c.Qualifier != "" && !IsFunctionName("f:"+c.Qualifier) {

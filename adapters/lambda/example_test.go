@@ -26,7 +26,10 @@ func ExampleHandler() {
 	if err != nil {
 		panic(err)
 	}
-	h := lambda.NewHandler(srv)
+	h, err := lambda.NewHandler(srv, nil)
+	if err != nil {
+		panic(err)
+	}
 
 	for _, key := range []string{"Tom", "kkk"} {
 		var ev events.LambdaFunctionURLRequest

@@ -45,15 +45,25 @@ const responseOverhead = 8 << 10
 // status codes, authentication, size limit), exactly as for the net/http
 // binding.
 type Handler struct {
-	srv *protocol.Server
+	srv  *protocol.Server
+	base string
 }
 
 // NewHandler returns a Handler that answers with srv. Give srv a size limit
-// (protocol.WithMaxValueBytes) of at most MaxValueBytes, so that a large
-// value is refused with the protocol's 413 before it is copied; the Handler
-// refuses a response that would still not fit.
-func NewHandler(srv *protocol.Server) *Handler {
-	return &Handler{srv: srv}
+// (protocol.ServerOptions.MaxValueBytes) of at most MaxValueBytes (or
+// MaxStreamValueBytes for ServeStream), so that a large value is refused
+// with the protocol's 413 before it is copied; the Handler refuses a
+// response that would still not fit. opts may be nil. It fails, with an
+// error wrapping ErrConfig, for options that cannot work.
+func NewHandler(srv *protocol.Server, opts *HandlerOptions) (*Handler, error) {
+	var o HandlerOptions
+	if opts != nil {
+		o = *opts
+	}
+	if err := checkBasePath(o.BasePath); err != nil {
+		return nil, err
+	}
+	return &Handler{srv: srv, base: o.BasePath}, nil
 }
 
 // ServeURL answers a Function URL request in BUFFERED mode (a Function URL's
@@ -108,9 +118,9 @@ func (h *Handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest
 	for k, v := range ev.Headers {
 		hdr.Set(k, v)
 	}
-	path := ev.RawPath
-	if path == "" {
-		path = ev.RequestContext.HTTP.Path
+	path, err := h.protocolPath(ev)
+	if err != nil {
+		return badRequest(err.Error())
 	}
 	method := ev.RequestContext.HTTP.Method
 	if method == "" {

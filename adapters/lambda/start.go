@@ -123,7 +123,11 @@ func newNode(ctx context.Context, cfg Config, setup Setup, opts *Options) (*Node
 	if err := setup(cfg, reg, pool); err != nil {
 		return nil, fmt.Errorf("geecache: lambda node setup: %w", err)
 	}
-	return &Node{Config: cfg, Registry: reg, Peers: pool, Handler: NewHandler(srv)}, nil
+	h, err := NewHandler(srv, &HandlerOptions{BasePath: cfg.BasePath})
+	if err != nil {
+		return nil, err
+	}
+	return &Node{Config: cfg, Registry: reg, Peers: pool, Handler: h}, nil
 }
 
 // Close closes the idle connections to the node's peers.
