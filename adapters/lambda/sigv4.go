@@ -41,7 +41,9 @@ type SigV4Options struct {
 // AWS_IAM requires. Set it as the Transport of a nethttp.PoolOptions or
 // nethttp.ClientOptions (or of an http.Client), so that a net/http node, a
 // Lambda node or any Go program reaches IAM-protected nodes by URL; the
-// caller's identity needs lambda:InvokeFunctionUrl on them. Peer requests
+// caller's identity needs lambda:InvokeFunctionUrl and, for URLs created
+// since October 2025, lambda:InvokeFunction on them
+// (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html). Peer requests
 // have no body, so the payload hash is that of an empty body; a request
 // with a body is refused. It is safe for concurrent use.
 type SigV4Transport struct {
