@@ -1,7 +1,6 @@
 package lambda_test
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,11 +18,11 @@ import (
 // function are fetched through the Lambda Invoke API (authenticated by
 // IAM), keys owned by a URL over HTTP. Every node gets the same names.
 func ExampleNewPeers() {
-	ctx := context.Background()
-	// In production leave Client nil: NewPeers then uses NewInvokeAPI, the
-	// SDK's default credential chain and region.
+	// On Lambda leave Client nil: NewPeers then uses NewInvokeAPI, with
+	// the function role's credentials and region from the environment.
+	// Elsewhere, awsdefault.InvokeAPI loads the SDK's full default chain.
 	client := awsl.New(awsl.Options{Region: "eu-west-1"})
-	peers, err := lambda.NewPeers(ctx, "http://10.0.0.1:8001", &lambda.PeersOptions{
+	peers, err := lambda.NewPeers("http://10.0.0.1:8001", &lambda.PeersOptions{
 		Pool:   nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)},
 		Invoke: lambda.InvokeOptions{Client: client, Qualifier: "live"},
 	})
@@ -54,9 +53,9 @@ func ExampleNewPeers() {
 // signing its requests with SigV4, here through a nethttp.Client; a
 // nethttp.Pool or a lambda.Peers takes the transport the same way.
 func ExampleNewSigV4Transport() {
-	ctx := context.Background()
-	// Leave Credentials and Region empty to use the default chain.
-	tr, err := lambda.NewSigV4Transport(ctx, &lambda.SigV4Options{
+	// Empty Credentials and Region mean those in the environment; for the
+	// SDK's full default chain, use awsdefault.Config's.
+	tr, err := lambda.NewSigV4Transport(&lambda.SigV4Options{
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
 		Region:      "eu-west-1",
 	})

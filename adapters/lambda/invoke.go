@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
@@ -54,8 +51,9 @@ type InvokeAPI interface {
 // means its default.
 type InvokeOptions struct {
 	// Client sends the invocations of all peers. Nil means one client
-	// from NewInvokeAPI: the SDK's default credential chain and region
-	// (on Lambda, the function's role and region), no retries.
+	// from NewInvokeAPI: credentials and region from the environment (on
+	// Lambda, the function's role and region), no retries. For the SDK's
+	// full default chain, pass awsdefault.InvokeAPI's.
 	Client InvokeAPI
 
 	// Qualifier, if set, is the version or alias invoked on every peer
@@ -71,32 +69,31 @@ type InvokeOptions struct {
 }
 
 // NewInvokeAPI returns the Lambda client that InvokeOptions.Client
-// defaults to: the SDK's default configuration (credentials and region
-// from the environment, shared files or the execution role; on Lambda the
-// function's role), without retries (a failed fetch falls back to a local
-// load at once, and a throttled peer is not pressed further), over a
-// keep-alive pool sized like nethttp.NewTransport's (every peer is the
-// same Lambda API host) with a 5 s dial timeout. It reads the environment
-// and configuration files, and does not contact AWS. Close the client's
-// idle connections with CloseIdleConnections.
-func NewInvokeAPI(ctx context.Context) (*awsl.Client, error) {
-	hc := awshttp.NewBuildableClient().
-		WithDialerOptions(func(d *net.Dialer) { d.Timeout = 5 * time.Second }).
-		WithTransportOptions(func(tr *http.Transport) {
-			tr.MaxIdleConns = 0
-			tr.MaxIdleConnsPerHost = nethttp.DefaultMaxIdleConnsPerHost
-		})
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithHTTPClient(hc),
-		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }))
-	if err != nil {
-		return nil, fmt.Errorf("geecache: loading AWS configuration: %w", err)
+// defaults to: credentials and region from the environment
+// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION:
+// on Lambda, the function's execution role and region; see
+// EnvCredentials), no retries (a failed fetch falls back to a local load at
+// once, and a throttled peer is not pressed further), sending with hc (nil
+// means a client over nethttp.NewTransport, whose keep-alive pool matters:
+// every peer is the same Lambda API host). The SDK's full default chain
+// (shared files, SSO, container and instance roles) is in package
+// awsdefault, which a program outside Lambda can use instead; it is not
+// linked into a node that does not import it. Close the client's idle
+// connections with CloseIdleConnections.
+func NewInvokeAPI(hc *http.Client) (*awsl.Client, error) {
+	region := envRegion()
+	if region == "" {
+		return nil, fmt.Errorf("geecache: %w: no region: AWS_REGION is not set (pass a Client made with package awsdefault to use the full default configuration)", ErrConfig)
 	}
-	if b, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
-		// Built now, with what the configuration added (a CA bundle), so
-		// that CloseIdleConnections reaches its connections.
-		cfg.HTTPClient = b.Freeze()
+	if hc == nil {
+		hc = &http.Client{Transport: nethttp.NewTransport()}
 	}
-	return awsl.NewFromConfig(cfg), nil
+	return awsl.New(awsl.Options{
+		Region:      region,
+		Credentials: aws.NewCredentialsCache(EnvCredentials{}),
+		HTTPClient:  hc,
+		Retryer:     aws.NopRetryer{},
+	}), nil
 }
 
 // CloseIdleConnections closes the idle connections of api's HTTP client,

@@ -55,7 +55,7 @@ func handlerInvoke(t *testing.T, h *Handler, stream bool) func(in *awsl.InvokeIn
 func newTestPeers(t *testing.T, api InvokeAPI, inv InvokeOptions) *Peers {
 	t.Helper()
 	inv.Client = api
-	p, err := NewPeers(t.Context(), "", &PeersOptions{Invoke: inv, Pool: nethttp.PoolOptions{Secret: []byte("k"), Logger: slog.New(slog.DiscardHandler)}})
+	p, err := NewPeers("", &PeersOptions{Invoke: inv, Pool: nethttp.PoolOptions{Secret: []byte("k"), Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,10 +169,47 @@ func TestPeersNames(t *testing.T) {
 	if got := fmt.Sprint(p.Peers()); got != want {
 		t.Errorf("Peers = %v, want %s", got, want)
 	}
-	if _, err := NewPeers(t.Context(), "not a name", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}}); !errors.Is(err, ErrConfig) {
+	if _, err := NewPeers("not a name", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}}); !errors.Is(err, ErrConfig) {
 		t.Errorf("bad self: %v", err)
 	}
-	if _, err := NewPeers(t.Context(), "a", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}, Pool: nethttp.PoolOptions{Timeout: -1}}); !errors.Is(err, ErrConfig) {
+	if _, err := NewPeers("a", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}, Pool: nethttp.PoolOptions{Timeout: -1}}); !errors.Is(err, ErrConfig) {
 		t.Errorf("negative timeout: %v", err)
+	}
+}
+
+// Without a Client, the first Set that lists a function makes one from
+// the environment; without a region it fails, and keeps the old list.
+func TestPeersDefaultClient(t *testing.T) {
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	p, err := NewPeers("http://127.0.0.1:1", &PeersOptions{Pool: nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	if err := p.Set("http://127.0.0.1:1", "http://127.0.0.1:2"); err != nil {
+		t.Fatalf("URLs only, no region: %v", err)
+	}
+	if err := p.Set("http://127.0.0.1:1", "node-b"); !errors.Is(err, ErrConfig) || len(p.Peers()) != 2 || p.Peers()[1] != "http://127.0.0.1:2" {
+		t.Fatalf("function without a region: %v, peers %v", err, p.Peers())
+	}
+	t.Setenv("AWS_REGION", "eu-west-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_SESSION_TOKEN", "token")
+	if err := p.Set("http://127.0.0.1:1", "node-b"); err != nil {
+		t.Fatal(err)
+	}
+	c, ok := p.api.(*awsl.Client)
+	if !ok || c.Options().Region != "eu-west-1" {
+		t.Fatalf("default client %T %+v", p.api, p.api)
+	}
+	creds, err := c.Options().Credentials.Retrieve(t.Context())
+	if err != nil || creds.AccessKeyID != "AKIDEXAMPLE" || creds.SessionToken != "token" {
+		t.Fatalf("credentials %+v, %v", creds, err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	if _, err := (EnvCredentials{}).Retrieve(t.Context()); !errors.Is(err, ErrNoCredentials) {
+		t.Errorf("no credentials: %v", err)
 	}
 }

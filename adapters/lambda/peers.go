@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/adapters/protocol"
@@ -42,7 +43,10 @@ type Peers struct {
 	self  string
 	peers *picker.Peers
 	rt    http.RoundTripper // the transport NewPeers made, or nil
-	api   InvokeAPI         // the Lambda client NewPeers made, or nil
+	apiRT http.RoundTripper // the default Lambda client's own transport, or nil
+
+	mu  sync.Mutex // serialises Set
+	api InvokeAPI  // InvokeOptions.Client, or the default made by Set
 	log   *slog.Logger
 }
 
@@ -69,10 +73,11 @@ func normalizeName(s string) (string, error) {
 // NewPeers returns the Peers of the node named self on the ring (its
 // function name, or its URL for a net/http node; "" for a client that owns
 // no keys). Until Set is called the node owns every key. opts may be nil.
-// If opts.Invoke.Client is nil, NewPeers makes one with NewInvokeAPI(ctx).
+// If opts.Invoke.Client is nil, the first Set that lists a peer named by
+// function makes one with NewInvokeAPI.
 // It fails, with an error wrapping ErrConfig (or protocol.ErrConfig), for a
 // name or options that cannot work.
-func NewPeers(ctx context.Context, self string, opts *PeersOptions) (*Peers, error) {
+func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 	var o PeersOptions
 	if opts != nil {
 		o = *opts
@@ -108,17 +113,10 @@ func NewPeers(ctx context.Context, self string, opts *PeersOptions) (*Peers, err
 		return nil, err
 	}
 	inv := o.Invoke
-	api := inv.Client
-	if api == nil {
-		c, err := NewInvokeAPI(ctx)
-		if err != nil {
-			return nil, err
-		}
-		api, p.api = c, c
-	}
+	p.api = inv.Client
 	newGetter := func(name string) cache.PeerGetter {
 		if !strings.Contains(name, "://") {
-			return newInvokeClient(name, api, &inv, proto, po.Timeout)
+			return newInvokeClient(name, p.api, &inv, proto, po.Timeout) // Set made p.api
 		}
 		c, err := nethttp.NewClient(name, &co)
 		if err != nil { // not reached: names and options are checked
@@ -137,9 +135,12 @@ func NewPeers(ctx context.Context, self string, opts *PeersOptions) (*Peers, err
 // Set replaces the peer list with names (function names or ARNs, and
 // http(s) base URLs; listing self too is recommended, so that every node
 // gets the same list). URLs are normalised with nethttp.NormalizeURL. If
-// any name is invalid, Set returns an error wrapping ErrConfig and keeps
-// the old list.
+// any name is invalid, or the default Lambda client cannot be made (no
+// region in the environment), Set returns an error wrapping ErrConfig and
+// keeps the old list.
 func (p *Peers) Set(names ...string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	norm := make([]string, 0, len(names))
 	for _, n := range names {
 		s, err := normalizeName(n)
@@ -147,10 +148,31 @@ func (p *Peers) Set(names ...string) error {
 			return err
 		}
 		norm = append(norm, s)
+		if p.api == nil && !strings.Contains(s, "://") && s != p.self {
+			if err := p.defaultAPI(); err != nil {
+				return err
+			}
+		}
 	}
 	p.peers.Set(norm...)
 	p.log.LogAttrs(context.Background(), slog.LevelInfo, "geecache: peers set",
 		slog.String("self", p.self), slog.Any("peers", p.peers.Addrs()))
+	return nil
+}
+
+// defaultAPI makes the Lambda client of peers named by function when
+// InvokeOptions.Client is nil, the first time one is listed.
+func (p *Peers) defaultAPI() error {
+	rt := p.rt
+	if rt == nil { // the given Transport may sign for URLs: not for the API
+		rt = nethttp.NewTransport()
+		p.apiRT = rt
+	}
+	c, err := NewInvokeAPI(&http.Client{Transport: rt})
+	if err != nil {
+		return err
+	}
+	p.api = c
 	return nil
 }
 
@@ -168,14 +190,14 @@ func (p *Peers) Self() string { return p.self }
 // Peers returns the current names, self included, sorted.
 func (p *Peers) Peers() []string { return p.peers.Addrs() }
 
-// Close closes the idle connections of the transport and the Lambda
-// client that NewPeers made, if it made them. The Peers stays usable.
+// Close closes the idle connections of the transports that NewPeers made:
+// for URL peers if Pool.Transport was nil, and the default Lambda
+// client's. The Peers stays usable.
 func (p *Peers) Close() error {
-	if p.api != nil {
-		CloseIdleConnections(p.api)
-	}
-	if t, ok := p.rt.(interface{ CloseIdleConnections() }); ok {
-		t.CloseIdleConnections()
+	for _, rt := range []http.RoundTripper{p.rt, p.apiRT} {
+		if t, ok := rt.(interface{ CloseIdleConnections() }); ok {
+			t.CloseIdleConnections()
+		}
 	}
 	return nil
 }

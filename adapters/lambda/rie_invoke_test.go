@@ -100,7 +100,7 @@ func TestRIEInvokeMixedCluster(t *testing.T) {
 		endpoint[n] = ep
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	peers, err := NewPeers(t.Context(), self, &PeersOptions{
+	peers, err := NewPeers(self, &PeersOptions{
 		Pool: nethttp.PoolOptions{Logger: quiet, MaxValueBytes: MaxValueBytes},
 		Invoke: InvokeOptions{Client: sdkClient(t), Resolve: func(n string) (string, string) {
 			return "function", endpoint[n]

@@ -1,7 +1,6 @@
 package lambda
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/geecache/geecache/adapters/nethttp"
 )
@@ -21,12 +19,13 @@ const emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca49599
 // SigV4Options configures a SigV4Transport. The zero value of a field means
 // its default; a nil pointer means all defaults.
 type SigV4Options struct {
-	// Credentials sign the requests. Nil means the SDK's default
-	// credential chain (environment, shared files, the execution role).
+	// Credentials sign the requests. Nil means EnvCredentials (on
+	// Lambda, the function's role). For the SDK's full default chain, use
+	// awsdefault.Config's.
 	Credentials aws.CredentialsProvider
 
-	// Region is the region of the Function URLs. "" means the default
-	// configuration's region (AWS_REGION on Lambda).
+	// Region is the region of the Function URLs. "" means AWS_REGION (or
+	// AWS_DEFAULT_REGION).
 	Region string
 
 	// Base sends the signed requests. Nil means nethttp.NewTransport().
@@ -55,28 +54,21 @@ type SigV4Transport struct {
 }
 
 // NewSigV4Transport returns a SigV4Transport configured by opts (nil for
-// the defaults). Without Credentials or Region it loads the SDK's default
-// configuration, which reads the environment and files and does not
-// contact AWS. It fails if no region can be found.
-func NewSigV4Transport(ctx context.Context, opts *SigV4Options) (*SigV4Transport, error) {
+// the defaults). It fails, with an error wrapping ErrConfig, if no region
+// is given or set in the environment.
+func NewSigV4Transport(opts *SigV4Options) (*SigV4Transport, error) {
 	var o SigV4Options
 	if opts != nil {
 		o = *opts
 	}
-	if o.Credentials == nil || o.Region == "" {
-		cfg, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("geecache: loading AWS configuration: %w", err)
-		}
-		if o.Credentials == nil {
-			o.Credentials = cfg.Credentials
-		}
-		if o.Region == "" {
-			o.Region = cfg.Region
-		}
+	if o.Credentials == nil {
+		o.Credentials = EnvCredentials{}
 	}
 	if o.Region == "" {
-		return nil, fmt.Errorf("geecache: %w: SigV4Options.Region is empty and no default region is configured", ErrConfig)
+		o.Region = envRegion()
+	}
+	if o.Region == "" {
+		return nil, fmt.Errorf("geecache: %w: SigV4Options.Region is empty and AWS_REGION is not set", ErrConfig)
 	}
 	if o.Base == nil {
 		o.Base = nethttp.NewTransport()

@@ -1,7 +1,6 @@
 package lambda
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -94,7 +93,7 @@ func TestSigV4TransportFixedVector(t *testing.T) {
 	base := nethttp.NewTransport()
 	defer base.CloseIdleConnections()
 	at, _ := time.Parse("20060102T150405Z", suiteDate)
-	tr, err := NewSigV4Transport(context.Background(), &SigV4Options{
+	tr, err := NewSigV4Transport(&SigV4Options{
 		Credentials: credentials.NewStaticCredentialsProvider(suiteKeyID, suiteSecret, ""),
 		Region:      "eu-west-1", Base: base, Now: func() time.Time { return at },
 	})
@@ -125,7 +124,7 @@ func TestSigV4TransportFixedVector(t *testing.T) {
 
 func TestSigV4TransportErrors(t *testing.T) {
 	creds := credentials.NewStaticCredentialsProvider(suiteKeyID, suiteSecret, "")
-	tr, err := NewSigV4Transport(context.Background(), &SigV4Options{Credentials: creds, Region: "eu-west-1"})
+	tr, err := NewSigV4Transport(&SigV4Options{Credentials: creds, Region: "eu-west-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,12 +69,8 @@ type Options struct {
 // points can call it directly. opts may be nil.
 //
 // Without Options.Invoke.Client, NewNode makes the Lambda API client with
-// NewInvokeAPI, which reads the environment and AWS configuration files.
+// NewInvokeAPI (credentials and region from the environment).
 func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
-	return newNode(context.Background(), cfg, setup, opts)
-}
-
-func newNode(ctx context.Context, cfg Config, setup Setup, opts *Options) (*Node, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -105,7 +101,7 @@ func newNode(ctx context.Context, cfg Config, setup Setup, opts *Options) (*Node
 		}
 	}
 	reg := cache.NewRegistry()
-	pool, err := NewPeers(ctx, cfg.SelfURL, &PeersOptions{Pool: po, Invoke: inv})
+	pool, err := NewPeers(cfg.SelfURL, &PeersOptions{Pool: po, Invoke: inv})
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +154,7 @@ func Start(ctx context.Context, setup Setup, opts *Options) error {
 	if v, _ := os.LookupEnv("AWS_LAMBDA_RUNTIME_API"); v == "" {
 		return ErrNoRuntime
 	}
-	n, err := newNode(ctx, cfg, setup, opts)
+	n, err := NewNode(cfg, setup, opts)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func BenchmarkPeerFetchInvokeVsURL(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(byURL.CloseIdleConnections)
-	peers, err := NewPeers(b.Context(), "", &PeersOptions{Pool: nethttp.PoolOptions{Logger: quiet, MaxValueBytes: MaxValueBytes},
+	peers, err := NewPeers("", &PeersOptions{Pool: nethttp.PoolOptions{Logger: quiet, MaxValueBytes: MaxValueBytes},
 		Invoke: InvokeOptions{Client: sdkClient(b), Resolve: func(string) (string, string) { return "function", "http://" + addr }}})
 	if err != nil {
 		b.Fatal(err)
