@@ -47,7 +47,7 @@ type Peers struct {
 
 	mu  sync.Mutex // serialises Set
 	api InvokeAPI  // InvokeOptions.Client, or the default made by Set
-	log   *slog.Logger
+	log *slog.Logger
 }
 
 // functionName matches what the Lambda API accepts as a FunctionName: a
