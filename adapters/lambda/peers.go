@@ -44,10 +44,10 @@ type Peers struct {
 	peers *picker.Peers
 	rt    http.RoundTripper // the transport NewPeers made, or nil
 	apiRT http.RoundTripper // the default Lambda client's own transport, or nil
+	log   *slog.Logger
 
 	mu  sync.Mutex // serialises Set
 	api InvokeAPI  // InvokeOptions.Client, or the default made by Set
-	log *slog.Logger
 }
 
 // functionName matches what the Lambda API accepts as a FunctionName: a
