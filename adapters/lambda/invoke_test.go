@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -211,5 +213,34 @@ func TestPeersDefaultClient(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "")
 	if _, err := (EnvCredentials{}).Retrieve(t.Context()); !errors.Is(err, ErrNoCredentials) {
 		t.Errorf("no credentials: %v", err)
+	}
+}
+
+// A peer that keeps throttling is ejected by the group's peer health: its
+// keys are then loaded locally without an invoke.
+func TestThrottledPeerIsEjected(t *testing.T) {
+	var calls int
+	api := &fakeInvoke{fn: func(*awsl.InvokeInput) (*awsl.InvokeOutput, error) {
+		calls++
+		return nil, &types.TooManyRequestsException{Message: aws.String("Rate Exceeded.")}
+	}}
+	p := newTestPeers(t, api, InvokeOptions{})
+	if err := p.Set("node-b"); err != nil {
+		t.Fatal(err)
+	}
+	g, err := cache.NewRegistry().NewGroup("scores", 1<<20, getter.Map(seedScores),
+		&cache.GroupOptions{Peers: p, Logger: slog.New(slog.DiscardHandler), PeerPolicy: cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Hour, NoHedge: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		key := fmt.Sprintf("k%d", i)
+		if _, err := g.Get(t.Context(), key); !errors.Is(err, getter.ErrNotFound) {
+			t.Fatalf("%s: %v, want the local source's not found", key, err)
+		}
+	}
+	s := g.Stats()
+	if calls != 3 || len(s.Peers) != 1 || !s.Peers[0].Ejected || s.Peers[0].Addr != "node-b" {
+		t.Fatalf("%d invokes, stats %+v: want 3 invokes, then node-b ejected", calls, s.Peers)
 	}
 }
