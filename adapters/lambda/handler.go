@@ -40,10 +40,12 @@ const MaxStreamValueBytes = MaxStreamPayloadBytes - responseOverhead
 const responseOverhead = 8 << 10
 
 // A Handler serves the GeeCache peer protocol to AWS Lambda Function URL
-// events. It only moves requests and responses between the Lambda event
-// format and a protocol.Server, which does the protocol's work (paths,
-// status codes, authentication, size limit), exactly as for the net/http
-// binding.
+// events (payload format 2.0), whether they come from a Function URL, from
+// a peer through the Invoke API, or from an API Gateway HTTP API (see
+// HandlerOptions). It only moves requests and responses
+// between the Lambda event format and a protocol.Server, which does the
+// protocol's work (paths, status codes, authentication, size limit),
+// exactly as for the net/http binding.
 type Handler struct {
 	srv  *protocol.Server
 	base string

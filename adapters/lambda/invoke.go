@@ -126,8 +126,8 @@ type InvokeClient struct {
 // newInvokeClient returns the client of the peer named name.
 func newInvokeClient(name string, api InvokeAPI, o *InvokeOptions, proto *protocol.Client, timeout time.Duration) *InvokeClient {
 	c := &InvokeClient{name: name, function: name, api: api, proto: proto, timeout: timeout}
-	if o.Qualifier != "" {
-		c.qualifier = aws.String(o.Qualifier)
+	if m := functionName.FindStringSubmatch(name); o.Qualifier != "" && (m == nil || m[2] == "") {
+		c.qualifier = aws.String(o.Qualifier) // a name with its own qualifier keeps it
 	}
 	if o.Resolve != nil {
 		fn, ep := o.Resolve(name)

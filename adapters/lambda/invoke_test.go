@@ -157,6 +157,22 @@ func TestInvokeClientErrors(t *testing.T) {
 	}
 }
 
+// A peer named with its own qualifier keeps it; the others get the option's.
+func TestInvokeQualifier(t *testing.T) {
+	api := &fakeInvoke{fn: func(*awsl.InvokeInput) (*awsl.InvokeOutput, error) { return nil, errors.New("x") }}
+	for name, want := range map[string]string{"node-b": "live", "node-b:v2": "", "arn:aws:lambda:eu-west-1:123456789012:function:b:blue": ""} {
+		p := newTestPeers(t, api, InvokeOptions{Qualifier: "live"})
+		if err := p.Set(name); err != nil {
+			t.Fatal(err)
+		}
+		peer, _ := p.PickPeer("k")
+		_, _ = peer.Get(t.Context(), "g", "k")
+		if got := aws.ToString(api.last.Qualifier); got != want || *api.last.FunctionName != name {
+			t.Errorf("%s: invoked %s with qualifier %q, want %q", name, *api.last.FunctionName, got, want)
+		}
+	}
+}
+
 func TestPeersNames(t *testing.T) {
 	p := newTestPeers(t, &fakeInvoke{}, InvokeOptions{})
 	for _, bad := range []string{"no spaces", "ftp://x", "http://", "fn:a:b", strings.Repeat("x", 65)} {
