@@ -21,12 +21,19 @@ const (
 	EnvMaxValueBytes = "GEECACHE_MAX_VALUE_BYTES" // optional: largest value served or fetched (default and cap: MaxValueBytes, or MaxStreamValueBytes when streaming)
 	EnvInvokeMode    = "GEECACHE_INVOKE_MODE"     // optional: BUFFERED (default) or RESPONSE_STREAM
 	EnvBasePath      = "GEECACHE_BASE_PATH"       // optional: path prefix before /_geecache/, such as an API Gateway stage
+	EnvURLAuth       = "GEECACHE_URL_AUTH"        // optional: NONE (default) or AWS_IAM: sign requests to peers named by URL
 )
 
 // Invoke modes of a Function URL (the InvokeMode of its configuration).
 const (
 	ModeBuffered = "BUFFERED"
 	ModeStream   = "RESPONSE_STREAM"
+)
+
+// Auth types of peers' Function URLs (Config.URLAuth).
+const (
+	AuthNone = "NONE"
+	AuthIAM  = "AWS_IAM"
 )
 
 // DefaultCacheBytes is the cache size per group when EnvCacheBytes is unset.
@@ -66,6 +73,10 @@ type Config struct {
 	MaxValueBytes int64
 	// Mode is ModeBuffered or ModeStream.
 	Mode string
+	// URLAuth is AuthIAM if the node signs its requests to peers named by
+	// URL with SigV4 (SigV4Transport with the environment's credentials),
+	// as Function URLs with AuthType AWS_IAM require; AuthNone otherwise.
+	URLAuth string
 	// BasePath is a path prefix the node's Handler removes (see
 	// HandlerOptions.BasePath), such as "/prod" behind an API Gateway
 	// stage.
@@ -156,6 +167,14 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		default:
 			c.MaxValueBytes = n
 		}
+	}
+	switch v := strings.ToUpper(get(EnvURLAuth)); v {
+	case "", AuthNone:
+		c.URLAuth = AuthNone
+	case AuthIAM:
+		c.URLAuth = AuthIAM
+	default:
+		bad(EnvURLAuth, "%q is neither %s nor %s", v, AuthNone, AuthIAM)
 	}
 	c.BasePath = get(EnvBasePath)
 	if err := checkBasePath(c.BasePath); err != nil {

@@ -69,6 +69,8 @@
 //	                                   or MaxStreamValueBytes in RESPONSE_STREAM mode)
 //	GEECACHE_INVOKE_MODE     optional  BUFFERED (default) or RESPONSE_STREAM, as the URL is configured
 //	GEECACHE_BASE_PATH       optional  path prefix before /_geecache/, such as an API Gateway stage
+//	GEECACHE_URL_AUTH        optional  NONE (default) or AWS_IAM: sign requests to peers named by URL
+//	                                   (Function URLs with AuthType AWS_IAM) with SigV4
 //	GEECACHE_LOCAL_ENDPOINTS optional  local runs only: name=URL pairs, the emulator serving each peer
 //
 // A missing or malformed variable is a start-up error naming it; Start

@@ -4,6 +4,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -14,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
 )
 
 // The credentials and time of the AWS Signature Version 4 test suite.
@@ -132,5 +137,52 @@ func TestSigV4TransportErrors(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:1/x", strings.NewReader("body"))
 	if _, err := tr.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "without a body") {
 		t.Errorf("request with a body: %v", err)
+	}
+}
+
+// A node with GEECACHE_URL_AUTH=AWS_IAM signs its requests to peers named
+// by URL with the environment's credentials, for service lambda.
+func TestNodeSignsURLPeers(t *testing.T) {
+	t.Setenv("AWS_REGION", "eu-west-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", suiteKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", suiteSecret)
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	auth := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case auth <- r.Header.Get("Authorization"):
+		default:
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write([]byte("v"))
+	}))
+	defer srv.Close()
+	cfg, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "node-a", EnvPeers: "node-a," + srv.URL, EnvURLAuth: "aws_iam"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g *cache.Group
+	n, err := NewNode(cfg, func(cfg Config, reg *cache.Registry, peers cache.PeerPicker) error {
+		g, err = reg.NewGroup("g", 1<<20, getter.Map(nil), &cache.GroupOptions{Peers: peers})
+		return err
+	}, &Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	key := ""
+	for i := 0; key == ""; i++ {
+		if k := fmt.Sprint("k", i); n.Peers.Owner(k) == srv.URL {
+			key = k
+		}
+	}
+	if v, err := g.Get(t.Context(), key); err != nil || v.String() != "v" {
+		t.Fatalf("Get = %q, %v", v.String(), err)
+	}
+	if a := <-auth; !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential="+suiteKeyID+"/") || !strings.Contains(a, "/eu-west-1/lambda/aws4_request") {
+		t.Fatalf("Authorization = %q", a)
+	}
+	if _, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "a", EnvPeers: "a", EnvURLAuth: "IAM"})); !errors.Is(err, ErrConfig) {
+		t.Errorf("GEECACHE_URL_AUTH=IAM: %v, want ErrConfig", err)
 	}
 }

@@ -35,6 +35,8 @@ type Node struct {
 	// net/http nodes serve each other and agree on owners.
 	Peers   *Peers
 	Handler *Handler
+
+	sig *SigV4Transport // signs for URL peers with URLAuth AWS_IAM, or nil
 }
 
 // Options configures NewNode and Start. As everywhere in GeeCache (see
@@ -100,6 +102,14 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 			return "", ""
 		}
 	}
+	var sig *SigV4Transport
+	if cfg.URLAuth == AuthIAM {
+		var err error
+		if sig, err = NewSigV4Transport(&SigV4Options{Base: po.Transport}); err != nil {
+			return nil, err
+		}
+		po.Transport = sig
+	}
 	reg := cache.NewRegistry()
 	pool, err := NewPeers(cfg.SelfURL, &PeersOptions{Pool: po, Invoke: inv})
 	if err != nil {
@@ -123,11 +133,16 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Node{Config: cfg, Registry: reg, Peers: pool, Handler: h}, nil
+	return &Node{Config: cfg, Registry: reg, Peers: pool, Handler: h, sig: sig}, nil
 }
 
 // Close closes the idle connections to the node's peers.
-func (n *Node) Close() { _ = n.Peers.Close() }
+func (n *Node) Close() {
+	_ = n.Peers.Close()
+	if n.sig != nil {
+		n.sig.CloseIdleConnections()
+	}
+}
 
 // Start runs a GeeCache node as a Lambda function, in a few lines of main:
 //
