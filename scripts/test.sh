@@ -63,6 +63,9 @@ if [ -x scripts/lambda-integration.sh ]; then
   scripts/lambda-integration.sh
 fi
 
+step "SAM template: cfn-lint and the SAM transform (skipped without cfn-lint)"
+scripts/check-template.sh
+
 if [ -f bench/go.mod ]; then
   step "bench module: vet, staticcheck and its tests (benchmarks run by hand, see bench/README.md)"
   (cd bench && go vet ./... && go run "$STATICCHECK" ./... && go test -race -count=1 ./...)
