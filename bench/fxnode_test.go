@@ -29,13 +29,15 @@ const fxGroup = "bench-fx"
 // fxConfig configures the group of every node of an fxCluster.
 type fxConfig struct {
 	getter getter.Getter
-	budget int64         // 0: 64 MiB
+	budget int64              // 0: 64 MiB
 	opts   cache.GroupOptions // Peers and Logger are set per node
 	// logs, if not nil, receives node 0's logs (group and pool); the other
 	// nodes log nowhere.
 	logs *fxLogCount
 	// hung lists the nodes that are hung listeners instead of nodes.
 	hung map[int]bool
+	// transport, if not nil, is node 0's PoolOptions.Transport.
+	transport http.RoundTripper
 	// readTimeout, if not 0, replaces the ReadTimeout and
 	// ReadHeaderTimeout of nethttp.NewServer's servers.
 	readTimeout time.Duration
@@ -52,14 +54,7 @@ type fxNode struct {
 	hung  *fxHung
 
 	gets, deletes, puts atomic.Int64 // peer requests served, by method
-
-	mu     sync.Mutex
-	spans  []fxSpan // DELETE requests served, while recordSpans
-	record bool
 }
-
-// fxSpan is when a node began and ended serving one request.
-type fxSpan struct{ start, end time.Time }
 
 // fxCluster is nodes on 127.0.0.1 ports the OS picked, each with its own
 // registry; node 0 is the one the benchmarks ask.
@@ -96,7 +91,11 @@ func newFxCluster(tb testing.TB, n int, cfg fxConfig) *fxCluster {
 			log = slog.New(cfg.logs)
 		}
 		reg := cache.NewRegistry()
-		pool, err := nethttp.NewPool(addrs[i], reg, &nethttp.PoolOptions{Logger: log})
+		po := &nethttp.PoolOptions{Logger: log}
+		if i == 0 {
+			po.Transport = cfg.transport
+		}
+		pool, err := nethttp.NewPool(addrs[i], reg, po)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -133,15 +132,7 @@ func (nd *fxNode) serve(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPut:
 		nd.puts.Add(1)
 	}
-	start := time.Now()
 	nd.pool.ServeHTTP(w, r)
-	if r.Method == http.MethodDelete {
-		nd.mu.Lock()
-		if nd.record {
-			nd.spans = append(nd.spans, fxSpan{start, time.Now()})
-		}
-		nd.mu.Unlock()
-	}
 }
 
 // close shuts every node down and waits for its server.
