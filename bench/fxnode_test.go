@@ -208,13 +208,6 @@ func startFxHung(ln net.Listener) *fxHung {
 	return h
 }
 
-// open returns the number of connections the hung peer holds.
-func (h *fxHung) open() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.conns)
-}
-
 func (h *fxHung) close() {
 	_ = h.ln.Close()
 	h.mu.Lock()
