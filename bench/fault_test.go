@@ -241,6 +241,7 @@ func BenchmarkHungPeer(b *testing.B) {
 		b.ReportMetric(float64(fe-hungTot.first), "hung-first-eject-after-ns")
 	}
 	b.ReportMetric(float64(hungTot.lines)/hungTot.seconds, "hung-log-lines/s-all-blocks")
+	b.Logf("hung cluster: node A's log lines by message and peer (hung node %s): %v", hung.nodes[2].addr, logs.byKind())
 	hung.nodes[2].hung.close() // the fault ends
 	free.closeIdle()
 	hung.closeIdle()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -219,16 +220,39 @@ func (h *fxHung) close() {
 }
 
 // fxLogCount is a slog.Handler that counts the lines at Info and above,
-// and notes when the first "peer ejected" warning was logged.
+// by message and peer, and notes when the first "peer ejected" warning
+// was logged.
 type fxLogCount struct {
 	lines      atomic.Int64
 	firstEject atomic.Int64 // Unix nanoseconds; 0 until then
+	mu         sync.Mutex
+	kinds      map[string]int
+}
+
+// byKind returns the lines counted by message and peer.
+func (h *fxLogCount) byKind() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.kinds)
 }
 
 func (h *fxLogCount) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
 
 func (h *fxLogCount) Handle(_ context.Context, r slog.Record) error {
 	h.lines.Add(1)
+	kind := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "peer" {
+			kind += " peer=" + a.Value.String()
+		}
+		return true
+	})
+	h.mu.Lock()
+	if h.kinds == nil {
+		h.kinds = map[string]int{}
+	}
+	h.kinds[kind]++
+	h.mu.Unlock()
 	if r.Message == "geecache: peer ejected, loading its keys locally" {
 		h.firstEject.CompareAndSwap(0, r.Time.UnixNano())
 	}
