@@ -211,7 +211,8 @@ func TestHedgeSharesTheLocalLoad(t *testing.T) {
 	wg.Go(func() { v, _ := g.GetLocal(ctx, "k"); results <- v.String() }) // a peer's request: loads here
 	waitFor(t, "the peer request's load", func() bool { return loads.Load() == 1 })
 	wg.Go(func() { v, _ := g.Get(ctx, "k"); results <- v.String() }) // forwards, hangs, hedges
-	waitFor(t, "the hedge", func() bool { return g.Stats().Hedges == 1 })
+	// The hedge has joined the peer request's load (a shared wait).
+	waitFor(t, "the hedge to join the load", func() bool { s := g.Stats(); return s.Hedges == 1 && s.DedupWaits == 1 })
 	close(release)
 	wg.Wait()
 	close(results)
