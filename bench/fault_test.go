@@ -257,7 +257,8 @@ func BenchmarkHungPeer(b *testing.B) {
 // node A ejected the hung node.
 func TestHungPeerHarness(t *testing.T) {
 	logs := &fxLogCount{}
-	opts := cache.GroupOptions{PeerPolicy: cache.PeerPolicy{HedgeMin: time.Millisecond, HedgeMax: time.Millisecond}}
+	opts := cache.GroupOptions{PeerPolicy: cache.PeerPolicy{HedgeMin: time.Millisecond, HedgeMax: time.Millisecond,
+		SlowAfter: 20 * time.Millisecond}}
 	hung := newFxCluster(t, 3, fxConfig{getter: &fxSource{}, opts: opts, logs: logs, hung: map[int]bool{2: true}})
 	keys := make([]string, 300)
 	for i := range keys {
@@ -266,6 +267,18 @@ func TestHungPeerHarness(t *testing.T) {
 	res := fxGets(hung.nodes[0].group, keys, 8)
 	if res.failed > 0 || res.wrong > 0 {
 		t.Fatalf("%d Gets failed, %d wrong values; first error: %v", res.failed, res.wrong, res.err)
+	}
+	// The fetches the hedges beat fail after SlowAfter; then the hung node
+	// is ejected, and the next Gets do not ask it. Bounded: 10 s.
+	deadline := time.Now().Add(10 * time.Second)
+	for logs.firstEject.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i := range keys {
+		keys[i] = fmt.Sprintf("t/after/k%d", i) // not cached yet
+	}
+	if res := fxGets(hung.nodes[0].group, keys, 8); res.failed > 0 || res.wrong > 0 {
+		t.Fatalf("after the ejection: %d Gets failed, %d wrong values; first error: %v", res.failed, res.wrong, res.err)
 	}
 	s := hung.nodes[0].group.Stats()
 	if s.EjectedLoads == 0 || logs.firstEject.Load() == 0 {
