@@ -22,6 +22,7 @@ type entry struct {
 // refreshes of stale keys in flight.
 type freshness struct {
 	ttl, notFoundTTL, stale time.Duration
+	expires                 bool // entries may expire: a TTL is set, or the Getter gives them
 
 	now    func() time.Time // an injected clock, read on every call; nil: coarse
 	coarse coarseClock
@@ -33,8 +34,10 @@ type freshness struct {
 	refreshing sync.Map // keys whose stale value is being refreshed
 }
 
-func newFreshness(o *GroupOptions) freshness {
-	return freshness{ttl: o.TTL, notFoundTTL: o.NotFoundTTL, stale: o.StaleWhileRevalidate, now: o.Now, negative: make([]byte, 0, 1)}
+func newFreshness(o *GroupOptions, g getter.Getter) freshness {
+	_, ttlGetter := g.(getter.TTLGetter)
+	return freshness{ttl: min(o.TTL, maxTTL), notFoundTTL: min(o.NotFoundTTL, maxTTL), stale: min(o.StaleWhileRevalidate, maxTTL),
+		expires: o.TTL > 0 || o.NotFoundTTL > 0 || ttlGetter || o.Peers != nil, now: o.Now, negative: make([]byte, 0, 1)}
 }
 
 // nanos returns the time now, in Unix nanoseconds: the injected clock's, or
@@ -71,14 +74,22 @@ func (f *freshness) remaining(exp int64) time.Duration {
 	return max(time.Duration(exp-f.nanos()), time.Millisecond)
 }
 
+// maxTTL bounds every lifetime, so that adding one to the time cannot
+// overflow: a century is "forever" for a cache.
+const maxTTL = 100 * 365 * 24 * time.Hour
+
 // expiry returns the expiry of a value kept now for ttl (0: never), and
-// the time now if it was read (0 if not).
+// the time now if it was read (0 if not: a group without lifetimes never
+// reads the clock).
 func (f *freshness) expiry(ttl time.Duration) (exp, now int64) {
 	if ttl <= 0 {
-		return 0, 0
+		if f.expires {
+			now = f.nanos() // so that expired entries go first at eviction
+		}
+		return 0, now
 	}
 	now = f.nanos()
-	return now + int64(ttl), now
+	return now + int64(min(ttl, maxTTL)), now
 }
 
 // keep stores the result of a load in c (main or hot) for ttl, unless key
@@ -117,7 +128,9 @@ func (g *Group) get(ctx context.Context, key string, mayForward bool, v []byte, 
 			g.refresh(key, mayForward)
 			return entry{v, exp}, nil
 		}
+		g.mem.unhit(key) // found, but not usable: a miss, not a hit
 	}
+	g.counters.misses.Add(1)
 	return g.load(ctx, key, mayForward)
 }
 
@@ -133,10 +146,11 @@ func (g *Group) refresh(key string, mayForward bool) {
 	}
 	g.counters.refreshes.Add(1)
 	go func() {
-		defer g.fresh.refreshing.Delete(key)
 		ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 		defer cancel()
-		if _, err := g.load(ctx, key, mayForward); err != nil {
+		_, err := g.load(ctx, key, mayForward) // not a Get: not counted as a miss
+		g.fresh.refreshing.Delete(key)         // before the failure shows, so the next Get may refresh again
+		if err != nil {
 			g.counters.refreshFailures.Add(1)
 			g.warn.Log(ctx, slog.LevelWarn, "refresh", "geecache: refresh failed, serving the stale value",
 				slog.String("group", g.name), slog.Any("err", err))
@@ -157,14 +171,19 @@ type coarseClock struct {
 }
 
 func (c *coarseClock) nanos() int64 {
-	if !c.used.Load() { // the first read since the last tick (or ever)
-		c.used.Store(true)
-		if c.running.CompareAndSwap(false, true) {
-			c.t.Store(time.Now().UnixNano())
-			time.AfterFunc(coarseTick, c.tick)
-		}
+	if c.used.Load() { // read since the last tick: the clock runs and t is current
+		return c.t.Load()
 	}
-	return c.t.Load()
+	// The first read since the last tick, or ever: the clock may have
+	// stopped long ago, so the time is read afresh, and stored before
+	// used says that t is current.
+	now := time.Now().UnixNano()
+	c.t.Store(now)
+	c.used.Store(true)
+	if c.running.CompareAndSwap(false, true) {
+		time.AfterFunc(coarseTick, c.tick)
+	}
+	return now
 }
 
 // tick moves the clock on, and keeps ticking while it was read since the

@@ -164,6 +164,7 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	if wrong.Load() != 0 {
 		t.Fatalf("%d Gets did not get the stale value at once", wrong.Load())
 	}
+	waitFor(t, "the refresh to reach the source", func() bool { return src.loads.Load() == 2 })
 	s := g.Stats()
 	if s.StaleServes != 1000 || s.Refreshes != 1 || src.loads.Load() != 2 {
 		t.Fatalf("stats %+v, loads %d; want 1000 stale serves and one refresh", s, src.loads.Load())

@@ -160,7 +160,6 @@ func (noSpan) End(error) {}
 // load loads key through the group's flights: from the owner peer when
 // mayForward and a peer owns it, else locally.
 func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, error) {
-	g.counters.misses.Add(1)
 	var owner PeerGetter
 	remote := false
 	if g.peers != nil {
@@ -185,7 +184,8 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, e
 	if err != nil {
 		var pe *PanicError
 		if errors.As(err, &pe) {
-			g.log.Error("geecache: load panicked", "group", g.name, "key", key, "panic", pe.Value, "stack", string(pe.Stack))
+			g.warn.Log(ctx, slog.LevelError, "panic", "geecache: load panicked", slog.String("group", g.name),
+				slog.String("key", key), slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
 		}
 		return e, &Error{Group: g.name, Key: key, Err: err}
 	}
@@ -198,6 +198,7 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, e
 // slower than the hedge delay races a local load.
 func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) (entry, error) {
 	ph := g.health.of(owner)
+	probe := false
 	if ph != nil {
 		switch g.health.admit(ph) {
 		case admitEjected:
@@ -206,11 +207,13 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 		case admitBusy:
 			g.counters.peerBusy.Add(1)
 			return g.loadLocally(ctx, SpanFallback, key)
+		case admitProbe:
+			probe = true
 		}
 	}
 	gen := g.mem.generation(key)
 	sctx, span := g.step(ctx, SpanPeer, key, owner)
-	v, ttl, local, err := g.fetchHedged(sctx, owner, key, ph)
+	v, ttl, local, err := g.fetchHedged(sctx, owner, key, ph, probe)
 	span.End(err)
 	answered := found(err)
 	switch {
@@ -225,11 +228,17 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 		return local.e, local.err
 	case answered:
 		g.counters.peerLoads.Add(1)
-		if ttl < 0 { // the transport does not say: this group's own TTLs
+		switch {
+		case ttl < 0: // the transport does not say: this group's own TTLs
 			ttl = g.fresh.ttl
 			if err != nil {
 				ttl = g.fresh.notFoundTTL
 			}
+		case ttl > 0 && ttl <= time.Millisecond:
+			// The owner served it stale (or all but expired): hand it to
+			// the callers, but keep no copy that could be served stale
+			// again, for this node's own window on top of the owner's.
+			return entry{v: v}, err
 		}
 		return g.keep(g.mem.hot, key, v, ttl, err, gen)
 	}

@@ -83,10 +83,10 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // A fetch that a hedge beat is not cut short: it goes on, detached from
 // the callers, until SlowAfter since it began, so that a slow peer that
 // answers counts as alive and only one that does not counts as failed.
-func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, ph *peerHealth) (v []byte, ttl time.Duration, local *hedge, err error) {
+func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, ph *peerHealth, probe bool) (v []byte, ttl time.Duration, local *hedge, err error) {
 	if g.policy.NoHedge {
 		v, ttl, err = peerGet(ctx, owner, g.name, key)
-		g.settle(ctx, ph, err, ctx.Err() != nil)
+		g.settle(ctx, ph, probe, err, ctx.Err() != nil)
 		return v, ttl, nil, err
 	}
 	var won atomic.Bool // the hedge answered first
@@ -105,7 +105,7 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 		if err == nil {
 			g.latency.record(time.Since(begin))
 		}
-		g.settle(ctx, ph, err, !won.Load() && ctx.Err() != nil)
+		g.settle(ctx, ph, probe, err, !won.Load() && ctx.Err() != nil)
 		res <- peerResult{v, ttl, err}
 	}()
 	timer := time.NewTimer(g.latency.hedgeDelay())
@@ -163,9 +163,10 @@ func (g *Group) awaitHedge(ctx context.Context, h *hedge, err error) ([]byte, ti
 }
 
 // settle ends a fetch from ph's peer (nil: the peer's health is not
-// tracked): it frees the fetch's in-flight slot and records its outcome. A
-// fetch the callers abandoned says nothing of the peer.
-func (g *Group) settle(ctx context.Context, ph *peerHealth, err error, abandoned bool) {
+// tracked; probe: the fetch is the peer's probe): it frees the fetch's
+// in-flight slot and records its outcome. A fetch the callers abandoned
+// says nothing of the peer.
+func (g *Group) settle(ctx context.Context, ph *peerHealth, probe bool, err error, abandoned bool) {
 	if ph == nil {
 		return
 	}
@@ -177,7 +178,7 @@ func (g *Group) settle(ctx context.Context, ph *peerHealth, err error, abandoned
 	case abandoned:
 		outcome = outcomeNone
 	}
-	if g.health.done(ph, outcome) {
+	if g.health.done(ph, outcome, probe) {
 		g.warn.Log(ctx, slog.LevelWarn, "eject "+ph.addr, "geecache: peer ejected, loading its keys locally",
 			slog.String("group", g.name), slog.String("peer", ph.addr), slog.Any("err", err))
 	}

@@ -61,6 +61,15 @@ func (m *memory) peek(key string) (value []byte, expires int64, ok bool) {
 	return m.hot.Peek(key)
 }
 
+// unhit takes back the hit a get of key counted (the entry was expired).
+func (m *memory) unhit(key string) {
+	if _, _, ok := m.main.Peek(key); ok {
+		m.main.Unhit(key)
+		return
+	}
+	m.hot.Unhit(key)
+}
+
 // add stores value in c (m.main or m.hot) with an expiry (Unix
 // nanoseconds, 0 for never), unless key's generation is no longer gen (the
 // key was removed or replaced since its load began). It evicts first so
@@ -77,6 +86,26 @@ func (m *memory) add(c *lru.Cache, key string, value []byte, gen uint64, expires
 	if m.generation(key) != gen {
 		return
 	}
+	m.addLocked(c, key, value, size, expires, now)
+}
+
+// replace makes value key's value in main, at once: it drops both caches'
+// entries and makes every load of key in flight unable to keep its value,
+// in one step, so that no load can slip in between.
+func (m *memory) replace(key string, value []byte, expires, now int64) {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	m.gens[maphash.String(m.seed, key)%genStripes].Add(1)
+	m.main.Remove(key)
+	m.hot.Remove(key)
+	if size := m.main.Charge(key, value); m.maxBytes > 0 && size <= m.maxBytes {
+		m.addLocked(m.main, key, value, size, expires, now)
+	}
+}
+
+// addLocked evicts until size more bytes fit, then adds the entry.
+// m.writeMu must be held.
+func (m *memory) addLocked(c *lru.Cache, key string, value []byte, size, expires, now int64) {
 	// Evicting for the full size even when key is already present may free
 	// a little more than needed; it never lets the total pass the budget.
 	for m.main.Bytes()+m.hot.Bytes()+size > m.maxBytes {

@@ -143,11 +143,11 @@ type peerHealths struct {
 // of returns the health of peer, or nil if peer cannot be told apart from
 // others (its dynamic type is not comparable).
 func (h *peerHealths) of(peer PeerGetter) *peerHealth {
+	if !reflect.TypeOf(peer).Comparable() {
+		return nil // a sync.Map key must be comparable
+	}
 	if v, ok := h.m.Load(peer); ok {
 		return v.(*peerHealth)
-	}
-	if !reflect.TypeOf(peer).Comparable() {
-		return nil
 	}
 	v, _ := h.m.LoadOrStore(peer, &peerHealth{addr: peerAddr(peer)})
 	return v.(*peerHealth)
@@ -181,7 +181,7 @@ func (h *peerHealths) admit(p *peerHealth) admission {
 	if p.inFlight.Add(1) > int64(h.policy.MaxInFlight) {
 		p.inFlight.Add(-1)
 		if a == admitProbe {
-			h.done(p, outcomeNone)
+			h.done(p, outcomeNone, true)
 		}
 		return admitBusy
 	}
@@ -197,19 +197,26 @@ const (
 	outcomeFailure                     // an error, a timeout, or too slow for the hedge
 )
 
-// done records a fetch's outcome, after release of its in-flight slot.
-// It reports whether the peer was ejected by it.
-func (h *peerHealths) done(p *peerHealth, o fetchOutcome) (ejected bool) {
+// done records a fetch's outcome, after release of its in-flight slot;
+// probe says whether the fetch was the probe admit let through. Only the
+// probe ends or renews an ejection: a fetch that began before the peer was
+// ejected and ends during it changes nothing but the count of failures. It
+// reports whether the peer was ejected by it.
+func (h *peerHealths) done(p *peerHealth, o fetchOutcome, probe bool) (ejected bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	wasProbe := p.probing
-	p.probing = false
+	if probe {
+		p.probing = false
+	}
 	switch o {
 	case outcomeSuccess:
-		p.failures, p.streak, p.ejectedUntil = 0, 0, time.Time{}
+		p.failures = 0
+		if probe || p.ejectedUntil.IsZero() {
+			p.streak, p.ejectedUntil = 0, time.Time{}
+		}
 	case outcomeFailure:
 		p.failures++
-		if wasProbe || (p.ejectedUntil.IsZero() && p.failures >= int64(h.policy.EjectAfter)) {
+		if probe || (p.ejectedUntil.IsZero() && p.failures >= int64(h.policy.EjectAfter)) {
 			p.streak++
 			p.ejections++
 			p.ejectedUntil = h.now().Add(h.backoff(p.streak))

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"runtime/debug"
 	"time"
 )
 
@@ -32,11 +33,18 @@ type PeerTTLGetter interface {
 }
 
 // peerGet fetches from peer, with the owner's TTL if its transport says,
-// else a TTL of -1.
-func peerGet(ctx context.Context, peer PeerGetter, group, key string) ([]byte, time.Duration, error) {
+// else a TTL of -1. A PeerGetter that panics gives a *PanicError: the
+// fetch may run on a goroutine of its own (see fetchHedged), where nothing
+// else would recover it.
+func peerGet(ctx context.Context, peer PeerGetter, group, key string) (v []byte, ttl time.Duration, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, ttl, err = nil, 0, &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
 	if tg, ok := peer.(PeerTTLGetter); ok {
 		return tg.GetTTL(ctx, group, key)
 	}
-	v, err := peer.Get(ctx, group, key)
+	v, err = peer.Get(ctx, group, key)
 	return v, -1, err
 }

@@ -67,7 +67,7 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 		return nil, fmt.Errorf("geecache: %w: group %q: TTL, NotFoundTTL and StaleWhileRevalidate must not be negative", ErrInvalidGroup, name)
 	}
 	grp := &Group{name: name, getter: g, peers: o.Peers, log: o.Logger, tracer: o.Tracer,
-		mem: newMemory(cacheBytes, o.CountOverhead), policy: policy, latency: newLatencies(policy), fresh: newFreshness(&o)}
+		mem: newMemory(cacheBytes, o.CountOverhead), policy: policy, latency: newLatencies(policy), fresh: newFreshness(&o, g)}
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"reflect"
 	"context"
 	"errors"
 	"fmt"
@@ -101,11 +102,20 @@ func (g *Group) RemoveLocal(key string) {
 // from overwriting it. Transports call it for a peer's Set at the owner;
 // use Set to set a key in the cluster.
 func (g *Group) SetLocal(key string, value []byte, ttl time.Duration) {
-	g.RemoveLocal(key)
 	if ttl <= 0 {
 		ttl = g.fresh.ttl
 	}
-	_, _ = g.keep(g.mem.main, key, bytes.Clone(value), ttl, nil, g.mem.generation(key))
+	exp, now := g.fresh.expiry(ttl)
+	g.mem.replace(key, bytes.Clone(value), exp, now)
+	g.forwardFlight.Forget(key)
+	g.localFlight.Forget(key)
+}
+
+// samePeer reports whether a and b are the same peer; peers whose type
+// cannot be compared are never the same.
+func samePeer(a, b PeerGetter) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
 }
 
 // update applies a change to key: first at the owner (local, if this node
@@ -140,7 +150,7 @@ func (g *Group) update(ctx context.Context, key string, apply func(context.Conte
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, p := range others {
-		if remote && p == owner {
+		if remote && samePeer(p, owner) {
 			continue
 		}
 		wg.Go(func() {

@@ -136,6 +136,14 @@ func (c *Cache) Get(key string) (value []byte, expires int64, ok bool) {
 	return e.value, e.expires, true
 }
 
+// Unhit takes back the hit that a Get of key counted, for a caller that
+// found the entry unusable (expired), so that Hits counts only the Gets a
+// cache answered.
+func (c *Cache) Unhit(key string) {
+	s, _ := c.locate(key)
+	s.hits.Add(-1)
+}
+
 // Peek is Get without counting a use or a hit.
 func (c *Cache) Peek(key string) (value []byte, expires int64, ok bool) {
 	s, h := c.locate(key)
