@@ -42,7 +42,7 @@ func (uncomparablePeer) Set(context.Context, string, string, []byte, time.Durati
 type uncomparablePicker struct{ p uncomparablePeer }
 
 func (u uncomparablePicker) PickPeer(string) (cache.PeerGetter, bool) { return u.p, true }
-func (u uncomparablePicker) PeerGetters() []cache.PeerGetter      { return []cache.PeerGetter{u.p} }
+func (u uncomparablePicker) PeerGetters() []cache.PeerGetter          { return []cache.PeerGetter{u.p} }
 
 func TestUncomparablePeersWork(t *testing.T) {
 	g, err := cache.NewRegistry().NewGroup("g", 1<<10, getter.Map(nil), &cache.GroupOptions{Peers: uncomparablePicker{}, Logger: quiet})

@@ -2,10 +2,10 @@ package cache
 
 import (
 	"bytes"
-	"reflect"
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
