@@ -118,8 +118,11 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if err := pool.Set(cfg.Peers...); err != nil {
 		return nil, err
 	}
+	// Without a secret, writes are taken unsigned: Lambda nodes are meant
+	// to be reached through IAM (the Invoke API, or AWS_IAM URLs), which
+	// authenticates every caller before the function runs.
 	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: cfg.Secret, Self: cfg.SelfURL, MaxValueBytes: cfg.MaxValueBytes,
-		MaxSkew: po.MaxSkew, HideErrors: po.HideErrors, Logger: o.Logger, Propagator: po.Propagator})
+		MaxSkew: po.MaxSkew, HideErrors: po.HideErrors, Logger: o.Logger, Propagator: po.Propagator, UnsignedWrites: cfg.Secret == nil})
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
 			return nil, err
 		}
 	}
-	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: o.Secret, Self: o.Self, MaxValueBytes: o.MaxValueBytes,
+	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: o.Secret, UnsignedWrites: o.UnsignedWrites, Self: o.Self, MaxValueBytes: o.MaxValueBytes,
 		MaxSkew: o.MaxSkew, HideErrors: o.HideErrors, Logger: o.Logger, Propagator: o.Propagator})
 	if err != nil {
 		return nil, err
@@ -61,7 +61,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := protocol.Request{Method: r.Method, Path: r.URL.EscapedPath(), Header: r.Header}
+	if h.base != "" {
+		p, ok := strings.CutPrefix(req.Path, h.base)
+		if !ok {
+			w.Header().Set("Connection", "close")
+			write(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest,
+				"path is outside the base path "+strconv.Quote(h.base))))
+			return
+		}
+		req.Path = p
+	}
 	if r.Method == http.MethodPut {
+		// The headers first: an unsigned or unwanted write is refused
+		// before its body is read.
+		if resp, ok := h.srv.Admit(r.Context(), req); !ok {
+			w.Header().Set("Connection", "close")
+			write(w, resp)
+			return
+		}
 		body, resp, ok := h.readBody(r, req)
 		if !ok {
 			w.Header().Set("Connection", "close")
@@ -73,15 +90,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		write(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body")))
 		return
-	}
-	if h.base != "" {
-		p, ok := strings.CutPrefix(req.Path, h.base)
-		if !ok {
-			write(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest,
-				"path is outside the base path "+strconv.Quote(h.base))))
-			return
-		}
-		req.Path = p
 	}
 	write(w, h.srv.Serve(r.Context(), req))
 }

@@ -55,6 +55,10 @@ type HandlerOptions struct {
 	// Propagator, if not nil, extracts context (a trace) from requests.
 	Propagator protocol.Propagator
 
+	// UnsignedWrites accepts peers' PUT and DELETE without a Secret (see
+	// protocol.ServerOptions.UnsignedWrites). Off by default.
+	UnsignedWrites bool
+
 	// AllowOrigins lists the web origins ("https://app.example.com", or
 	// "*" for any) whose pages may call the node from a browser: the
 	// Handler answers their CORS preflights and lets them read its
@@ -112,8 +116,9 @@ type PoolOptions struct {
 	// of owner. Nil means slog.Default().
 	Logger *slog.Logger
 
-	// AllowOrigins is as in HandlerOptions.
-	AllowOrigins []string
+	// AllowOrigins and UnsignedWrites are as in HandlerOptions.
+	AllowOrigins   []string
+	UnsignedWrites bool
 
 	// Replicas and Hash configure the ring (see picker.Options).
 	Replicas int
@@ -121,7 +126,7 @@ type PoolOptions struct {
 }
 
 func (o *PoolOptions) handler() HandlerOptions {
-	return HandlerOptions{AllowOrigins: o.AllowOrigins, BasePath: o.BasePath, Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
+	return HandlerOptions{AllowOrigins: o.AllowOrigins, UnsignedWrites: o.UnsignedWrites, BasePath: o.BasePath, Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
 		MaxSkew: o.MaxSkew, HideErrors: o.HideErrors, Logger: o.Logger, Propagator: o.Propagator}
 }
 

@@ -113,7 +113,7 @@ func (c *Client) ReadResponse(ctx context.Context, req Request, status int, head
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBody(header, v); err != nil {
+	if err := checkBody(c.cfg.Secret, header, v); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -131,7 +131,12 @@ func (c *Client) readError(req Request, status int, header http.Header, body io.
 			return fmt.Errorf("%w: error body over %d bytes", ErrBadResponse, maxErrorBody)
 		}
 		msg = msg[:maxErrorBody] // a version 1 peer: its message is cut
-	} else if err := checkBody(header, msg); err != nil {
+	} else if err := checkBody(c.cfg.Secret, header, msg); err != nil {
+		if status == http.StatusUnauthorized {
+			// A node with another secret (or none) sums its answers
+			// another way: still, it refused the request.
+			return fmt.Errorf("%w (%w)", ErrUnauthorized, err)
+		}
 		return err
 	}
 	text := strings.TrimSpace(strings.ToValidUTF8(string(msg), "\uFFFD"))

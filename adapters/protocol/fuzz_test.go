@@ -118,7 +118,7 @@ func FuzzWrite(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s := newServer(f, reg, &ServerOptions{MaxValueBytes: 64})
+	s := newServer(f, reg, &ServerOptions{MaxValueBytes: 64, UnsignedWrites: true})
 	c := newClient(f, nil)
 	f.Fuzz(func(t *testing.T, method, key string, body []byte, peer, goodSum bool, ttl string) {
 		req := c.NewSetRequest(context.Background(), "", "scores", key, body, 0)

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -9,11 +10,24 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// Checksum returns the HeaderChecksum of body: its xxhash64 as 16
-// lower-case hex digits.
+// Checksum returns the HeaderChecksum of body in a cluster without a
+// secret: its xxhash64 as 16 lower-case hex digits, which catches a broken
+// or foreign peer. With a secret the checksum is SHA-256 (see checksum),
+// which the signatures cover, so that nobody can swap a body for another
+// with the same sum.
 func Checksum(body []byte) string {
 	var b [16]byte
 	return string(appendChecksum(b[:0], xxhash.Sum64(body)))
+}
+
+// checksum returns the HeaderChecksum of body: Checksum without a secret,
+// the SHA-256 of body as 64 lower-case hex digits with one.
+func checksum(secret, body []byte) string {
+	if secret == nil {
+		return Checksum(body)
+	}
+	s := sha256.Sum256(body)
+	return hex.EncodeToString(s[:])
 }
 
 func appendChecksum(dst []byte, sum uint64) []byte {
@@ -30,7 +44,7 @@ func seal(secret []byte, req Request, r Response) Response {
 	if r.Header == nil {
 		r.Header = http.Header{}
 	}
-	sum := Checksum(r.Body)
+	sum := checksum(secret, r.Body)
 	r.Header[HeaderChecksum] = []string{sum}
 	if secret != nil {
 		r.Header[HeaderSignature] = []string{hex.EncodeToString(
@@ -72,11 +86,10 @@ func (c *Client) checkSeal(req Request, status int, header http.Header) error {
 	return nil
 }
 
-// checkBody checks body against the response's checksum, if it has one
-// (checkHeader has made sure it has when it must).
-func checkBody(header http.Header, body []byte) error {
-	var b [16]byte
-	if sum := header.Get(HeaderChecksum); sum != "" && sum != string(appendChecksum(b[:0], xxhash.Sum64(body))) {
+// checkBody checks body against the checksum in header (of a response, or
+// of a PUT), if it has one (checkHeader has made sure it has when it must).
+func checkBody(secret []byte, header http.Header, body []byte) error {
+	if sum := header.Get(HeaderChecksum); sum != "" && sum != checksum(secret, body) {
 		return fmt.Errorf("%w: the %d-byte body does not match checksum %s", ErrIntegrity, len(body), clip(sum))
 	}
 	return nil

@@ -68,9 +68,16 @@ type ServerOptions struct {
 	// peer's address does not reach whoever can call the node (a public
 	// Function URL, say); the detail goes to the Logger. With a Secret,
 	// every caller that gets an answer has signed its request and is
-	// trusted; without one, only requests that carry HeaderPeer are. Off
-	// by default; on by default for Lambda nodes.
+	// trusted; without one, nobody is (a header proves nothing). Off by
+	// default; on by default for Lambda nodes.
 	HideErrors bool
+
+	// UnsignedWrites accepts the peers' PUT and DELETE (Group.Set and
+	// Group.Remove) without a Secret. Off by default: without a secret,
+	// anyone who can reach the node could then replace or drop its
+	// values. Turn it on only where the peer port is reachable by the
+	// cluster's nodes alone (a private network, a local demo).
+	UnsignedWrites bool
 
 	// Logger receives rejected requests and load failures. Nil means
 	// slog.Default().

@@ -51,7 +51,7 @@ func TestNotFoundCarriesTheOwnersMessageOnce(t *testing.T) {
 	}
 }
 
-func TestHideErrorsForCallersThatAreNotPeers(t *testing.T) {
+func TestHideErrorsForUntrustedCallers(t *testing.T) {
 	var logs bytes.Buffer
 	db := newCountingDB(map[string][]byte{"Tom": []byte("630")})
 	s := newServer(t, newTestRegistry(t, db, nil), &ServerOptions{HideErrors: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -61,10 +61,12 @@ func TestHideErrorsForCallersThatAreNotPeers(t *testing.T) {
 		if string(r.Body) != want {
 			t.Errorf("%s to an outsider: %q, want %q", key, r.Body, want)
 		}
-		// A peer still gets the detail.
+		// Without a secret a header proves nothing: a "peer" gets the
+		// generic answer too (TestSignedCallersAreTrustedWithDetails has
+		// the signed case).
 		r = s.Serve(ctx, newClient(t, nil).NewRequest(ctx, testSelf, "scores", key))
-		if string(r.Body) == want {
-			t.Errorf("%s to a peer: %q, want the detail", key, r.Body)
+		if string(r.Body) != want {
+			t.Errorf("%s to an unsigned peer: %q, want %q", key, r.Body, want)
 		}
 	}
 	if !strings.Contains(logs.String(), "database on fire") {
@@ -159,5 +161,25 @@ func TestServerWarningsAreRateLimited(t *testing.T) {
 	s.Serve(context.Background(), Request{Method: "GET", Path: Path("scores", "k"), Header: http.Header{}})
 	if !strings.Contains(logs.String(), "suppressed=999") {
 		t.Fatalf("the next line does not count the 999 left out:\n%s", logs.String())
+	}
+}
+
+// Without a secret a node takes no writes unless told to; Admit refuses
+// them before any body is read.
+func TestUnsignedWritesAreRefusedByDefault(t *testing.T) {
+	reg := newTestRegistry(t, newCountingDB(nil), nil)
+	ctx := context.Background()
+	c := newClient(t, nil)
+	for _, req := range []Request{c.NewSetRequest(ctx, "", "scores", "k", []byte("v"), 0), c.NewRemoveRequest(ctx, "", "scores", "k")} {
+		strict := newServer(t, reg, nil)
+		if r, ok := strict.Admit(ctx, Request{Method: req.Method, Path: req.Path, Header: req.Header}); ok || r.Status != http.StatusUnauthorized {
+			t.Errorf("%s without a secret: Admit = %v, %d; want 401", req.Method, ok, r.Status)
+		}
+		if r := strict.Serve(ctx, req); r.Status != http.StatusUnauthorized {
+			t.Errorf("%s without a secret: %d; want 401", req.Method, r.Status)
+		}
+		if r := newServer(t, reg, &ServerOptions{UnsignedWrites: true}).Serve(ctx, req); r.Status != http.StatusOK {
+			t.Errorf("%s with UnsignedWrites: %d %q; want 200", req.Method, r.Status, r.Body)
+		}
 	}
 }

@@ -105,20 +105,49 @@ func (s *Server) Serve(ctx context.Context, req Request) Response {
 // header is modified.
 func (s *Server) Seal(req Request, r Response) Response { return seal(s.cfg.Secret, req, r) }
 
-func (s *Server) serve(ctx context.Context, req Request) Response {
+// Admit checks what a request's method and headers allow, before anything
+// else is read: the method, the signature when a secret is set, and for a
+// write (PUT, DELETE) that it is a peer request the node accepts. If it
+// returns false, the sealed Response is the answer to send. A binding
+// whose transport streams the body calls it before reading a PUT's body,
+// so that an unauthorised caller cannot make the node read one; Serve
+// calls it too.
+func (s *Server) Admit(ctx context.Context, req Request) (Response, bool) {
+	if r, ok := s.admit(ctx, req); !ok {
+		return s.Seal(req, r), false
+	}
+	return Response{}, true
+}
+
+func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 	switch req.Method {
 	case http.MethodGet, http.MethodPut, http.MethodDelete:
 	default:
 		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET (or, between peers, PUT and DELETE)")
 		r.Header.Set("Allow", AllowedMethods)
-		return r
+		return r, false
 	}
 	if s.cfg.Secret != nil {
 		if err := verify(req.Header, s.cfg.Secret, s.cfg.Now(), s.cfg.MaxSkew, req.Method, s.cfg.Self, req.Path); err != nil {
 			s.warn.Log(ctx, slog.LevelWarn, "unauthorized", "geecache: rejected unauthenticated request",
 				slog.String("path", clip(req.Path)), slog.String("reason", err.Error()))
-			return ErrorResponse(CodeUnauthorized, "unauthorized: "+err.Error())
+			return ErrorResponse(CodeUnauthorized, "unauthorized: "+err.Error()), false
 		}
+	}
+	if req.Method != http.MethodGet {
+		if req.Header.Get(HeaderPeer) == "" {
+			return ErrorResponse(CodeBadRequest, req.Method+" is a peer request (it needs "+HeaderPeer+")"), false
+		}
+		if s.cfg.Secret == nil && !s.cfg.UnsignedWrites {
+			return ErrorResponse(CodeUnauthorized, "unauthorized: this node takes writes only when signed (a secret), or with UnsignedWrites"), false
+		}
+	}
+	return Response{}, true
+}
+
+func (s *Server) serve(ctx context.Context, req Request) Response {
+	if r, ok := s.admit(ctx, req); !ok {
+		return r
 	}
 	if s.cfg.Propagator != nil {
 		ctx = s.cfg.Propagator.Extract(ctx, req.Header)
@@ -135,7 +164,7 @@ func (s *Server) serve(ctx context.Context, req Request) Response {
 		return s.write(ctx, req, g, key)
 	}
 	peer := req.Header.Get(HeaderPeer) != ""
-	trusted := peer || s.cfg.Secret != nil // a signed request is from a holder of the secret
+	trusted := s.cfg.Secret != nil // only a signed request shows who sent it
 	var view cache.ByteView
 	var ttl time.Duration
 	if peer {

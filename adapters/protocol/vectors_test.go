@@ -89,11 +89,21 @@ func TestPublishedVectors(t *testing.T) {
 	check("not_found X-Geecache-Checksum", nf.Header.Get(HeaderChecksum))
 	check("not_found canonical", strings.Join([]string{"GEECACHE2 response", sig, "404", "not_found", nf.Header.Get(HeaderChecksum)}, "\n"))
 	check("not_found X-Geecache-Signature", nf.Header.Get(HeaderSignature))
-	check("empty X-Geecache-Checksum", Checksum(nil))
+	check("empty X-Geecache-Checksum without a secret", Checksum(nil))
 
-	// Without a secret: the same checksum, no signature.
+	// Without a secret: the xxhash64 checksum, no signature.
 	plain := newServer(t, reg, nil).Serve(ctx, newClient(t, nil).NewRequest(ctx, target, group, key))
-	if plain.Header.Get(HeaderChecksum) != v["value X-Geecache-Checksum"] || plain.Header.Get(HeaderSignature) != "" {
-		t.Fatalf("without a secret: headers %v; want the same checksum and no signature", plain.Header)
+	if plain.Header.Get(HeaderChecksum) != v["value X-Geecache-Checksum without a secret"] || plain.Header.Get(HeaderSignature) != "" {
+		t.Fatalf("without a secret: headers %v; want the xxhash64 checksum and no signature", plain.Header)
+	}
+
+	// A PUT: its value's checksum and its TTL are signed too.
+	ttlMs, _ := strconv.ParseInt(v["put ttl"], 10, 64)
+	put := c.NewSetRequest(ctx, target, group, key, []byte(v["put value"]), time.Duration(ttlMs)*time.Millisecond)
+	check("put X-Geecache-Checksum", put.Header.Get(HeaderChecksum))
+	check("put canonical", strings.Join([]string{"GEECACHE2", "PUT", target, put.Path, "1", v["time"], put.Header.Get(HeaderChecksum), v["put ttl"]}, "\n"))
+	check("put X-Geecache-Signature", put.Header.Get(HeaderSignature))
+	if r := s.Serve(ctx, put); r.Status != 200 {
+		t.Fatalf("the published PUT is refused: %d %q", r.Status, r.Body)
 	}
 }

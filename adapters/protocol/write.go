@@ -50,7 +50,7 @@ func (c *Client) newRequest(ctx context.Context, method, target, group, key stri
 	path := Path(group, key)
 	h := http.Header{HeaderPeer: {"1"}}
 	if method == http.MethodPut {
-		h.Set(HeaderChecksum, Checksum(body))
+		h.Set(HeaderChecksum, checksum(c.cfg.Secret, body))
 		if t := FormatTTL(ttl); t != "" {
 			h.Set(HeaderTTL, t)
 		}
@@ -64,14 +64,10 @@ func (c *Client) newRequest(ctx context.Context, method, target, group, key stri
 	return Request{Method: method, Path: path, Header: h, Body: body}
 }
 
-// write answers a DELETE or PUT of key in g. Writes are peer requests only
-// (a node's Group.Remove and Group.Set send them): without a secret, any
-// caller that can reach a node can send one, so keep peer ports private or
-// set a secret.
+// write answers a DELETE or PUT of key in g, which admit has let through:
+// a peer request (a node's Group.Remove and Group.Set send them), signed
+// when the cluster has a secret, or accepted unsigned with UnsignedWrites.
 func (s *Server) write(ctx context.Context, req Request, g *cache.Group, key string) Response {
-	if req.Header.Get(HeaderPeer) == "" {
-		return ErrorResponse(CodeBadRequest, req.Method+" is a peer request (it needs "+HeaderPeer+")")
-	}
 	if req.Method == http.MethodDelete {
 		g.RemoveLocal(key)
 		return Response{Status: http.StatusOK, Header: http.Header{}}
@@ -79,7 +75,7 @@ func (s *Server) write(ctx context.Context, req Request, g *cache.Group, key str
 	if n := int64(len(req.Body)); n > s.cfg.MaxValueBytes {
 		return ErrorResponse(CodeTooLarge, fmt.Sprintf("value of %d bytes exceeds the limit of %d bytes", n, s.cfg.MaxValueBytes))
 	}
-	if err := checkBody(req.Header, req.Body); err != nil || req.Header.Get(HeaderChecksum) == "" {
+	if err := checkBody(s.cfg.Secret, req.Header, req.Body); err != nil || req.Header.Get(HeaderChecksum) == "" {
 		return ErrorResponse(CodeBadRequest, fmt.Sprintf("the value does not match its %s", HeaderChecksum))
 	}
 	g.SetLocal(key, req.Body, ResponseTTL(req.Header))

@@ -63,7 +63,9 @@ func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, ap
 		}
 		reg := cache.NewRegistry()
 		log := o.log.With("node", addr)
-		pool, err := nethttp.NewPool(addr, reg, &nethttp.PoolOptions{Secret: o.secret, Logger: log})
+		// Without -secret the demo's nodes take each other's DELETEs
+		// unsigned: fine on loopback, not on a network others can reach.
+		pool, err := nethttp.NewPool(addr, reg, &nethttp.PoolOptions{Secret: o.secret, Logger: log, UnsignedWrites: len(o.secret) == 0})
 		if err == nil {
 			err = pool.Set(o.peers...)
 		}
