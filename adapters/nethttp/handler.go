@@ -101,7 +101,7 @@ func write(w http.ResponseWriter, resp protocol.Response) {
 	for k, v := range resp.Header {
 		hdr[k] = v
 	}
-	hdr["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
+	hdr["Content-Length"] = []string{strconv.Itoa(resp.Len())}
 	w.WriteHeader(resp.Status)
-	_, _ = w.Write(resp.Body) // the caller has gone; nothing to do
+	_, _ = resp.WriteTo(w) // a cached value without a copy; on error the caller has gone
 }

@@ -26,11 +26,13 @@ func appendChecksum(dst []byte, sum uint64) []byte {
 
 // seal adds the checksum of r's body to r's header and, with a secret, the
 // response signature bound to req's signature, status and code.
-func seal(secret []byte, req Request, r Response) Response {
+func (s *Server) seal(req Request, r Response) Response {
+	secret := s.cfg.Secret
 	if r.Header == nil {
 		r.Header = http.Header{}
 	}
-	sum := Checksum(r.Body)
+	var b [16]byte
+	sum := string(appendChecksum(b[:0], s.bodySum(r)))
 	r.Header[HeaderChecksum] = []string{sum}
 	if secret != nil {
 		r.Header[HeaderSignature] = []string{hex.EncodeToString(
@@ -39,6 +41,21 @@ func seal(secret []byte, req Request, r Response) Response {
 		delete(r.Header, HeaderSignature)
 	}
 	return r
+}
+
+// bodySum returns the xxhash64 of r's body. A Value is hashed in place,
+// written to a pooled Digest (one on the stack would escape through
+// io.Writer).
+func (s *Server) bodySum(r Response) uint64 {
+	if r.Value.Len() == 0 {
+		return xxhash.Sum64(r.Body)
+	}
+	d := s.digests.Get().(*xxhash.Digest)
+	d.Reset()
+	_, _ = r.Value.WriteTo(d) // a Digest's Write never fails
+	sum := d.Sum64()
+	s.digests.Put(d)
+	return sum
 }
 
 // checkHeader checks, before any body is read, what the headers of a

@@ -1,13 +1,18 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
@@ -29,27 +34,61 @@ type Request struct {
 }
 
 // A Response is what a Server answers; a binding sends Status, Header and
-// Body as they are.
+// the body (see Len, WriteTo and Reader) as they are.
 type Response struct {
 	// Status is the HTTP status code.
 	Status int
 	// Header holds Content-Type, and X-Geecache-Error (and Allow for 405)
 	// on errors. Content-Length is left to the binding.
 	Header http.Header
-	// Body is the raw value on 200, a plain-text message otherwise. The
+	// Body is the body of a response that has no Value: a plain-text
+	// message on errors, nothing on the 200 to a PUT or DELETE. The
 	// Server does not keep it, so a binding may use it freely.
 	Body []byte
+	// Value is the body of the 200 to a GET: the cached value itself,
+	// shared with the cache, not a copy. A binding sends it with WriteTo
+	// (or Reader), which hands the cached bytes to the writer without
+	// copying them.
+	Value cache.ByteView
 }
 
 // Code returns the response's error code, or "" for a 200.
 func (r Response) Code() Code { return Code(r.Header.Get(HeaderError)) }
 
+// Len returns the length of the response's body: Value's if it has one,
+// else Body's.
+func (r Response) Len() int {
+	if r.Value.Len() > 0 {
+		return r.Value.Len()
+	}
+	return len(r.Body)
+}
+
+// WriteTo writes the response's body to w (Value, without copying it, or
+// Body) in one call of w.Write. It implements io.WriterTo.
+func (r Response) WriteTo(w io.Writer) (int64, error) {
+	if r.Value.Len() > 0 {
+		return r.Value.WriteTo(w)
+	}
+	n, err := w.Write(r.Body)
+	return int64(n), err
+}
+
+// Reader returns a reader of the response's body that does not copy it.
+func (r Response) Reader() io.Reader {
+	if r.Value.Len() > 0 {
+		return r.Value.Reader()
+	}
+	return bytes.NewReader(r.Body)
+}
+
 // A Server answers protocol requests for the groups of a registry. It does
 // no I/O of its own, so every binding shares it. It is safe for concurrent
 // use.
 type Server struct {
-	reg *cache.Registry
-	cfg serverConfig
+	reg     *cache.Registry
+	cfg     serverConfig
+	digests sync.Pool // of *xxhash.Digest, to checksum values in place
 }
 
 // NewServer returns a Server for the groups of reg, configured by opts (nil
@@ -63,7 +102,7 @@ func NewServer(reg *cache.Registry, opts *ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{reg: reg, cfg: c}, nil
+	return &Server{reg: reg, cfg: c, digests: sync.Pool{New: func() any { return xxhash.New() }}}, nil
 }
 
 // MaxValueBytes returns the largest value the Server sends.
@@ -101,7 +140,7 @@ func (s *Server) Serve(ctx context.Context, req Request) Response {
 // Serve seals its answers; a binding seals the errors only it finds (see
 // ErrorResponse), or a version 2 client takes them for a broken peer. r's
 // header is modified.
-func (s *Server) Seal(req Request, r Response) Response { return seal(s.cfg.Secret, req, r) }
+func (s *Server) Seal(req Request, r Response) Response { return s.seal(req, r) }
 
 func (s *Server) serve(ctx context.Context, req Request) Response {
 	switch req.Method {
@@ -156,7 +195,7 @@ func (s *Server) serve(ctx context.Context, req Request) Response {
 	r := Response{
 		Status: http.StatusOK,
 		Header: http.Header{"Content-Type": {"application/octet-stream"}},
-		Body:   view.ByteSlice(),
+		Value:  view,
 	}
 	if ttl > 0 {
 		r.Header.Set(HeaderTTL, FormatTTL(ttl))
