@@ -85,9 +85,7 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string) (
 		}
 		defer close(h.done)
 		g.counters.hedges.Add(1)
-		h.e, h.err = g.localFlight.Do(ctx, key, func(ctx context.Context) (entry, error) {
-			return g.loadLocally(ctx, SpanFallback, key)
-		})
+		h.e, h.err = g.localFlight.DoLoader(ctx, key, (*hedgeLoader)(g), nil)
 		if h.err == nil {
 			cancel() // the owner's answer is no longer needed
 		}

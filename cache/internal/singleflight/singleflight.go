@@ -66,6 +66,20 @@ type detachedCall[V any] struct {
 	ctx loadContext
 }
 
+// A Loader loads the value of a key, given the argument its caller passed
+// to DoLoader. DoLoader takes one instead of a closure when the load needs
+// state: a pointer-shaped Loader (a pointer to an existing struct) and a
+// pointer-shaped argument are passed without an allocation, where a
+// closure that captures its state costs one per call.
+type Loader[V any] interface {
+	Load(ctx context.Context, key string, arg any) (V, error)
+}
+
+// funcLoader is a function as a Loader.
+type funcLoader[V any] func(context.Context) (V, error)
+
+func (f funcLoader[V]) Load(ctx context.Context, _ string, _ any) (V, error) { return f(ctx) }
+
 // Do returns the result of fn for key, starting fn unless a load of key is
 // already in flight, in which case it waits for that one.
 // If ctx ends first, Do returns ctx's error at once.
@@ -77,6 +91,12 @@ type detachedCall[V any] struct {
 // of its own, and a runtime.Goexit in it is an ErrPanic error for every
 // caller.
 func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) (V, error)) (V, error) {
+	return g.DoLoader(ctx, key, funcLoader[V](fn), nil)
+}
+
+// DoLoader is Do with l.Load(ctx, key, arg) as the load. (A caller that
+// joins a load in flight gets its result; its l and arg are not used.)
+func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg any) (V, error) {
 	if err := ctx.Err(); err != nil {
 		var zero V
 		return zero, err // gone already: start nothing
@@ -101,7 +121,7 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 		c := &call[V]{waiters: 1}
 		g.calls[key] = c
 		g.mu.Unlock()
-		g.run(ctx, key, c, fn)
+		g.run(ctx, key, c, l, arg)
 		return c.val, c.err
 	}
 	d := &detachedCall[V]{call: call[V]{waiters: 1, done: make(chan struct{})}}
@@ -110,7 +130,7 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 	c.ctx = &d.ctx
 	g.calls[key] = c
 	g.mu.Unlock()
-	go g.run(c.ctx, key, c, fn)
+	go g.run(c.ctx, key, c, l, arg)
 	return g.wait(ctx, key, c)
 }
 
@@ -141,9 +161,9 @@ func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) 
 	}
 }
 
-// run calls fn and publishes its result to c's waiters. It runs on the
+// run calls l.Load and publishes its result to c's waiters. It runs on the
 // goroutine of the caller that started the load, or on one of its own.
-func (g *Group[V]) run(ctx context.Context, key string, c *call[V], fn func(context.Context) (V, error)) {
+func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V], arg any) {
 	returned := false
 	defer func() {
 		if !returned {
@@ -167,7 +187,7 @@ func (g *Group[V]) run(ctx context.Context, key string, c *call[V], fn func(cont
 			close(done)
 		}
 	}()
-	c.val, c.err = fn(ctx)
+	c.val, c.err = l.Load(ctx, key, arg)
 	returned = true
 }
 
