@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -74,6 +76,31 @@ func TestResponseBody(t *testing.T) {
 		read, _ := io.ReadAll(tc.r.Reader())
 		if err != nil || n != int64(len(tc.want)) || buf.String() != tc.want || tc.r.Len() != len(tc.want) || string(read) != tc.want {
 			t.Errorf("%s: WriteTo %q (%d, %v), Len %d, Reader %q; want %q", name, buf.String(), n, err, tc.r.Len(), read, tc.want)
+		}
+	}
+}
+
+// ServeInto answers as Serve does, with the header fields in the map it
+// is given (a value's and an error's alike), which it leaves otherwise.
+func TestServeInto(t *testing.T) {
+	s := newServer(t, newTestRegistry(t, newCountingDB(map[string][]byte{"Tom": []byte("630")}), nil), nil)
+	c := newClient(t, nil)
+	ctx := context.Background()
+	for _, key := range []string{"Tom", "kkk"} {
+		req := c.NewRequest(ctx, testSelf, "scores", key)
+		want := s.Serve(ctx, req)
+		h := http.Header{"X-Binding": {"kept"}}
+		r := s.ServeInto(ctx, req, h)
+		r.Header.Del("X-Binding")
+		if r.Status != want.Status || bodyOf(r) != bodyOf(want) || !reflect.DeepEqual(r.Header, want.Header) {
+			t.Fatalf("%s: ServeInto = %d %q %v; Serve = %d %q %v", key, r.Status, bodyOf(r), r.Header, want.Status, bodyOf(want), want.Header)
+		}
+		if len(h) != len(want.Header) {
+			t.Fatalf("%s: the map given holds %v; want the answer's fields", key, h)
+		}
+		v, err := read(ctx, c, req, s.ServeInto(ctx, req, http.Header{}), -2)
+		if (key == "Tom") != (err == nil && string(v) == "630") {
+			t.Fatalf("%s: the client read %q, %v", key, v, err)
 		}
 	}
 }

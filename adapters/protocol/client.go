@@ -31,6 +31,7 @@ type chunk = [chunkSize]byte
 type Client struct {
 	cfg    ClientOptions
 	chunks sync.Pool // of *chunk
+	peer   []string  // HeaderPeer's value, shared by all requests (never modified)
 }
 
 // NewClient returns a Client configured by opts (nil for the defaults).
@@ -40,7 +41,7 @@ func NewClient(opts *ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{cfg: c, chunks: sync.Pool{New: func() any { return new(chunk) }}}, nil
+	return &Client{cfg: c, chunks: sync.Pool{New: func() any { return new(chunk) }}, peer: []string{"1"}}, nil
 }
 
 // MaxValueBytes returns the largest value the Client accepts.
@@ -51,10 +52,11 @@ func (c *Client) MaxValueBytes() int64 { return c.cfg.MaxValueBytes }
 // base path (the binding prepends the peer's base URL), the peer header,
 // with a secret the signature (bound to target, which must be the node's
 // base URL exactly as it knows itself; see ServerOptions.Self), and with a
-// Propagator what ctx carries.
+// Propagator what ctx carries. The header's values may be shared with the
+// Client: a binding may replace them, never modify them in place.
 func (c *Client) NewRequest(ctx context.Context, target, group, key string) Request {
 	path := Path(group, key)
-	h := http.Header{HeaderPeer: {"1"}}
+	h := http.Header{HeaderPeer: c.peer}
 	if c.cfg.Secret != nil {
 		sign(h, c.cfg.Secret, c.cfg.Now(), http.MethodGet, target, path)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -39,7 +40,9 @@ type Response struct {
 	// Status is the HTTP status code.
 	Status int
 	// Header holds Content-Type, and X-Geecache-Error (and Allow for 405)
-	// on errors. Content-Length is left to the binding.
+	// on errors. Content-Length is left to the binding. Its values may be
+	// shared with the Server: a binding may replace them, never modify
+	// them in place.
 	Header http.Header
 	// Body is the body of a response that has no Value: a plain-text
 	// message on errors, nothing on the 200 to a PUT or DELETE. The
@@ -89,6 +92,7 @@ type Server struct {
 	reg     *cache.Registry
 	cfg     serverConfig
 	digests sync.Pool // of *xxhash.Digest, to checksum values in place
+	octets  []string  // the Content-Type of a value, shared by all answers (never modified)
 }
 
 // NewServer returns a Server for the groups of reg, configured by opts (nil
@@ -102,7 +106,8 @@ func NewServer(reg *cache.Registry, opts *ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{reg: reg, cfg: c, digests: sync.Pool{New: func() any { return xxhash.New() }}}, nil
+	return &Server{reg: reg, cfg: c, digests: sync.Pool{New: func() any { return xxhash.New() }},
+		octets: []string{"application/octet-stream"}}, nil
 }
 
 // MaxValueBytes returns the largest value the Server sends.
@@ -130,7 +135,23 @@ const AllowedMethods = "GET, PUT, DELETE"
 // Every answer is sealed (see Seal): it carries the checksum of its body
 // and, with a secret, its signature.
 func (s *Server) Serve(ctx context.Context, req Request) Response {
-	return s.Seal(req, s.serve(ctx, req))
+	return s.Seal(req, s.serve(ctx, req, nil))
+}
+
+// ServeInto is Serve with the answer's header fields put into h, which
+// becomes the Response's Header, instead of a new map: a binding passes
+// its own (an http.ResponseWriter's Header) and saves making one and
+// copying it. Fields of h that the answer does not set are left as they
+// are.
+func (s *Server) ServeInto(ctx context.Context, req Request, h http.Header) Response {
+	r := s.serve(ctx, req, h)
+	if reflect.ValueOf(r.Header).UnsafePointer() != reflect.ValueOf(h).UnsafePointer() {
+		for k, v := range r.Header { // an answer with a header of its own (an error)
+			h[k] = v
+		}
+		r.Header = h
+	}
+	return s.Seal(req, r)
 }
 
 // Seal returns r, the answer to req, with the checksum of its body
@@ -142,7 +163,9 @@ func (s *Server) Serve(ctx context.Context, req Request) Response {
 // header is modified.
 func (s *Server) Seal(req Request, r Response) Response { return s.seal(req, r) }
 
-func (s *Server) serve(ctx context.Context, req Request) Response {
+// serve answers req; a value's header fields go into h, or a new map if h
+// is nil.
+func (s *Server) serve(ctx context.Context, req Request, h http.Header) Response {
 	switch req.Method {
 	case http.MethodGet, http.MethodPut, http.MethodDelete:
 	default:
@@ -192,15 +215,14 @@ func (s *Server) serve(ctx context.Context, req Request) Response {
 			slog.String("group", clip(groupName)), slog.String("key", clip(key)), slog.Int64("bytes", n), slog.Int64("limit", s.cfg.MaxValueBytes))
 		return ErrorResponse(CodeTooLarge, fmt.Sprintf("value of %d bytes exceeds the limit of %d bytes", n, s.cfg.MaxValueBytes))
 	}
-	r := Response{
-		Status: http.StatusOK,
-		Header: http.Header{"Content-Type": {"application/octet-stream"}},
-		Value:  view,
+	if h == nil {
+		h = make(http.Header, 3)
 	}
+	h["Content-Type"] = s.octets
 	if ttl > 0 {
-		r.Header.Set(HeaderTTL, FormatTTL(ttl))
+		h[HeaderTTL] = []string{FormatTTL(ttl)}
 	}
-	return r
+	return Response{Status: http.StatusOK, Header: h, Value: view}
 }
 
 // loadError answers a failed load: 404 not_found or 500 load_error, with

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// loadContext is the context of a load that runs in a goroutine of its own:
+// loadContext is the context of a load that runs on a worker goroutine:
 // it has the first caller's values, no deadline, and is cancelled when every
 // caller has left or the load has ended. It behaves as
 // context.WithCancel(context.WithoutCancel(first)) does, and lives inside

@@ -12,7 +12,8 @@
 // A load costs no goroutine when it need not have one: if the caller that
 // starts it has a context that cannot be cancelled (its Done returns nil),
 // that caller could never leave early, so the load runs on its goroutine,
-// with its context.
+// with its context. Other loads run on workers: goroutines that run loads
+// one after another and end after a short idle time.
 package singleflight
 
 import (
@@ -45,12 +46,13 @@ type Group[V any] struct {
 	calls   map[string]*call[V] // loads that callers can still join
 	joins   int64               // callers that waited for a load another caller started
 	running int                 // loads whose fn has not returned, abandoned ones too
+	work    chan task[V]        // hands detached loads to idle workers; made with calls
 }
 
 type call[V any] struct {
 	// done is closed when the load has ended and val and err are set. It
 	// is made only when some caller has to wait for it: by the first
-	// joiner, or at the start of a load run in a goroutine of its own.
+	// joiner, or at the start of a load run on a worker.
 	// Guarded by Group.mu until closed.
 	done    chan struct{}
 	val     V
@@ -59,8 +61,8 @@ type call[V any] struct {
 	ctx     *loadContext // a detached load's context; nil for one run inline
 }
 
-// detachedCall is the record of a load that runs in a goroutine of its
-// own, with its context: one allocation for both.
+// detachedCall is the record of a load that runs on a worker, with its
+// context: one allocation for both.
 type detachedCall[V any] struct {
 	call[V]
 	ctx loadContext
@@ -87,9 +89,9 @@ func (f funcLoader[V]) Load(ctx context.Context, _ string, _ any) (V, error) { r
 // If ctx cannot be cancelled (ctx.Done() returns nil) and Do starts the
 // load, fn runs on the caller's goroutine with ctx itself; so a fn that
 // calls runtime.Goexit ends the caller's goroutine, and the callers that
-// joined get an error wrapping ErrPanic. Otherwise fn runs in a goroutine
-// of its own, and a runtime.Goexit in it is an ErrPanic error for every
-// caller.
+// joined get an error wrapping ErrPanic. Otherwise fn runs on a worker
+// goroutine, and a runtime.Goexit in it is an ErrPanic error for every
+// caller (and ends that worker).
 func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) (V, error)) (V, error) {
 	return g.DoLoader(ctx, key, funcLoader[V](fn), nil)
 }
@@ -104,6 +106,7 @@ func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg an
 	g.mu.Lock()
 	if g.calls == nil {
 		g.calls = make(map[string]*call[V])
+		g.work = make(chan task[V])
 	}
 	if c, joined := g.calls[key]; joined {
 		c.waiters++
@@ -130,7 +133,7 @@ func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg an
 	c.ctx = &d.ctx
 	g.calls[key] = c
 	g.mu.Unlock()
-	go g.run(c.ctx, key, c, l, arg)
+	g.detach(task[V]{key: key, c: c, l: l, arg: arg})
 	return g.wait(ctx, key, c)
 }
 
@@ -162,7 +165,7 @@ func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) 
 }
 
 // run calls l.Load and publishes its result to c's waiters. It runs on the
-// goroutine of the caller that started the load, or on one of its own.
+// goroutine of the caller that started the load, or on a worker.
 func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V], arg any) {
 	returned := false
 	defer func() {
