@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/geecache/geecache/cache/internal/singleflight"
@@ -57,6 +58,7 @@ type Group struct {
 	policy  PeerPolicy
 	health  peerHealths
 	latency *latencies
+	hedges  sync.Pool // of *hedge whose timer never fired
 
 	fresh freshness // expiry: the clock, TTLs, stale serving
 

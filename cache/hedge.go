@@ -49,12 +49,25 @@ func (l *latencies) record(d time.Duration) {
 // hedgeDelay returns how long to wait for the owner before hedging.
 func (l *latencies) hedgeDelay() time.Duration { return time.Duration(l.delay.Load()) }
 
-// A hedge is the local load a slow fetch started beside it.
+// A hedge is the local load a slow fetch may start beside it: its timer
+// starts the load (fire) when the fetch has taken the hedge delay. Hedges
+// are pooled: one whose timer was stopped before it fired is reused, timer
+// and all, so that a fetch faster than the delay (nearly all) allocates
+// nothing for its hedge.
 type hedge struct {
+	g     *Group
+	timer *time.Timer  // runs fire; armed once per use
 	state atomic.Int32 // hedgePending, then hedgeRunning or hedgeCancelled
-	done  chan struct{}
-	e     entry
-	err   error
+
+	// Set for each use before the timer is armed.
+	ctx    context.Context
+	key    string
+	cancel context.CancelFunc // cancels the fetch
+
+	// Set by fire before state becomes hedgeRunning.
+	done chan struct{}
+	e    entry
+	err  error
 }
 
 const (
@@ -62,6 +75,41 @@ const (
 	hedgeRunning
 	hedgeCancelled
 )
+
+// startHedge returns a pending hedge for the fetch of key under ctx
+// (cancel cancels the fetch), whose timer fires after delay.
+func (g *Group) startHedge(ctx context.Context, key string, cancel context.CancelFunc, delay time.Duration) *hedge {
+	h, _ := g.hedges.Get().(*hedge)
+	if h == nil {
+		h = &hedge{g: g, ctx: ctx, key: key, cancel: cancel}
+		h.timer = time.AfterFunc(delay, h.fire)
+		return h
+	}
+	h.ctx, h.key, h.cancel = ctx, key, cancel
+	h.state.Store(hedgePending)
+	h.timer.Reset(delay)
+	return h
+}
+
+// fire starts the local load, unless the fetch has ended first.
+func (h *hedge) fire() {
+	h.done = make(chan struct{}) // read by the fetch only once state is hedgeRunning
+	if !h.state.CompareAndSwap(hedgePending, hedgeRunning) {
+		return
+	}
+	defer close(h.done)
+	h.g.counters.hedges.Add(1)
+	h.e, h.err = h.g.localFlight.DoLoader(h.ctx, h.key, (*hedgeLoader)(h.g), nil)
+	if h.err == nil {
+		h.cancel() // the owner's answer is no longer needed
+	}
+}
+
+// release returns a hedge whose timer never fired to the pool.
+func (h *hedge) release() {
+	h.ctx, h.key, h.cancel = nil, "", nil
+	h.g.hedges.Put(h)
+}
 
 // fetchHedged fetches key from owner; if the owner has not answered within
 // the hedge delay, it starts a local load beside the fetch (through the
@@ -78,24 +126,16 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string) (
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	h := &hedge{done: make(chan struct{})}
-	t := time.AfterFunc(g.latency.hedgeDelay(), func() {
-		if !h.state.CompareAndSwap(hedgePending, hedgeRunning) {
-			return
-		}
-		defer close(h.done)
-		g.counters.hedges.Add(1)
-		h.e, h.err = g.localFlight.DoLoader(ctx, key, (*hedgeLoader)(g), nil)
-		if h.err == nil {
-			cancel() // the owner's answer is no longer needed
-		}
-	})
+	h := g.startHedge(ctx, key, cancel, g.latency.hedgeDelay())
 	begin := time.Now()
 	v, ttl, err = peerGet(pctx, owner, g.name, key)
-	t.Stop()
+	stopped := h.timer.Stop()
 	if h.state.CompareAndSwap(hedgePending, hedgeCancelled) {
 		if err == nil {
 			g.latency.record(time.Since(begin))
+		}
+		if stopped { // fire never runs: the hedge is free
+			h.release()
 		}
 		return v, ttl, nil, err
 	}
