@@ -27,18 +27,26 @@ func (g *Group[V]) detach(t task[V]) {
 }
 
 // worker runs t, then the loads handed to it until it has been idle for
-// workerIdle. A load that calls runtime.Goexit ends it (see run).
+// workerIdle (it ends between one and two workerIdle after its last load:
+// its timer is re-armed once per workerIdle, not once per load). A load
+// that calls runtime.Goexit ends it (see run).
 func (g *Group[V]) worker(t task[V]) {
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
 		g.run(t.c.ctx, t.key, t.c, t.l, t.arg)
 		t = task[V]{} // keep nothing of a finished load alive
-		idle.Reset(workerIdle)
-		select {
-		case t = <-g.work:
-		case <-idle.C:
-			return
+		used := true
+		for t.c == nil {
+			select {
+			case t = <-g.work:
+			case <-idle.C:
+				if !used {
+					return
+				}
+				used = false
+				idle.Reset(workerIdle)
+			}
 		}
 	}
 }
