@@ -157,16 +157,19 @@ type coarseClock struct {
 }
 
 func (c *coarseClock) nanos() int64 {
-	if !c.used.Load() {
+	if !c.used.Load() { // the first read since the last tick (or ever)
 		c.used.Store(true)
-	}
-	if !c.running.Load() && c.running.CompareAndSwap(false, true) {
-		c.t.Store(time.Now().UnixNano())
-		time.AfterFunc(coarseTick, c.tick)
+		if c.running.CompareAndSwap(false, true) {
+			c.t.Store(time.Now().UnixNano())
+			time.AfterFunc(coarseTick, c.tick)
+		}
 	}
 	return c.t.Load()
 }
 
+// tick moves the clock on, and keeps ticking while it was read since the
+// last tick. A reader that marks it used just after it stops starts it
+// again.
 func (c *coarseClock) tick() {
 	c.t.Store(time.Now().UnixNano())
 	if c.used.Swap(false) {
@@ -174,4 +177,7 @@ func (c *coarseClock) tick() {
 		return
 	}
 	c.running.Store(false)
+	if c.used.Load() && c.running.CompareAndSwap(false, true) {
+		time.AfterFunc(coarseTick, c.tick) // a reader came in between
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/geecache/geecache/cache/internal/singleflight"
@@ -58,7 +57,6 @@ type Group struct {
 	policy  PeerPolicy
 	health  peerHealths
 	latency *latencies
-	hedges  sync.Pool // of *hedge whose timer never fired
 
 	fresh freshness // expiry: the clock, TTLs, stale serving
 
@@ -85,7 +83,9 @@ func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 		return g.tracedGet(ctx, key, true)
 	}
 	v, exp, ok := g.mem.get(key)
-	if ok && exp == 0 { // cached, never expires (and so is not a cached "not found")
+	// A cached value that never expires (a cached "not found" always
+	// does), or one still fresh by the millisecond clock.
+	if ok && (exp == 0 || exp > g.fresh.nanos() && !g.fresh.isNotFound(v)) {
 		return ByteView{v}, nil
 	}
 	e, err := g.get(ctx, key, true, v, exp, ok)
@@ -239,34 +239,20 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 	}
 	gen := g.mem.generation(key)
 	sctx, span := g.step(ctx, SpanPeer, key, owner)
-	v, ttl, local, err := g.fetchHedged(sctx, owner, key)
+	v, ttl, local, err := g.fetchHedged(sctx, owner, key, ph)
 	span.End(err)
-	found := err == nil || errors.Is(err, getter.ErrNotFound)
-	if ph != nil {
-		ph.inFlight.Add(-1)
-		outcome := outcomeFailure
-		switch {
-		case found:
-			outcome = outcomeSuccess
-		case ctx.Err() != nil && (local == nil || local.err != nil):
-			outcome = outcomeNone // the callers left: that says nothing of the peer
-		}
-		if g.health.done(ph, outcome) {
-			g.warn.Log(ctx, slog.LevelWarn, "eject "+ph.addr, "geecache: peer ejected, loading its keys locally",
-				slog.String("group", g.name), slog.String("peer", ph.addr), slog.Any("err", err))
-		}
-	}
+	answered := found(err)
 	switch {
 	case local != nil:
 		// The hedge's local load decided: it kept the value in main.
 		if local.err == nil {
 			g.counters.hedgeLocalWins.Add(1)
 		}
-		if !found {
+		if !answered {
 			g.counters.peerErrors.Add(1)
 		}
 		return local.e, local.err
-	case found:
+	case answered:
 		g.counters.peerLoads.Add(1)
 		if ttl < 0 { // the transport does not say: this group's own TTLs
 			ttl = g.fresh.ttl

@@ -2,10 +2,14 @@ package cache
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/geecache/geecache/getter"
 )
 
 // latencies keeps recent successful fetch times and the hedge delay made
@@ -21,7 +25,7 @@ type latencies struct {
 
 const (
 	latencySamples = 128 // the window the percentile is taken over
-	latencyEvery   = 32  // recompute after this many new samples
+	latencyEvery   = 8   // recompute after this many new samples
 )
 
 func newLatencies(p PeerPolicy) *latencies {
@@ -49,103 +53,130 @@ func (l *latencies) record(d time.Duration) {
 // hedgeDelay returns how long to wait for the owner before hedging.
 func (l *latencies) hedgeDelay() time.Duration { return time.Duration(l.delay.Load()) }
 
-// A hedge is the local load a slow fetch may start beside it: its timer
-// starts the load (fire) when the fetch has taken the hedge delay. Hedges
-// are pooled: one whose timer was stopped before it fired is reused, timer
-// and all, so that a fetch faster than the delay (nearly all) allocates
-// nothing for its hedge.
+// A hedge is the local load a slow fetch started beside it.
 type hedge struct {
-	g     *Group
-	timer *time.Timer  // runs fire; armed once per use
-	state atomic.Int32 // hedgePending, then hedgeRunning or hedgeCancelled
-
-	// Set for each use before the timer is armed.
-	ctx    context.Context
-	key    string
-	cancel context.CancelFunc // cancels the fetch
-
-	// Set by fire before state becomes hedgeRunning.
 	done chan struct{}
 	e    entry
 	err  error
 }
 
-const (
-	hedgePending int32 = iota
-	hedgeRunning
-	hedgeCancelled
-)
-
-// startHedge returns a pending hedge for the fetch of key under ctx
-// (cancel cancels the fetch), whose timer fires after delay.
-func (g *Group) startHedge(ctx context.Context, key string, cancel context.CancelFunc, delay time.Duration) *hedge {
-	h, _ := g.hedges.Get().(*hedge)
-	if h == nil {
-		h = &hedge{g: g, ctx: ctx, key: key, cancel: cancel}
-		h.timer = time.AfterFunc(delay, h.fire)
-		return h
-	}
-	h.ctx, h.key, h.cancel = ctx, key, cancel
-	h.state.Store(hedgePending)
-	h.timer.Reset(delay)
-	return h
+// peerResult is what a fetch from a peer gave.
+type peerResult struct {
+	v   []byte
+	ttl time.Duration
+	err error
 }
 
-// fire starts the local load, unless the fetch has ended first.
-func (h *hedge) fire() {
-	h.done = make(chan struct{}) // read by the fetch only once state is hedgeRunning
-	if !h.state.CompareAndSwap(hedgePending, hedgeRunning) {
-		return
-	}
-	defer close(h.done)
-	h.g.counters.hedges.Add(1)
-	h.e, h.err = h.g.localFlight.DoLoader(h.ctx, h.key, (*hedgeLoader)(h.g), nil)
-	if h.err == nil {
-		h.cancel() // the owner's answer is no longer needed
-	}
-}
+// found reports whether err is a peer's answer (a value or "not found")
+// rather than a failure.
+func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFound) }
 
-// release returns a hedge whose timer never fired to the pool.
-func (h *hedge) release() {
-	h.ctx, h.key, h.cancel = nil, "", nil
-	h.g.hedges.Put(h)
-}
-
-// fetchHedged fetches key from owner; if the owner has not answered within
-// the hedge delay, it starts a local load beside the fetch (through the
-// local flight, so still one local load per key) and returns whichever
-// succeeds first. local is not nil when the fetch failed after the local
-// load started (often cut short by the local load's success): then local.v
-// and local.err are the result, or local.err is ctx's error if the caller
-// left first. ttl is the lifetime the owner gave the value (or its "not
-// found"), if its transport says.
-func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string) (v []byte, ttl time.Duration, local *hedge, err error) {
+// fetchHedged fetches key from owner (admitted through ph, which may be
+// nil) and settles the fetch's health. If the owner has not answered
+// within the hedge delay, it starts a local load beside the fetch (through
+// the local flight, so still one local load per key) and returns whichever
+// succeeds first. local is not nil when the local load decided: local.e
+// and local.err are then the result (local.err is ctx's error if the
+// callers left first). ttl is the lifetime the owner gave its answer, if
+// its transport says.
+//
+// A fetch that a hedge beat is not cut short: it goes on, detached from
+// the callers, until SlowAfter since it began, so that a slow peer that
+// answers counts as alive and only one that does not counts as failed.
+func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, ph *peerHealth) (v []byte, ttl time.Duration, local *hedge, err error) {
 	if g.policy.NoHedge {
 		v, ttl, err = peerGet(ctx, owner, g.name, key)
+		g.settle(ctx, ph, err, ctx.Err() != nil)
 		return v, ttl, nil, err
 	}
-	pctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	h := g.startHedge(ctx, key, cancel, g.latency.hedgeDelay())
+	var won atomic.Bool // the hedge answered first
+	fctx, fcancel := context.WithCancel(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, func() {
+		if !won.Load() {
+			fcancel() // the callers left: nobody needs the fetch
+		}
+	})
+	res := make(chan peerResult, 1)
 	begin := time.Now()
-	v, ttl, err = peerGet(pctx, owner, g.name, key)
-	stopped := h.timer.Stop()
-	if h.state.CompareAndSwap(hedgePending, hedgeCancelled) {
+	go func() {
+		defer fcancel()
+		v, ttl, err := peerGet(fctx, owner, g.name, key)
+		unhook()
 		if err == nil {
 			g.latency.record(time.Since(begin))
 		}
-		if stopped { // fire never runs: the hedge is free
-			h.release()
+		g.settle(ctx, ph, err, !won.Load() && ctx.Err() != nil)
+		res <- peerResult{v, ttl, err}
+	}()
+	timer := time.NewTimer(g.latency.hedgeDelay())
+	defer timer.Stop()
+	select {
+	case r := <-res:
+		return r.v, r.ttl, nil, r.err
+	case <-ctx.Done():
+		return nil, 0, nil, ctx.Err()
+	case <-timer.C:
+	}
+	g.counters.hedges.Add(1)
+	h := &hedge{done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		h.e, h.err = g.localFlight.DoLoader(ctx, key, (*hedgeLoader)(g), nil)
+	}()
+	select {
+	case r := <-res:
+		if found(r.err) {
+			return r.v, r.ttl, nil, r.err
 		}
-		return v, ttl, nil, err
+		return g.awaitHedge(ctx, h, r.err) // the owner failed: the local load decides
+	case <-h.done:
+		if h.err != nil { // the local load failed: the owner decides
+			select {
+			case r := <-res:
+				if found(r.err) {
+					return r.v, r.ttl, nil, r.err
+				}
+				return nil, 0, h, r.err
+			case <-ctx.Done():
+				return nil, 0, &hedge{err: ctx.Err()}, ctx.Err()
+			}
+		}
+		won.Store(true)
+		// The owner's last chance to show it is alive.
+		time.AfterFunc(max(g.policy.SlowAfter-time.Since(begin), 0), fcancel)
+		return nil, 0, h, nil
+	case <-ctx.Done():
+		return nil, 0, &hedge{err: ctx.Err()}, ctx.Err()
 	}
-	if err == nil {
-		return v, ttl, nil, nil
-	}
+}
+
+// awaitHedge waits for the local load h after the owner failed with err.
+func (g *Group) awaitHedge(ctx context.Context, h *hedge, err error) ([]byte, time.Duration, *hedge, error) {
 	select {
 	case <-h.done:
-		return v, ttl, h, err
+		return nil, 0, h, err
 	case <-ctx.Done():
-		return v, ttl, &hedge{err: ctx.Err()}, err
+		return nil, 0, &hedge{err: ctx.Err()}, err
+	}
+}
+
+// settle ends a fetch from ph's peer (nil: the peer's health is not
+// tracked): it frees the fetch's in-flight slot and records its outcome. A
+// fetch the callers abandoned says nothing of the peer.
+func (g *Group) settle(ctx context.Context, ph *peerHealth, err error, abandoned bool) {
+	if ph == nil {
+		return
+	}
+	ph.inFlight.Add(-1)
+	outcome := outcomeFailure
+	switch {
+	case found(err):
+		outcome = outcomeSuccess
+	case abandoned:
+		outcome = outcomeNone
+	}
+	if g.health.done(ph, outcome) {
+		g.warn.Log(ctx, slog.LevelWarn, "eject "+ph.addr, "geecache: peer ejected, loading its keys locally",
+			slog.String("group", g.name), slog.String("peer", ph.addr), slog.Any("err", err))
 	}
 }

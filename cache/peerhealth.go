@@ -47,6 +47,12 @@ type PeerPolicy struct {
 	// peer, not a slow source.
 	HedgeMin, HedgeMax time.Duration
 
+	// SlowAfter is how long a fetch that a hedge beat may still take: it is
+	// not cut short when the callers get the hedge's value, and counts as
+	// a failure of the peer only if the peer has not answered it by then,
+	// so that a slow peer stays and a hung one is ejected. 0 means 2 s.
+	SlowAfter time.Duration
+
 	// NoHedge turns hedging off: a fetch waits for the owner until it
 	// answers, fails or the caller's context ends.
 	NoHedge bool
@@ -60,12 +66,14 @@ const (
 	DefaultMaxInFlight = 256
 	DefaultHedgeMin    = 10 * time.Millisecond
 	DefaultHedgeMax    = time.Second
+	DefaultSlowAfter   = 2 * time.Second
 )
 
 // withDefaults checks p and fills in its defaults.
 func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 	for name, v := range map[string]int64{"EjectAfter": int64(p.EjectAfter), "EjectFor": int64(p.EjectFor),
-		"MaxEjectFor": int64(p.MaxEjectFor), "MaxInFlight": int64(p.MaxInFlight), "HedgeMin": int64(p.HedgeMin), "HedgeMax": int64(p.HedgeMax)} {
+		"MaxEjectFor": int64(p.MaxEjectFor), "MaxInFlight": int64(p.MaxInFlight), "HedgeMin": int64(p.HedgeMin), "HedgeMax": int64(p.HedgeMax),
+		"SlowAfter": int64(p.SlowAfter)} {
 		if v < 0 {
 			return p, fmt.Errorf("geecache: %w: PeerPolicy.%s is negative", ErrInvalidGroup, name)
 		}
@@ -85,6 +93,7 @@ func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 	def(&p.MaxEjectFor, DefaultMaxEjectFor)
 	def(&p.HedgeMin, DefaultHedgeMin)
 	def(&p.HedgeMax, DefaultHedgeMax)
+	def(&p.SlowAfter, DefaultSlowAfter)
 	if p.HedgeMax < p.HedgeMin {
 		return p, fmt.Errorf("geecache: %w: PeerPolicy.HedgeMax %v is below HedgeMin %v", ErrInvalidGroup, p.HedgeMax, p.HedgeMin)
 	}

@@ -3,6 +3,8 @@ package cache_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -131,7 +133,8 @@ func TestHungPeerIsHedgedThenEjected(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1e9, 0)}
 	p := &fakePeer{}
 	p.mode.Store(peerHangs)
-	g, loads := newPeerGroup(t, p, clock, cache.PeerPolicy{EjectAfter: 2, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond})
+	g, loads := newPeerGroup(t, p, clock, cache.PeerPolicy{EjectAfter: 2, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond,
+		SlowAfter: time.Millisecond})
 	ctx := t.Context()
 	for i := range 2 {
 		if v, err := g.Get(ctx, "k"); err != nil || v.String() != "local:k" {
@@ -139,8 +142,14 @@ func TestHungPeerIsHedgedThenEjected(t *testing.T) {
 		}
 	}
 	s := g.Stats()
-	if s.Hedges != 2 || s.HedgeWins != 2 || loads.Load() != 2 || !s.Peers[0].Ejected {
-		t.Fatalf("stats %+v, loads %d; want 2 hedges won and the hung peer ejected", s, loads.Load())
+	if s.Hedges != 2 || s.HedgeWins != 2 || loads.Load() != 2 {
+		t.Fatalf("stats %+v, loads %d; want 2 hedges won", s, loads.Load())
+	}
+	// The fetches the hedges beat go on until SlowAfter; the peer does not
+	// answer them, so they fail, and it is ejected.
+	waitFor(t, "the ejection", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].Ejected })
+	if s := g.Stats(); s.Peers[0].InFlight != 0 || s.PeerErrors != 0 {
+		t.Fatalf("after the ejection: %+v; want no fetch left in flight, and no error seen by a caller", s)
 	}
 	// Ejected: the next Gets never reach the hung peer.
 	for range 20 {
@@ -148,6 +157,34 @@ func TestHungPeerIsHedgedThenEjected(t *testing.T) {
 	}
 	if p.calls.Load() != 2 {
 		t.Fatalf("the hung peer got %d requests; want 2", p.calls.Load())
+	}
+}
+
+// A peer slower than the hedge delay but alive is not ejected: the fetch
+// a hedge beat goes on, the peer answers it, and that counts.
+func TestSlowPeerThatAnswersStays(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	release := make(chan struct{})
+	p := &peerFunc{func(ctx context.Context, key string) ([]byte, error) {
+		select {
+		case <-release:
+			return []byte("remote:" + key), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}}
+	g, _ := newPeerGroup(t, p, clock, cache.PeerPolicy{EjectAfter: 1, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond,
+		SlowAfter: time.Hour})
+	ctx := t.Context()
+	for i := range 3 {
+		if v, err := g.Get(ctx, fmt.Sprint("k", i)); err != nil || !strings.HasPrefix(v.String(), "local:") {
+			t.Fatalf("Get = %q, %v; want the hedge's value", v, err)
+		}
+	}
+	close(release) // the slow peer answers the three fetches
+	waitFor(t, "the fetches to end", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].InFlight == 0 })
+	if s := g.Stats(); s.Peers[0].Ejected || s.Peers[0].Ejections != 0 || s.HedgeWins != 3 {
+		t.Fatalf("stats %+v; want 3 hedges won and the slow peer not ejected", s)
 	}
 }
 
@@ -174,7 +211,8 @@ func TestHedgeSharesTheLocalLoad(t *testing.T) {
 	wg.Go(func() { v, _ := g.GetLocal(ctx, "k"); results <- v.String() }) // a peer's request: loads here
 	waitFor(t, "the peer request's load", func() bool { return loads.Load() == 1 })
 	wg.Go(func() { v, _ := g.Get(ctx, "k"); results <- v.String() }) // forwards, hangs, hedges
-	waitFor(t, "the hedge", func() bool { return g.Stats().Hedges == 1 })
+	// The hedge has joined the peer request's load (a shared wait).
+	waitFor(t, "the hedge to join the load", func() bool { s := g.Stats(); return s.Hedges == 1 && s.DedupWaits == 1 })
 	close(release)
 	wg.Wait()
 	close(results)
@@ -223,7 +261,7 @@ type peerFunc struct {
 func (p *peerFunc) Get(ctx context.Context, _, key string) ([]byte, error) { return p.f(ctx, key) }
 
 func TestBadPeerPolicyIsRefused(t *testing.T) {
-	for _, p := range []cache.PeerPolicy{{EjectAfter: -1}, {MaxInFlight: -1}, {HedgeMin: time.Second, HedgeMax: time.Millisecond}} {
+	for _, p := range []cache.PeerPolicy{{EjectAfter: -1}, {MaxInFlight: -1}, {SlowAfter: -1}, {HedgeMin: time.Second, HedgeMax: time.Millisecond}} {
 		if _, err := cache.NewRegistry().NewGroup("g", 1, getter.Map(nil), &cache.GroupOptions{PeerPolicy: p}); !errors.Is(err, cache.ErrInvalidGroup) {
 			t.Errorf("%+v: err = %v, want ErrInvalidGroup", p, err)
 		}

@@ -6,6 +6,7 @@ package mocks
 import (
 	context "context"
 	reflect "reflect"
+	time "time"
 
 	cache "github.com/geecache/geecache/cache"
 	gomock "github.com/golang/mock/gomock"
@@ -85,4 +86,43 @@ func (m *MockPeerGetter) Get(ctx context.Context, group, key string) ([]byte, er
 func (mr *MockPeerGetterMockRecorder) Get(ctx, group, key interface{}) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Get", reflect.TypeOf((*MockPeerGetter)(nil).Get), ctx, group, key)
+}
+
+// MockPeerTTLGetter is a mock of PeerTTLGetter interface.
+type MockPeerTTLGetter struct {
+	ctrl     *gomock.Controller
+	recorder *MockPeerTTLGetterMockRecorder
+}
+
+// MockPeerTTLGetterMockRecorder is the mock recorder for MockPeerTTLGetter.
+type MockPeerTTLGetterMockRecorder struct {
+	mock *MockPeerTTLGetter
+}
+
+// NewMockPeerTTLGetter creates a new mock instance.
+func NewMockPeerTTLGetter(ctrl *gomock.Controller) *MockPeerTTLGetter {
+	mock := &MockPeerTTLGetter{ctrl: ctrl}
+	mock.recorder = &MockPeerTTLGetterMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockPeerTTLGetter) EXPECT() *MockPeerTTLGetterMockRecorder {
+	return m.recorder
+}
+
+// GetTTL mocks base method.
+func (m *MockPeerTTLGetter) GetTTL(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "GetTTL", ctx, group, key)
+	ret0, _ := ret[0].([]byte)
+	ret1, _ := ret[1].(time.Duration)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// GetTTL indicates an expected call of GetTTL.
+func (mr *MockPeerTTLGetterMockRecorder) GetTTL(ctx, group, key interface{}) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetTTL", reflect.TypeOf((*MockPeerTTLGetter)(nil).GetTTL), ctx, group, key)
 }

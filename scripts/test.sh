@@ -55,10 +55,16 @@ else
   echo "SKIPPED: GOOS=js tests need Node.js 18 or later on PATH (not installed by this script)"
 fi
 
+step "WebAssembly nodes: fetch transport and wasmjs under node, the wasip1 example"
+scripts/wasm-integration.sh
+
 if [ -x scripts/lambda-integration.sh ]; then
   step "Lambda nodes under the real runtime emulator"
   scripts/lambda-integration.sh
 fi
+
+step "SAM template: cfn-lint and the SAM transform (skipped without cfn-lint)"
+scripts/check-template.sh
 
 if [ -f bench/go.mod ]; then
   step "bench module: vet, staticcheck and its tests (benchmarks run by hand, see bench/README.md)"

@@ -12,18 +12,28 @@ import (
 // Names of the environment variables a Lambda node reads at start-up (see
 // ConfigFromEnv).
 const (
-	EnvSelfURL       = "GEECACHE_SELF_URL"        // required: this node's Function URL
-	EnvPeers         = "GEECACHE_PEERS"           // required: comma-separated Function URLs of all nodes
+	EnvSelfURL       = "GEECACHE_SELF_URL"        // this node's name in EnvPeers (default: AWS_LAMBDA_FUNCTION_NAME)
+	EnvPeers         = "GEECACHE_PEERS"           // required: comma-separated names (functions or URLs) of all nodes
+	EnvQualifier     = "GEECACHE_QUALIFIER"       // optional: version or alias invoked on peers named by function
+	EnvEndpoints     = "GEECACHE_LOCAL_ENDPOINTS" // optional, local runs only: name=URL pairs of emulators
 	EnvSecret        = "GEECACHE_SECRET"          // optional: shared secret for request signing
 	EnvCacheBytes    = "GEECACHE_CACHE_BYTES"     // optional: cache size per group, bytes (default 64 MiB)
-	EnvMaxValueBytes = "GEECACHE_MAX_VALUE_BYTES" // optional: largest value served or fetched (default and cap: MaxValueBytes)
+	EnvMaxValueBytes = "GEECACHE_MAX_VALUE_BYTES" // optional: largest value served or fetched (default and cap: MaxValueBytes, or MaxStreamValueBytes when streaming)
 	EnvInvokeMode    = "GEECACHE_INVOKE_MODE"     // optional: BUFFERED (default) or RESPONSE_STREAM
+	EnvBasePath      = "GEECACHE_BASE_PATH"       // optional: path prefix before /_geecache/, such as an API Gateway stage
+	EnvURLAuth       = "GEECACHE_URL_AUTH"        // optional: NONE (default) or AWS_IAM: sign requests to peers named by URL
 )
 
 // Invoke modes of a Function URL (the InvokeMode of its configuration).
 const (
 	ModeBuffered = "BUFFERED"
 	ModeStream   = "RESPONSE_STREAM"
+)
+
+// Auth types of peers' Function URLs (Config.URLAuth).
+const (
+	AuthNone = "NONE"
+	AuthIAM  = "AWS_IAM"
 )
 
 // DefaultCacheBytes is the cache size per group when EnvCacheBytes is unset.
@@ -34,22 +44,43 @@ var ErrConfig = errors.New("bad Lambda node configuration")
 
 // Config is a Lambda node's configuration.
 type Config struct {
-	// SelfURL is the base URL under which peers reach this node (its
-	// Function URL), exactly as it appears in Peers.
+	// SelfURL is this node's name on the ring, exactly as it appears in
+	// Peers: its function name when peers invoke it through the Lambda
+	// API, or its Function URL when they call that.
 	SelfURL string
-	// Peers are the base URLs of every node, this one included. Every node
-	// must be given the same list, so that they agree on key owners.
+	// Peers are the names of every node, this one included: function
+	// names or ARNs (reached through the Invoke API) and http(s) base URLs
+	// (Function URLs, net/http nodes). Every node must be given the same
+	// list, so that they agree on key owners.
 	Peers []string
+	// Qualifier is the version or alias invoked on peers named by
+	// function ("" for the unqualified function, $LATEST).
+	Qualifier string
+	// Endpoints maps peer names to the Lambda API endpoint that serves
+	// them, for local runs under the Runtime Interface Emulator, which
+	// serves one function, named "function", per process (see
+	// InvokeOptions.Resolve). Empty in a deployment.
+	Endpoints map[string]string
 	// Secret, if not empty, signs requests to peers and is required of
 	// requests from them.
 	Secret []byte
 	// CacheBytes is the cache size a node's groups are meant to use
 	// (each group's size is set when the user creates it).
 	CacheBytes int64
-	// MaxValueBytes is the largest value the node serves or fetches.
+	// MaxValueBytes is the largest value the node serves or fetches: at
+	// most MaxValueBytes in BUFFERED mode (the default), MaxStreamValueBytes
+	// in RESPONSE_STREAM mode; 0, or more than the cap, means the cap.
 	MaxValueBytes int64
 	// Mode is ModeBuffered or ModeStream.
 	Mode string
+	// URLAuth is AuthIAM if the node signs its requests to peers named by
+	// URL with SigV4 (SigV4Transport with the environment's credentials),
+	// as Function URLs with AuthType AWS_IAM require; AuthNone otherwise.
+	URLAuth string
+	// BasePath is a path prefix the node's Handler removes (see
+	// HandlerOptions.BasePath), such as "/prod" behind an API Gateway
+	// stage.
+	BasePath string
 }
 
 // ConfigFromEnv reads a Config from the environment through lookup, which
@@ -68,7 +99,10 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 
 	self := get(EnvSelfURL)
 	if self == "" {
-		bad(EnvSelfURL, "not set (this node's Function URL, e.g. https://abc.lambda-url.eu-west-1.on.aws)")
+		self = get("AWS_LAMBDA_FUNCTION_NAME")
+	}
+	if self == "" {
+		bad(EnvSelfURL, "not set, nor AWS_LAMBDA_FUNCTION_NAME (this node's function name or Function URL, as listed in %s)", EnvPeers)
 	} else if u, err := checkURL(self); err != nil {
 		bad(EnvSelfURL, "%v", err)
 	} else {
@@ -77,7 +111,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 
 	peers := get(EnvPeers)
 	if peers == "" {
-		bad(EnvPeers, "not set (comma-separated Function URLs of every node, this one included)")
+		bad(EnvPeers, "not set (comma-separated function names or URLs of every node, this one included)")
 	} else {
 		seen := make(map[string]bool)
 		for p := range strings.SplitSeq(peers, ",") {
@@ -115,23 +149,51 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 			c.CacheBytes = n
 		}
 	}
+	switch v := strings.ToUpper(get(EnvInvokeMode)); v {
+	case "", ModeBuffered:
+	case ModeStream:
+		c.Mode = ModeStream
+		c.MaxValueBytes = MaxStreamValueBytes
+	default:
+		bad(EnvInvokeMode, "%q is neither %s nor %s", v, ModeBuffered, ModeStream)
+	}
 	if v := get(EnvMaxValueBytes); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil || n <= 0:
 			bad(EnvMaxValueBytes, "%q is not a byte count (a whole number > 0)", v)
-		case n > MaxValueBytes:
-			bad(EnvMaxValueBytes, "%d is over %d, the most a Lambda response can carry", n, MaxValueBytes)
+		case n > c.valueCap():
+			bad(EnvMaxValueBytes, "%d is over %d, the most a Lambda response in %s mode can carry", n, c.valueCap(), c.Mode)
 		default:
 			c.MaxValueBytes = n
 		}
 	}
-	switch v := strings.ToUpper(get(EnvInvokeMode)); v {
-	case "", ModeBuffered:
-	case ModeStream:
-		c.Mode = ModeStream
+	switch v := strings.ToUpper(get(EnvURLAuth)); v {
+	case "", AuthNone:
+		c.URLAuth = AuthNone
+	case AuthIAM:
+		c.URLAuth = AuthIAM
 	default:
-		bad(EnvInvokeMode, "%q is neither %s nor %s", v, ModeBuffered, ModeStream)
+		bad(EnvURLAuth, "%q is neither %s nor %s", v, AuthNone, AuthIAM)
+	}
+	c.BasePath = get(EnvBasePath)
+	if err := checkBasePath(c.BasePath); err != nil {
+		bad(EnvBasePath, "%q must start with \"/\" and have no trailing \"/\", query or fragment", c.BasePath)
+	}
+	c.Qualifier = get(EnvQualifier)
+	if c.Qualifier != "" && !IsFunctionName("f:"+c.Qualifier) {
+		bad(EnvQualifier, "%q is not a version or alias", c.Qualifier)
+	}
+	if v := get(EnvEndpoints); v != "" {
+		c.Endpoints = make(map[string]string)
+		for pair := range strings.SplitSeq(v, ",") {
+			name, ep, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			if !ok || name == "" || (!strings.HasPrefix(ep, "http://") && !strings.HasPrefix(ep, "https://")) {
+				bad(EnvEndpoints, "%q is not name=http(s)://host:port", pair)
+				continue
+			}
+			c.Endpoints[name] = ep
+		}
 	}
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
@@ -139,11 +201,25 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	return c, nil
 }
 
-// checkURL normalises a base URL as every binding does
-// (nethttp.NormalizeURL), so that Lambda and net/http nodes name a node
-// alike on the ring. Its error is without the prefix, which the Config
-// error has.
+// valueCap is the largest value a response in the node's mode can carry.
+func (c *Config) valueCap() int64 {
+	if c.Mode == ModeStream {
+		return MaxStreamValueBytes
+	}
+	return MaxValueBytes
+}
+
+// checkURL checks a peer name: a function name as it is, a base URL
+// normalised as every binding does (nethttp.NormalizeURL), so that Lambda
+// and net/http nodes name a node alike on the ring. Its error is without
+// the prefix, which the Config error has.
 func checkURL(s string) (string, error) {
+	if !strings.Contains(s, "://") {
+		if !IsFunctionName(s) {
+			return "", fmt.Errorf("%q is neither an http(s) URL nor a Lambda function name or ARN", s)
+		}
+		return s, nil
+	}
 	u, err := nethttp.NormalizeURL(s)
 	if err != nil {
 		return "", errors.New(strings.TrimPrefix(err.Error(), "geecache: "))

@@ -2,9 +2,13 @@ package lambda
 
 import (
 	"errors"
+	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/geecache/geecache/cache"
 )
 
 func lookupMap(m map[string]string) func(string) (string, bool) {
@@ -81,5 +85,60 @@ func TestConfigErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Peers named by function: self defaults to the function's own name, and
+// local endpoints and a qualifier are read.
+func TestConfigFunctionNames(t *testing.T) {
+	c, err := ConfigFromEnv(lookupMap(map[string]string{
+		"AWS_LAMBDA_FUNCTION_NAME": "node-b",
+		EnvPeers:                   "node-a,node-b,http://127.0.0.1:8001",
+		EnvQualifier:               "live",
+		EnvEndpoints:               "node-a=http://127.0.0.1:9001, node-b=http://127.0.0.1:9002",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SelfURL != "node-b" || c.Qualifier != "live" || len(c.Endpoints) != 2 || c.Endpoints["node-b"] != "http://127.0.0.1:9002" {
+		t.Fatalf("got %+v", c)
+	}
+	for name, env := range map[string]map[string]string{
+		"self not listed": {"AWS_LAMBDA_FUNCTION_NAME": "node-c", EnvPeers: "node-a"},
+		"bad name":        {EnvSelfURL: "node-a", EnvPeers: "node-a,bad name"},
+		"bad endpoint":    {EnvSelfURL: "node-a", EnvPeers: "node-a", EnvEndpoints: "node-a=127.0.0.1:9001"},
+		"bad qualifier":   {EnvSelfURL: "node-a", EnvPeers: "node-a", EnvQualifier: "a:b"},
+	} {
+		if _, err := ConfigFromEnv(lookupMap(env)); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", name, err)
+		}
+	}
+}
+
+// The value cap follows the invoke mode: 6 MiB of response (base64) when
+// buffered, 200 MB raw when streamed.
+func TestConfigValueCapByMode(t *testing.T) {
+	base := map[string]string{EnvSelfURL: "a", EnvPeers: "a"}
+	with := func(kv ...string) map[string]string {
+		m := maps.Clone(base)
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	c, err := ConfigFromEnv(lookupMap(with(EnvInvokeMode, ModeStream)))
+	if err != nil || c.MaxValueBytes != MaxStreamValueBytes {
+		t.Fatalf("stream default: %d, %v", c.MaxValueBytes, err)
+	}
+	if c, err := ConfigFromEnv(lookupMap(with(EnvInvokeMode, ModeStream, EnvMaxValueBytes, "10000000"))); err != nil || c.MaxValueBytes != 10_000_000 {
+		t.Fatalf("10 MB streamed: %d, %v", c.MaxValueBytes, err)
+	}
+	if _, err := ConfigFromEnv(lookupMap(with(EnvMaxValueBytes, "10000000"))); !errors.Is(err, ErrConfig) {
+		t.Fatalf("10 MB buffered: %v, want ErrConfig", err)
+	}
+	n, err := NewNode(Config{SelfURL: "a", Peers: []string{"a"}, Mode: ModeStream}, func(Config, *cache.Registry, cache.PeerPicker) error { return nil },
+		&Options{Invoke: InvokeOptions{Client: &fakeInvoke{}}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil || n.Config.MaxValueBytes != MaxStreamValueBytes {
+		t.Fatalf("NewNode stream: %v", err)
 	}
 }

@@ -1,26 +1,53 @@
-// Package lambda runs GeeCache nodes as AWS Lambda functions behind
-// Function URLs, and serves them locally under the Lambda runtime emulator.
+// Package lambda runs GeeCache nodes as AWS Lambda functions, reached by
+// their peers through the Lambda Invoke API (authenticated by IAM) or
+// through Function URLs, and serves them locally under the Lambda runtime
+// emulator.
 //
 // A Lambda node speaks the same peer protocol as a net/http node (package
 // protocol does the work for both), so the two kinds of nodes serve each
 // other in one cluster. Its parts:
 //
-//   - Handler turns Function URL events into protocol requests and back:
-//     ServeURL for the BUFFERED invoke mode (a Function URL's default),
-//     ServeStream for RESPONSE_STREAM. Responses carry the value base64 with
-//     IsBase64Encoded, so any bytes survive; a value that would not fit the
-//     6 MiB response (MaxValueBytes, about 4.4 MiB of value) is refused with
-//     413 rather than cut off.
+//   - Handler turns Function URL events (payload format 2.0) into protocol
+//     requests and back: ServeURL for the BUFFERED invoke mode (a Function
+//     URL's default), ServeStream for RESPONSE_STREAM. Buffered responses
+//     carry the value base64 with IsBase64Encoded, so any bytes survive; a
+//     value that would not fit the 6 MiB response (MaxValueBytes, about
+//     4.4 MiB of value) is refused with 413 rather than cut off. Streamed
+//     responses carry it raw, up to MaxStreamValueBytes (Lambda's documented
+//     maximum for a streamed response is 200 MB, the first 6 MB at full
+//     speed and the rest at up to 2 MB/s:
+//     https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html).
+//     HandlerOptions.BasePath strips a prefix such as an API Gateway stage;
+//     API Gateway HTTP API events, whose rawPath arrives decoded, are told
+//     apart by their requestContext.domainName and escaped again, so a key
+//     is never read as another.
+//   - Peers is the peer picker: a consistent-hash ring (the ring options of
+//     nethttp.Pool, so every kind of node agrees on owners) whose members
+//     are function names or ARNs, fetched from with an InvokeClient through
+//     the Invoke API, or http(s) URLs, fetched from with a nethttp.Client.
+//     Peers named by function need no URL and no shared secret: IAM
+//     authenticates the caller (lambda:InvokeFunction on the peer), and the
+//     names are known before a deploy. A net/http node uses a Peers to
+//     reach Lambda nodes. Throttling (ErrThrottled) and function errors
+//     (ErrFunctionError) are peer failures: the calling group loads the key
+//     itself, and ejects a peer that keeps failing (cache.PeerPolicy).
+//   - SigV4Transport signs requests for Function URLs whose AuthType is
+//     AWS_IAM; set it as the Transport of a nethttp.Pool, a nethttp.Client
+//     or a Peers.
 //   - Start is the entry point of a node's main: it reads the configuration
 //     from the environment, lets the caller add its groups with the node's
 //     peer picker, and starts the Lambda runtime loop. NewNode does the same
-//     without the loop. Peers are reached through a nethttp.Pool built from
-//     Options.Peers, exactly as a net/http node builds its own, so both
-//     kinds of node agree on who owns a key.
+//     without the loop.
+//
+// The Lambda client of a node defaults to NewInvokeAPI: the credentials and
+// region in the environment, which on Lambda are the function's role and
+// region. Package awsdefault loads the SDK's full default chain for
+// programs that run elsewhere; it is a package of its own so that a node's
+// binary does not carry it.
 //
 // Package lambdatest runs nodes locally: a Front stands in for a Function
 // URL before a Lambda runtime endpoint (aws-lambda-rie, or an in-process
-// runtime for tests).
+// runtime for tests), in either invoke mode.
 //
 // Errors sent to callers that are not peers are generic by default (the
 // detail goes to the log), since a Function URL may be reachable by anyone;
@@ -30,31 +57,40 @@
 //
 // Start reads these environment variables (ConfigFromEnv):
 //
-//	GEECACHE_SELF_URL        required  this node's Function URL, as listed in GEECACHE_PEERS
-//	GEECACHE_PEERS           required  comma-separated Function URLs of every node, this one included
-//	GEECACHE_SECRET          optional  shared secret; requests and responses between nodes are signed (HMAC)
+//	GEECACHE_PEERS           required  comma-separated names of every node, this one included:
+//	                                   function names or ARNs (Invoke API) and http(s) URLs
+//	GEECACHE_SELF_URL        optional  this node's name in GEECACHE_PEERS (default AWS_LAMBDA_FUNCTION_NAME,
+//	                                   which Lambda sets); a Function URL for a node peers reach by URL
+//	GEECACHE_QUALIFIER       optional  version or alias invoked on peers named by function
+//	GEECACHE_SECRET          optional  shared secret; requests and responses between nodes are signed (HMAC). Not
+//	                                   needed between nodes named by function: IAM authenticates them
 //	GEECACHE_CACHE_BYTES     optional  cache size per group in bytes (default 64 MiB)
-//	GEECACHE_MAX_VALUE_BYTES optional  largest value served or fetched (default and cap MaxValueBytes)
+//	GEECACHE_MAX_VALUE_BYTES optional  largest value served or fetched (default and cap MaxValueBytes,
+//	                                   or MaxStreamValueBytes in RESPONSE_STREAM mode)
 //	GEECACHE_INVOKE_MODE     optional  BUFFERED (default) or RESPONSE_STREAM, as the URL is configured
+//	GEECACHE_BASE_PATH       optional  path prefix before /_geecache/, such as an API Gateway stage
+//	GEECACHE_URL_AUTH        optional  NONE (default) or AWS_IAM: sign requests to peers named by URL
+//	                                   (Function URLs with AuthType AWS_IAM) with SigV4
+//	GEECACHE_LOCAL_ENDPOINTS optional  local runs only: name=URL pairs, the emulator serving each peer
 //
 // A missing or malformed variable is a start-up error naming it; Start
 // returns it before the runtime loop begins, and the function's init fails
 // visibly in its logs.
 //
-// Peers reach a Lambda node through its Function URL, which is plain HTTPS
-// to them, so the net/http client of package nethttp fetches from peers of
-// both kinds. A Function URL with AuthType NONE is open to the internet:
-// set GEECACHE_SECRET so that only signed requests load anything. A signed
-// request is bound to the node it is sent to (GEECACHE_SELF_URL, exactly as
-// the other nodes list it in GEECACHE_PEERS), and every answer carries a
-// checksum and, with the secret, a signature (protocol version 2, see
-// adapters/PROTOCOL.md).
+// A peer named by URL reaches a Lambda node through its Function URL,
+// which is plain HTTPS, with the net/http client of package nethttp. A
+// Function URL with AuthType NONE is open to the internet: prefer AWS_IAM
+// (GEECACHE_URL_AUTH), or set GEECACHE_SECRET so that only signed requests
+// load anything. A signed request is bound to the node it is sent to
+// (GEECACHE_SELF_URL, exactly as the other nodes list it in GEECACHE_PEERS),
+// and every answer carries a checksum and, with the secret, a signature
+// (protocol version 2, see adapters/PROTOCOL.md).
 //
 // A Lambda node serves the protocol at the root of its URL (the Function
 // URL's rawPath, still percent-encoded as sent, is the protocol path), so
-// give peers no base path for it. Put it behind a Function URL, not an API
-// Gateway HTTP API: the latter decodes rawPath, and keys containing "/" or
-// "%" would then no longer round-trip.
+// give peers no base path for it. Peers fetching through the Invoke API get
+// at most a synchronous payload (6 MB) whatever the invoke mode; a larger
+// value, possible in RESPONSE_STREAM mode, is loaded by the caller itself.
 //
 // # How a Lambda deployment behaves
 //
@@ -75,7 +111,8 @@
 //     cache, too.
 //   - Every request into a node, and every request from it to a peer, is
 //     an invocation with its own cost and latency (about 1 ms warm on the
-//     local emulator, more through a real Function URL).
+//     local emulator, more on AWS), and the calling function is billed for
+//     its duration while it waits for the peer.
 //
 // Reserved concurrency caps the number of environments: with a cap of 1 a
 // function is one process with one cache, as a net/http node is, at the
@@ -92,7 +129,10 @@
 // Emulator, with both of its addresses on 127.0.0.1 (it has no --help, and
 // unknown flags make it listen on 0.0.0.0:8080), a different
 // --runtime-api-address per instance, and a lambdatest.Front before each
-// instance (examples/lambda/localfront is one as a command):
+// instance for requests by URL (examples/lambda/localfront is one as a
+// command). The emulator serves one function, named "function", per
+// process: GEECACHE_LOCAL_ENDPOINTS tells each node which emulator serves
+// which peer, and any static AWS credentials and region will do:
 //
 //	CGO_ENABLED=0 GOOS=linux go build -tags lambda.norpc -o bin/bootstrap ./examples/lambda
 //	aws-lambda-rie --runtime-interface-emulator-address 127.0.0.1:9001 \

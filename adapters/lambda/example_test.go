@@ -26,7 +26,10 @@ func ExampleHandler() {
 	if err != nil {
 		panic(err)
 	}
-	h := lambda.NewHandler(srv)
+	h, err := lambda.NewHandler(srv, nil)
+	if err != nil {
+		panic(err)
+	}
 
 	for _, key := range []string{"Tom", "kkk"} {
 		var ev events.LambdaFunctionURLRequest
@@ -66,6 +69,6 @@ func ExampleConfigFromEnv() {
 	fmt.Println(err)
 	// Output:
 	// 2 BUFFERED 67108864 <nil>
-	// geecache: bad Lambda node configuration: GEECACHE_SELF_URL: not set (this node's Function URL, e.g. https://abc.lambda-url.eu-west-1.on.aws)
-	// geecache: bad Lambda node configuration: GEECACHE_PEERS: not set (comma-separated Function URLs of every node, this one included)
+	// geecache: bad Lambda node configuration: GEECACHE_SELF_URL: not set, nor AWS_LAMBDA_FUNCTION_NAME (this node's function name or Function URL, as listed in GEECACHE_PEERS)
+	// geecache: bad Lambda node configuration: GEECACHE_PEERS: not set (comma-separated function names or URLs of every node, this one included)
 }

@@ -23,24 +23,48 @@ const MaxValueBytes = (MaxPayloadBytes - responseOverhead) / 4 * 3
 // event or response JSON) that Lambda accepts in BUFFERED mode: 6 MiB.
 const MaxPayloadBytes = 6 << 20
 
+// MaxStreamPayloadBytes is the largest response a function may stream in
+// RESPONSE_STREAM mode: 200 MB, Lambda's documented maximum for streamed
+// responses (https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html;
+// the first 6 MB stream at full speed, the rest at up to 2 MB/s).
+const MaxStreamPayloadBytes = 200_000_000
+
+// MaxStreamValueBytes is the largest value a node serves in RESPONSE_STREAM
+// mode: the value streams raw, after a prelude of status and headers.
+// Peers that fetch through the Invoke API still get at most a synchronous
+// payload (6 MB); a larger value makes them load it themselves.
+const MaxStreamValueBytes = MaxStreamPayloadBytes - responseOverhead
+
 // responseOverhead bounds the JSON of a response without its body.
 const responseOverhead = 8 << 10
 
 // A Handler serves the GeeCache peer protocol to AWS Lambda Function URL
-// events. It only moves requests and responses between the Lambda event
-// format and a protocol.Server, which does the protocol's work (paths,
-// status codes, authentication, size limit), exactly as for the net/http
-// binding.
+// events (payload format 2.0), whether they come from a Function URL, from
+// a peer through the Invoke API, or from an API Gateway HTTP API (see
+// HandlerOptions). It only moves requests and responses
+// between the Lambda event format and a protocol.Server, which does the
+// protocol's work (paths, status codes, authentication, size limit),
+// exactly as for the net/http binding.
 type Handler struct {
-	srv *protocol.Server
+	srv  *protocol.Server
+	base string
 }
 
 // NewHandler returns a Handler that answers with srv. Give srv a size limit
-// (protocol.WithMaxValueBytes) of at most MaxValueBytes, so that a large
-// value is refused with the protocol's 413 before it is copied; the Handler
-// refuses a response that would still not fit.
-func NewHandler(srv *protocol.Server) *Handler {
-	return &Handler{srv: srv}
+// (protocol.ServerOptions.MaxValueBytes) of at most MaxValueBytes (or
+// MaxStreamValueBytes for ServeStream), so that a large value is refused
+// with the protocol's 413 before it is copied; the Handler refuses a
+// response that would still not fit. opts may be nil. It fails, with an
+// error wrapping ErrConfig, for options that cannot work.
+func NewHandler(srv *protocol.Server, opts *HandlerOptions) (*Handler, error) {
+	var o HandlerOptions
+	if opts != nil {
+		o = *opts
+	}
+	if err := checkBasePath(o.BasePath); err != nil {
+		return nil, err
+	}
+	return &Handler{srv: srv, base: o.BasePath}, nil
 }
 
 // ServeURL answers a Function URL request in BUFFERED mode (a Function URL's
@@ -79,9 +103,14 @@ func encodeBody(res protocol.Response) string {
 // ServeStream answers a Function URL request in RESPONSE_STREAM mode, for
 // URLs configured with that InvokeMode (the function must be built with
 // -tags lambda.norpc or run on a provided.* runtime). The body is sent raw
-// after the Function URL's JSON prelude.
+// after the Function URL's JSON prelude; a value over MaxStreamValueBytes
+// is refused with 413 rather than cut off.
 func (h *Handler) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
-	_, res := h.serve(ctx, ev)
+	req, res := h.serve(ctx, ev)
+	if res.Len() > MaxStreamValueBytes {
+		res = h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeTooLarge, fmt.Sprintf(
+			"response of %d bytes does not fit a streamed Lambda response (at most %d bytes of value)", res.Len(), MaxStreamValueBytes)))
+	}
 	return &events.LambdaFunctionURLStreamingResponse{
 		StatusCode: res.Status,
 		Headers:    flatten(res.Header),
@@ -96,15 +125,15 @@ func (h *Handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest
 	for k, v := range ev.Headers {
 		hdr.Set(k, v)
 	}
-	path := ev.RawPath
-	if path == "" {
-		path = ev.RequestContext.HTTP.Path
-	}
 	method := ev.RequestContext.HTTP.Method
 	if method == "" {
 		method = http.MethodGet // a bare test event from the console
 	}
+	path, err := h.protocolPath(ev)
 	req := protocol.Request{Method: method, Path: path, Header: hdr}
+	if err != nil {
+		return req, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, err.Error()))
+	}
 	body := []byte(ev.Body)
 	if ev.IsBase64Encoded && ev.Body != "" {
 		// A Function URL encodes every body it does not take for text; a

@@ -308,7 +308,11 @@ func newHandler(t testing.TB, reg *cache.Registry, o *protocol.ServerOptions) *H
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewHandler(srv)
+	h, err := NewHandler(srv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // protoClient is a protocol client signing with secret (none if empty).

@@ -104,7 +104,14 @@ type emulator struct {
 // process group, by PID) when the test ends.
 func startEmulator(t testing.TB, rie, bootstrap string, env []string) *emulator {
 	t.Helper()
-	e := &emulator{addr: freeAddr(t), out: &lockedBuffer{}}
+	return startEmulatorAt(t, rie, bootstrap, freeAddr(t), env)
+}
+
+// startEmulatorAt is startEmulator with the invoke address given, for
+// nodes that must know each other's endpoints before they start.
+func startEmulatorAt(t testing.TB, rie, bootstrap, addr string, env []string) *emulator {
+	t.Helper()
+	e := &emulator{addr: addr, out: &lockedBuffer{}}
 	api := freeAddr(t)
 	// Both addresses, always on 127.0.0.1: an unknown flag or a missing
 	// address makes the emulator listen on 0.0.0.0:8080.

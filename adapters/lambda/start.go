@@ -28,13 +28,15 @@ type Setup func(cfg Config, reg *cache.Registry, peers cache.PeerPicker) error
 type Node struct {
 	Config   Config
 	Registry *cache.Registry
-	// Peers picks the owner of a key and fetches it with the net/http
-	// binding's Client: it is a nethttp.Pool, built from the same options
-	// as a net/http node's, since a peer's Function URL is plain HTTPS to
-	// its callers, so Lambda and net/http nodes serve each other and agree
-	// on owners.
-	Peers   *nethttp.Pool
+	// Peers picks the owner of a key and fetches it: from peers named by
+	// function through the Lambda Invoke API, from peers named by URL
+	// (Function URLs, net/http nodes) with the net/http binding's Client.
+	// Its ring takes the same options as a nethttp.Pool's, so Lambda and
+	// net/http nodes serve each other and agree on owners.
+	Peers   *Peers
 	Handler *Handler
+
+	sig *SigV4Transport // signs for URL peers with URLAuth AWS_IAM, or nil
 }
 
 // Options configures NewNode and Start. As everywhere in GeeCache (see
@@ -53,6 +55,11 @@ type Options struct {
 	// node's own protocol server.
 	Peers nethttp.PoolOptions
 
+	// Invoke configures how peers named by function are invoked. Its
+	// Qualifier and Resolve default to the Config's Qualifier and
+	// Endpoints.
+	Invoke InvokeOptions
+
 	// ShowErrors sends error details (a source's error text, a peer's
 	// address) to callers that are not peers. Off by default: a Function
 	// URL may be reachable by anyone (see protocol.ServerOptions.HideErrors).
@@ -62,6 +69,9 @@ type Options struct {
 // NewNode builds a node from cfg: the registry, the peers, the groups (by
 // calling setup) and the Handler. Start calls it; tests and custom entry
 // points can call it directly. opts may be nil.
+//
+// Without Options.Invoke.Client, NewNode makes the Lambda API client with
+// NewInvokeAPI (credentials and region from the environment).
 func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	var o Options
 	if opts != nil {
@@ -70,8 +80,8 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if o.Peers.Secret != nil || o.Peers.MaxValueBytes != 0 {
 		return nil, fmt.Errorf("geecache: %w: Options.Peers.Secret and MaxValueBytes come from the Config", ErrConfig)
 	}
-	if cfg.MaxValueBytes <= 0 || cfg.MaxValueBytes > MaxValueBytes {
-		cfg.MaxValueBytes = MaxValueBytes
+	if limit := cfg.valueCap(); cfg.MaxValueBytes <= 0 || cfg.MaxValueBytes > limit {
+		cfg.MaxValueBytes = limit
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -79,8 +89,29 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	po := o.Peers
 	po.Secret, po.MaxValueBytes, po.Logger = cfg.Secret, cfg.MaxValueBytes, o.Logger
 	po.HideErrors = !o.ShowErrors
+	inv := o.Invoke
+	if inv.Qualifier == "" {
+		inv.Qualifier = cfg.Qualifier
+	}
+	if inv.Resolve == nil && len(cfg.Endpoints) > 0 {
+		eps := cfg.Endpoints
+		inv.Resolve = func(name string) (string, string) {
+			if ep, ok := eps[name]; ok {
+				return "function", ep // the emulator's one function
+			}
+			return "", ""
+		}
+	}
+	var sig *SigV4Transport
+	if cfg.URLAuth == AuthIAM {
+		var err error
+		if sig, err = NewSigV4Transport(&SigV4Options{Base: po.Transport}); err != nil {
+			return nil, err
+		}
+		po.Transport = sig
+	}
 	reg := cache.NewRegistry()
-	pool, err := nethttp.NewPool(cfg.SelfURL, reg, &po)
+	pool, err := NewPeers(cfg.SelfURL, &PeersOptions{Pool: po, Invoke: inv})
 	if err != nil {
 		return nil, err
 	}
@@ -98,11 +129,20 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if err := setup(cfg, reg, pool); err != nil {
 		return nil, fmt.Errorf("geecache: lambda node setup: %w", err)
 	}
-	return &Node{Config: cfg, Registry: reg, Peers: pool, Handler: NewHandler(srv)}, nil
+	h, err := NewHandler(srv, &HandlerOptions{BasePath: cfg.BasePath})
+	if err != nil {
+		return nil, err
+	}
+	return &Node{Config: cfg, Registry: reg, Peers: pool, Handler: h, sig: sig}, nil
 }
 
 // Close closes the idle connections to the node's peers.
-func (n *Node) Close() { _ = n.Peers.Close() }
+func (n *Node) Close() {
+	_ = n.Peers.Close()
+	if n.sig != nil {
+		n.sig.CloseIdleConnections()
+	}
+}
 
 // Start runs a GeeCache node as a Lambda function, in a few lines of main:
 //

@@ -18,8 +18,15 @@ import (
 // concurrent requests per peer.
 const DefaultMaxIdleConnsPerHost = 256
 
+// MaxConnsPerPeer bounds the connections NewTransport opens to one peer, so
+// that a slow or hung peer cannot make a node open connections without
+// bound; a request over it waits for a connection, within its deadline.
+const MaxConnsPerPeer = 2 * DefaultMaxIdleConnsPerHost
+
 // NewTransport returns an http.Transport tuned for peer traffic: up to
-// DefaultMaxIdleConnsPerHost idle keep-alive connections per peer, no proxy
+// DefaultMaxIdleConnsPerHost idle keep-alive connections per peer, at most
+// MaxConnsPerPeer connections per peer in all (a group also caps its
+// requests in flight to a peer: cache.PeerPolicy.MaxInFlight), no proxy
 // (peer traffic stays inside the cluster), bounded dial and TLS handshake
 // times. HTTP/2 is used when a peer is reached over TLS (for example an AWS
 // Lambda Function URL); plain http peers use HTTP/1.1 keep-alive, which
@@ -30,6 +37,7 @@ func NewTransport() *http.Transport {
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          0, // no global limit; the per-host one applies
 		MaxIdleConnsPerHost:   DefaultMaxIdleConnsPerHost,
+		MaxConnsPerHost:       MaxConnsPerPeer,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
@@ -89,8 +97,11 @@ func newClientConfig(opts *ClientOptions) (clientConfig, error) {
 	if err != nil {
 		return clientConfig{}, err
 	}
+	if err := checkPlatform(o.Transport); err != nil {
+		return clientConfig{}, err
+	}
 	if o.Transport == nil {
-		o.Transport = NewTransport()
+		o.Transport = defaultTransport()
 	}
 	return clientConfig{base: o.BasePath, proto: pc, rt: o.Transport, timeout: o.Timeout}, nil
 }

@@ -147,3 +147,47 @@ func TestStatsHandler(t *testing.T) {
 		t.Fatalf("POST = %d, want 405", st)
 	}
 }
+
+// A browser page of an allowed origin gets its preflight answered and can
+// read the protocol's headers; another origin gets no CORS headers.
+func TestCORS(t *testing.T) {
+	reg := newRegistry(t, getter.Map(map[string]string{"Tom": "630"}))
+	srv := httptest.NewServer(mustHandler(t, reg, &HandlerOptions{AllowOrigins: []string{"https://app.example.com"}}))
+	defer srv.Close()
+	pre, _ := http.NewRequest(http.MethodOptions, srv.URL+"/_geecache/scores/Tom", nil)
+	pre.Header.Set("Origin", "https://app.example.com")
+	pre.Header.Set("Access-Control-Request-Method", "GET")
+	pre.Header.Set("Access-Control-Request-Headers", "x-geecache-peer")
+	res, err := http.DefaultClient.Do(pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
+		!strings.Contains(res.Header.Get("Access-Control-Allow-Headers"), "X-Geecache-Peer") {
+		t.Fatalf("preflight: %d %v", res.StatusCode, res.Header)
+	}
+	get, _ := http.NewRequest(http.MethodGet, srv.URL+"/_geecache/scores/Tom", nil)
+	get.Header.Set("Origin", "https://app.example.com")
+	res, err = http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Access-Control-Expose-Headers"), "X-Geecache-Checksum") {
+		t.Fatalf("GET from the allowed origin: %d %v", res.StatusCode, res.Header)
+	}
+	get.Header.Set("Origin", "https://evil.example.com")
+	res, err = http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("another origin was allowed: %v", res.Header)
+	}
+	if _, err := NewHandler(reg, &HandlerOptions{AllowOrigins: []string{"https://app.example.com/path"}}); !errors.Is(err, protocol.ErrConfig) {
+		t.Fatalf("an origin with a path: err = %v; want ErrConfig", err)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}

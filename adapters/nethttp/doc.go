@@ -45,4 +45,14 @@
 //
 // Every node of a cluster must be given the same peer list, BasePath,
 // Secret, MaxValueBytes, Replicas and Hash.
+//
+// # WebAssembly
+//
+// Under GOOS=js the default transport of Client and Pool is FetchTransport,
+// which sends peer requests through the JavaScript host's fetch() (node.js
+// 18 or later, Deno, browsers, Workers); net/http's own transport would
+// not reach a peer there. Such a node cannot listen, so its host serves
+// its peers through package adapters/wasmjs. Under GOOS=wasip1 no socket
+// can be opened: peers are reachable only through a transport the host
+// provides (ClientOptions.Transport or PoolOptions.Transport). See examples/wasm.
 package nethttp

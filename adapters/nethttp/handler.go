@@ -3,6 +3,7 @@ package nethttp
 import (
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,8 +14,9 @@ import (
 // A Handler serves the peer protocol for the groups of a registry. It is
 // safe for concurrent use.
 type Handler struct {
-	base string
-	srv  *protocol.Server
+	base    string
+	srv     *protocol.Server
+	origins []string // AllowOrigins
 }
 
 // NewHandler returns a Handler for reg. opts may be nil for the defaults.
@@ -28,6 +30,9 @@ func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
 	if err := checkBasePath(o.BasePath); err != nil {
 		return nil, err
 	}
+	if err := checkOrigins(o.AllowOrigins); err != nil {
+		return nil, err
+	}
 	if o.Self != "" {
 		var err error
 		if o.Self, err = NormalizeURL(o.Self); err != nil {
@@ -39,7 +44,7 @@ func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Handler{base: o.BasePath, srv: srv}, nil
+	return &Handler{base: o.BasePath, srv: srv, origins: slices.Clone(o.AllowOrigins)}, nil
 }
 
 // ServeHTTP answers a protocol request. The path is taken in its escaped
@@ -52,6 +57,9 @@ func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
 // limit, is refused (400 or 413) without the body being read, and the
 // connection is closed.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if cors(h.origins, w, r) {
+		return
+	}
 	req := protocol.Request{Method: r.Method, Path: r.URL.EscapedPath(), Header: r.Header}
 	if r.Method == http.MethodPut {
 		body, resp, ok := h.readBody(r, req)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -17,7 +18,7 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leakOptions()...) }
 
 // db is a Getter that answers "v:"+key for every key except those starting
 // with "missing", and counts its calls per key.
@@ -180,5 +181,17 @@ func mustSet(t testing.TB, p *Pool, addrs ...string) {
 	t.Helper()
 	if err := p.Set(addrs...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond for up to 10 s; a bound, not a timing assertion.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

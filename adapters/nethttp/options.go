@@ -54,6 +54,13 @@ type HandlerOptions struct {
 
 	// Propagator, if not nil, extracts context (a trace) from requests.
 	Propagator protocol.Propagator
+
+	// AllowOrigins lists the web origins ("https://app.example.com", or
+	// "*" for any) whose pages may call the node from a browser: the
+	// Handler answers their CORS preflights and lets them read its
+	// answers. Nil (the default) allows none. A browser cannot keep a
+	// secret: a node that browsers call must not rely on Secret.
+	AllowOrigins []string
 }
 
 // ClientOptions configures a Client, with the same conventions as
@@ -105,13 +112,16 @@ type PoolOptions struct {
 	// of owner. Nil means slog.Default().
 	Logger *slog.Logger
 
+	// AllowOrigins is as in HandlerOptions.
+	AllowOrigins []string
+
 	// Replicas and Hash configure the ring (see picker.Options).
 	Replicas int
 	Hash     picker.Hash
 }
 
 func (o *PoolOptions) handler() HandlerOptions {
-	return HandlerOptions{BasePath: o.BasePath, Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
+	return HandlerOptions{AllowOrigins: o.AllowOrigins, BasePath: o.BasePath, Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
 		MaxSkew: o.MaxSkew, HideErrors: o.HideErrors, Logger: o.Logger, Propagator: o.Propagator}
 }
 

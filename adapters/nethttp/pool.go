@@ -57,8 +57,11 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPlatform(o.Transport); err != nil {
+		return nil, err
+	}
 	if o.Transport == nil {
-		o.Transport = NewTransport()
+		o.Transport = defaultTransport()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -98,3 +98,60 @@ func FuzzReadResponse(f *testing.F) {
 		t.Fatalf("error %v wraps no sentinel", err)
 	})
 }
+
+// FuzzWrite feeds arbitrary PUT and DELETE requests to a Server: no panic,
+// a status of the protocol, and a value stored only by a well-formed peer
+// PUT of a body within the limit that matches its checksum; a DELETE of a
+// stored key removes it.
+func FuzzWrite(f *testing.F) {
+	f.Add("PUT", "k", []byte("v"), true, true, "1000")
+	f.Add("PUT", "..", []byte{0, 255}, true, false, "")
+	f.Add("DELETE", "k", []byte(nil), true, true, "")
+	f.Add("PUT", "k", make([]byte, 100), true, true, "-1")
+	f.Add("PATCH", "k", []byte("v"), false, true, "x")
+	var loads int
+	reg := cache.NewRegistry()
+	g, err := reg.NewGroup("scores", 1<<16, getter.Func(func(_ context.Context, key string) ([]byte, error) {
+		loads++
+		return []byte("src"), nil
+	}), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	s := newServer(f, reg, &ServerOptions{MaxValueBytes: 64})
+	c := newClient(f, nil)
+	f.Fuzz(func(t *testing.T, method, key string, body []byte, peer, goodSum bool, ttl string) {
+		req := c.NewSetRequest(context.Background(), "", "scores", key, body, 0)
+		req.Method = method
+		if ttl != "" {
+			req.Header.Set(HeaderTTL, ttl)
+		}
+		if !peer {
+			req.Header.Del(HeaderPeer)
+		}
+		if !goodSum {
+			req.Header.Set(HeaderChecksum, "0000000000000000")
+		}
+		r := s.Serve(context.Background(), req)
+		switch r.Status {
+		case 200, 400, 405, 413:
+		default:
+			t.Fatalf("%s %q: status %d %q", method, key, r.Status, r.Body)
+		}
+		stored := method == "PUT" && peer && len(body) <= 64 && (goodSum || Checksum(body) == "0000000000000000")
+		if (r.Status == 200) != (stored || (method == "DELETE" && peer)) {
+			t.Fatalf("%s %q peer=%v sum=%v %d bytes: status %d %q", method, key, peer, goodSum, len(body), r.Status, r.Body)
+		}
+		if r.Status != 200 {
+			return
+		}
+		before := loads
+		v, err := g.Get(context.Background(), key)
+		switch {
+		case method == "PUT" && (err != nil || !v.EqualBytes(body) || loads != before):
+			t.Fatalf("after PUT %q: %q, %v, %d loads; want the body, no load", key, v, err, loads-before)
+		case method == "DELETE" && loads != before+1:
+			t.Fatalf("after DELETE %q the key was not loaded anew", key)
+		}
+	})
+}

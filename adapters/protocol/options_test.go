@@ -141,3 +141,23 @@ func TestSignedCallersAreTrustedWithDetails(t *testing.T) {
 		t.Fatalf("signed caller: %d %q; want the owner's message", r.Status, r.Body)
 	}
 }
+
+// A flood of rejected requests, and of failed loads, logs a line a second
+// of each kind, not a line each.
+func TestServerWarningsAreRateLimited(t *testing.T) {
+	var logs bytes.Buffer
+	now := time.Unix(1_700_000_000, 0)
+	s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: []byte("s"), Self: "http://n",
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: func() time.Time { return now }})
+	for range 1000 {
+		s.Serve(context.Background(), Request{Method: "GET", Path: Path("scores", "k"), Header: http.Header{}})
+	}
+	if n := strings.Count(logs.String(), "\n"); n != 1 {
+		t.Fatalf("1000 rejected requests within a second logged %d lines; want 1", n)
+	}
+	now = now.Add(time.Second)
+	s.Serve(context.Background(), Request{Method: "GET", Path: Path("scores", "k"), Header: http.Header{}})
+	if !strings.Contains(logs.String(), "suppressed=999") {
+		t.Fatalf("the next line does not count the 999 left out:\n%s", logs.String())
+	}
+}

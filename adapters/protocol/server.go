@@ -17,6 +17,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/ratelog"
 )
 
 // A Request is a protocol request as a binding received it.
@@ -91,8 +92,9 @@ func (r Response) Reader() io.Reader {
 type Server struct {
 	reg     *cache.Registry
 	cfg     serverConfig
-	digests sync.Pool // of *xxhash.Digest, to checksum values in place
-	octets  []string  // the Content-Type of a value, shared by all answers (never modified)
+	warn    *ratelog.Limiter // a line a second at most of each kind of warning
+	digests sync.Pool        // of *xxhash.Digest, to checksum values in place
+	octets  []string         // the Content-Type of a value, shared by all answers (never modified)
 }
 
 // NewServer returns a Server for the groups of reg, configured by opts (nil
@@ -106,8 +108,9 @@ func NewServer(reg *cache.Registry, opts *ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{reg: reg, cfg: c, digests: sync.Pool{New: func() any { return xxhash.New() }},
-		octets: []string{"application/octet-stream"}}, nil
+	return &Server{reg: reg, cfg: c, warn: ratelog.New(c.Logger, time.Second, c.Now),
+		digests: sync.Pool{New: func() any { return xxhash.New() }},
+		octets:  []string{"application/octet-stream"}}, nil
 }
 
 // MaxValueBytes returns the largest value the Server sends.
@@ -175,7 +178,7 @@ func (s *Server) serve(ctx context.Context, req Request, h http.Header) Response
 	}
 	if s.cfg.Secret != nil {
 		if err := verify(req.Header, s.cfg.Secret, s.cfg.Now(), s.cfg.MaxSkew, req.Method, s.cfg.Self, req.Path); err != nil {
-			s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "geecache: rejected unauthenticated request",
+			s.warn.Log(ctx, slog.LevelWarn, "unauthorized", "geecache: rejected unauthenticated request",
 				slog.String("path", clip(req.Path)), slog.String("reason", err.Error()))
 			return ErrorResponse(CodeUnauthorized, "unauthorized: "+err.Error())
 		}
@@ -211,7 +214,7 @@ func (s *Server) serve(ctx context.Context, req Request, h http.Header) Response
 		return r
 	}
 	if n := int64(view.Len()); n > s.cfg.MaxValueBytes {
-		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "geecache: value over size limit",
+		s.warn.Log(ctx, slog.LevelWarn, "too large", "geecache: value over size limit",
 			slog.String("group", clip(groupName)), slog.String("key", clip(key)), slog.Int64("bytes", n), slog.Int64("limit", s.cfg.MaxValueBytes))
 		return ErrorResponse(CodeTooLarge, fmt.Sprintf("value of %d bytes exceeds the limit of %d bytes", n, s.cfg.MaxValueBytes))
 	}
@@ -233,7 +236,7 @@ func (s *Server) loadError(ctx context.Context, err error, trusted bool, group, 
 	if errors.Is(err, getter.ErrNotFound) {
 		code, generic = CodeNotFound, getter.ErrNotFound.Error()
 	} else {
-		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "geecache: load failed",
+		s.warn.Log(ctx, slog.LevelWarn, "load failed", "geecache: load failed",
 			slog.String("group", clip(group)), slog.String("key", clip(key)), slog.String("err", err.Error()))
 	}
 	if s.cfg.HideErrors && !trusted {

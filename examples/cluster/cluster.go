@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
@@ -27,6 +28,7 @@ type options struct {
 	db     *seeddb.DB
 	secret []byte // shared peer secret; empty: authentication off
 	log    *slog.Logger
+	ttl    time.Duration // how long a score stays fresh; 0: no expiry
 }
 
 // node is one cache node: its pool (peer handler and picker), its group and
@@ -68,7 +70,7 @@ func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, ap
 		if err != nil {
 			return nil, errors.Join(err, c.shutdown(context.Background()))
 		}
-		g, err := reg.NewGroup(groupName, cacheBytes, o.db.Getter(addr), &cache.GroupOptions{Peers: pool, Logger: log})
+		g, err := reg.NewGroup(groupName, cacheBytes, o.db.Getter(addr), &cache.GroupOptions{Peers: pool, Logger: log, TTL: o.ttl})
 		if err != nil {
 			return nil, errors.Join(err, c.shutdown(context.Background()))
 		}
@@ -135,9 +137,28 @@ func (c *cluster) shutdown(ctx context.Context) error {
 
 // apiHandler is the user-facing front end: GET /api?key=K answers K's
 // score from g's cluster: 200 with the value, 404 "K not exist", 400 for a
-// missing key; each answer is a line of text.
+// missing key; DELETE /api?key=K removes K from every node of the cluster
+// (the next GET loads it anew, once, on its owner). Each answer is a line
+// of text.
 func apiHandler(n *node, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("DELETE /api", func(w http.ResponseWriter, r *http.Request) {
+		key := r.URL.Query().Get("key")
+		if key == "" {
+			http.Error(w, "missing key parameter: use /api?key=NAME", http.StatusBadRequest)
+			return
+		}
+		log.Info("api delete", "key", key, "owner", n.pool.Owner(key), "via", n.addr)
+		if err := n.group.Remove(r.Context(), key); err != nil {
+			// Best effort: the nodes not reached keep their copy until it
+			// expires or is evicted.
+			log.Warn("api delete incomplete", "key", key, "err", err)
+			http.Error(w, "removed, but not from every node", http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, key+" removed\n")
+	})
 	mux.HandleFunc("GET /api", func(w http.ResponseWriter, r *http.Request) {
 		key := r.URL.Query().Get("key")
 		if key == "" {

@@ -179,3 +179,33 @@ func TestRunStopsOnCancel(t *testing.T) {
 		t.Fatalf("run = %v", err)
 	}
 }
+
+// DELETE /api removes a key from every node: the next GET reaches the slow
+// database once, on the owner.
+func TestClusterDelete(t *testing.T) {
+	api, db := startTestCluster(t, time.Millisecond)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+	if st, body := get(t, c, api+"/api?key=Tom"); st != 200 || body != "630\n" {
+		t.Fatalf("Tom = %d %q", st, body)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, api+"/api?key=Tom", nil)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || string(body) != "Tom removed\n" {
+		t.Fatalf("DELETE = %d %q", res.StatusCode, body)
+	}
+	for range 3 {
+		if st, body := get(t, c, api+"/api?key=Tom"); st != 200 || body != "630\n" {
+			t.Fatalf("Tom after DELETE = %d %q", st, body)
+		}
+	}
+	if n := db.Lookups("Tom"); n != 2 {
+		t.Fatalf("the slow database was searched for Tom %d times; want 2 (once before and once after the DELETE)", n)
+	}
+}

@@ -9,6 +9,7 @@
 //	go run ./examples/cluster
 //	curl '127.0.0.1:9999/api?key=Tom'   # 630
 //	curl '127.0.0.1:9999/api?key=kkk'   # 404 kkk not exist
+//	curl -X DELETE '127.0.0.1:9999/api?key=Tom'   # Tom removed, from every node
 //
 // With -port it runs one node per process instead, as in the seed's run.sh
 // (see run.sh next to this file):
@@ -25,6 +26,7 @@
 //	-api ADDR    serve the API on ADDR; default 127.0.0.1:9999 without -port,
 //	             none with it; "-api=" turns it off
 //	-delay D     how long a lookup in the slow database takes (default 300ms)
+//	-ttl D       how long a score stays fresh (default 0: until evicted or deleted)
 //	-secret S    shared peer secret (or $GEECACHE_SECRET): signs peer requests
 //	-v           debug logs: every peer pick
 //

@@ -28,6 +28,7 @@ type config struct {
 	delay   time.Duration
 	secret  string
 	verbose bool
+	ttl     time.Duration
 }
 
 // parseFlags reads the command line (see the package doc).
@@ -41,6 +42,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&peers, "peers", defaultPeers, "comma-separated base URLs of all nodes")
 	fs.StringVar(&api, "api", api, "serve the API on this address (default 127.0.0.1:9999 without -port)")
 	fs.DurationVar(&c.delay, "delay", 300*time.Millisecond, "time a lookup in the slow database takes")
+	fs.DurationVar(&c.ttl, "ttl", 0, "how long a score stays fresh (0: until evicted or deleted)")
 	fs.StringVar(&c.secret, "secret", os.Getenv("GEECACHE_SECRET"), "shared peer secret (default $GEECACHE_SECRET)")
 	fs.BoolVar(&c.verbose, "v", false, "debug logs")
 	if err := fs.Parse(args); err != nil {
@@ -130,7 +132,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	o := options{peers: c.peers, db: seeddb.New(seeddb.Scores(), c.delay, log), secret: []byte(c.secret), log: log}
+	o := options{peers: c.peers, db: seeddb.New(seeddb.Scores(), c.delay, log), secret: []byte(c.secret), log: log, ttl: c.ttl}
 	cl, err := startCluster(o, lns, apiLn, mine[len(mine)-1])
 	if err != nil {
 		closeAll()

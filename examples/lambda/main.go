@@ -2,9 +2,11 @@
 // behind a Function URL: the seed's "scores" group (Tom 630, Jack 589,
 // Sam 567, from a slow database) and a "blobs" group with a binary value.
 //
-// It is configured from the environment (GEECACHE_SELF_URL, GEECACHE_PEERS,
-// GEECACHE_SECRET, ...; see package adapters/lambda). README.md has the
-// build command and an AWS SAM template for three nodes.
+// It is configured from the environment (GEECACHE_PEERS, the function
+// names of every node, and optional settings; see package
+// adapters/lambda). Peers named by function reach each other through the
+// Lambda Invoke API with the function's role. README.md has the one-step
+// deploy of template.yaml (three nodes) and how to run them locally.
 package main
 
 import (

@@ -28,7 +28,10 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	h := lambda.NewHandler(srv)
+	h, err := lambda.NewHandler(srv, nil)
+	if err != nil {
+		panic(err)
+	}
 	runtime, endpoint := lambdatest.NewRuntime(awslambda.NewHandler(h.ServeURL).Invoke)
 	defer runtime.Close()
 	front, err := lambdatest.NewFront([]string{endpoint}, nil)

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/geecache/geecache/adapters/lambda/internal/urlevent"
 )
 
 // InvokePath is the path of the Lambda runtime's invoke endpoint, as served
@@ -27,6 +29,10 @@ const (
 	// whole event or response JSON) that Lambda accepts: 6 MiB, as
 	// lambda.MaxPayloadBytes.
 	MaxPayloadBytes = 6 << 20
+	// MaxStreamPayloadBytes is the largest RESPONSE_STREAM answer a Front
+	// passes on (prelude and body): 200 MB, Lambda's documented maximum
+	// for streamed responses, as lambda.MaxStreamPayloadBytes.
+	MaxStreamPayloadBytes = 200_000_000
 	// maxRequestBody bounds the HTTP body a Front accepts. Base64 makes a
 	// body a third larger, and the rest of the event needs room too.
 	maxRequestBody = MaxPayloadBytes/4*3 - 64<<10
@@ -36,18 +42,21 @@ const (
 var (
 	// ErrFunctionError: the function returned an error instead of a
 	// response (the runtime still answers the invoke with HTTP 200).
-	ErrFunctionError = errors.New("function error")
+	ErrFunctionError = urlevent.ErrFunctionError
 	// ErrBadInvokeResponse: the runtime's answer is not a valid Function URL
-	// response (malformed JSON or base64, or over MaxPayloadBytes).
-	ErrBadInvokeResponse = errors.New("invalid invoke response")
+	// response (malformed JSON or base64, or over the payload limit).
+	ErrBadInvokeResponse = urlevent.ErrBadResponse
 )
 
 // A Front plays the part of a Lambda Function URL in front of Lambda
 // runtime invoke endpoints, such as local aws-lambda-rie instances: it turns
-// a plain HTTP request into an events.LambdaFunctionURLRequest (BUFFERED
-// format), invokes a runtime with it, and turns the
-// events.LambdaFunctionURLResponse back into HTTP. A function error becomes
-// a 502 Bad Gateway.
+// a plain HTTP request into an events.LambdaFunctionURLRequest, invokes a
+// runtime with it, and turns the function's answer back into HTTP, in
+// either invoke mode: an events.LambdaFunctionURLResponse (BUFFERED, at
+// most MaxPayloadBytes), or the RESPONSE_STREAM format that the emulator
+// passes through raw (a JSON prelude with status and headers, 8 NUL bytes,
+// the body; at most MaxStreamPayloadBytes). A function error becomes a 502
+// Bad Gateway.
 //
 // Each endpoint is treated as one execution environment: it is sent one
 // invoke at a time (the emulator crashes on overlapping invokes), and a
@@ -165,18 +174,21 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
-	resp, err := decodeURLResponse(raw)
+	resp, err := urlevent.Decode(raw)
+	if err == nil && !resp.Streamed && len(raw) > MaxPayloadBytes {
+		err = fmt.Errorf("%w: over %d bytes", ErrBadInvokeResponse, MaxPayloadBytes)
+	}
 	if err != nil {
 		f.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
 	h := w.Header()
-	for k, v := range resp.header {
+	for k, v := range resp.Header {
 		h[k] = v
 	}
-	h.Set("Content-Length", strconv.Itoa(len(resp.body)))
-	w.WriteHeader(resp.status)
-	_, _ = w.Write(resp.body)
+	h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
 }
 
 // invoke posts payload to the endpoint and returns the function's answer.
@@ -191,8 +203,9 @@ func (f *Front) invoke(ctx context.Context, ep string, payload []byte) ([]byte, 
 		return nil, fmt.Errorf("invoke %s: %w", ep, err)
 	}
 	defer res.Body.Close()
-	// One byte over the limit tells a too-large answer from one that fits.
-	raw, err := io.ReadAll(io.LimitReader(res.Body, MaxPayloadBytes+1))
+	// One byte over the limit tells a too-large answer from one that fits;
+	// the smaller limit of a BUFFERED answer is checked once decoded.
+	raw, err := io.ReadAll(io.LimitReader(res.Body, MaxStreamPayloadBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("invoke %s: reading answer: %w", ep, err)
 	}
@@ -200,8 +213,8 @@ func (f *Front) invoke(ctx context.Context, ep string, payload []byte) ([]byte, 
 	if res.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("invoke %s: runtime answered %s: %.200s", ep, res.Status, raw)
 	}
-	if len(raw) > MaxPayloadBytes {
-		return nil, fmt.Errorf("%w: over %d bytes", ErrBadInvokeResponse, MaxPayloadBytes)
+	if len(raw) > MaxStreamPayloadBytes {
+		return nil, fmt.Errorf("%w: over %d bytes", ErrBadInvokeResponse, MaxStreamPayloadBytes)
 	}
 	if res.Header.Get("X-Amz-Function-Error") != "" {
 		return nil, fmt.Errorf("%w: %.500s", ErrFunctionError, raw)

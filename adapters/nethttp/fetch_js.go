@@ -1,0 +1,240 @@
+//go:build js && wasm
+
+package nethttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"syscall/js"
+)
+
+// maxFetchRequestBody bounds the request body a FetchTransport sends (the
+// peer protocol sends none); fetch needs the whole body up front.
+const maxFetchRequestBody = 1 << 20
+
+// ErrFetchUnavailable is returned by FetchTransport.RoundTrip when the
+// JavaScript host has no global fetch function.
+var ErrFetchUnavailable = errors.New("geecache/nethttp: the JavaScript host has no global fetch()")
+
+// A FetchTransport is an http.RoundTripper that sends requests with the
+// JavaScript host's global fetch() (WHATWG Fetch): in browsers, Web and
+// Service Workers, Deno, Cloudflare Workers and node.js 18 or later. It
+// exists only under GOOS=js, where it is the default transport of Client
+// and Pool.
+//
+// Go's own http.Transport uses fetch() only when no Dial function is set,
+// and never under node.js (there it dials Go's in-process fake network, so
+// a peer is never reached); FetchTransport always uses fetch().
+//
+// The request's context aborts the fetch (AbortController), also while
+// the body is read. The response body is streamed: each Read takes at
+// most one chunk from the host, so a reader that stops early (the
+// protocol's size limit) leaves the rest unread, and Close cancels it.
+// Redirects are not followed. Requests carry no cookies or other
+// credentials of the host (credentials "omit").
+type FetchTransport struct{}
+
+// NewFetchTransport returns a FetchTransport.
+func NewFetchTransport() *FetchTransport { return &FetchTransport{} }
+
+// RoundTrip sends req with fetch(). It returns once the response headers
+// have arrived; the body is read as the caller reads it.
+func (*FetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	body, err := requestBody(req)
+	if err != nil {
+		return nil, err
+	}
+	global := js.Global()
+	fetch := global.Get("fetch")
+	if fetch.Type() != js.TypeFunction {
+		return nil, ErrFetchUnavailable
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ac := global.Get("AbortController").New()
+	abort := func() { ac.Call("abort") }
+
+	init := global.Get("Object").New()
+	init.Set("method", req.Method)
+	init.Set("redirect", "manual")
+	init.Set("credentials", "omit")
+	init.Set("signal", ac.Get("signal"))
+	headers := global.Get("Headers").New()
+	for k, vs := range req.Header {
+		for _, v := range vs {
+			headers.Call("append", k, v)
+		}
+	}
+	init.Set("headers", headers)
+	if len(body) > 0 {
+		buf := global.Get("Uint8Array").New(len(body))
+		js.CopyBytesToJS(buf, body)
+		init.Set("body", buf)
+	}
+
+	res, err := await(ctx, fetch.Invoke(req.URL.String(), init), abort)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s %s: %w", req.Method, req.URL.Redacted(), err)
+	}
+	return newFetchResponse(req, res, abort)
+}
+
+// requestBody reads and closes req's body, at most maxFetchRequestBody
+// bytes.
+func requestBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(req.Body, maxFetchRequestBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("geecache/nethttp: reading request body: %w", err)
+	}
+	if len(b) > maxFetchRequestBody {
+		return nil, fmt.Errorf("geecache/nethttp: request body over %d bytes", maxFetchRequestBody)
+	}
+	return b, nil
+}
+
+// newFetchResponse turns a JS Response into an http.Response whose body
+// streams from res.body.
+func newFetchResponse(req *http.Request, res js.Value, abort func()) (*http.Response, error) {
+	status := res.Get("status").Int()
+	header := http.Header{}
+	it := res.Get("headers").Call("entries")
+	for {
+		n := it.Call("next")
+		if n.Get("done").Bool() {
+			break
+		}
+		kv := n.Get("value")
+		header.Add(kv.Index(0).String(), kv.Index(1).String())
+	}
+	size := int64(-1)
+	if cl := header.Get("Content-Length"); cl != "" && header.Get("Content-Encoding") == "" {
+		n, err := strconv.ParseInt(cl, 10, 64)
+		if err != nil || n < 0 {
+			abort()
+			return nil, fmt.Errorf("geecache/nethttp: fetch: bad Content-Length %q", cl)
+		}
+		size = n
+	}
+	var body io.ReadCloser = http.NoBody
+	if b := res.Get("body"); b.Truthy() {
+		body = &fetchBody{ctx: req.Context(), reader: b.Call("getReader"), abort: abort}
+	}
+	return &http.Response{
+		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
+		StatusCode:    status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        header,
+		ContentLength: size,
+		Body:          body,
+		Request:       req,
+	}, nil
+}
+
+// fetchBody reads a ReadableStream one chunk at a time.
+type fetchBody struct {
+	ctx     context.Context
+	reader  js.Value // ReadableStreamDefaultReader
+	abort   func()
+	pending []byte
+	err     error // sticky
+}
+
+func (b *fetchBody) Read(p []byte) (int, error) {
+	for len(b.pending) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		r, err := await(b.ctx, b.reader.Call("read"), b.abort)
+		if err != nil {
+			b.err = err
+			return 0, err
+		}
+		if r.Get("done").Bool() {
+			b.err = io.EOF
+			return 0, io.EOF
+		}
+		chunk := r.Get("value")
+		b.pending = make([]byte, chunk.Get("byteLength").Int())
+		js.CopyBytesToGo(b.pending, chunk)
+	}
+	n := copy(p, b.pending)
+	b.pending = b.pending[n:]
+	return n, nil
+}
+
+// Close cancels the rest of the stream.
+func (b *fetchBody) Close() error {
+	if b.err != io.EOF {
+		// cancel rejects if the stream has failed (an abort); Boolean is
+		// a built-in no-op handler, so the rejection is not reported as
+		// unhandled.
+		b.reader.Call("cancel").Call("catch", js.Global().Get("Boolean"))
+	}
+	if b.err == nil || b.err == io.EOF {
+		b.err = http.ErrBodyReadAfterClose
+	}
+	b.pending = nil
+	return nil
+}
+
+// await waits for the promise p to settle and returns its value or its
+// rejection as an error. If ctx ends first, it calls abort, waits for p
+// to settle (aborting rejects it), and returns ctx's error.
+func await(ctx context.Context, p js.Value, abort func()) (js.Value, error) {
+	type result struct {
+		v   js.Value
+		err error
+	}
+	done := make(chan result, 1)
+	onOK := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		done <- result{v: arg0(args)}
+		return nil
+	})
+	onErr := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		done <- result{err: jsError(arg0(args))}
+		return nil
+	})
+	defer onOK.Release()
+	defer onErr.Release()
+	p.Call("then", onOK, onErr)
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		abort()
+		<-done // the functions must live until the promise settles
+		return js.Undefined(), ctx.Err()
+	}
+}
+
+func arg0(args []js.Value) js.Value {
+	if len(args) == 0 {
+		return js.Undefined()
+	}
+	return args[0]
+}
+
+// jsError turns a rejection reason into an error with its message and,
+// for fetch's TypeError, its cause (such as ECONNREFUSED under node).
+func jsError(v js.Value) error {
+	if v.Type() != js.TypeObject {
+		return errors.New(v.String())
+	}
+	msg := v.Call("toString").String()
+	if c := v.Get("cause"); c.Type() == js.TypeObject && c.Get("toString").Type() == js.TypeFunction {
+		msg += ": " + c.Call("toString").String()
+	}
+	return errors.New(msg)
+}

@@ -1,0 +1,15 @@
+//go:build js && wasm
+
+package nethttp
+
+import "net/http"
+
+// platformReachesPeers reports whether the default transport can reach
+// peers here: under GOOS=js it sends them through the host's fetch().
+const platformReachesPeers = true
+
+// defaultTransport is the transport of a Client or Pool not given one with
+// WithTransport. Under GOOS=js it is a FetchTransport: net/http's own
+// transport would dial Go's in-process fake network under node.js, and
+// NewTransport's tuned dialer would keep it off fetch() in browsers too.
+func defaultTransport() http.RoundTripper { return NewFetchTransport() }

@@ -1,0 +1,49 @@
+//go:build js && wasm
+
+package wasmjs_test
+
+import (
+	"fmt"
+	"syscall/js"
+
+	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/wasmjs"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// A JavaScript host gets the function as globalThis.geecacheServe and
+// calls it for each protocol request; here the host's side is simulated
+// by printing the answer when the Promise resolves.
+func Example() {
+	reg := cache.NewRegistry()
+	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(map[string]string{"Tom": "630"}), nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv, err := protocol.NewServer(reg, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	serve := wasmjs.Func(srv)
+	defer serve.Release()
+	js.Global().Set("geecacheServe", serve)
+	defer js.Global().Delete("geecacheServe")
+
+	// A callback from JavaScript must not block (not even on printing),
+	// so it hands the response over.
+	done := make(chan js.Value, 1)
+	then := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		done <- args[0]
+		return nil
+	})
+	defer then.Release()
+	// In JavaScript: geecacheServe("GET", "/_geecache/scores/Tom", {}).then(...)
+	js.Global().Call("geecacheServe", "GET", "/_geecache/scores/Tom", map[string]any{}).Call("then", then)
+	r := <-done
+	body := make([]byte, r.Get("body").Length())
+	js.CopyBytesToGo(body, r.Get("body"))
+	fmt.Println(r.Get("status").Int(), string(body))
+	// Output: 200 630
+}

@@ -1,0 +1,279 @@
+//go:build js && wasm
+
+package wasmjs
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall/js"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// Run under node with
+//
+//	PATH="$PATH:$(go env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm go test ./adapters/wasmjs/
+
+func TestMain(m *testing.M) {
+	// The js/wasm runtime keeps a goroutine for JavaScript callbacks.
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("runtime.handleEvent"))
+}
+
+var secret = []byte("test secret")
+
+// self is the node the tests' signed requests are for.
+const self = "http://wasm-node.invalid"
+
+// newServer returns a Server for a registry with the group "scores" (Tom
+// 630, and "slow", which waits for its context or 50ms) and a count of the
+// Getter's calls. It is the one place the tests build a protocol.Server.
+func newServer(t *testing.T, withSecret bool) (*protocol.Server, *atomic.Int64) {
+	t.Helper()
+	var loads atomic.Int64
+	reg := cache.NewRegistry()
+	_, err := reg.NewGroup("scores", 1<<20, getter.Func(func(ctx context.Context, key string) ([]byte, error) {
+		loads.Add(1)
+		if key == "slow" {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		return getter.Map(map[string]string{"Tom": "630", "slow": "done"}).Get(ctx, key)
+	}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &protocol.ServerOptions{}
+	if withSecret {
+		o = &protocol.ServerOptions{Secret: secret, Self: self}
+	}
+	srv, err := protocol.NewServer(reg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, &loads
+}
+
+// await waits (bounded) for a promise to settle.
+func await(t *testing.T, p js.Value) (js.Value, error) {
+	t.Helper()
+	type result struct {
+		v   js.Value
+		err error
+	}
+	done := make(chan result, 1)
+	ok := js.FuncOf(func(_ js.Value, a []js.Value) any { done <- result{v: a[0]}; return nil })
+	fail := js.FuncOf(func(_ js.Value, a []js.Value) any {
+		done <- result{err: errors.New(a[0].Call("toString").String())}
+		return nil
+	})
+	defer ok.Release()
+	defer fail.Release()
+	p.Call("then", ok, fail)
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-time.After(10 * time.Second):
+		t.Fatal("promise did not settle in 10s")
+		return js.Undefined(), nil
+	}
+}
+
+type response struct {
+	status int
+	header map[string]string
+	body   string
+}
+
+func call(t *testing.T, f js.Func, args ...any) response {
+	t.Helper()
+	v, err := await(t, f.Invoke(args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := response{status: v.Get("status").Int(), header: map[string]string{}}
+	keys := js.Global().Get("Object").Call("keys", v.Get("headers"))
+	for i := range keys.Length() {
+		k := keys.Index(i).String()
+		r.header[k] = v.Get("headers").Get(k).String()
+	}
+	b := make([]byte, v.Get("body").Get("byteLength").Int())
+	js.CopyBytesToGo(b, v.Get("body"))
+	r.body = string(b)
+	return r
+}
+
+func TestServe(t *testing.T) {
+	srv, _ := newServer(t, false)
+	f := Func(srv)
+	defer f.Release()
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		code, body   string
+	}{
+		{"GET", "/_geecache/scores/Tom", 200, "", "630"},
+		{"GET", "/_geecache/scores/kkk", 404, "not_found", ""},
+		{"GET", "/_geecache/nope/Tom", 404, "unknown_group", ""},
+		{"GET", "/elsewhere", 400, "bad_request", ""},
+		{"POST", "/_geecache/scores/Tom", 405, "method_not_allowed", ""},
+	} {
+		r := call(t, f, tc.method, tc.path, map[string]any{})
+		if r.status != tc.status || r.header[protocol.HeaderError] != tc.code ||
+			(tc.body != "" && r.body != tc.body) || r.header["Content-Length"] != strconv.Itoa(len(r.body)) {
+			t.Errorf("%s %s = %d %v %q; want %d, code %q, body %q", tc.method, tc.path, r.status, r.header, r.body, tc.status, tc.code, tc.body)
+		}
+	}
+}
+
+func TestServeRejectsBadArguments(t *testing.T) {
+	srv, _ := newServer(t, false)
+	f := Func(srv)
+	defer f.Release()
+	for _, args := range [][]any{
+		{"GET"},
+		{"GET", 42, map[string]any{}},
+		{"GET", "/_geecache/scores/Tom", "headers"},
+		{"GET", "/_geecache/scores/Tom", nil, "not a signal"},
+	} {
+		if _, err := await(t, f.Invoke(args...)); err == nil {
+			t.Errorf("serve%v resolved; want a TypeError", args)
+		}
+	}
+}
+
+// A signed request is accepted with its headers as a plain object (node)
+// or a Headers object (Fetch API); an unsigned one is refused.
+func TestServeHeaders(t *testing.T) {
+	srv, _ := newServer(t, true)
+	f := Func(srv)
+	defer f.Release()
+	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pc.NewRequest(t.Context(), self, "scores", "Tom")
+
+	plain := map[string]any{}
+	headers := js.Global().Get("Headers").New()
+	for k, vs := range req.Header {
+		arr := make([]any, len(vs))
+		for i, v := range vs {
+			arr[i] = v
+			headers.Call("append", k, v)
+		}
+		plain[k] = arr
+	}
+	for name, h := range map[string]any{"object": plain, "Headers": headers} {
+		if r := call(t, f, "GET", req.Path, h); r.status != 200 || r.body != "630" {
+			t.Errorf("signed, headers as %s: %d %q; want 200 630", name, r.status, r.body)
+		}
+	}
+	if r := call(t, f, "GET", req.Path, nil); r.status != http.StatusUnauthorized {
+		t.Errorf("unsigned: %d; want 401", r.status)
+	}
+}
+
+// Concurrent calls from the event loop all return at once and share one
+// load: the function never blocks the host.
+func TestServeConcurrent(t *testing.T) {
+	srv, loads := newServer(t, false)
+	f := Func(srv)
+	defer f.Release()
+	promises := make([]any, 20)
+	for i := range promises {
+		promises[i] = f.Invoke("GET", "/_geecache/scores/slow", js.Null())
+	}
+	all, err := await(t, js.Global().Get("Promise").Call("all", promises))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range all.Length() {
+		if st := all.Index(i).Get("status").Int(); st != 200 {
+			t.Errorf("call %d: status %d", i, st)
+		}
+	}
+	if n := loads.Load(); n != 1 {
+		t.Errorf("%d loads for 20 concurrent calls; want 1", n)
+	}
+}
+
+// An aborted signal ends the load.
+func TestServeAbort(t *testing.T) {
+	srv, _ := newServer(t, false)
+	f := Func(srv)
+	defer f.Release()
+	ac := js.Global().Get("AbortController").New()
+	p := f.Invoke("GET", "/_geecache/scores/slow", js.Null(), ac.Get("signal"))
+	ac.Call("abort")
+	v, err := await(t, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := v.Get("status").Int(); st != 500 {
+		t.Errorf("aborted load: status %d; want 500 (the load was abandoned)", st)
+	}
+}
+
+// nodeServer is a node.js http server that answers every request with
+// serve, as a JavaScript host would; it resolves to {port, close}.
+const nodeServer = `
+const http = globalThis.require("http");
+return new Promise((resolve) => {
+  const srv = http.createServer(async (req, res) => {
+    const ac = new AbortController();
+    res.on("close", () => ac.abort());
+    const r = await serve(req.method, req.url.split("?")[0], req.headers, ac.signal);
+    res.writeHead(r.status, r.headers);
+    res.end(r.body);
+  });
+  srv.listen(0, "127.0.0.1", () => resolve({port: srv.address().port, close: () => { srv.closeAllConnections(); srv.close(); }}));
+});
+`
+
+// A nethttp.Client under js (fetch) reaches a node served by node.js's
+// http module through Func.
+func TestServeBehindNodeHTTP(t *testing.T) {
+	srv, loads := newServer(t, false)
+	f := Func(srv)
+	defer f.Release()
+	v, err := await(t, js.Global().Get("Function").New("serve", nodeServer).Invoke(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Call("close")
+	c, err := nethttp.NewClient("http://127.0.0.1:"+strconv.Itoa(v.Get("port").Int()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			got, err := c.Get(context.Background(), "scores", "Tom")
+			if err != nil || string(got) != "630" {
+				t.Errorf("Get(Tom) = %q, %v; want 630", got, err)
+			}
+		})
+	}
+	wg.Wait()
+	if _, err := c.Get(context.Background(), "scores", "kkk"); !errors.Is(err, getter.ErrNotFound) {
+		t.Errorf("Get(kkk) err = %v; want getter.ErrNotFound", err)
+	}
+	if n := loads.Load(); n != 2 {
+		t.Errorf("%d loads; want 2 (Tom once, kkk once)", n)
+	}
+}

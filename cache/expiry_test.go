@@ -1,0 +1,216 @@
+package cache_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// versioned is a source whose values carry a version that the test bumps,
+// and which can be made to fail or to block.
+type versioned struct {
+	version atomic.Int64
+	loads   atomic.Int64
+	fail    atomic.Bool
+	block   chan struct{} // if not nil, loads wait for it
+	ttl     time.Duration
+}
+
+func (s *versioned) GetTTL(ctx context.Context, key string) ([]byte, time.Duration, error) {
+	s.loads.Add(1)
+	if s.block != nil {
+		select {
+		case <-s.block:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+	}
+	if s.fail.Load() {
+		return nil, 0, errors.New("source down")
+	}
+	if key == "missing" {
+		return nil, 0, getter.ErrNotFound
+	}
+	return []byte(key + "@" + string(rune('0'+s.version.Load()))), s.ttl, nil
+}
+
+func (s *versioned) Get(ctx context.Context, key string) ([]byte, error) {
+	v, _, err := s.GetTTL(ctx, key)
+	return v, err
+}
+
+func newFreshGroup(t *testing.T, src getter.Getter, clock *fakeClock, o cache.GroupOptions) *cache.Group {
+	t.Helper()
+	o.Logger, o.Now = quiet, clock.Now
+	g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func mustGet(t *testing.T, g *cache.Group, key, want string) {
+	t.Helper()
+	if v, err := g.Get(t.Context(), key); err != nil || v.String() != want {
+		t.Fatalf("Get(%q) = %q, %v; want %q", key, v, err, want)
+	}
+}
+
+func TestValuesExpire(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	src := &versioned{}
+	g := newFreshGroup(t, src, clock, cache.GroupOptions{TTL: time.Minute})
+	mustGet(t, g, "k", "k@0")
+	src.version.Store(1)
+	clock.Add(59 * time.Second)
+	mustGet(t, g, "k", "k@0") // still fresh
+	clock.Add(2 * time.Second)
+	mustGet(t, g, "k", "k@1") // expired: reloaded
+	if src.loads.Load() != 2 {
+		t.Fatalf("%d loads, want 2", src.loads.Load())
+	}
+	// The Getter's own TTL wins over the group's.
+	src.ttl = 5 * time.Second
+	mustGet(t, g, "other", "other@1")
+	src.version.Store(2)
+	clock.Add(6 * time.Second)
+	mustGet(t, g, "other", "other@2")
+}
+
+func TestNegativeCaching(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	src := &versioned{}
+	g := newFreshGroup(t, src, clock, cache.GroupOptions{NotFoundTTL: 10 * time.Second})
+	for range 100 {
+		if _, err := g.Get(t.Context(), "missing"); !errors.Is(err, getter.ErrNotFound) {
+			t.Fatalf("err = %v, want ErrNotFound", err)
+		}
+	}
+	if src.loads.Load() != 1 {
+		t.Fatalf("100 Gets of a missing key made %d loads; want 1", src.loads.Load())
+	}
+	clock.Add(11 * time.Second)
+	_, _ = g.Get(t.Context(), "missing")
+	if src.loads.Load() != 2 {
+		t.Fatalf("after NotFoundTTL: %d loads; want 2", src.loads.Load())
+	}
+	// Without NotFoundTTL nothing is cached.
+	plain := newFreshGroup(t, src, clock, cache.GroupOptions{})
+	_, _ = plain.Get(t.Context(), "missing")
+	_, _ = plain.Get(t.Context(), "missing")
+	if src.loads.Load() != 4 {
+		t.Fatalf("without NotFoundTTL: %d loads; want 4", src.loads.Load())
+	}
+}
+
+// A peer's "not found" is cached for the lifetime the peer gives it.
+func TestNegativeCachingAcrossTheHop(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	calls := 0
+	peer := &ttlPeer{f: func(string) ([]byte, time.Duration, error) {
+		calls++
+		return nil, 5 * time.Second, getter.ErrNotFound
+	}}
+	g := newFreshGroup(t, getter.Map(nil), clock, cache.GroupOptions{Peers: allRemote{peer}})
+	for range 10 {
+		_, _ = g.Get(t.Context(), "missing")
+	}
+	clock.Add(6 * time.Second)
+	_, err := g.Get(t.Context(), "missing")
+	if !errors.Is(err, getter.ErrNotFound) || calls != 2 {
+		t.Fatalf("err %v, %d peer calls; want not found, and 2 calls (one per 5 s)", err, calls)
+	}
+}
+
+type ttlPeer struct {
+	f func(key string) ([]byte, time.Duration, error)
+}
+
+func (p *ttlPeer) Get(ctx context.Context, group, key string) ([]byte, error) {
+	v, _, err := p.GetTTL(ctx, group, key)
+	return v, err
+}
+
+func (p *ttlPeer) GetTTL(_ context.Context, _, key string) ([]byte, time.Duration, error) {
+	return p.f(key)
+}
+
+// 1,000 concurrent Gets of a key at its expiry, with a stale window: none
+// waits for the source (which is blocked), and exactly one refresh runs.
+func TestStaleWhileRevalidate(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	src := &versioned{}
+	g := newFreshGroup(t, src, clock, cache.GroupOptions{TTL: time.Minute, StaleWhileRevalidate: time.Hour})
+	mustGet(t, g, "k", "k@0")
+	src.version.Store(1)
+	src.block = make(chan struct{})
+	clock.Add(61 * time.Second)
+	var wg sync.WaitGroup
+	var wrong atomic.Int64
+	for range 1000 {
+		wg.Go(func() {
+			if v, err := g.Get(t.Context(), "k"); err != nil || v.String() != "k@0" {
+				wrong.Add(1)
+			}
+		})
+	}
+	wg.Wait() // the source is still blocked: no Get waited for it
+	if wrong.Load() != 0 {
+		t.Fatalf("%d Gets did not get the stale value at once", wrong.Load())
+	}
+	s := g.Stats()
+	if s.StaleServes != 1000 || s.Refreshes != 1 || src.loads.Load() != 2 {
+		t.Fatalf("stats %+v, loads %d; want 1000 stale serves and one refresh", s, src.loads.Load())
+	}
+	close(src.block)
+	waitFor(t, "the refresh", func() bool { return g.InFlight() == 0 && g.Stats().Main.Items == 1 })
+	waitFor(t, "the refreshed value", func() bool { v, _ := g.Get(t.Context(), "k"); return v.String() == "k@1" })
+}
+
+// A failing refresh leaves the stale value served until the window ends,
+// counted; then the error shows.
+func TestServeStaleOnError(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	src := &versioned{}
+	g := newFreshGroup(t, src, clock, cache.GroupOptions{TTL: time.Minute, StaleWhileRevalidate: 10 * time.Minute})
+	mustGet(t, g, "k", "k@0")
+	src.fail.Store(true)
+	clock.Add(2 * time.Minute)
+	mustGet(t, g, "k", "k@0")
+	waitFor(t, "the failed refresh", func() bool { return g.Stats().RefreshFails == 1 })
+	mustGet(t, g, "k", "k@0") // still served, and refreshed again
+	waitFor(t, "the second failed refresh", func() bool { return g.Stats().RefreshFails == 2 })
+	clock.Add(10 * time.Minute) // past the window
+	if _, err := g.Get(t.Context(), "k"); err == nil {
+		t.Fatal("past the stale window a failing source must show")
+	}
+	waitFor(t, "loads to end", func() bool { return g.InFlight() == 0 })
+}
+
+func TestBadTTLOptionsAreRefused(t *testing.T) {
+	for _, o := range []cache.GroupOptions{{TTL: -1}, {NotFoundTTL: -1}, {StaleWhileRevalidate: -1}} {
+		if _, err := cache.NewRegistry().NewGroup("g", 1, getter.Map(nil), &o); !errors.Is(err, cache.ErrInvalidGroup) {
+			t.Errorf("%+v: err = %v; want ErrInvalidGroup", o, err)
+		}
+	}
+}
+
+// A hit on a value that expires reads the coarse clock: still no
+// allocation.
+func TestHitWithTTLAllocatesNothing(t *testing.T) {
+	g, err := cache.NewRegistry().NewGroup("g", 1<<10, getter.Map(map[string]string{"k": "v"}), &cache.GroupOptions{TTL: time.Hour, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	_, _ = g.Get(ctx, "k")
+	if n := testing.AllocsPerRun(100, func() { _, _ = g.Get(ctx, "k") }); n != 0 {
+		t.Fatalf("a hit with a TTL allocates %v times", n)
+	}
+}

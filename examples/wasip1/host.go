@@ -1,0 +1,192 @@
+//go:build !wasip1 && !js
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/examples/internal/seeddb"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/picker"
+)
+
+// guestName is the guest's name on the ring.
+const guestName = "wasip1-guest"
+
+// demo is the guest node in wazero and its peer, a net/http node on a
+// 127.0.0.1 port the OS picks.
+type demo struct {
+	peerURL string
+	db      *seeddb.DB // the peer's slow database
+	srv     *http.Server
+	served  chan error
+	pool    *nethttp.Pool
+	client  *nethttp.Client // the guest's way to the peer
+	ring    *picker.Peers
+	guest   *guest
+	runtime wazero.Runtime
+	fetches atomic.Int64 // calls of the guest's fetch import that reached the peer
+}
+
+func startDemo(ctx context.Context, wasm []byte) (*demo, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	d := &demo{peerURL: "http://" + ln.Addr().String(), served: make(chan error, 1)}
+	// The peer: a net/http node that loads every key itself (it cannot
+	// reach the guest: a wasip1 module does not serve).
+	reg := cache.NewRegistry()
+	quiet := slog.New(slog.DiscardHandler)
+	if d.pool, err = nethttp.NewPool(d.peerURL, reg, &nethttp.PoolOptions{Logger: quiet}); err != nil {
+		return nil, errors.Join(err, ln.Close())
+	}
+	d.db = seeddb.New(seeddb.Scores(), time.Millisecond, quiet)
+	if _, err := reg.NewGroup("scores", 1<<20, d.db.Getter(d.peerURL), &cache.GroupOptions{Peers: d.pool, Logger: quiet}); err != nil {
+		return nil, errors.Join(err, ln.Close())
+	}
+	if d.client, err = nethttp.NewClient(d.peerURL, nil); err != nil {
+		return nil, errors.Join(err, ln.Close())
+	}
+	d.srv = nethttp.NewServer("", d.pool)
+	go func() { d.served <- d.srv.Serve(ln) }()
+
+	// The same ring as the guest's, to tell who owns a key.
+	if d.ring, err = picker.NewPeers(guestName, func(string) cache.PeerGetter { return nil }, nil); err != nil {
+		return nil, errors.Join(err, d.close(ctx))
+	}
+	d.ring.Set(guestName, d.peerURL)
+
+	d.runtime = wazero.NewRuntime(ctx)
+	if d.guest, err = startGuest(ctx, d.runtime, wasm, d.peerURL, d.fetch); err != nil {
+		return nil, errors.Join(err, d.close(ctx))
+	}
+	return d, nil
+}
+
+// owner names the node that owns key.
+func (d *demo) owner(key string) string { return d.ring.Owner(key) }
+
+// fetch is the host side of the guest's geecache.fetch import: the
+// network a wasip1 module lacks.
+func (d *demo) fetch(ctx context.Context, peer, group, key string) ([]byte, error) {
+	if peer != d.peerURL {
+		return nil, fmt.Errorf("unknown peer %q", peer)
+	}
+	d.fetches.Add(1)
+	return d.client.Get(ctx, group, key)
+}
+
+func (d *demo) close(ctx context.Context) error {
+	var errs []error
+	if d.runtime != nil {
+		errs = append(errs, d.runtime.Close(ctx))
+	}
+	errs = append(errs, d.srv.Shutdown(ctx))
+	if err := <-d.served; !errors.Is(err, http.ErrServerClosed) {
+		errs = append(errs, err)
+	}
+	d.client.CloseIdleConnections()
+	return errors.Join(append(errs, d.pool.Close())...)
+}
+
+// guest is the wasip1 module instance. A module instance runs one call at
+// a time, so calls are serialized.
+type guest struct {
+	mu            sync.Mutex
+	mod           api.Module
+	buffer, getFn api.Function
+}
+
+// fetchFunc fetches key of group from peer.
+type fetchFunc func(ctx context.Context, peer, group, key string) ([]byte, error)
+
+func startGuest(ctx context.Context, r wazero.Runtime, wasm []byte, peerURL string, fetch fetchFunc) (*guest, error) {
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+		return nil, err
+	}
+	_, err := r.NewHostModuleBuilder("geecache").NewFunctionBuilder().
+		WithFunc(func(ctx context.Context, m api.Module, peer, peerLen, group, groupLen, key, keyLen, out, outCap uint32) int32 {
+			mem := m.Memory()
+			p, ok1 := mem.Read(peer, peerLen)
+			g, ok2 := mem.Read(group, groupLen)
+			k, ok3 := mem.Read(key, keyLen)
+			if !ok1 || !ok2 || !ok3 {
+				return -2
+			}
+			v, err := fetch(ctx, string(p), string(g), string(k))
+			switch {
+			case errors.Is(err, getter.ErrNotFound):
+				return -1
+			case err != nil:
+				return -2
+			}
+			if uint32(len(v)) <= outCap && !mem.Write(out, v) {
+				return -2
+			}
+			return int32(len(v))
+		}).Export("fetch").Instantiate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg := wazero.NewModuleConfig().
+		WithEnv("GEECACHE_SELF", guestName).
+		WithEnv("GEECACHE_PEERS", guestName+","+peerURL).
+		WithStartFunctions("_initialize")
+	mod, err := r.InstantiateWithConfig(ctx, wasm, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &guest{mod: mod, buffer: mod.ExportedFunction("buffer"), getFn: mod.ExportedFunction("get")}, nil
+}
+
+// Errors of guest.get, by the guest's result code.
+var (
+	errGuestNotFound = fmt.Errorf("guest: %w", getter.ErrNotFound)
+	errGuest         = errors.New("guest: get failed")
+)
+
+// get asks the guest node for key.
+func (g *guest) get(ctx context.Context, key string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	res, err := g.buffer.Call(ctx, uint64(len(key)))
+	if err != nil {
+		return "", err
+	}
+	if !g.mod.Memory().Write(uint32(res[0]), []byte(key)) {
+		return "", errors.New("guest: buffer out of range")
+	}
+	if res, err = g.getFn.Call(ctx, uint64(len(key))); err != nil {
+		return "", err
+	}
+	code, n := res[0]>>32, uint32(res[0])
+	if res, err = g.buffer.Call(ctx, 0); err != nil {
+		return "", err
+	}
+	b, ok := g.mod.Memory().Read(uint32(res[0]), n)
+	if !ok {
+		return "", errors.New("guest: result out of range")
+	}
+	switch code {
+	case 0:
+		return string(b), nil
+	case 1:
+		return "", fmt.Errorf("%w: %s", errGuestNotFound, b)
+	}
+	return "", fmt.Errorf("%w: %s", errGuest, b)
+}

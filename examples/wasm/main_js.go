@@ -1,0 +1,188 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"syscall/js"
+	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/wasmjs"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/examples/internal/seeddb"
+	"github.com/geecache/geecache/getter"
+)
+
+// EnvSecret names the environment variable holding the cluster's shared
+// peer secret (empty: authentication off). Every node needs the same one.
+const EnvSecret = "GEECACHE_SECRET"
+
+// main starts the node, hands the host its functions (see export) and
+// runs until the host calls stop.
+func main() {
+	fs := flag.NewFlagSet("wasm", flag.ContinueOnError)
+	self := fs.String("self", "", "this node's base URL, as its peers reach it (the shim sets it)")
+	peers := fs.String("peers", "", "comma-separated base URLs of the other nodes")
+	delay := fs.Duration("delay", 0, "how long the slow database takes per lookup")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("node", *self)
+	if *self == "" {
+		log.Error("-self is required")
+		os.Exit(2)
+	}
+	n, err := newNode(*self, splitPeers(*self, *peers), []byte(os.Getenv(EnvSecret)), *delay, log)
+	if err != nil {
+		log.Error("starting the node", "err", err)
+		os.Exit(1)
+	}
+	stop := make(chan struct{})
+	release := n.export(stop)
+	log.Info("geecache wasm node is ready", "peers", n.pool.Peers())
+	<-stop
+	release()
+	log.Info("geecache wasm node stopped")
+}
+
+// splitPeers returns self and the nodes of list.
+func splitPeers(self, list string) []string {
+	peers := []string{self}
+	for p := range strings.SplitSeq(list, ",") {
+		if p = strings.TrimSpace(p); p != "" && p != self {
+			peers = append(peers, p)
+		}
+	}
+	return peers
+}
+
+// node is the wasm node: its group, its pool (the peer picker; the
+// default transport under js is the host's fetch) and the protocol server
+// the host's HTTP server calls through wasmjs.
+type node struct {
+	self  string
+	db    *seeddb.DB
+	group *cache.Group
+	pool  *nethttp.Pool
+	srv   *protocol.Server
+}
+
+// newNode builds the node. The peer secret and every protocol option are
+// set here, the one place the node's protocol is configured.
+func newNode(self string, peers []string, secret []byte, delay time.Duration, log *slog.Logger) (*node, error) {
+	reg := cache.NewRegistry()
+	pool, err := nethttp.NewPool(self, reg, &nethttp.PoolOptions{Secret: secret, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Set(peers...); err != nil {
+		return nil, err
+	}
+	db := seeddb.New(dataset(), delay, slog.New(slog.DiscardHandler))
+	g, err := reg.NewGroup(groupName, cacheBytes, db.Getter(self), &cache.GroupOptions{Peers: pool, Logger: log,
+		PeerPolicy: cache.PeerPolicy{NoHedge: true}}) // the demo shows each key loaded on its owner only
+	if err != nil {
+		return nil, err
+	}
+	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: secret, Self: pool.Self(), Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return &node{self: self, db: db, group: g, pool: pool, srv: srv}, nil
+}
+
+// export calls globalThis.geecacheReady(node) with the node's functions:
+//
+//	serve(method, path, headers[, signal]) → Promise<{status, headers, body}>  (the peer protocol, package wasmjs)
+//	get(key) → Promise<{status, body}>  (the API: 200 value, 404 "KEY not exist", 500 error)
+//	stats() → Promise<string>  (JSON: the group's Stats and the database's lookups per key)
+//	stop()  ends the program
+//
+// It returns the function that releases them.
+func (n *node) export(stop chan struct{}) (release func()) {
+	serve := wasmjs.Func(n.srv)
+	get := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		if len(args) < 1 || args[0].Type() != js.TypeString {
+			return js.Global().Get("Promise").Call("reject", js.Global().Get("TypeError").New("get(key): key must be a string"))
+		}
+		key := args[0].String()
+		return goPromise(func() any { return n.get(key) })
+	})
+	stats := js.FuncOf(func(js.Value, []js.Value) any {
+		return goPromise(func() any { return n.statsJSON() })
+	})
+	var stopped bool
+	stopFn := js.FuncOf(func(js.Value, []js.Value) any {
+		if !stopped {
+			stopped = true
+			close(stop)
+		}
+		return nil
+	})
+	obj := js.Global().Get("Object").New()
+	obj.Set("self", n.self)
+	obj.Set("serve", serve)
+	obj.Set("get", get)
+	obj.Set("stats", stats)
+	obj.Set("stop", stopFn)
+	if ready := js.Global().Get("geecacheReady"); ready.Type() == js.TypeFunction {
+		ready.Invoke(obj)
+	}
+	return func() {
+		for _, f := range []js.Func{serve, get, stats, stopFn} {
+			f.Release()
+		}
+	}
+}
+
+// get answers the API's request for key.
+func (n *node) get(key string) any {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := n.group.Get(ctx, key)
+	switch {
+	case errors.Is(err, getter.ErrNotFound):
+		return map[string]any{"status": 404, "body": key + " not exist"}
+	case err != nil:
+		return map[string]any{"status": 500, "body": err.Error()}
+	}
+	return map[string]any{"status": 200, "body": v.String()}
+}
+
+func (n *node) statsJSON() any {
+	r := statsReport{Self: n.self, Stats: n.group.Stats(), Lookups: map[string]int{}}
+	for k := range dataset() {
+		if c := n.db.Lookups(k); c > 0 {
+			r.Lookups[k] = c
+		}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Sprintf(`{"error":%q}`, err.Error())
+	}
+	return string(b)
+}
+
+// goPromise returns a Promise that f's result (a value js.ValueOf
+// accepts) resolves. f runs in a goroutine: a callback from JavaScript
+// must never block.
+func goPromise(f func() any) js.Value {
+	var resolve js.Value
+	executor := js.FuncOf(func(_ js.Value, a []js.Value) any {
+		resolve = a[0]
+		return nil
+	})
+	p := js.Global().Get("Promise").New(executor)
+	executor.Release()
+	go func() { resolve.Invoke(f()) }()
+	return p
+}
