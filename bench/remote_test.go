@@ -185,3 +185,45 @@ func TestLargeValueHarness(t *testing.T) {
 		tg.closeIdle()
 	}
 }
+
+// BenchmarkRemoteProfile runs one system of BenchmarkRemoteFetch alone,
+// one block of b.N requests, so that a CPU or memory profile
+// (-cpuprofile, -memprofile) shows that system's costs only:
+//
+//	go test -run='^$' -bench='RemoteProfile/geecache/c64' -benchtime=20000x -cpuprofile=cpu.out
+//
+// Its times are not a comparison (see BenchmarkRemoteFetch for that).
+func BenchmarkRemoteProfile(b *testing.B) {
+	var round atomic.Int64
+	cases := map[string]remoteCase{
+		"c64":     {clients: httpClients, valueLen: hitValueLen},
+		"c1":      {clients: 1, valueLen: hitValueLen},
+		"1MiB-c1": {clients: 1, valueLen: largeValueLen, ownerWarm: true},
+	}
+	for _, sys := range []string{"geecache", "bare-nethttp"} {
+		for _, name := range []string{"c64", "c1", "1MiB-c1"} {
+			b.Run(sys+"/"+name, func(b *testing.B) {
+				c := cases[name]
+				var t *httpTarget
+				switch {
+				case sys == "geecache" && c.valueLen == largeValueLen:
+					t = newOurClusterOf(b, 3, largeBudget, largeGetter).target()
+				case sys == "geecache":
+					t = newOurCluster(b, 3).target()
+				case c.valueLen == largeValueLen:
+					t = newBareServerOf(b, func(string) []byte { return largeValue() }).target()
+				default:
+					t = newBareServer(b).target()
+				}
+				s := remoteSystem(b, sys, t, &round, c)
+				s.Prepare(b.N)
+				b.ReportAllocs()
+				b.ResetTimer()
+				m := s.Run(b.N)
+				b.StopTimer()
+				b.ReportMetric(m["cpu-ns/op"], "cpu-ns/op")
+				t.closeIdle()
+			})
+		}
+	}
+}

@@ -165,22 +165,13 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, e
 	if g.peers != nil {
 		owner, remote = g.peers.PickPeer(key)
 	}
-	remote = remote && mayForward
-	flight := &g.localFlight
-	if remote {
-		flight = &g.forwardFlight
+	var e entry
+	var err error
+	if remote && mayForward {
+		e, err = g.forwardFlight.DoLoader(ctx, key, (*forwardLoader)(g), owner)
+	} else {
+		e, err = g.localFlight.DoLoader(ctx, key, (*localLoader)(g), nil)
 	}
-	e, err := flight.Do(ctx, key, func(ctx context.Context) (entry, error) {
-		// A load that finished just before this one started has left
-		// the value in memory.
-		if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
-			return g.fresh.cached(v, exp)
-		}
-		if remote {
-			return g.loadFromPeer(ctx, owner, key)
-		}
-		return g.loadLocally(ctx, SpanLoad, key)
-	})
 	if err != nil {
 		var pe *PanicError
 		if errors.As(err, &pe) {
@@ -190,6 +181,44 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, e
 		return e, &Error{Group: g.name, Key: key, Err: err}
 	}
 	return e, nil
+}
+
+// The loads of the flights, as singleflight.Loaders: a *Group converted to
+// one of these, and the owner as the argument, are passed without an
+// allocation, where a closure over the key and owner would cost one per
+// miss.
+type (
+	// localLoader loads a key from this node's Getter.
+	localLoader Group
+	// forwardLoader loads a key from the peer that owns it.
+	forwardLoader Group
+	// hedgeLoader is the local load that a slow fetch starts beside it.
+	hedgeLoader Group
+)
+
+// Load loads key locally, unless a load that finished just before this one
+// started has left it in memory.
+func (l *localLoader) Load(ctx context.Context, key string, _ any) (entry, error) {
+	g := (*Group)(l)
+	if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
+		return g.fresh.cached(v, exp)
+	}
+	return g.loadLocally(ctx, SpanLoad, key)
+}
+
+// Load fetches key from its owner (the PeerGetter owner), unless a load
+// that finished just before this one started has left it in memory.
+func (l *forwardLoader) Load(ctx context.Context, key string, owner any) (entry, error) {
+	g := (*Group)(l)
+	if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
+		return g.fresh.cached(v, exp)
+	}
+	return g.loadFromPeer(ctx, owner.(PeerGetter), key)
+}
+
+// Load loads key locally, as the fallback beside a slow fetch.
+func (l *hedgeLoader) Load(ctx context.Context, key string, _ any) (entry, error) {
+	return (*Group)(l).loadLocally(ctx, SpanFallback, key)
 }
 
 // loadFromPeer fetches key from its owner and keeps it in the hot cache.

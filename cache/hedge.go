@@ -121,9 +121,7 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 	h := &hedge{done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
-		h.e, h.err = g.localFlight.Do(ctx, key, func(ctx context.Context) (entry, error) {
-			return g.loadLocally(ctx, SpanFallback, key)
-		})
+		h.e, h.err = g.localFlight.DoLoader(ctx, key, (*hedgeLoader)(g), nil)
 	}()
 	select {
 	case r := <-res:

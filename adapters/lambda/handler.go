@@ -1,7 +1,6 @@
 package lambda
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -76,17 +75,29 @@ func NewHandler(srv *protocol.Server, opts *HandlerOptions) (*Handler, error) {
 // Register it with lambda.Start(h.ServeURL), or use Start.
 func (h *Handler) ServeURL(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLResponse, error) {
 	req, res := h.serve(ctx, ev)
-	if n := base64.StdEncoding.EncodedLen(len(res.Body)); n > MaxPayloadBytes-responseOverhead {
+	if n := base64.StdEncoding.EncodedLen(res.Len()); n > MaxPayloadBytes-responseOverhead {
 		res = h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeTooLarge, fmt.Sprintf(
-			"response of %d bytes does not fit a Lambda response (at most %d bytes of value)", len(res.Body), MaxValueBytes)))
+			"response of %d bytes does not fit a Lambda response (at most %d bytes of value)", res.Len(), MaxValueBytes)))
 	}
 	out := &events.LambdaFunctionURLResponse{
 		StatusCode:      res.Status,
 		Headers:         flatten(res.Header),
-		Body:            base64.StdEncoding.EncodeToString(res.Body),
+		Body:            encodeBody(res),
 		IsBase64Encoded: true,
 	}
 	return out, nil
+}
+
+// encodeBody returns res's body in base64, encoded straight from the
+// cached value into the string it returns (no copy of the value, no
+// intermediate buffer).
+func encodeBody(res protocol.Response) string {
+	var sb strings.Builder
+	sb.Grow(base64.StdEncoding.EncodedLen(res.Len()))
+	enc := base64.NewEncoder(base64.StdEncoding, &sb)
+	_, _ = res.WriteTo(enc) // a strings.Builder does not fail
+	_ = enc.Close()
+	return sb.String()
 }
 
 // ServeStream answers a Function URL request in RESPONSE_STREAM mode, for
@@ -96,14 +107,14 @@ func (h *Handler) ServeURL(ctx context.Context, ev *events.LambdaFunctionURLRequ
 // is refused with 413 rather than cut off.
 func (h *Handler) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
 	req, res := h.serve(ctx, ev)
-	if len(res.Body) > MaxStreamValueBytes {
+	if res.Len() > MaxStreamValueBytes {
 		res = h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeTooLarge, fmt.Sprintf(
-			"response of %d bytes does not fit a streamed Lambda response (at most %d bytes of value)", len(res.Body), MaxStreamValueBytes)))
+			"response of %d bytes does not fit a streamed Lambda response (at most %d bytes of value)", res.Len(), MaxStreamValueBytes)))
 	}
 	return &events.LambdaFunctionURLStreamingResponse{
 		StatusCode: res.Status,
 		Headers:    flatten(res.Header),
-		Body:       bytes.NewReader(res.Body),
+		Body:       res.Reader(),
 	}, nil
 }
 

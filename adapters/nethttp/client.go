@@ -131,8 +131,8 @@ func (c *Client) Addr() string { return c.addr }
 // peer that cannot be reached yields the net/http error. Each error names
 // the peer. The request ends when ctx does, or after the client's timeout;
 // a peer that stalls, or sends its body slowly, never holds Get past that.
-// Get allocates no more than what has arrived, plus one bounded chunk,
-// whatever length the peer announces.
+// Get allocates no more than twice what has arrived, plus one bounded
+// chunk, whatever length the peer announces.
 func (c *Client) Get(ctx context.Context, group, key string) ([]byte, error) {
 	v, _, err := c.GetTTL(ctx, group, key)
 	return v, err

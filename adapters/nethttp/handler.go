@@ -91,7 +91,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		write(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body")))
 		return
 	}
-	write(w, h.srv.Serve(r.Context(), req))
+	send(w, h.srv.ServeInto(r.Context(), req, w.Header()))
 }
 
 // readBody reads a PUT's body, at most the size limit; if it cannot, it
@@ -117,7 +117,12 @@ func write(w http.ResponseWriter, resp protocol.Response) {
 	for k, v := range resp.Header {
 		hdr[k] = v
 	}
-	hdr["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
+	send(w, resp)
+}
+
+// send sends a protocol response whose header fields are in w's header.
+func send(w http.ResponseWriter, resp protocol.Response) {
+	w.Header()["Content-Length"] = []string{strconv.Itoa(resp.Len())}
 	w.WriteHeader(resp.Status)
-	_, _ = w.Write(resp.Body) // the caller has gone; nothing to do
+	_, _ = resp.WriteTo(w) // a cached value without a copy; on error the caller has gone
 }

@@ -31,6 +31,7 @@ type chunk = [chunkSize]byte
 type Client struct {
 	cfg    ClientOptions
 	chunks sync.Pool // of *chunk
+	peer   []string  // HeaderPeer's value, shared by all requests (never modified)
 }
 
 // NewClient returns a Client configured by opts (nil for the defaults).
@@ -40,7 +41,7 @@ func NewClient(opts *ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{cfg: c, chunks: sync.Pool{New: func() any { return new(chunk) }}}, nil
+	return &Client{cfg: c, chunks: sync.Pool{New: func() any { return new(chunk) }}, peer: []string{"1"}}, nil
 }
 
 // MaxValueBytes returns the largest value the Client accepts.
@@ -51,10 +52,11 @@ func (c *Client) MaxValueBytes() int64 { return c.cfg.MaxValueBytes }
 // base path (the binding prepends the peer's base URL), the peer header,
 // with a secret the signature (bound to target, which must be the node's
 // base URL exactly as it knows itself; see ServerOptions.Self), and with a
-// Propagator what ctx carries.
+// Propagator what ctx carries. The header's values may be shared with the
+// Client: a binding may replace them, never modify them in place.
 func (c *Client) NewRequest(ctx context.Context, target, group, key string) Request {
 	path := Path(group, key)
-	h := http.Header{HeaderPeer: {"1"}}
+	h := http.Header{HeaderPeer: c.peer}
 	if c.cfg.Secret != nil {
 		sign(h, c.cfg.Secret, c.cfg.Now(), http.MethodGet, target, path)
 	}
@@ -83,9 +85,9 @@ func (c *Client) CheckSize(n int64) error {
 // fails is an error wrapping ErrIntegrity (and ErrBadResponse), never a
 // value or a "not found".
 //
-// On 200 it reads the value as it arrives, allocating no more than what
-// has arrived plus one bounded chunk whatever size is announced, and at
-// most the size limit (ErrTooLarge for more); a body shorter or longer
+// On 200 it reads the value as it arrives, allocating no more than twice
+// what has arrived plus one bounded chunk whatever size is announced, and
+// at most the size limit (ErrTooLarge for more); a body shorter or longer
 // than announced is ErrBadResponse. On an error status it reads at most
 // 4 KiB of the body and returns the sentinel of the status and code
 // wrapped with the peer's message: getter.ErrNotFound for a 404
@@ -148,8 +150,12 @@ func (c *Client) readError(req Request, status int, header http.Header, body io.
 
 // readValue reads a value announced as size bytes (-1 if unknown, else
 // already checked against the limit). A size under chunkSize is read into
-// one exact allocation; anything else into pooled chunks as it arrives,
-// copied at the end into one exact allocation.
+// one exact allocation. Anything else is read into pooled chunks as it
+// arrives; once half of an announced size has arrived, the value gets its
+// exact allocation, the chunks are copied into it and the rest is read in
+// place (so a peer that announces more than it sends costs at most twice
+// what it sent, and an honest one half a copy); a value of unknown size is
+// copied from its chunks at the end.
 func (c *Client) readValue(ctx context.Context, size int64, body io.Reader) ([]byte, error) {
 	if size >= 0 && size < chunkSize {
 		v := make([]byte, size)
@@ -171,6 +177,9 @@ func (c *Client) readValue(ctx context.Context, size int64, body io.Reader) ([]b
 	}()
 	var total int64
 	for total < want {
+		if size >= 0 && 2*total >= size {
+			return readRest(ctx, size, body, chunks, total)
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("%w: reading value: %w", ErrBadResponse, err)
 		}
@@ -195,11 +204,38 @@ func (c *Client) readValue(ctx context.Context, size int64, body io.Reader) ([]b
 			return nil, err
 		}
 	}
+	return gather(chunks, total), nil
+}
+
+// gather copies the first total bytes held in chunks (all full but the
+// last) into one exact allocation.
+func gather(chunks []*chunk, total int64) []byte {
 	v := make([]byte, total)
 	for i, ch := range chunks {
 		copy(v[i*chunkSize:], ch[:])
 	}
-	return v, nil
+	return v
+}
+
+// readRest reads the rest of a value announced as size bytes, of which
+// total have arrived in chunks, into the value's own allocation, a chunk's
+// length at a time.
+func readRest(ctx context.Context, size int64, body io.Reader, chunks []*chunk, total int64) ([]byte, error) {
+	v := gather(chunks, size)
+	for total < size {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("%w: reading value: %w", ErrBadResponse, err)
+		}
+		n, err := io.ReadFull(body, v[total:min(total+chunkSize, size)])
+		total += int64(n)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("%w: got %d bytes, announced %d", ErrBadResponse, total, size)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: got %d bytes, reading value: %w", ErrBadResponse, total, err)
+		}
+	}
+	return v, checkEnd(body, size)
 }
 
 // checkEnd fails if body, of which the announced size bytes have been

@@ -1,7 +1,6 @@
 package protocol_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,7 +34,7 @@ func Example() {
 	for _, key := range []string{"Tom", "kkk"} {
 		req := client.NewRequest(context.Background(), self, "scores", key)
 		resp := server.Serve(context.Background(), req)
-		v, err := client.ReadResponse(context.Background(), req, resp.Status, resp.Header, int64(len(resp.Body)), bytes.NewReader(resp.Body))
+		v, err := client.ReadResponse(context.Background(), req, resp.Status, resp.Header, int64(resp.Len()), resp.Reader())
 		fmt.Printf("%s %d %q %q not found: %v\n", req.Path, resp.Status, resp.Code(), v, errors.Is(err, getter.ErrNotFound))
 	}
 	// Output:

@@ -40,11 +40,12 @@ func appendChecksum(dst []byte, sum uint64) []byte {
 
 // seal adds the checksum of r's body to r's header and, with a secret, the
 // response signature bound to req's signature, status and code.
-func seal(secret []byte, req Request, r Response) Response {
+func (s *Server) seal(req Request, r Response) Response {
+	secret := s.cfg.Secret
 	if r.Header == nil {
 		r.Header = http.Header{}
 	}
-	sum := checksum(secret, r.Body)
+	sum := s.bodyChecksum(r)
 	r.Header[HeaderChecksum] = []string{sum}
 	if secret != nil {
 		r.Header[HeaderSignature] = []string{hex.EncodeToString(
@@ -53,6 +54,37 @@ func seal(secret []byte, req Request, r Response) Response {
 		delete(r.Header, HeaderSignature)
 	}
 	return r
+}
+
+// bodyChecksum returns the HeaderChecksum of r's body (see checksum),
+// hashing a Value in place.
+func (s *Server) bodyChecksum(r Response) string {
+	if s.cfg.Secret == nil {
+		var b [16]byte
+		return string(appendChecksum(b[:0], s.bodySum(r)))
+	}
+	h := sha256.New()
+	if r.Value.Len() == 0 {
+		h.Write(r.Body)
+	} else {
+		_, _ = r.Value.WriteTo(h) // a hash's Write never fails
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// bodySum returns the xxhash64 of r's body. A Value is hashed in place,
+// written to a pooled Digest (one on the stack would escape through
+// io.Writer).
+func (s *Server) bodySum(r Response) uint64 {
+	if r.Value.Len() == 0 {
+		return xxhash.Sum64(r.Body)
+	}
+	d := s.digests.Get().(*xxhash.Digest)
+	d.Reset()
+	_, _ = r.Value.WriteTo(d) // a Digest's Write never fails
+	sum := d.Sum64()
+	s.digests.Put(d)
+	return sum
 }
 
 // checkHeader checks, before any body is read, what the headers of a

@@ -1,13 +1,19 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
@@ -30,28 +36,65 @@ type Request struct {
 }
 
 // A Response is what a Server answers; a binding sends Status, Header and
-// Body as they are.
+// the body (see Len, WriteTo and Reader) as they are.
 type Response struct {
 	// Status is the HTTP status code.
 	Status int
 	// Header holds Content-Type, and X-Geecache-Error (and Allow for 405)
-	// on errors. Content-Length is left to the binding.
+	// on errors. Content-Length is left to the binding. Its values may be
+	// shared with the Server: a binding may replace them, never modify
+	// them in place.
 	Header http.Header
-	// Body is the raw value on 200, a plain-text message otherwise. The
+	// Body is the body of a response that has no Value: a plain-text
+	// message on errors, nothing on the 200 to a PUT or DELETE. The
 	// Server does not keep it, so a binding may use it freely.
 	Body []byte
+	// Value is the body of the 200 to a GET: the cached value itself,
+	// shared with the cache, not a copy. A binding sends it with WriteTo
+	// (or Reader), which hands the cached bytes to the writer without
+	// copying them.
+	Value cache.ByteView
 }
 
 // Code returns the response's error code, or "" for a 200.
 func (r Response) Code() Code { return Code(r.Header.Get(HeaderError)) }
 
+// Len returns the length of the response's body: Value's if it has one,
+// else Body's.
+func (r Response) Len() int {
+	if r.Value.Len() > 0 {
+		return r.Value.Len()
+	}
+	return len(r.Body)
+}
+
+// WriteTo writes the response's body to w (Value, without copying it, or
+// Body) in one call of w.Write. It implements io.WriterTo.
+func (r Response) WriteTo(w io.Writer) (int64, error) {
+	if r.Value.Len() > 0 {
+		return r.Value.WriteTo(w)
+	}
+	n, err := w.Write(r.Body)
+	return int64(n), err
+}
+
+// Reader returns a reader of the response's body that does not copy it.
+func (r Response) Reader() io.Reader {
+	if r.Value.Len() > 0 {
+		return r.Value.Reader()
+	}
+	return bytes.NewReader(r.Body)
+}
+
 // A Server answers protocol requests for the groups of a registry. It does
 // no I/O of its own, so every binding shares it. It is safe for concurrent
 // use.
 type Server struct {
-	reg  *cache.Registry
-	cfg  serverConfig
-	warn *ratelog.Limiter // a line a second at most of each kind of warning
+	reg     *cache.Registry
+	cfg     serverConfig
+	warn    *ratelog.Limiter // a line a second at most of each kind of warning
+	digests sync.Pool        // of *xxhash.Digest, to checksum values in place
+	octets  []string         // the Content-Type of a value, shared by all answers (never modified)
 }
 
 // NewServer returns a Server for the groups of reg, configured by opts (nil
@@ -65,7 +108,9 @@ func NewServer(reg *cache.Registry, opts *ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{reg: reg, cfg: c, warn: ratelog.New(c.Logger, time.Second, c.Now)}, nil
+	return &Server{reg: reg, cfg: c, warn: ratelog.New(c.Logger, time.Second, c.Now),
+		digests: sync.Pool{New: func() any { return xxhash.New() }},
+		octets:  []string{"application/octet-stream"}}, nil
 }
 
 // MaxValueBytes returns the largest value the Server sends.
@@ -93,7 +138,23 @@ const AllowedMethods = "GET, PUT, DELETE"
 // Every answer is sealed (see Seal): it carries the checksum of its body
 // and, with a secret, its signature.
 func (s *Server) Serve(ctx context.Context, req Request) Response {
-	return s.Seal(req, s.serve(ctx, req))
+	return s.Seal(req, s.serve(ctx, req, nil))
+}
+
+// ServeInto is Serve with the answer's header fields put into h, which
+// becomes the Response's Header, instead of a new map: a binding passes
+// its own (an http.ResponseWriter's Header) and saves making one and
+// copying it. Fields of h that the answer does not set are left as they
+// are.
+func (s *Server) ServeInto(ctx context.Context, req Request, h http.Header) Response {
+	r := s.serve(ctx, req, h)
+	if reflect.ValueOf(r.Header).UnsafePointer() != reflect.ValueOf(h).UnsafePointer() {
+		for k, v := range r.Header { // an answer with a header of its own (an error)
+			h[k] = v
+		}
+		r.Header = h
+	}
+	return s.Seal(req, r)
 }
 
 // Seal returns r, the answer to req, with the checksum of its body
@@ -103,7 +164,7 @@ func (s *Server) Serve(ctx context.Context, req Request) Response {
 // Serve seals its answers; a binding seals the errors only it finds (see
 // ErrorResponse), or a version 2 client takes them for a broken peer. r's
 // header is modified.
-func (s *Server) Seal(req Request, r Response) Response { return seal(s.cfg.Secret, req, r) }
+func (s *Server) Seal(req Request, r Response) Response { return s.seal(req, r) }
 
 // Admit checks what a request's method and headers allow, before anything
 // else is read: the method, the signature when a secret is set, and for a
@@ -145,7 +206,9 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 	return Response{}, true
 }
 
-func (s *Server) serve(ctx context.Context, req Request) Response {
+// serve answers req; a value's header fields go into h, or a new map if h
+// is nil.
+func (s *Server) serve(ctx context.Context, req Request, h http.Header) Response {
 	if r, ok := s.admit(ctx, req); !ok {
 		return r
 	}
@@ -184,15 +247,14 @@ func (s *Server) serve(ctx context.Context, req Request) Response {
 			slog.String("group", clip(groupName)), slog.String("key", clip(key)), slog.Int64("bytes", n), slog.Int64("limit", s.cfg.MaxValueBytes))
 		return ErrorResponse(CodeTooLarge, fmt.Sprintf("value of %d bytes exceeds the limit of %d bytes", n, s.cfg.MaxValueBytes))
 	}
-	r := Response{
-		Status: http.StatusOK,
-		Header: http.Header{"Content-Type": {"application/octet-stream"}},
-		Body:   view.ByteSlice(),
+	if h == nil {
+		h = make(http.Header, 3)
 	}
+	h["Content-Type"] = s.octets
 	if ttl > 0 {
-		r.Header.Set(HeaderTTL, FormatTTL(ttl))
+		h[HeaderTTL] = []string{FormatTTL(ttl)}
 	}
-	return r
+	return Response{Status: http.StatusOK, Header: h, Value: view}
 }
 
 // loadError answers a failed load: 404 not_found or 500 load_error, with

@@ -114,9 +114,9 @@ func roundTrip(ctx context.Context, c *Client, s *Server, group, key string) ([]
 // length of its body).
 func read(ctx context.Context, c *Client, req Request, r Response, size int64) ([]byte, error) {
 	if size == -2 {
-		size = int64(len(r.Body))
+		size = int64(r.Len())
 	}
-	return c.ReadResponse(ctx, req, r.Status, r.Header, size, bytes.NewReader(r.Body))
+	return c.ReadResponse(ctx, req, r.Status, r.Header, size, r.Reader())
 }
 
 func TestServeStatuses(t *testing.T) {
@@ -139,8 +139,8 @@ func TestServeStatuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.Serve(ctx, Request{Method: tc.method, Path: tc.path, Header: http.Header{}})
-			if r.Status != tc.status || r.Code() != tc.code || !strings.Contains(string(r.Body), tc.body) {
-				t.Fatalf("Serve = %d %q %q; want %d %q containing %q", r.Status, r.Code(), r.Body, tc.status, tc.code, tc.body)
+			if r.Status != tc.status || r.Code() != tc.code || !strings.Contains(bodyOf(r), tc.body) {
+				t.Fatalf("Serve = %d %q %q; want %d %q containing %q", r.Status, r.Code(), bodyOf(r), tc.status, tc.code, tc.body)
 			}
 			if tc.status == 405 && r.Header.Get("Allow") != AllowedMethods {
 				t.Fatalf("405 without Allow: GET, PUT, DELETE: %v", r.Header)
@@ -201,8 +201,8 @@ func TestPeerRequestNeverForwards(t *testing.T) {
 
 	// A client request (no peer header) goes to the owner.
 	r := s.Serve(ctx, Request{Method: "GET", Path: Path("scores", "Tom"), Header: http.Header{}})
-	if r.Status != 200 || string(r.Body) != "remote:Tom" || peer.calls != 1 || db.count("Tom") != 0 {
-		t.Fatalf("plain request: %d %q, peer calls %d, db calls %d; want forwarded once", r.Status, r.Body, peer.calls, db.count("Tom"))
+	if r.Status != 200 || bodyOf(r) != "remote:Tom" || peer.calls != 1 || db.count("Tom") != 0 {
+		t.Fatalf("plain request: %d %q, peer calls %d, db calls %d; want forwarded once", r.Status, bodyOf(r), peer.calls, db.count("Tom"))
 	}
 	// A peer request for a key this node thinks another node owns is
 	// loaded here: it never takes a second hop.

@@ -73,8 +73,8 @@ func TestPublishedVectors(t *testing.T) {
 	}
 	s := newServer(t, reg, &ServerOptions{Secret: secret, Self: target, Now: now})
 	r := s.Serve(ctx, req)
-	if r.Status != 200 || string(r.Body) != v["value"] {
-		t.Fatalf("Serve = %d %q; want 200 %q", r.Status, r.Body, v["value"])
+	if r.Status != 200 || bodyOf(r) != v["value"] {
+		t.Fatalf("Serve = %d %q; want 200 %q", r.Status, bodyOf(r), v["value"])
 	}
 	sig := req.Header.Get(HeaderSignature)
 	check("value X-Geecache-Checksum", r.Header.Get(HeaderChecksum))

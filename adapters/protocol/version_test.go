@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -41,8 +41,8 @@ func TestMixedVersions(t *testing.T) {
 
 	t.Run("v1 client, v2 server, no secret", func(t *testing.T) {
 		r := newServer(t, reg, nil).Serve(ctx, v1Request(nil, now, "scores", "Tom"))
-		if r.Status != 200 || string(r.Body) != "630" {
-			t.Fatalf("%d %q; want 200 630 (a v1 client reads the body and ignores the new headers)", r.Status, r.Body)
+		if r.Status != 200 || bodyOf(r) != "630" {
+			t.Fatalf("%d %q; want 200 630 (a v1 client reads the body and ignores the new headers)", r.Status, bodyOf(r))
 		}
 	})
 	t.Run("v1 client, v2 server, secret", func(t *testing.T) {
@@ -108,7 +108,7 @@ func TestResponseSignatureBindings(t *testing.T) {
 	relabel := func(r Response, status int, code Code) Response {
 		h := r.Header.Clone()
 		h.Set(HeaderError, string(code))
-		return Response{Status: status, Header: h, Body: r.Body}
+		return Response{Status: status, Header: h, Body: r.Body, Value: r.Value}
 	}
 	for name, tc := range map[string]struct {
 		req  Request
@@ -127,7 +127,7 @@ func TestResponseSignatureBindings(t *testing.T) {
 	// Without a secret the checksum still catches a changed body.
 	plain := newClient(t, nil)
 	r := newServer(t, s.reg, nil).Serve(ctx, plain.NewRequest(ctx, testSelf, "scores", "Tom"))
-	r.Body = bytes.Clone(r.Body)
+	r.Body, r.Value = r.Value.ByteSlice(), cache.ByteView{}
 	r.Body[0] ^= 1
 	if v, err := read(ctx, plain, Request{}, r, -2); v != nil || !errors.Is(err, ErrIntegrity) {
 		t.Fatalf("flipped bit: %q, %v; want ErrIntegrity", v, err)

@@ -23,7 +23,11 @@ func FormatTTL(d time.Duration) string {
 // ResponseTTL returns the lifetime a response's HeaderTTL gives, or 0 if
 // it has none or a malformed one.
 func ResponseTTL(h http.Header) time.Duration {
-	ms, err := strconv.ParseInt(h.Get(HeaderTTL), 10, 64)
+	s := h.Get(HeaderTTL)
+	if s == "" {
+		return 0 // most answers: without it ParseInt would allocate its error
+	}
+	ms, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
 		return 0
 	}

@@ -136,12 +136,18 @@ func (h *host) toJS(r protocol.Response) js.Value {
 	for k, vs := range r.Header {
 		hdr.Set(k, strings.Join(vs, ", "))
 	}
-	hdr.Set("Content-Length", strconv.Itoa(len(r.Body)))
-	body := h.uint8Array.New(len(r.Body))
-	js.CopyBytesToJS(body, r.Body)
+	hdr.Set("Content-Length", strconv.Itoa(r.Len()))
+	body := h.uint8Array.New(r.Len())
+	_, _ = r.WriteTo(jsWriter{body}) // a cached value is copied once, straight into JS memory
 	out := h.object.New()
 	out.Set("status", r.Status)
 	out.Set("headers", hdr)
 	out.Set("body", body)
 	return out
 }
+
+// jsWriter copies what is written to it into a JS Uint8Array, from its
+// start: Response.WriteTo writes a body in one call.
+type jsWriter struct{ dst js.Value }
+
+func (w jsWriter) Write(p []byte) (int, error) { return js.CopyBytesToJS(w.dst, p), nil }

@@ -6,56 +6,52 @@ import (
 	"time"
 )
 
-// loadContext is the context of a load that runs in a goroutine of its own:
+// loadContext is the context of a load that runs on a worker goroutine:
 // it has the first caller's values, no deadline, and is cancelled when every
 // caller has left or the load has ended. It behaves as
 // context.WithCancel(context.WithoutCancel(first)) does, and lives inside
-// the load's record, so a load that never asks for Done allocates nothing
-// for its context.
+// the load's record.
 //
-// It has an AfterFunc method, which the context package uses to propagate
-// its cancellation to the contexts derived from it, instead of a goroutine
-// per derived context.
+// That context (inner) is made only when the load first asks for Done or a
+// Value, or derives a context: a load that asks nothing allocates nothing
+// for its context. Made, it answers Done and Value, so that the context
+// package sees a context derived from the load's as a child of a cancelCtx
+// of its own and registers it there, without a goroutine or an AfterFunc
+// (both cost allocations on every peer request), and Value never passes
+// through context.withoutCancelCtx.Value, which allocates on every call.
 type loadContext struct {
 	first context.Context // the first caller's context: its values only
 
-	mu     sync.Mutex      // a leaf: nothing else is locked while it is held
-	values context.Context // context.WithoutCancel(first), made at the first Value
-	done   chan struct{}
-	err    error
-	after  map[*afterFunc]struct{} // functions to start when cancelled
+	mu          sync.Mutex         // a leaf: nothing else is locked while it is held
+	inner       context.Context    // WithCancel(WithoutCancel(first)), made at the first need
+	cancelInner context.CancelFunc // cancels inner
+	err         error              // context.Canceled once cancelled
 }
-
-type afterFunc struct{ f func() }
 
 // Deadline reports no deadline: the callers' deadlines are their own.
 func (c *loadContext) Deadline() (time.Time, bool) { return time.Time{}, false }
 
+// ctx returns inner, making it (already cancelled if the load is) at the
+// first call.
+func (c *loadContext) ctx() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inner == nil {
+		c.inner, c.cancelInner = context.WithCancel(context.WithoutCancel(c.first))
+		if c.err != nil {
+			c.cancelInner()
+		}
+	}
+	return c.inner
+}
+
 // Value returns the first caller's value for key. It asks through
 // WithoutCancel, so that context.Cause does not find the first caller's
 // cancellation: the load's cause is the load's own.
-func (c *loadContext) Value(key any) any {
-	c.mu.Lock()
-	if c.values == nil {
-		c.values = context.WithoutCancel(c.first)
-	}
-	values := c.values
-	c.mu.Unlock()
-	return values.Value(key)
-}
+func (c *loadContext) Value(key any) any { return c.ctx().Value(key) }
 
 // Done returns a channel that is closed when the load is cancelled.
-func (c *loadContext) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		c.done = make(chan struct{})
-		if c.err != nil {
-			close(c.done)
-		}
-	}
-	return c.done
-}
+func (c *loadContext) Done() <-chan struct{} { return c.ctx().Done() }
 
 // Err returns context.Canceled once the load is cancelled, else nil.
 func (c *loadContext) Err() error {
@@ -67,30 +63,6 @@ func (c *loadContext) Err() error {
 // String names the context, as the context package's contexts do.
 func (c *loadContext) String() string { return "singleflight.loadContext" }
 
-// AfterFunc arranges for f to run in its own goroutine once the load is
-// cancelled (at once if it is). stop unregisters f; it reports whether it
-// stopped f from being run.
-func (c *loadContext) AfterFunc(f func()) (stop func() bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		go f()
-		return func() bool { return false }
-	}
-	a := &afterFunc{f: f}
-	if c.after == nil {
-		c.after = make(map[*afterFunc]struct{})
-	}
-	c.after[a] = struct{}{}
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		_, ok := c.after[a]
-		delete(c.after, a)
-		return ok
-	}
-}
-
 // cancel cancels the load's context; only the first call has an effect.
 func (c *loadContext) cancel() {
 	c.mu.Lock()
@@ -99,13 +71,9 @@ func (c *loadContext) cancel() {
 		return
 	}
 	c.err = context.Canceled
-	if c.done != nil {
-		close(c.done)
-	}
-	after := c.after
-	c.after = nil
+	cancel := c.cancelInner
 	c.mu.Unlock()
-	for a := range after {
-		go a.f()
+	if cancel != nil {
+		cancel()
 	}
 }

@@ -12,7 +12,8 @@
 // A load costs no goroutine when it need not have one: if the caller that
 // starts it has a context that cannot be cancelled (its Done returns nil),
 // that caller could never leave early, so the load runs on its goroutine,
-// with its context.
+// with its context. Other loads run on workers: goroutines that run loads
+// one after another and end after a short idle time.
 package singleflight
 
 import (
@@ -45,12 +46,13 @@ type Group[V any] struct {
 	calls   map[string]*call[V] // loads that callers can still join
 	joins   int64               // callers that waited for a load another caller started
 	running int                 // loads whose fn has not returned, abandoned ones too
+	work    chan task[V]        // hands detached loads to idle workers; made with calls
 }
 
 type call[V any] struct {
 	// done is closed when the load has ended and val and err are set. It
 	// is made only when some caller has to wait for it: by the first
-	// joiner, or at the start of a load run in a goroutine of its own.
+	// joiner, or at the start of a load run on a worker.
 	// Guarded by Group.mu until closed.
 	done    chan struct{}
 	val     V
@@ -59,12 +61,26 @@ type call[V any] struct {
 	ctx     *loadContext // a detached load's context; nil for one run inline
 }
 
-// detachedCall is the record of a load that runs in a goroutine of its
-// own, with its context: one allocation for both.
+// detachedCall is the record of a load that runs on a worker, with its
+// context: one allocation for both.
 type detachedCall[V any] struct {
 	call[V]
 	ctx loadContext
 }
+
+// A Loader loads the value of a key, given the argument its caller passed
+// to DoLoader. DoLoader takes one instead of a closure when the load needs
+// state: a pointer-shaped Loader (a pointer to an existing struct) and a
+// pointer-shaped argument are passed without an allocation, where a
+// closure that captures its state costs one per call.
+type Loader[V any] interface {
+	Load(ctx context.Context, key string, arg any) (V, error)
+}
+
+// funcLoader is a function as a Loader.
+type funcLoader[V any] func(context.Context) (V, error)
+
+func (f funcLoader[V]) Load(ctx context.Context, _ string, _ any) (V, error) { return f(ctx) }
 
 // Do returns the result of fn for key, starting fn unless a load of key is
 // already in flight, in which case it waits for that one.
@@ -73,10 +89,16 @@ type detachedCall[V any] struct {
 // If ctx cannot be cancelled (ctx.Done() returns nil) and Do starts the
 // load, fn runs on the caller's goroutine with ctx itself; so a fn that
 // calls runtime.Goexit ends the caller's goroutine, and the callers that
-// joined get an error wrapping ErrPanic. Otherwise fn runs in a goroutine
-// of its own, and a runtime.Goexit in it is an ErrPanic error for every
-// caller.
+// joined get an error wrapping ErrPanic. Otherwise fn runs on a worker
+// goroutine, and a runtime.Goexit in it is an ErrPanic error for every
+// caller (and ends that worker).
 func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) (V, error)) (V, error) {
+	return g.DoLoader(ctx, key, funcLoader[V](fn), nil)
+}
+
+// DoLoader is Do with l.Load(ctx, key, arg) as the load. (A caller that
+// joins a load in flight gets its result; its l and arg are not used.)
+func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg any) (V, error) {
 	if err := ctx.Err(); err != nil {
 		var zero V
 		return zero, err // gone already: start nothing
@@ -84,6 +106,7 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 	g.mu.Lock()
 	if g.calls == nil {
 		g.calls = make(map[string]*call[V])
+		g.work = make(chan task[V])
 	}
 	if c, joined := g.calls[key]; joined {
 		c.waiters++
@@ -101,7 +124,7 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 		c := &call[V]{waiters: 1}
 		g.calls[key] = c
 		g.mu.Unlock()
-		g.run(ctx, key, c, fn)
+		g.run(ctx, key, c, l, arg)
 		return c.val, c.err
 	}
 	d := &detachedCall[V]{call: call[V]{waiters: 1, done: make(chan struct{})}}
@@ -110,7 +133,7 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 	c.ctx = &d.ctx
 	g.calls[key] = c
 	g.mu.Unlock()
-	go g.run(c.ctx, key, c, fn)
+	g.detach(task[V]{key: key, c: c, l: l, arg: arg})
 	return g.wait(ctx, key, c)
 }
 
@@ -141,9 +164,9 @@ func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) 
 	}
 }
 
-// run calls fn and publishes its result to c's waiters. It runs on the
-// goroutine of the caller that started the load, or on one of its own.
-func (g *Group[V]) run(ctx context.Context, key string, c *call[V], fn func(context.Context) (V, error)) {
+// run calls l.Load and publishes its result to c's waiters. It runs on the
+// goroutine of the caller that started the load, or on a worker.
+func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V], arg any) {
 	returned := false
 	defer func() {
 		if !returned {
@@ -167,7 +190,7 @@ func (g *Group[V]) run(ctx context.Context, key string, c *call[V], fn func(cont
 			close(done)
 		}
 	}()
-	c.val, c.err = fn(ctx)
+	c.val, c.err = l.Load(ctx, key, arg)
 	returned = true
 }
 
