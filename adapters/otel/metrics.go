@@ -52,6 +52,9 @@ type MetricsOptions struct {
 //	geecache.hedge.wins        counter        {load}     HedgeWins
 //	geecache.ejected.loads     counter        {load}     EjectedLoads
 //	geecache.peer.busy         counter        {load}     PeerBusy
+//	geecache.stale.serves      counter        {get}      StaleServes
+//	geecache.refreshes         counter        {load}     Refreshes
+//	geecache.refresh.failures  counter        {error}    RefreshFails
 //	geecache.peer.ejected      up-down        {peer}     Peers[i].Ejected as 0 or 1 (by geecache.peer)
 //	geecache.peer.ejections    counter        {ejection} Peers[i].Ejections (by geecache.peer)
 //	geecache.peer.inflight     up-down        {request}  Peers[i].InFlight (by geecache.peer)
@@ -90,6 +93,9 @@ func RegisterMetrics(meter metric.Meter, reg *cache.Registry, opts *MetricsOptio
 	m.hedgeWins = b.counter("geecache.hedge.wins", "{load}", "Hedges whose local load answered first.")
 	m.ejectedLoads = b.counter("geecache.ejected.loads", "{load}", "Local loads because the owner peer was ejected.")
 	m.peerBusy = b.counter("geecache.peer.busy", "{load}", "Local loads because the owner peer had too many requests in flight.")
+	m.staleServes = b.counter("geecache.stale.serves", "{get}", "Gets answered with a stale value while it is refreshed.")
+	m.refreshes = b.counter("geecache.refreshes", "{load}", "Background refreshes of stale values started.")
+	m.refreshFails = b.counter("geecache.refresh.failures", "{error}", "Background refreshes that failed.")
 	m.peerEjected = b.upDown("geecache.peer.ejected", "{peer}", "1 while the peer is ejected, else 0, by peer.")
 	m.peerEjections = b.counter("geecache.peer.ejections", "{ejection}", "Times the peer was ejected, by peer.")
 	m.peerInFlight = b.upDown("geecache.peer.inflight", "{request}", "Requests in flight to the peer, by peer.")
@@ -139,7 +145,7 @@ type metrics struct {
 
 	gets, hits, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
 	localLoads, loadErrors, dedupWaits, evictions, hedges, hedgeWins, ejectedLoads,
-	peerBusy, peerEjections metric.Int64ObservableCounter
+	peerBusy, peerEjections, staleServes, refreshes, refreshFails metric.Int64ObservableCounter
 	size, items, peerEjected, peerInFlight metric.Int64ObservableUpDownCounter
 
 	mu   sync.Mutex // guards sets; a reader may collect concurrently
@@ -192,6 +198,9 @@ func (m *metrics) observe(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(m.hedgeWins, st.HedgeWins, a.group)
 		o.ObserveInt64(m.ejectedLoads, st.EjectedLoads, a.group)
 		o.ObserveInt64(m.peerBusy, st.PeerBusy, a.group)
+		o.ObserveInt64(m.staleServes, st.StaleServes, a.group)
+		o.ObserveInt64(m.refreshes, st.Refreshes, a.group)
+		o.ObserveInt64(m.refreshFails, st.RefreshFails, a.group)
 		for _, p := range st.Peers {
 			set := metric.WithAttributeSet(attribute.NewSet(append([]attribute.KeyValue{GroupKey.String(name), PeerKey.String(p.Addr)}, m.extra...)...))
 			ejected := int64(0)

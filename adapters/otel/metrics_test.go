@@ -35,7 +35,8 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[point]bool {
 		"geecache.abandoned.loads": "{load}", "geecache.local.loads": "{load}", "geecache.load.errors": "{error}",
 		"geecache.dedup.waits": "{get}", "geecache.cache.size": "By", "geecache.cache.items": "{item}",
 		"geecache.cache.evictions": "{eviction}", "geecache.hedges": "{load}", "geecache.hedge.wins": "{load}",
-		"geecache.ejected.loads": "{load}", "geecache.peer.busy": "{load}",
+		"geecache.ejected.loads": "{load}", "geecache.peer.busy": "{load}", "geecache.stale.serves": "{get}",
+		"geecache.refreshes": "{load}", "geecache.refresh.failures": "{error}",
 	}
 	// Instruments by peer have points only once a group has fetched from a
 	// peer.
@@ -105,6 +106,9 @@ func expected(g *cache.Group) []point {
 		{"geecache.hedge.wins", n, "", "", s.HedgeWins},
 		{"geecache.ejected.loads", n, "", "", s.EjectedLoads},
 		{"geecache.peer.busy", n, "", "", s.PeerBusy},
+		{"geecache.stale.serves", n, "", "", s.StaleServes},
+		{"geecache.refreshes", n, "", "", s.Refreshes},
+		{"geecache.refresh.failures", n, "", "", s.RefreshFails},
 	}
 	for _, p := range s.Peers {
 		ejected := int64(0)
