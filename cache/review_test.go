@@ -29,7 +29,7 @@ func TestPanickingPeerIsAFailure(t *testing.T) {
 }
 
 // uncomparablePeer is a PeerGetter whose dynamic type cannot be compared.
-type uncomparablePeer struct{ tags []string }
+type uncomparablePeer struct{ _ []string } // a slice field makes it uncomparable
 
 func (uncomparablePeer) Get(_ context.Context, _, key string) ([]byte, error) {
 	return []byte("remote:" + key), nil
