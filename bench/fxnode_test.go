@@ -92,7 +92,7 @@ func newFxCluster(tb testing.TB, n int, cfg fxConfig) *fxCluster {
 			log = slog.New(cfg.logs)
 		}
 		reg := cache.NewRegistry()
-		po := &nethttp.PoolOptions{Logger: log}
+		po := &nethttp.PoolOptions{Logger: log, UnsignedWrites: true} // a loopback test cluster without a secret
 		if i == 0 {
 			po.Transport = cfg.transport
 		}
