@@ -43,11 +43,17 @@ func newFreshness(o *GroupOptions, g getter.Getter) freshness {
 // nanos returns the time now, in Unix nanoseconds: the injected clock's, or
 // the coarse clock's, which a hit can read without a system call.
 func (f *freshness) nanos() int64 {
-	if f.now != nil {
-		return f.now().UnixNano()
+	if f.now == nil {
+		return f.coarse.nanos()
 	}
-	return f.coarse.nanos()
+	return f.injected()
 }
+
+// injected reads the injected clock; apart from nanos, and not inlined
+// into it, so that nanos inlines on the hit path.
+//
+//go:noinline
+func (f *freshness) injected() int64 { return f.now().UnixNano() }
 
 // isFresh reports whether an entry expiring at exp may be served as fresh.
 func (f *freshness) isFresh(exp int64) bool { return exp == 0 || exp > f.nanos() }
@@ -174,9 +180,16 @@ func (c *coarseClock) nanos() int64 {
 	if c.used.Load() { // read since the last tick: the clock runs and t is current
 		return c.t.Load()
 	}
-	// The first read since the last tick, or ever: the clock may have
-	// stopped long ago, so the time is read afresh, and stored before
-	// used says that t is current.
+	return c.restart()
+}
+
+// restart serves the first read since the last tick, or ever: the clock
+// may have stopped long ago, so the time is read afresh, and stored before
+// used says that t is current. It is apart from nanos so that nanos, the
+// hit path's, inlines.
+//
+//go:noinline
+func (c *coarseClock) restart() int64 {
 	now := time.Now().UnixNano()
 	c.t.Store(now)
 	c.used.Store(true)

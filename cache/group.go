@@ -84,8 +84,9 @@ func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 	}
 	v, exp, ok := g.mem.get(key)
 	// A cached value that never expires (a cached "not found" always
-	// does), or one still fresh by the millisecond clock.
-	if ok && (exp == 0 || exp > g.fresh.nanos() && !g.fresh.isNotFound(v)) {
+	// does), or one still fresh by the millisecond clock, read here so
+	// that its fast path inlines.
+	if ok && (exp == 0 || g.fresh.now == nil && exp > g.fresh.coarse.nanos() && !g.fresh.isNotFound(v)) {
 		return ByteView{v}, nil
 	}
 	e, err := g.get(ctx, key, true, v, exp, ok)
