@@ -237,6 +237,24 @@ func (h *peerHealths) backoff(streak int) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d)/4+1))
 }
 
+// prune forgets the peers not in current (those that left the ring) that
+// have nothing in flight, so that the state of a changing cluster does not
+// grow without bound.
+func (h *peerHealths) prune(current []PeerGetter) {
+	keep := make(map[PeerGetter]bool, len(current))
+	for _, p := range current {
+		if reflect.TypeOf(p).Comparable() {
+			keep[p] = true
+		}
+	}
+	h.m.Range(func(k, v any) bool {
+		if !keep[k.(PeerGetter)] && v.(*peerHealth).inFlight.Load() == 0 {
+			h.m.Delete(k)
+		}
+		return true
+	})
+}
+
 // stats returns a snapshot of every peer's state.
 func (h *peerHealths) stats() []PeerStats {
 	var out []PeerStats

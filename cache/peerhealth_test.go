@@ -267,3 +267,43 @@ func TestBadPeerPolicyIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// listedPeers is a PeerPicker over a changing list of peers.
+type listedPeers struct {
+	mu    sync.Mutex
+	peers []cache.PeerGetter
+}
+
+func (l *listedPeers) PickPeer(key string) (cache.PeerGetter, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.peers[int(key[len(key)-1])%len(l.peers)], true
+}
+
+func (l *listedPeers) PeerGetters() []cache.PeerGetter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]cache.PeerGetter(nil), l.peers...)
+}
+
+// The state of a peer that left the ring is forgotten.
+func TestPeersThatLeftAreForgotten(t *testing.T) {
+	a, b := &fakePeer{}, &fakePeer{}
+	l := &listedPeers{peers: []cache.PeerGetter{a, b}}
+	g, err := cache.NewRegistry().NewGroup("g", 1<<10, getter.Map(nil), &cache.GroupOptions{Peers: l, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"k0", "k1", "k2", "k3"} {
+		_, _ = g.Get(t.Context(), k)
+	}
+	if n := len(g.Stats().Peers); n != 2 {
+		t.Fatalf("%d peers in Stats; want 2", n)
+	}
+	l.mu.Lock()
+	l.peers = []cache.PeerGetter{a}
+	l.mu.Unlock()
+	if n := len(g.Stats().Peers); n != 1 {
+		t.Fatalf("%d peers in Stats after one left; want 1", n)
+	}
+}

@@ -62,11 +62,20 @@ func (g *Group) Stats() Stats {
 		StaleServes:   c.staleServes.Load(),
 		Refreshes:     c.refreshes.Load(),
 		RefreshFails:  c.refreshFailures.Load(),
-		Peers:         g.health.stats(),
+		Peers:         g.peerStats(),
 		Main:          CacheStats{g.mem.main.Bytes(), g.mem.main.Len(), g.mem.main.Hits(), g.mem.main.Evictions()},
 		Hot:           CacheStats{g.mem.hot.Bytes(), g.mem.hot.Len(), g.mem.hot.Hits(), g.mem.hot.Evictions()},
 	}
 	s.Hits = s.Main.Hits + s.Hot.Hits
 	s.Gets = s.Hits + c.misses.Load()
 	return s
+}
+
+// peerStats returns the state of the peers the group has fetched from and
+// that are still peers, when its PeerPicker can list them.
+func (g *Group) peerStats() []PeerStats {
+	if l, ok := g.peers.(PeerLister); ok {
+		g.health.prune(l.PeerGetters())
+	}
+	return g.health.stats()
 }
