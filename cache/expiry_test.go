@@ -10,6 +10,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/clocktest"
 )
 
 // versioned is a source whose values carry a version that the test bumps,
@@ -45,7 +46,7 @@ func (s *versioned) Get(ctx context.Context, key string) ([]byte, error) {
 	return v, err
 }
 
-func newFreshGroup(t *testing.T, src getter.Getter, clock *fakeClock, o cache.GroupOptions) *cache.Group {
+func newFreshGroup(t *testing.T, src getter.Getter, clock *clocktest.Clock, o cache.GroupOptions) *cache.Group {
 	t.Helper()
 	o.Logger, o.Now = quiet, clock.Now
 	g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &o)
@@ -63,7 +64,7 @@ func mustGet(t *testing.T, g *cache.Group, key, want string) {
 }
 
 func TestValuesExpire(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := clocktest.New(time.Unix(1e9, 0))
 	src := &versioned{}
 	g := newFreshGroup(t, src, clock, cache.GroupOptions{TTL: time.Minute})
 	mustGet(t, g, "k", "k@0")
@@ -84,7 +85,7 @@ func TestValuesExpire(t *testing.T) {
 }
 
 func TestNegativeCaching(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := clocktest.New(time.Unix(1e9, 0))
 	src := &versioned{}
 	g := newFreshGroup(t, src, clock, cache.GroupOptions{NotFoundTTL: 10 * time.Second})
 	for range 100 {
@@ -111,7 +112,7 @@ func TestNegativeCaching(t *testing.T) {
 
 // A peer's "not found" is cached for the lifetime the peer gives it.
 func TestNegativeCachingAcrossTheHop(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := clocktest.New(time.Unix(1e9, 0))
 	calls := 0
 	peer := &ttlPeer{f: func(string) ([]byte, time.Duration, error) {
 		calls++
@@ -144,7 +145,7 @@ func (p *ttlPeer) GetTTL(_ context.Context, _, key string) ([]byte, time.Duratio
 // 1,000 concurrent Gets of a key at its expiry, with a stale window: none
 // waits for the source (which is blocked), and exactly one refresh runs.
 func TestStaleWhileRevalidate(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := clocktest.New(time.Unix(1e9, 0))
 	src := &versioned{}
 	g := newFreshGroup(t, src, clock, cache.GroupOptions{TTL: time.Minute, StaleWhileRevalidate: time.Hour})
 	mustGet(t, g, "k", "k@0")
@@ -177,7 +178,7 @@ func TestStaleWhileRevalidate(t *testing.T) {
 // A failing refresh leaves the stale value served until the window ends,
 // counted; then the error shows.
 func TestServeStaleOnError(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := clocktest.New(time.Unix(1e9, 0))
 	src := &versioned{}
 	g := newFreshGroup(t, src, clock, cache.GroupOptions{TTL: time.Minute, StaleWhileRevalidate: 10 * time.Minute})
 	mustGet(t, g, "k", "k@0")

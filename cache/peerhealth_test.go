@@ -12,6 +12,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/clocktest"
 )
 
 // fakePeer is a controllable PeerGetter: it fails, hangs until its
@@ -46,25 +47,7 @@ type allRemote struct{ p cache.PeerGetter }
 
 func (a allRemote) PickPeer(string) (cache.PeerGetter, bool) { return a.p, true }
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newPeerGroup(t *testing.T, p cache.PeerGetter, clock *fakeClock, policy cache.PeerPolicy) (*cache.Group, *atomic.Int64) {
+func newPeerGroup(t *testing.T, p cache.PeerGetter, clock *clocktest.Clock, policy cache.PeerPolicy) (*cache.Group, *atomic.Int64) {
 	t.Helper()
 	var loads atomic.Int64
 	src := getter.Func(func(_ context.Context, key string) ([]byte, error) {
@@ -80,7 +63,7 @@ func newPeerGroup(t *testing.T, p cache.PeerGetter, clock *fakeClock, policy cac
 }
 
 func TestFailingPeerIsEjectedAndProbedBack(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := clocktest.New(time.Unix(1e9, 0))
 	p := &fakePeer{}
 	g, _ := newPeerGroup(t, p, clock, cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Second, NoHedge: true})
 	ctx := t.Context()
@@ -130,7 +113,7 @@ func TestFailingPeerIsEjectedAndProbedBack(t *testing.T) {
 }
 
 func TestHungPeerIsHedgedThenEjected(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := clocktest.New(time.Unix(1e9, 0))
 	p := &fakePeer{}
 	p.mode.Store(peerHangs)
 	g, loads := newPeerGroup(t, p, clock, cache.PeerPolicy{EjectAfter: 2, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond,
@@ -163,7 +146,7 @@ func TestHungPeerIsHedgedThenEjected(t *testing.T) {
 // A peer slower than the hedge delay but alive is not ejected: the fetch
 // a hedge beat goes on, the peer answers it, and that counts.
 func TestSlowPeerThatAnswersStays(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := clocktest.New(time.Unix(1e9, 0))
 	release := make(chan struct{})
 	p := &peerFunc{func(ctx context.Context, key string) ([]byte, error) {
 		select {
@@ -227,7 +210,7 @@ func TestHedgeSharesTheLocalLoad(t *testing.T) {
 }
 
 func TestBusyPeerFallsBackInsteadOfQueueing(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := clocktest.New(time.Unix(1e9, 0))
 	block := make(chan struct{})
 	var inPeer atomic.Int64
 	peer := &peerFunc{func(ctx context.Context, key string) ([]byte, error) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/clocktest"
 )
 
 // A PeerGetter that panics, on the hedging path (its own goroutine) and
@@ -16,7 +17,7 @@ import (
 func TestPanickingPeerIsAFailure(t *testing.T) {
 	for _, noHedge := range []bool{false, true} {
 		p := &peerFunc{func(context.Context, string) ([]byte, error) { panic("peer bug") }}
-		clock := &fakeClock{now: time.Unix(1e9, 0)}
+		clock := clocktest.New(time.Unix(1e9, 0))
 		g, loads := newPeerGroup(t, p, clock, cache.PeerPolicy{NoHedge: noHedge})
 		if v, err := g.Get(t.Context(), "k"); err != nil || v.String() != "local:k" {
 			t.Fatalf("noHedge=%v: Get = %q, %v; want the local fallback", noHedge, v, err)
@@ -63,7 +64,7 @@ func TestUncomparablePeersWork(t *testing.T) {
 // Gets of an expired value count once each, and a background refresh is
 // not a Get.
 func TestStatsCountExpiredGetsOnce(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := clocktest.New(time.Unix(1e9, 0))
 	src := &versioned{}
 	g := newFreshGroup(t, src, clock, cache.GroupOptions{TTL: time.Minute})
 	mustGet(t, g, "k", "k@0")
@@ -84,7 +85,7 @@ func TestStatsCountExpiredGetsOnce(t *testing.T) {
 
 // A TTL too large to add to the time is "forever", not "already expired".
 func TestHugeTTLDoesNotOverflow(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := clocktest.New(time.Unix(1e9, 0))
 	src := &versioned{}
 	g := newFreshGroup(t, src, clock, cache.GroupOptions{TTL: math.MaxInt64, StaleWhileRevalidate: math.MaxInt64})
 	for range 3 {

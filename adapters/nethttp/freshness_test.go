@@ -5,13 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/clocktest"
 )
 
 // After a Remove or a Set on any node, a Get on every node returns the new
@@ -69,29 +69,11 @@ func TestRemoveAndSetAcrossTheCluster(t *testing.T) {
 	}
 }
 
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // The owner's TTL travels as a remaining lifetime, so a node whose clock
 // is an hour off keeps its copy exactly as long as the owner does.
 func TestTTLAcrossSkewedClocks(t *testing.T) {
-	ownerClock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	askerClock := &fakeClock{now: ownerClock.Now().Add(time.Hour)} // an hour ahead
+	ownerClock := clocktest.New(time.Unix(1_700_000_000, 0))
+	askerClock := clocktest.New(ownerClock.Now().Add(time.Hour)) // an hour ahead
 	var loads atomic.Int64
 	src := getter.TTLFunc(func(_ context.Context, key string) ([]byte, time.Duration, error) {
 		loads.Add(1)
@@ -107,7 +89,7 @@ func TestTTLAcrossSkewedClocks(t *testing.T) {
 		lns[i], addrs[i] = ln, "http://"+ln.Addr().String()
 	}
 	groups := make([]*cache.Group, 2)
-	for i, clock := range []*fakeClock{ownerClock, askerClock} {
+	for i, clock := range []*clocktest.Clock{ownerClock, askerClock} {
 		reg := cache.NewRegistry()
 		self := addrs[0] // node 0 owns every key; node 1 is a client of it
 		if i == 1 {
