@@ -49,7 +49,7 @@
 // URL before a Lambda runtime endpoint (aws-lambda-rie, or an in-process
 // runtime for tests), in either invoke mode.
 //
-// Errors sent to callers that are not peers are generic by default (the
+// Errors sent to callers that did not sign are generic by default (the
 // detail goes to the log), since a Function URL may be reachable by anyone;
 // Options.ShowErrors turns the detail back on.
 //

@@ -61,8 +61,9 @@ type Options struct {
 	Invoke InvokeOptions
 
 	// ShowErrors sends error details (a source's error text, a peer's
-	// address) to callers that are not peers. Off by default: a Function
-	// URL may be reachable by anyone (see protocol.ServerOptions.HideErrors).
+	// address) to callers that did not sign their request. Off by
+	// default: a Function URL may be reachable by anyone (see
+	// protocol.ServerOptions.HideErrors).
 	ShowErrors bool
 }
 

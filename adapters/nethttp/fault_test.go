@@ -1,7 +1,6 @@
 package nethttp
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,73 +8,31 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 )
 
-// hungPeer accepts connections and reads requests but never answers, as a
-// stopped (SIGSTOP) process whose kernel still accepts would. It counts
-// the requests that reach it.
-type hungPeer struct {
-	ln       net.Listener
-	requests atomic.Int64
-	mu       sync.Mutex
-	conns    []net.Conn
-	wg       sync.WaitGroup
-}
-
-func startHungPeer(t *testing.T) *hungPeer {
+// startHungPeer starts a fake peer that reads requests and never answers,
+// as a stopped (SIGSTOP) process whose kernel still accepts would, and
+// counts the requests that reach it.
+func startHungPeer(t *testing.T) (*fakePeer, *atomic.Int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &hungPeer{ln: ln}
-	h.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			h.mu.Lock()
-			h.conns = append(h.conns, c)
-			h.mu.Unlock()
-			h.wg.Go(func() {
-				r := bufio.NewReader(c)
-				for {
-					if _, err := http.ReadRequest(r); err != nil {
-						return
-					}
-					h.requests.Add(1)
-				}
-			})
-		}
-	})
-	t.Cleanup(h.close)
-	return h
-}
-
-func (h *hungPeer) addr() string { return "http://" + h.ln.Addr().String() }
-
-func (h *hungPeer) close() {
-	_ = h.ln.Close()
-	h.mu.Lock()
-	for _, c := range h.conns {
-		_ = c.Close()
-	}
-	h.mu.Unlock()
-	h.wg.Wait()
+	var requests atomic.Int64
+	return startFakePeer(t, func(*http.Request, net.Conn) bool {
+		requests.Add(1)
+		return false // no answer: wait for the client to close
+	}), &requests
 }
 
 // A peer that accepts and never answers: every Get is answered (by the
 // hedge's local load), the peer is ejected after EjectAfter slow fetches,
 // and then no request reaches it at all; nothing leaks (goleak).
 func TestHungPeerIsHedgedAndEjected(t *testing.T) {
-	hung := startHungPeer(t)
+	hung, requests := startHungPeer(t)
 	src := &db{calls: map[string]int{}}
 	reg := cache.NewRegistry()
 	pool, err := NewPool("", reg, &PoolOptions{Logger: slog.New(slog.DiscardHandler)}) // a client only: owns no key
@@ -83,7 +40,7 @@ func TestHungPeerIsHedgedAndEjected(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	mustSet(t, pool, hung.addr()) // every key is owned by the hung peer
+	mustSet(t, pool, hung.addr) // every key is owned by the hung peer
 	g, err := reg.NewGroup("scores", 1<<20, src, &cache.GroupOptions{Peers: pool, Logger: slog.New(slog.DiscardHandler),
 		PeerPolicy: cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Hour, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond,
 			SlowAfter: 50 * time.Millisecond}})
@@ -122,8 +79,7 @@ func TestHungPeerIsHedgedAndEjected(t *testing.T) {
 		t.Fatalf("after the ejection: %+v; want 100 loads without a fetch, no hedge, no error seen by a caller", s)
 	}
 	waitFor(t, "the fetches the hedges beat to end", func() bool { return g.Stats().Peers[0].InFlight == 0 })
-	hung.close()
-	if n := hung.requests.Load(); n > s.Hedges {
+	if n := requests.Load(); n > s.Hedges {
 		t.Fatalf("the hung peer got %d requests; want at most the %d hedged fetches", n, s.Hedges)
 	}
 }
@@ -225,6 +181,52 @@ func TestSlowRequestsAreCutOff(t *testing.T) {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			t.Fatalf("slow connection %d still open after 10 s", i)
+		}
+	}
+}
+
+// Remove and Set toward a peer that hangs and one that lies (a 200 without
+// the protocol's checksum): the call ends with the caller's deadline, and
+// its UpdateError names both peers with their failures; nothing is left
+// running (goleak).
+func TestWritesToBadPeers(t *testing.T) {
+	hung, _ := startHungPeer(t)
+	liar := startFakePeer(t, rawAnswer("HTTP/1.1 200 OK\nContent-Length: 3", []byte("yes"), false))
+	reg := cache.NewRegistry()
+	pool, err := NewPool("", reg, &PoolOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	mustSet(t, pool, hung.addr, liar.addr)
+	g, err := reg.NewGroup("scores", 1<<20, &db{calls: map[string]int{}}, &cache.GroupOptions{Peers: pool, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A key the liar owns: the owner is asked first, then the others, so
+	// the hung peer does not use up the deadline before the liar is asked.
+	key := ""
+	for i := 0; key == ""; i++ {
+		if k := fmt.Sprint("k", i); pool.Owner(k) == liar.addr {
+			key = k
+		}
+	}
+	for name, write := range map[string]func(context.Context) error{
+		"Remove": func(ctx context.Context) error { return g.Remove(ctx, key) },
+		"Set":    func(ctx context.Context) error { return g.Set(ctx, key, []byte("631"), 0) },
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := write(ctx)
+		cancel()
+		var ue *cache.UpdateError
+		if !errors.As(err, &ue) || len(ue.Failed) != 2 {
+			t.Fatalf("%s: %v; want an UpdateError naming both peers", name, err)
+		}
+		if e := ue.Failed[hung.addr]; !errors.Is(e, context.DeadlineExceeded) {
+			t.Errorf("%s: the hung peer's failure is %v; want the caller's deadline", name, e)
+		}
+		if e := ue.Failed[liar.addr]; !errors.Is(e, protocol.ErrIntegrity) {
+			t.Errorf("%s: the lying peer's failure is %v; want ErrIntegrity", name, e)
 		}
 	}
 }

@@ -44,7 +44,7 @@ type HandlerOptions struct {
 	// protocol.DefaultMaxSkew.
 	MaxSkew time.Duration
 
-	// HideErrors sends generic error bodies to callers that are not peers
+	// HideErrors sends generic error bodies to callers that did not sign
 	// (see protocol.ServerOptions).
 	HideErrors bool
 
