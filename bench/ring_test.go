@@ -64,29 +64,6 @@ var ringImpls = []ringImpl{
 	}},
 }
 
-// BenchmarkRingLookup measures one owner lookup at 3, 10 and 100 nodes.
-// Keys are prepared beforehand so that only the lookup is timed.
-func BenchmarkRingLookup(b *testing.B) {
-	const nkeys = 1 << 12
-	keys := ringKeys(nkeys)
-	for _, n := range []int{3, 10, 100} {
-		nodes := ringNodes(n)
-		for _, impl := range ringImpls {
-			get := impl.build(nodes)
-			b.Run(fmt.Sprintf("nodes=%d/%s", n, impl.name), func(b *testing.B) {
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					if get(keys[i&(nkeys-1)]) == "" {
-						b.Fatal("no owner")
-					}
-					i++
-				}
-			})
-		}
-	}
-}
-
 // spread places keys with get and returns the busiest node's share
 // divided by the mean share (1.0 is a perfectly even spread).
 func spread(nodes []string, keys []string, get func(string) string) float64 {
