@@ -14,8 +14,10 @@ import (
 )
 
 // ErrGetterPanic is wrapped by the error every waiter gets when the load of
-// a key panicked (in the Getter or a PeerGetter). The panic is recovered and
-// logged with its stack, and the next Get of the key loads it anew.
+// a key panicked or called runtime.Goexit in the Getter. The panic is
+// recovered and logged with its stack, and the next Get of the key loads it
+// anew. A PeerGetter that panics is a failed peer instead: the panic is
+// logged with its stack and the key is loaded locally.
 var ErrGetterPanic = singleflight.ErrPanic
 
 // A PanicError is what a load that panicked returns to every caller waiting
@@ -166,6 +168,7 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, e
 	if g.peers != nil {
 		owner, remote = g.peers.PickPeer(key)
 	}
+	Progress(ctx) // a caller that relays signs of life learns that a load is under way
 	var e entry
 	var err error
 	if remote && mayForward {

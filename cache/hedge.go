@@ -12,11 +12,12 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// latencies keeps recent successful fetch times and the hedge delay made
+// latencies keeps how long recent fetches took to show the owner alive
+// (its answer, or its word that it is loading) and the hedge delay made
 // from them: their 99th percentile within the policy's bounds.
 type latencies struct {
 	min, max time.Duration
-	delay    atomic.Int64 // nanoseconds; max until enough samples
+	delay    atomic.Int64 // nanoseconds; initialHedgeDelay until enough samples
 
 	mu      sync.Mutex
 	samples [latencySamples]time.Duration
@@ -26,15 +27,21 @@ type latencies struct {
 const (
 	latencySamples = 128 // the window the percentile is taken over
 	latencyEvery   = 8   // recompute after this many new samples
+
+	// initialHedgeDelay is the hedge delay before any fetch was seen
+	// (within HedgeMin and HedgeMax). An owner that is alive sends its
+	// answer, or says it is loading, long before it on any network a
+	// cluster runs on; one that has not in this time is not well.
+	initialHedgeDelay = 100 * time.Millisecond
 )
 
 func newLatencies(p PeerPolicy) *latencies {
 	l := &latencies{min: p.HedgeMin, max: p.HedgeMax}
-	l.delay.Store(int64(p.HedgeMax))
+	l.delay.Store(int64(min(max(initialHedgeDelay, p.HedgeMin), p.HedgeMax)))
 	return l
 }
 
-// record adds the time a successful fetch took.
+// record adds the time a fetch took to show its owner alive.
 func (l *latencies) record(d time.Duration) {
 	l.mu.Lock()
 	l.samples[l.n%latencySamples] = d
@@ -72,13 +79,16 @@ type peerResult struct {
 func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFound) }
 
 // fetchHedged fetches key from owner (admitted through ph, which may be
-// nil) and settles the fetch's health. If the owner has not answered
-// within the hedge delay, it starts a local load beside the fetch (through
-// the local flight, so still one local load per key) and returns whichever
-// succeeds first. local is not nil when the local load decided: local.e
-// and local.err are then the result (local.err is ctx's error if the
-// callers left first). ttl is the lifetime the owner gave its answer, if
-// its transport says.
+// nil) and settles the fetch's health. A hedge is for an owner that does
+// not answer, not for a source that is slow: if the owner neither answers
+// nor says it is loading (see Progress) within the hedge delay, it starts
+// a local load beside the fetch (through the local flight, so still one
+// local load per key) and returns whichever answers first; an owner that
+// said it is loading is waited for. A local "not found" is as final as the
+// owner's: the owner asks the same source. local is not nil when the local
+// load decided: local.e and local.err are then the result (local.err is
+// ctx's error if the callers left first). ttl is the lifetime the owner
+// gave its answer, if its transport says.
 //
 // A fetch that a hedge beat is not cut short: it goes on, detached from
 // the callers, until SlowAfter since it began, so that a slow peer that
@@ -98,12 +108,26 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 	})
 	res := make(chan peerResult, 1)
 	begin := time.Now()
+	alive := make(chan struct{})
+	var seen atomic.Bool // the owner showed it is alive
+	showed := func() bool {
+		if !seen.CompareAndSwap(false, true) {
+			return false
+		}
+		g.latency.record(time.Since(begin))
+		return true
+	}
+	fctx = WithProgress(fctx, func() {
+		if showed() {
+			close(alive)
+		}
+	})
 	go func() {
 		defer fcancel()
 		v, ttl, err := peerGet(fctx, owner, g.name, key)
 		unhook()
-		if err == nil {
-			g.latency.record(time.Since(begin))
+		if found(err) {
+			showed()
 		}
 		g.settle(ctx, ph, probe, err, !won.Load() && ctx.Err() != nil)
 		res <- peerResult{v, ttl, err}
@@ -115,6 +139,13 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 		return r.v, r.ttl, nil, r.err
 	case <-ctx.Done():
 		return nil, 0, nil, ctx.Err()
+	case <-alive: // the owner is loading: wait for it, not for a second load
+		select {
+		case r := <-res:
+			return r.v, r.ttl, nil, r.err
+		case <-ctx.Done():
+			return nil, 0, nil, ctx.Err()
+		}
 	case <-timer.C:
 	}
 	g.counters.hedges.Add(1)
@@ -130,7 +161,7 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 		}
 		return g.awaitHedge(ctx, h, r.err) // the owner failed: the local load decides
 	case <-h.done:
-		if h.err != nil { // the local load failed: the owner decides
+		if !found(h.err) { // the local load failed: the owner decides
 			select {
 			case r := <-res:
 				if found(r.err) {
@@ -161,10 +192,16 @@ func (g *Group) awaitHedge(ctx context.Context, h *hedge, err error) ([]byte, ti
 }
 
 // settle ends a fetch from ph's peer (nil: the peer's health is not
-// tracked; probe: the fetch is the peer's probe): it frees the fetch's
-// in-flight slot and records its outcome. A fetch the callers abandoned
+// tracked; probe: the fetch is the peer's probe): it logs a PeerGetter's
+// panic with its stack, frees the fetch's in-flight slot and records its
+// outcome. A fetch the callers abandoned
 // says nothing of the peer.
 func (g *Group) settle(ctx context.Context, ph *peerHealth, probe bool, err error, abandoned bool) {
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		g.warn.Log(ctx, slog.LevelError, "peer panic", "geecache: PeerGetter panicked, loading locally", slog.String("group", g.name),
+			slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
+	}
 	if ph == nil {
 		return
 	}

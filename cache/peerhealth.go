@@ -36,15 +36,18 @@ type PeerPolicy struct {
 	// 256.
 	MaxInFlight int
 
-	// HedgeMin and HedgeMax bound the hedge delay: when the owner has not
-	// answered within it, the group starts a local load beside the fetch
-	// and returns whichever succeeds first (still one local load per key).
-	// The delay is the 99th percentile of recent successful fetches (which
-	// include the owner's loads from a slow source), within the bounds, and
-	// HedgeMax until enough fetches are seen. 0 means 10 ms and 1 s. Set
-	// both to one value for a fixed delay. A hedge costs a load from the
-	// source, so it is kept for the slowest fetches: a hung or overloaded
-	// peer, not a slow source.
+	// HedgeMin and HedgeMax bound the hedge delay: when the owner has
+	// neither answered nor said that it is loading (see Progress) within
+	// it, the group starts a local load beside the fetch and returns
+	// whichever answers first (still one local load per key). An owner
+	// that says it is loading is waited for, however slow its source: a
+	// hedge is for a peer that does not answer, not for a slow source. The
+	// delay is the 99th percentile of the time recent fetches took to show
+	// their owner alive, within the bounds, and 100 ms (within the bounds)
+	// until enough fetches are seen. 0 means 10 ms and 1 s. Set both to
+	// one value for a fixed delay. Over a transport that cannot say
+	// "loading" (the Lambda Invoke API, fetch in js/wasm), the owner's
+	// loads count in the delay, so it grows to cover a slow source.
 	HedgeMin, HedgeMax time.Duration
 
 	// SlowAfter is how long a fetch that a hedge beat may still take: it is

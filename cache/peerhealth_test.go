@@ -184,7 +184,7 @@ func TestHedgeSharesTheLocalLoad(t *testing.T) {
 	p := &fakePeer{}
 	p.mode.Store(peerHangs)
 	g, err := cache.NewRegistry().NewGroup("g", 1<<10, src, &cache.GroupOptions{Peers: allRemote{p}, Logger: quiet,
-		PeerPolicy: cache.PeerPolicy{HedgeMin: time.Millisecond, HedgeMax: time.Millisecond}})
+		PeerPolicy: cache.PeerPolicy{HedgeMin: time.Millisecond, HedgeMax: time.Millisecond, SlowAfter: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

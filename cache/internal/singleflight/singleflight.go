@@ -9,11 +9,10 @@
 // caller has left. A load that panics returns ErrPanic to every caller, and
 // the key is free for the next load.
 //
-// A load costs no goroutine when it need not have one: if the caller that
-// starts it has a context that cannot be cancelled (its Done returns nil),
-// that caller could never leave early, so the load runs on its goroutine,
-// with its context. Other loads run on workers: goroutines that run loads
-// one after another and end after a short idle time.
+// Every load runs on a worker (a goroutine that runs loads one after
+// another and ends after a short idle time), never on a caller's: so a load
+// that calls runtime.Goexit, as t.FailNow does, ends a worker and gives its
+// callers an ErrPanic error instead of ending a caller's goroutine.
 package singleflight
 
 import (
@@ -50,22 +49,12 @@ type Group[V any] struct {
 }
 
 type call[V any] struct {
-	// done is closed when the load has ended and val and err are set. It
-	// is made only when some caller has to wait for it: by the first
-	// joiner, or at the start of a load run on a worker.
-	// Guarded by Group.mu until closed.
+	// done is closed when the load has ended and val and err are set.
 	done    chan struct{}
 	val     V
 	err     error
-	waiters int          // callers still waiting; guarded by Group.mu
-	ctx     *loadContext // a detached load's context; nil for one run inline
-}
-
-// detachedCall is the record of a load that runs on a worker, with its
-// context: one allocation for both.
-type detachedCall[V any] struct {
-	call[V]
-	ctx loadContext
+	waiters int         // callers still waiting; guarded by Group.mu
+	ctx     loadContext // the load's context, in the record: one allocation for both
 }
 
 // A Loader loads the value of a key, given the argument its caller passed
@@ -86,12 +75,9 @@ func (f funcLoader[V]) Load(ctx context.Context, _ string, _ any) (V, error) { r
 // already in flight, in which case it waits for that one.
 // If ctx ends first, Do returns ctx's error at once.
 //
-// If ctx cannot be cancelled (ctx.Done() returns nil) and Do starts the
-// load, fn runs on the caller's goroutine with ctx itself; so a fn that
-// calls runtime.Goexit ends the caller's goroutine, and the callers that
-// joined get an error wrapping ErrPanic. Otherwise fn runs on a worker
-// goroutine, and a runtime.Goexit in it is an ErrPanic error for every
-// caller (and ends that worker).
+// fn runs on a worker goroutine, with a context that keeps ctx's values but
+// not its cancellation; a panic or runtime.Goexit in it is an ErrPanic
+// error for every caller (a Goexit ends that worker).
 func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) (V, error)) (V, error) {
 	return g.DoLoader(ctx, key, funcLoader[V](fn), nil)
 }
@@ -111,26 +97,12 @@ func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg an
 	if c, joined := g.calls[key]; joined {
 		c.waiters++
 		g.joins++
-		if c.done == nil {
-			c.done = make(chan struct{})
-		}
 		g.mu.Unlock()
 		return g.wait(ctx, key, c)
 	}
 	g.running++
-	if ctx.Done() == nil {
-		// This caller can never leave, so the load can never be
-		// abandoned: run it here, with no goroutine and no new context.
-		c := &call[V]{waiters: 1}
-		g.calls[key] = c
-		g.mu.Unlock()
-		g.run(ctx, key, c, l, arg)
-		return c.val, c.err
-	}
-	d := &detachedCall[V]{call: call[V]{waiters: 1, done: make(chan struct{})}}
-	d.ctx.first = ctx
-	c := &d.call
-	c.ctx = &d.ctx
+	c := &call[V]{waiters: 1, done: make(chan struct{})}
+	c.ctx.first = ctx
 	g.calls[key] = c
 	g.mu.Unlock()
 	g.detach(task[V]{key: key, c: c, l: l, arg: arg})
@@ -153,8 +125,7 @@ func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) 
 		if c.waiters == 0 {
 			// Nobody wants this load any more: cancel it, and let the
 			// next caller start a fresh one instead of joining a load
-			// that will end with this caller's cancellation. (A load
-			// run inline never gets here: its caller cannot leave.)
+			// that will end with this caller's cancellation.
 			c.ctx.cancel()
 			g.forget(key, c)
 		}
@@ -164,8 +135,8 @@ func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) 
 	}
 }
 
-// run calls l.Load and publishes its result to c's waiters. It runs on the
-// goroutine of the caller that started the load, or on a worker.
+// run calls l.Load and publishes its result to c's waiters. It runs on a
+// worker.
 func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V], arg any) {
 	returned := false
 	defer func() {
@@ -181,14 +152,9 @@ func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V],
 		g.mu.Lock()
 		g.forget(key, c)
 		g.running--
-		done := c.done // no caller can join once c is forgotten
 		g.mu.Unlock()
-		if c.ctx != nil {
-			c.ctx.cancel()
-		}
-		if done != nil {
-			close(done)
-		}
+		c.ctx.cancel()
+		close(c.done) // no caller can join once c is forgotten
 	}()
 	c.val, c.err = l.Load(ctx, key, arg)
 	returned = true

@@ -34,7 +34,7 @@ func (g *Group[V]) worker(t task[V]) {
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
-		g.run(t.c.ctx, t.key, t.c, t.l, t.arg)
+		g.run(&t.c.ctx, t.key, t.c, t.l, t.arg)
 		t = task[V]{} // keep nothing of a finished load alive
 		used := true
 		for t.c == nil {

@@ -8,12 +8,13 @@ import (
 )
 
 // The tests in this file are about loads started by a caller whose context
-// cannot be cancelled, which Do runs on that caller's goroutine.
+// cannot be cancelled (context.Background()): such a caller can never
+// leave, yet its load must behave as any other.
 
-// TestInlineLoadLetsJoinersLeave: a joiner with a cancellable context may
-// leave a load that runs on its leader's goroutine; the load goes on, is not
+// TestBackgroundLoadLetsJoinersLeave: a joiner with a cancellable context
+// may leave a load whose leader cannot leave; the load goes on, is not
 // cancelled, and can still be joined.
-func TestInlineLoadLetsJoinersLeave(t *testing.T) {
+func TestBackgroundLoadLetsJoinersLeave(t *testing.T) {
 	var g Group[string]
 	release := make(chan struct{})
 	loadCtxErr := make(chan error, 1)
@@ -61,9 +62,9 @@ func TestInlineLoadLetsJoinersLeave(t *testing.T) {
 	}
 }
 
-// TestInlinePanicReachesJoiners: every waiter of a load that panics on its
-// leader's goroutine gets the PanicError, the leader included.
-func TestInlinePanicReachesJoiners(t *testing.T) {
+// TestBackgroundPanicReachesJoiners: every waiter of a load that panics gets
+// the PanicError, the leader included.
+func TestBackgroundPanicReachesJoiners(t *testing.T) {
 	var g Group[string]
 	release := make(chan struct{})
 	leaderErr := make(chan error, 1)
@@ -90,22 +91,23 @@ func TestInlinePanicReachesJoiners(t *testing.T) {
 	}
 }
 
-// TestInlineGoexitEndsLeaderOnly: a load that calls runtime.Goexit on its
-// leader's goroutine ends that goroutine (as any call would), the joiners
-// get ErrPanic, and the key is free.
-func TestInlineGoexitEndsLeaderOnly(t *testing.T) {
+// TestBackgroundGoexitReturns: a load that calls runtime.Goexit (as
+// t.FailNow does) gives its leader, whose context cannot be cancelled, and
+// its joiners an ErrPanic error: Do returns on every caller's goroutine,
+// and the key is free.
+func TestBackgroundGoexitReturns(t *testing.T) {
 	var g Group[string]
 	release := make(chan struct{})
-	leaderReturned := false
+	leaderErr := make(chan error, 1)
 	leaderEnded := make(chan struct{})
 	go func() {
 		defer close(leaderEnded)
-		_, _ = g.Do(context.Background(), "k", func(context.Context) (string, error) {
+		_, err := g.Do(context.Background(), "k", func(context.Context) (string, error) {
 			<-release
 			runtime.Goexit()
 			return "never", nil
 		})
-		leaderReturned = true
+		leaderErr <- err
 	}()
 	waitFor(t, "the leader", func() bool { return g.waiters("k") == 1 })
 	joinerErr := make(chan error, 1)
@@ -116,31 +118,16 @@ func TestInlineGoexitEndsLeaderOnly(t *testing.T) {
 	waitFor(t, "the joiner", func() bool { return g.waiters("k") == 2 })
 	close(release)
 	<-leaderEnded
-	if leaderReturned {
-		t.Error("Do returned on a goroutine that its load had ended with runtime.Goexit")
+	if len(leaderErr) == 0 {
+		t.Fatal("the leader's goroutine ended inside Do: the load's runtime.Goexit ran on it")
 	}
-	if err := <-joinerErr; !errors.Is(err, ErrPanic) {
-		t.Errorf("joiner got %v, want ErrPanic", err)
+	for who, c := range map[string]chan error{"leader": leaderErr, "joiner": joinerErr} {
+		if err := <-c; !errors.Is(err, ErrPanic) {
+			t.Errorf("%s got %v, want ErrPanic", who, err)
+		}
 	}
 	v, err := g.Do(context.Background(), "k", func(context.Context) (string, error) { return "fresh", nil })
 	if err != nil || v != "fresh" || g.InFlight() != 0 {
 		t.Fatalf("after the Goexit Do = %q, %v, InFlight = %d; the key is stuck", v, err, g.InFlight())
-	}
-}
-
-// TestInlineLoadAllocatesOnlyItsRecord: a load nobody joins, started with a
-// context that cannot be cancelled, costs one allocation (its record): no
-// goroutine, no context, no channel.
-func TestInlineLoadAllocatesOnlyItsRecord(t *testing.T) {
-	var g Group[int]
-	ctx := context.Background()
-	fn := func(context.Context) (int, error) { return 1, nil }
-	allocs := testing.AllocsPerRun(1000, func() {
-		if v, err := g.Do(ctx, "k", fn); v != 1 || err != nil {
-			t.Fatalf("Do = %d, %v", v, err)
-		}
-	})
-	if allocs > 1 {
-		t.Fatalf("an inline load allocated %.1f times, want at most 1", allocs)
 	}
 }
