@@ -7,9 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
 	"time"
 
 	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
 )
 
 // DefaultMaxIdleConnsPerHost is the keep-alive pool size per peer of
@@ -170,7 +173,16 @@ func (c *Client) do(ctx context.Context, preq protocol.Request) ([]byte, time.Du
 	if preq.Body != nil {
 		body = bytes.NewReader(preq.Body)
 	}
-	req, err := http.NewRequestWithContext(ctx, preq.Method, c.prefix+preq.Path, body)
+	rctx := ctx
+	if preq.Method == http.MethodGet {
+		rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{Got1xxResponse: func(code int, _ textproto.MIMEHeader) error {
+			if code == http.StatusProcessing {
+				cache.Progress(ctx) // the owner is loading: the asking group waits for it
+			}
+			return nil
+		}})
+	}
+	req, err := http.NewRequestWithContext(rctx, preq.Method, c.prefix+preq.Path, body)
 	if err != nil {
 		return nil, 0, fmt.Errorf("peer %s: %w", c.addr, err)
 	}

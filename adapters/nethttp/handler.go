@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
@@ -91,7 +92,45 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		write(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body")))
 		return
 	}
-	send(w, h.srv.ServeInto(r.Context(), req, w.Header()))
+	ctx := r.Context()
+	var pr *processing
+	if r.Method == http.MethodGet && r.Header.Get(protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
+		pr = &processing{w: w}
+		ctx = cache.WithProgress(ctx, pr.send)
+	}
+	resp := h.srv.ServeInto(ctx, req, w.Header())
+	pr.end()
+	send(w, resp)
+}
+
+// processing sends a peer "102 Processing" when the group has to load the
+// key it asked for, at most once and never after the answer has begun: the
+// asking node then knows that this node is alive and loading, and waits
+// for it instead of loading the key itself (see cache.PeerPolicy).
+type processing struct {
+	mu         sync.Mutex
+	w          http.ResponseWriter
+	sent, done bool
+}
+
+func (p *processing) send() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.sent && !p.done {
+		p.sent = true
+		p.w.WriteHeader(http.StatusProcessing) // net/http writes and flushes a 1xx at once
+	}
+}
+
+// end stops p: the answer follows. A load that outlives the request may
+// still call send; it does nothing then.
+func (p *processing) end() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
 }
 
 // readBody reads a PUT's body, at most the size limit; if it cannot, it
