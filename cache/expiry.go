@@ -2,7 +2,9 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,9 +145,17 @@ func (g *Group) get(ctx context.Context, key string, mayForward bool, v []byte, 
 // refreshTimeout bounds a background refresh of a stale value.
 const refreshTimeout = time.Minute
 
-// refresh reloads key in the background, unless a refresh of it is running.
-// A failed refresh leaves the stale value to be served until its window
-// ends.
+// refreshBackoff is the least time between two refreshes of a key while its
+// source fails; up to a quarter more is added at random, so that the nodes
+// of a cluster do not retry in step. A source that is down is asked about a
+// key once a second per node, not once per stale Get.
+const refreshBackoff = time.Second
+
+// refresh reloads key in the background, unless a refresh of it is running
+// or failed less than refreshBackoff ago. A refresh that fails leaves the
+// stale value to be served until its window ends; one that finds the key
+// gone ("not found" is the source's answer, not an outage) ends the stale
+// value at once.
 func (g *Group) refresh(key string, mayForward bool) {
 	if _, busy := g.fresh.refreshing.LoadOrStore(key, struct{}{}); busy {
 		return
@@ -155,13 +165,31 @@ func (g *Group) refresh(key string, mayForward bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 		defer cancel()
 		_, err := g.load(ctx, key, mayForward) // not a Get: not counted as a miss
-		g.fresh.refreshing.Delete(key)         // before the failure shows, so the next Get may refresh again
-		if err != nil {
+		switch {
+		case err == nil:
+			g.fresh.refreshing.Delete(key)
+		case errors.Is(err, getter.ErrNotFound):
+			g.dropStale(key)
+			g.fresh.refreshing.Delete(key)
+		default:
 			g.counters.refreshFailures.Add(1)
 			g.warn.Log(ctx, slog.LevelWarn, "refresh", "geecache: refresh failed, serving the stale value",
 				slog.String("group", g.name), slog.Any("err", err))
+			// The key stays marked until the backoff ends: no refresh of it
+			// before then.
+			backoff := refreshBackoff + rand.N(refreshBackoff/4)
+			time.AfterFunc(backoff, func() { g.fresh.refreshing.Delete(key) })
 		}
 	}()
+}
+
+// dropStale removes key's value if it is still expired: the source said
+// the key is gone, and a stale copy must not be served any longer. (A
+// "not found" the load cached, or a value set since, is fresh and stays.)
+func (g *Group) dropStale(key string) {
+	if _, exp, ok := g.mem.peek(key); ok && !g.fresh.isFresh(exp) {
+		g.mem.remove(key)
+	}
 }
 
 // coarseTick is the resolution of the coarse clock.

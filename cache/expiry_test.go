@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/geecache/geecache/cache"
@@ -176,23 +177,86 @@ func TestStaleWhileRevalidate(t *testing.T) {
 }
 
 // A failing refresh leaves the stale value served until the window ends,
-// counted; then the error shows.
+// counted; then the error shows. While the source is down, a hot stale key
+// is refreshed at most once a second however often it is asked for. (In a
+// synctest bubble: time is virtual.)
 func TestServeStaleOnError(t *testing.T) {
-	clock := clocktest.New(time.Unix(1e9, 0))
-	src := &versioned{}
-	g := newFreshGroup(t, src, clock, cache.GroupOptions{TTL: time.Minute, StaleWhileRevalidate: 10 * time.Minute})
-	mustGet(t, g, "k", "k@0")
-	src.fail.Store(true)
-	clock.Add(2 * time.Minute)
-	mustGet(t, g, "k", "k@0")
-	waitFor(t, "the failed refresh", func() bool { return g.Stats().RefreshFails == 1 })
-	mustGet(t, g, "k", "k@0") // still served, and refreshed again
-	waitFor(t, "the second failed refresh", func() bool { return g.Stats().RefreshFails == 2 })
-	clock.Add(10 * time.Minute) // past the window
-	if _, err := g.Get(t.Context(), "k"); err == nil {
-		t.Fatal("past the stale window a failing source must show")
+	synctest.Test(t, func(t *testing.T) {
+		src := &versioned{}
+		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Logger: quiet, TTL: 100 * time.Millisecond,
+			StaleWhileRevalidate: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustGet(t, g, "k", "k@0")
+		src.fail.Store(true)
+		time.Sleep(200 * time.Millisecond)
+		// 10 s of Gets, one every millisecond: all served stale.
+		for range 10_000 {
+			mustGet(t, g, "k", "k@0")
+			time.Sleep(time.Millisecond)
+		}
+		synctest.Wait()
+		calls := src.loads.Load() - 1
+		if calls < 5 || calls > 11 {
+			t.Fatalf("10 s of stale Gets with the source down called it %d times; want one a second (at most 11)", calls)
+		}
+		if s := g.Stats(); s.Refreshes != calls || s.RefreshFails != calls {
+			t.Fatalf("stats %+v; want %d refreshes, all failed", s, calls)
+		}
+		time.Sleep(time.Minute) // past the window
+		if _, err := g.Get(t.Context(), "k"); err == nil {
+			t.Fatal("past the stale window a failing source must show")
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+	})
+}
+
+// A refresh that finds the key gone ends its stale value: "not found" is
+// the source's answer, not an outage. With NotFoundTTL the answer is
+// cached; without, the next Get asks the source again.
+func TestStaleValueEndsWhenTheKeyIsGone(t *testing.T) {
+	for _, notFoundTTL := range []time.Duration{0, time.Minute} {
+		synctest.Test(t, func(t *testing.T) {
+			var gone atomic.Bool
+			var loads atomic.Int64
+			src := getter.Func(func(context.Context, string) ([]byte, error) {
+				loads.Add(1)
+				if gone.Load() {
+					return nil, getter.ErrNotFound
+				}
+				return []byte("old"), nil
+			})
+			g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Logger: quiet, TTL: time.Second,
+				StaleWhileRevalidate: time.Hour, NotFoundTTL: notFoundTTL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustGet(t, g, "k", "old")
+			gone.Store(true)
+			time.Sleep(2 * time.Second)
+			mustGet(t, g, "k", "old") // stale, and a refresh starts
+			synctest.Wait()
+			for i := range 3 {
+				if v, err := g.Get(t.Context(), "k"); !errors.Is(err, getter.ErrNotFound) {
+					t.Fatalf("NotFoundTTL %v: Get #%d after the refresh found the key gone = %q, %v; want ErrNotFound", notFoundTTL, i, v, err)
+				}
+			}
+			want := int64(5) // the first load, the refresh, and three Gets
+			if notFoundTTL > 0 {
+				want = 2 // the "not found" is cached
+			}
+			if loads.Load() != want {
+				t.Fatalf("NotFoundTTL %v: %d loads; want %d", notFoundTTL, loads.Load(), want)
+			}
+			if s := g.Stats(); s.RefreshFails != 0 {
+				t.Fatalf("NotFoundTTL %v: %d refresh failures; want 0: a \"not found\" is an answer", notFoundTTL, s.RefreshFails)
+			}
+			time.Sleep(time.Minute)
+			synctest.Wait()
+		})
 	}
-	waitFor(t, "loads to end", func() bool { return g.InFlight() == 0 })
 }
 
 func TestBadTTLOptionsAreRefused(t *testing.T) {

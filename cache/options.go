@@ -38,8 +38,11 @@ type GroupOptions struct {
 	// StaleWhileRevalidate, if positive, is a window after a value expires
 	// in which a Get returns it at once and one background refresh runs. If
 	// the refresh fails, the stale value is served until the window ends
-	// (serve-stale-on-error). 0 (the default): an expired value is never
-	// served.
+	// (serve-stale-on-error), and the key is refreshed again at most once
+	// a second (plus up to 25% jitter), so that an outage of the source is
+	// not met with a call per Get. A refresh that finds the key gone ("not
+	// found") ends the stale value at once. 0 (the default): an expired
+	// value is never served.
 	StaleWhileRevalidate time.Duration
 
 	// CountOverhead charges each entry its measured bookkeeping bytes on top
