@@ -10,9 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
-	"strings"
 	"testing"
 	"time"
 
@@ -56,7 +56,7 @@ func BenchmarkDemoSIGSTOP(b *testing.B) {
 }
 
 type sigstopResult struct {
-	gap, p99, max     time.Duration
+	gap, p99, max    time.Duration
 	answered, errors int
 }
 
