@@ -83,11 +83,13 @@ type Config struct {
 	// most MaxValueBytes in BUFFERED mode (the default), MaxStreamValueBytes
 	// in RESPONSE_STREAM mode; 0, or more than the cap, means the cap.
 	MaxValueBytes int64
-	// Mode is ModeBuffered or ModeStream.
+	// Mode is ModeBuffered or ModeStream ("" means ModeBuffered; NewNode
+	// refuses any other value).
 	Mode string
 	// URLAuth is AuthIAM if the node signs its requests to peers named by
 	// URL with SigV4 (SigV4Transport with the environment's credentials),
-	// as Function URLs with AuthType AWS_IAM require; AuthNone otherwise.
+	// as Function URLs with AuthType AWS_IAM require; AuthNone (or "")
+	// otherwise. NewNode refuses any other value.
 	URLAuth string
 	// BasePath is a path prefix the node's Handler removes (see
 	// HandlerOptions.BasePath), such as "/prod" behind an API Gateway
