@@ -22,7 +22,7 @@ const emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca49599
 
 // maxBufferedBody is the largest body a SigV4Transport reads into memory
 // to sign it, when the request cannot give it again (no GetBody): the
-// protocol's largest value by default.
+// largest value a node sends by default.
 const maxBufferedBody = protocol.DefaultMaxValueBytes
 
 // SigV4Options configures a SigV4Transport. The zero value of a field means
