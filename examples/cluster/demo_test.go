@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -106,5 +107,46 @@ func TestDemoKeysCoverEveryNode(t *testing.T) {
 		if got := pool.Owner(key); got != want {
 			t.Errorf("%s is owned by %s; the README says %s", key, got, want)
 		}
+	}
+}
+
+// The README's log of the demo names, for each key, the owner the default
+// ring gives it, and the slow database is searched on that owner.
+func TestREADMELogOwners(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := parseFlags(nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := nethttp.NewPool(c.peers[0], cache.NewRegistry(), &nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := pool.Set(c.peers...); err != nil {
+		t.Fatal(err)
+	}
+	owner := regexp.MustCompile(`msg="api (?:request|delete)" key=(\S+) owner=(\S+)`)
+	search := regexp.MustCompile(`msg="\[SlowDB\] search key" node=(\S+) key=(\S+)`)
+	var seen int
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if m := owner.FindStringSubmatch(line); m != nil {
+			seen++
+			if got := pool.Owner(m[1]); got != m[2] {
+				t.Errorf("README: %s owned by %s; the default ring says %s", m[1], m[2], got)
+			}
+		}
+		if m := search.FindStringSubmatch(line); m != nil {
+			seen++
+			if got := pool.Owner(m[2]); got != m[1] {
+				t.Errorf("README: %s searched on %s; its owner is %s", m[2], m[1], got)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("README.md shows no log line of the demo")
 	}
 }
