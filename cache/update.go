@@ -38,9 +38,10 @@ var ErrPartialUpdate = errors.New("some peers did not confirm the change")
 // peer that was slow or stopped may still apply the change (a stopped
 // process applies the requests queued to it when it resumes). What a
 // caller may assume when Remove or Set returns one:
-//   - A node not named (this one included) confirmed: it holds no copy
-//     older than the change, and the owner, if not named, holds the new
-//     value (Set) or none (Remove).
+//   - The owner, if not named, holds the new value (Set) or none (Remove).
+//   - Another node not named (this one included) has dropped its copy;
+//     with the owner not named either, it holds no copy older than the
+//     change.
 //   - A named node may still serve the old value, until the change
 //     reaches it, its copy expires or is evicted.
 //   - While the owner is named, the other nodes may fetch the old value
@@ -78,11 +79,14 @@ func (e *UpdateError) Error() string {
 func (e *UpdateError) Unwrap() error { return ErrPartialUpdate }
 
 // Remove removes key from the cluster: at its owner, here, and in the hot
-// caches of every other peer, so that the next Get anywhere loads it anew
-// (see write.go for the order). Each peer is given its own share of ctx's
-// time (at most PeerPolicy.SlowAfter), so that one hung peer does not keep
-// the others from being told, and a peer this node has ejected is not
-// waited for. A load of key in flight anywhere it is removed keeps its
+// caches of every other peer, so that the next Get anywhere loads it anew.
+// The owner is told first, the others once it has confirmed, so that none
+// fetches the old value from it again; an owner that has not answered
+// within 100 ms (or half of ctx's time) no longer holds them up: they are
+// told at once, and again once the owner confirms. Each peer has its own
+// share of ctx's time, at most PeerPolicy.SlowAfter, so that one hung peer
+// does not use up the others', and a peer this node has ejected is not
+// waited for (it is named at once, and retried). A load of key in flight anywhere it is removed keeps its
 // value from its waiters but not in the cache. Removing a key no node
 // holds is not an error. It returns an *UpdateError naming the peers that
 // did not confirm; see UpdateError for what each node may still serve.
