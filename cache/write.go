@@ -61,7 +61,21 @@ func (w *write) tell(ctx context.Context, p PeerGetter, owner, skipEjected bool)
 	}()
 	ctx, cancel := context.WithTimeout(ctx, w.g.policy.SlowAfter)
 	defer cancel()
-	return w.apply(ctx, u, owner)
+	start := time.Now()
+	err = w.apply(ctx, u, owner)
+	// What a write shows of the peer counts toward its health as a
+	// fetch's answer does, except that a failure counts only if the peer
+	// has not answered in SlowAfter (hung, as for a fetch): a peer that
+	// refuses writes (unsigned, say) may serve reads well.
+	if ph := w.g.health.of(p); ph != nil {
+		switch {
+		case err == nil:
+			w.g.health.done(ph, outcomeSuccess, false)
+		case time.Since(start) >= w.g.policy.SlowAfter:
+			w.g.health.done(ph, outcomeFailure, false)
+		}
+	}
+	return err
 }
 
 // pass tells owner (nil: no owner peer to tell), and the peers of others,

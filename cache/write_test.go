@@ -240,3 +240,47 @@ func TestWriteWithoutDeadlineIsBounded(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// Writes that a hung owner does not answer within SlowAfter count toward
+// its ejection, as fetches do: after EjectAfter of them, the next write
+// (and Get) does not wait for it.
+func TestWritesEjectAHungOwner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		defer idle()
+		var db sync.Map
+		nodes := newMemClusterWith(t, &db, cache.GroupOptions{
+			PeerPolicy: cache.PeerPolicy{NoHedge: true, EjectAfter: 2, EjectFor: time.Hour, SlowAfter: time.Second}})
+		nodes[1].stop()
+		ejected := func() bool {
+			for _, ps := range nodes[0].group.Stats().Peers {
+				if ps.Addr == "node1" {
+					return ps.Ejected
+				}
+			}
+			return false
+		}
+		for i := range 2 {
+			if ejected() {
+				t.Fatalf("node1 ejected after %d writes; want 2", i)
+			}
+			if got := failedPeers(t, nodes[0].group.Remove(context.Background(), "b-key")); !slices.Equal(got, []string{"node1"}) {
+				t.Fatalf("write %d names %v; want node1", i, got)
+			}
+		}
+		if !ejected() {
+			t.Fatal("node1 is not ejected after 2 writes it did not answer")
+		}
+		before := nodes[1].writes.Load()
+		start := time.Now()
+		err := nodes[0].group.Remove(context.Background(), "b-key")
+		if took := time.Since(start); took != 0 || nodes[1].writes.Load() != before {
+			t.Errorf("the write after the ejection took %v and sent node1 %d writes; want no wait, none", took, nodes[1].writes.Load()-before)
+		}
+		if got := failedPeers(t, err); !slices.Equal(got, []string{"node1"}) {
+			t.Errorf("it names %v; want node1", got)
+		}
+		nodes[1].resume()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+	})
+}
