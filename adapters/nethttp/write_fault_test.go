@@ -56,13 +56,15 @@ func TestWriteWithHungOwnerPeer(t *testing.T) {
 		}
 	}
 	setAll(three)
-	// While the owner hangs, a Get that answers within 200 ms answers
-	// from the node's memory: the copy from before the write.
+	// While the owner hangs, a Get that answers within 200 ms without a
+	// load from the node's source (as it does once it has ejected the
+	// owner) answers from its memory: the copy from before the write.
 	fromMemory := func(n *node, k string) bool {
 		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 		defer cancel()
+		loads := n.db.count(k)
 		v, err := n.group.Get(ctx, k)
-		return err == nil && v.String() == "v:"+k
+		return err == nil && v.String() == "v:"+k && n.db.count(k) == loads
 	}
 	for _, n := range nodes {
 		for _, k := range keys {
