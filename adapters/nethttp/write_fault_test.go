@@ -6,17 +6,21 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/geecache/geecache/cache"
 )
 
-// A Remove and a Set with a 2 s deadline, from a node of a two-node
-// cluster, of keys whose owner is a third peer that accepts connections
-// and never answers: once each call has returned, neither healthy node
-// serves the copy it held, and the error names exactly the hung owner.
+// 100 writes (50 Removes, 50 Sets, at once), each with a 2 s deadline,
+// from a node of a two-node cluster, of keys whose owner is a third peer
+// that accepts connections and never answers: once the calls have
+// returned, neither healthy node serves a copy it held of any of the keys,
+// and each error names exactly the hung owner.
 func TestWriteWithHungOwnerPeer(t *testing.T) {
+	const n = 100
 	nodes := startNodes(t, 2, false, &PoolOptions{Secret: []byte("k")})
 	hung, _ := startHungPeer(t)
 	two := []string{nodes[0].addr, nodes[1].addr}
@@ -35,19 +39,19 @@ func TestWriteWithHungOwnerPeer(t *testing.T) {
 	// main cache, node0 in its hot cache) when the hung peer joins.
 	setAll(two)
 	var candidates, keys []string
-	for i := 0; len(candidates) < 200; i++ {
+	for i := 0; len(candidates) < 20*n; i++ {
 		if k := fmt.Sprint("w", i); nodes[0].pool.Owner(k) == nodes[1].addr {
 			candidates = append(candidates, k)
 		}
 	}
 	setAll(three)
 	for _, k := range candidates {
-		if nodes[0].pool.Owner(k) == hung.addr && len(keys) < 2 {
+		if nodes[0].pool.Owner(k) == hung.addr && len(keys) < n {
 			keys = append(keys, k)
 		}
 	}
-	if len(keys) < 2 {
-		t.Fatalf("no two keys move from node1 to the hung peer: %v", keys)
+	if len(keys) < n {
+		t.Fatalf("only %d keys move from node1 to the hung peer", len(keys))
 	}
 	setAll(two)
 	for _, k := range keys {
@@ -59,43 +63,53 @@ func TestWriteWithHungOwnerPeer(t *testing.T) {
 	// While the owner hangs, a Get that answers within 200 ms without a
 	// load from the node's source (as it does once it has ejected the
 	// owner) answers from its memory: the copy from before the write.
-	fromMemory := func(n *node, k string) bool {
+	fromMemory := func(nd *node, k string) bool {
 		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 		defer cancel()
-		loads := n.db.count(k)
-		v, err := n.group.Get(ctx, k)
-		return err == nil && v.String() == "v:"+k && n.db.count(k) == loads
+		loads := nd.db.count(k)
+		v, err := nd.group.Get(ctx, k)
+		return err == nil && v.String() == "v:"+k && nd.db.count(k) == loads
 	}
-	for _, n := range nodes {
-		for _, k := range keys {
-			if !fromMemory(n, k) {
-				t.Fatalf("%s holds no copy of %q before the write", n.addr, k)
-			}
+	for _, nd := range nodes {
+		if !fromMemory(nd, keys[0]) {
+			t.Fatalf("%s holds no copy of %q before the writes", nd.addr, keys[0])
 		}
 	}
 
-	for i, write := range []struct {
-		name string
-		do   func(context.Context, string) error
-	}{
-		{"Remove", func(ctx context.Context, k string) error { return nodes[0].group.Remove(ctx, k) }},
-		{"Set", func(ctx context.Context, k string) error { return nodes[0].group.Set(ctx, k, []byte("new"), 0) }},
-	} {
-		k := keys[i]
-		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-		err := write.do(ctx, k)
-		cancel()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+			defer cancel()
+			if i%2 == 0 {
+				errs[i] = nodes[0].group.Remove(ctx, k)
+			} else {
+				errs[i] = nodes[0].group.Set(ctx, k, []byte("new"), 0)
+			}
+		})
+	}
+	wg.Wait()
+	misnamed := 0
+	var stale atomic.Int64
+	for i, k := range keys {
 		var ue *cache.UpdateError
-		if !errors.As(err, &ue) {
-			t.Fatalf("%s: %v; want an UpdateError", write.name, err)
-		}
-		if got := slices.Sorted(maps.Keys(ue.Failed)); !slices.Equal(got, []string{hung.addr}) {
-			t.Errorf("%s: the error names %v; want exactly the hung owner %s: %v", write.name, got, hung.addr, err)
-		}
-		for _, n := range nodes {
-			if fromMemory(n, k) {
-				t.Errorf("%s: %s, healthy, still serves its old copy after the call returned", write.name, n.addr)
+		if !errors.As(errs[i], &ue) || !slices.Equal(slices.Sorted(maps.Keys(ue.Failed)), []string{hung.addr}) {
+			if misnamed++; misnamed == 1 {
+				t.Errorf("write of %q: %v; want an UpdateError naming exactly the hung owner %s", k, errs[i], hung.addr)
 			}
 		}
+		for _, nd := range nodes {
+			wg.Go(func() { // at once: each Get that goes to the hung owner waits 200 ms
+				if fromMemory(nd, k) {
+					stale.Add(1)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	t.Logf("after %d writes with a hung owner: %d stale copies on the 2 healthy nodes, %d errors not naming exactly the owner", n, stale.Load(), misnamed)
+	if stale.Load() > 0 || misnamed > 0 {
+		t.Errorf("%d stale copies, %d errors naming other peers; want 0, 0", stale.Load(), misnamed)
 	}
 }
