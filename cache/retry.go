@@ -16,10 +16,14 @@ import (
 // retry in step, and none starting later than retryFor after the write.
 // Each attempt tells each peer within PeerPolicy.SlowAfter. Between
 // attempts a retry is a timer, not a goroutine.
+// At most maxRetries keys are retried at a time per group, so that an
+// outage during a flood of writes does not multiply them without bound:
+// past it, a write is reported but not retried.
 const (
 	retryAttempts = 6
 	retryFirst    = 250 * time.Millisecond
 	retryFor      = 30 * time.Second
+	maxRetries    = 1024
 )
 
 // retries are a group's writes that some peers have not confirmed, by key,
@@ -112,6 +116,11 @@ func (s *retries) end(ctx context.Context, w *write, seq uint64, failed map[stri
 		}
 	}
 	if !r.owner && len(r.pending) == 0 {
+		return
+	}
+	if len(s.retry) >= maxRetries {
+		g.warn.Log(ctx, slog.LevelWarn, "write not retried", "geecache: too many writes retried already; this one is not",
+			slog.String("group", g.name), slog.String("key", key), slog.Int("retried", len(s.retry)))
 		return
 	}
 	s.retry[w.key] = r

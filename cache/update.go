@@ -47,14 +47,14 @@ var ErrPartialUpdate = errors.New("some peers did not confirm the change")
 //   - While the owner is named, the other nodes may fetch the old value
 //     from it again.
 //
-// The group keeps telling the named peers in the background, for a
-// bounded time (a few attempts over about half a minute, with backoff), to
-// drop the key (a Remove, for a Set too: a retry never carries a value, so
-// that a late one cannot put an older value over a newer Set, from this
-// node or another; the next Get loads the key from the source), and once
-// the owner confirms, tells the other nodes again. A later Remove or Set of
-// the key on this node supersedes those retries. A peer whose transport
-// cannot update keys is named and not retried.
+// The group keeps telling the named peers in the background, for up to
+// 1,024 keys at a time and a bounded time (6 attempts at most, over about
+// half a minute, with backoff), to drop the key: a Remove, for a Set too,
+// since a retry that carried a value could land over a newer Set from
+// this node or another (the next Get loads the key from the source). Once
+// the owner confirms, it tells the other nodes again. A later Remove or
+// Set of the key on this node supersedes those retries. A peer whose
+// transport cannot update keys is named and not retried.
 type UpdateError struct {
 	Group, Key string
 	Failed     map[string]error // by peer address

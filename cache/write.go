@@ -78,10 +78,11 @@ func (w *write) tell(ctx context.Context, p PeerGetter, owner, skipEjected bool)
 	return err
 }
 
-// pass tells owner (nil: no owner peer to tell), and the peers of others,
-// of the write, and returns the answer of each peer it told (nil: the peer
-// confirmed), by address. Peers not in pending (by address; nil means all) have
-// confirmed before and are told again only if the owner confirms now.
+// pass tells owner (nil: no owner peer to tell) and the peers of others
+// of the write, and returns the answer of each peer it told, by address
+// (nil: the peer confirmed). Peers not in pending (by address; nil means
+// all) have confirmed before and are told again only if the owner
+// confirms now.
 //
 // The order: a node that drops its copy before the owner has changed may
 // fetch the old value from the owner again, and keep it. So the others are
