@@ -15,6 +15,7 @@ import (
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/picker"
 )
 
 func TestNormalizeURL(t *testing.T) {
@@ -64,9 +65,14 @@ func TestPoolRefusesBadConfiguration(t *testing.T) {
 		"negative skew":    {MaxSkew: -1},
 		"negative ring":    {Replicas: -1},
 	} {
-		if _, err := NewPool("http://h:1", reg, o); err == nil {
-			t.Errorf("%s: NewPool accepted it", name)
+		if _, err := NewPool("http://h:1", reg, o); !errors.Is(err, protocol.ErrConfig) {
+			t.Errorf("%s: NewPool err = %v; want ErrConfig", name, err)
 		}
+	}
+	// The ring's own sentinel holds too, and the text has one prefix.
+	if _, err := NewPool("http://h:1", reg, &PoolOptions{Replicas: -1}); !errors.Is(err, picker.ErrOptions) ||
+		strings.Count(err.Error(), "geecache: ") != 1 {
+		t.Errorf("Replicas -1: NewPool err = %v; want ErrOptions too, one prefix", err)
 	}
 	if _, err := NewPool("h:1", reg, nil); !errors.Is(err, protocol.ErrConfig) {
 		t.Errorf("NewPool(h:1) err = %v; want ErrConfig", err)

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/picker"
 )
@@ -70,10 +71,18 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	p.peers, err = picker.NewPeers(self, func(addr string) cache.PeerGetter { return cc.client(addr) },
 		&picker.Options{Replicas: o.Replicas, Hash: o.Hash})
 	if err != nil {
-		return nil, err
+		return nil, ringConfigError{err}
 	}
 	return p, nil
 }
+
+// ringConfigError is an error of the ring's options (picker.ErrOptions)
+// that is also protocol.ErrConfig, as NewPool documents for every option.
+// Its text is the ring's own, already prefixed.
+type ringConfigError struct{ err error }
+
+func (e ringConfigError) Error() string   { return e.err.Error() }
+func (e ringConfigError) Unwrap() []error { return []error{protocol.ErrConfig, e.err} }
 
 // ServeHTTP serves the node's peers, as Handler does.
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.ServeHTTP(w, r) }
