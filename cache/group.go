@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/geecache/geecache/cache/internal/singleflight"
@@ -36,10 +37,16 @@ type Error struct {
 	Err   error
 }
 
-// Error returns "geecache: group G, key K: " and the cause.
+// Error returns "geecache: group G, key K: " and the cause (without a
+// "geecache: " of its own).
 func (e *Error) Error() string {
-	return "geecache: group " + strconv.Quote(e.Group) + ", key " + strconv.Quote(e.Key) + ": " + e.Err.Error()
+	return "geecache: group " + strconv.Quote(e.Group) + ", key " + strconv.Quote(e.Key) + ": " + unprefixed(e.Err)
 }
+
+// unprefixed returns err's text without its "geecache: " prefix, if it has
+// one (a transport's error does), so that an error that wraps it says
+// "geecache: " once.
+func unprefixed(err error) string { return strings.TrimPrefix(err.Error(), "geecache: ") }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }

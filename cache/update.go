@@ -70,7 +70,7 @@ func (e *UpdateError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "geecache: group %q, key %q: %v:", e.Group, e.Key, ErrPartialUpdate)
 	for _, a := range addrs {
-		fmt.Fprintf(&b, " %s (%v);", a, e.Failed[a])
+		fmt.Fprintf(&b, " %s (%s);", a, unprefixed(e.Failed[a]))
 	}
 	return strings.TrimSuffix(b.String(), ";")
 }

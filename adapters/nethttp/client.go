@@ -132,7 +132,8 @@ func (c *Client) Addr() string { return c.addr }
 // message; protocol errors wrap the sentinels of package protocol (an
 // answer that fails the integrity checks wraps protocol.ErrIntegrity); a
 // peer that cannot be reached yields the net/http error. Each error names
-// the peer. The request ends when ctx does, or after the client's timeout;
+// the peer and, like every GeeCache error, starts with "geecache: " (a
+// Group that wraps it keeps one). The request ends when ctx does, or after the client's timeout;
 // a peer that stalls, or sends its body slowly, never holds Get past that.
 // Get allocates no more than twice what has arrived, plus one bounded
 // chunk, whatever length the peer announces.
@@ -184,12 +185,12 @@ func (c *Client) do(ctx context.Context, preq protocol.Request) ([]byte, time.Du
 	}
 	req, err := http.NewRequestWithContext(rctx, preq.Method, c.prefix+preq.Path, body)
 	if err != nil {
-		return nil, 0, fmt.Errorf("peer %s: %w", c.addr, err)
+		return nil, 0, fmt.Errorf("geecache: peer %s: %w", c.addr, err)
 	}
 	req.Header = preq.Header
 	resp, err := c.rt.RoundTrip(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("peer %s: %w", c.addr, err)
+		return nil, 0, fmt.Errorf("geecache: peer %s: %w", c.addr, err)
 	}
 	// ReadResponse reads a well-formed body to its end, which hands the
 	// connection back for reuse. Whatever it leaves unread (a body longer
@@ -201,7 +202,7 @@ func (c *Client) do(ctx context.Context, preq protocol.Request) ([]byte, time.Du
 	_ = resp.Body.Close()
 	ttl := protocol.ResponseTTL(resp.Header)
 	if err != nil {
-		return nil, ttl, fmt.Errorf("peer %s: %w", c.addr, err)
+		return nil, ttl, fmt.Errorf("geecache: peer %s: %w", c.addr, err)
 	}
 	return v, ttl, nil
 }

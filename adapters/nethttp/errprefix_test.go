@@ -1,0 +1,76 @@
+package nethttp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/geecache/geecache/getter"
+)
+
+// onePrefix fails the test unless err's text starts with "geecache: " and
+// has it once only.
+func onePrefix(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: no error", what)
+	}
+	if s := err.Error(); !strings.HasPrefix(s, "geecache: ") || strings.Count(s, "geecache: ") != 1 {
+		t.Errorf("%s: %q; want one \"geecache: \" prefix", what, s)
+	}
+}
+
+// Every error of a Client starts with "geecache: " once, as the README
+// promises of every error, and so does the error a Group returns with the
+// Client's inside it.
+func TestClientErrorsHaveOnePrefix(t *testing.T) {
+	ctx := context.Background()
+	nodes := startNodes(t, 2, true, nil)
+	var key string // a missing key nodes[1] owns
+	for i := 0; key == "" && i < 1000; i++ {
+		if k := "missing" + strconv.Itoa(i); owner(nodes, k) == nodes[1] {
+			key = k
+		}
+	}
+	if key == "" {
+		t.Fatal("no missing key owned by nodes[1]")
+	}
+	c := mustClient(t, nodes[1].addr, nil)
+	defer c.CloseIdleConnections()
+
+	_, err := c.Get(ctx, "scores", key)
+	if !errors.Is(err, getter.ErrNotFound) {
+		t.Fatalf("Get(%s) err = %v; want ErrNotFound", key, err)
+	}
+	onePrefix(t, "Client.Get of a missing key", err)
+	_, err = c.Get(ctx, "nosuchgroup", "Tom")
+	onePrefix(t, "Client.Get of an unknown group", err)
+	onePrefix(t, "Client.Remove, unsigned", c.Remove(ctx, "scores", "Tom"))
+	onePrefix(t, "Client.Set, unsigned", c.Set(ctx, "scores", "Tom", []byte("1"), 0))
+
+	// A peer that cannot be reached: a port nobody listens on any more.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := "http://" + ln.Addr().String()
+	_ = ln.Close()
+	_, err = mustClient(t, gone, nil).Get(ctx, "scores", "Tom")
+	onePrefix(t, "Client.Get of an unreachable peer", err)
+
+	// Through a Group: the Group's error wraps the Client's.
+	_, err = nodes[0].group.Get(ctx, key)
+	if !errors.Is(err, getter.ErrNotFound) || !strings.Contains(err.Error(), "peer "+nodes[1].addr) {
+		t.Fatalf("Group.Get(%s) err = %v; want ErrNotFound from the peer", key, err)
+	}
+	onePrefix(t, "Group.Get of a missing key owned by a peer", err)
+	// The peers refuse unsigned writes: the UpdateError lists the Client's error.
+	err = nodes[0].group.Remove(ctx, key)
+	if err == nil || !strings.Contains(err.Error(), nodes[1].addr) {
+		t.Fatalf("Group.Remove err = %v; want the peer's refusal", err)
+	}
+	onePrefix(t, "Group.Remove refused by a peer", err)
+}
