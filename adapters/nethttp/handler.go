@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
@@ -56,7 +57,8 @@ func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
 // Only a PUT (a peer's Set) has a body, read up to the size limit: any
 // other request that comes with a body, or a PUT whose body is over the
 // limit, is refused (400 or 413) without the body being read, and the
-// connection is closed.
+// connection is closed right after the answer (refusedLinger), not kept
+// open for the rest of the body.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cors(h.origins, w, r) {
 		return
@@ -65,8 +67,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.base != "" {
 		p, ok := strings.CutPrefix(req.Path, h.base)
 		if !ok {
-			w.Header().Set("Connection", "close")
-			write(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest,
+			refuse(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest,
 				"path is outside the base path "+strconv.Quote(h.base))))
 			return
 		}
@@ -76,20 +77,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The headers first: an unsigned or unwanted write is refused
 		// before its body is read.
 		if resp, ok := h.srv.Admit(r.Context(), req); !ok {
-			w.Header().Set("Connection", "close")
-			write(w, resp)
+			refuse(w, resp)
 			return
 		}
 		body, resp, ok := h.readBody(r, req)
 		if !ok {
-			w.Header().Set("Connection", "close")
-			write(w, resp)
+			refuse(w, resp)
 			return
 		}
 		req.Body = body
 	} else if r.ContentLength != 0 {
-		w.Header().Set("Connection", "close")
-		write(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body")))
+		refuse(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body")))
 		return
 	}
 	ctx := r.Context()
@@ -148,6 +146,24 @@ func (h *Handler) readBody(r *http.Request, req protocol.Request) ([]byte, proto
 		return nil, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeTooLarge, "the value is over the size limit")), false
 	}
 	return body, protocol.Response{}, true
+}
+
+// refusedLinger is how long a connection whose request was refused stays
+// open after the refusal, reading (and dropping) what the caller still
+// sends, so that the caller gets the answer before the connection closes
+// (closing with unread data sends a reset, which may discard it; net/http
+// waits as long before it closes such a connection).
+const refusedLinger = 500 * time.Millisecond
+
+// refuse sends resp, the refusal of a request whose body has not been
+// read, and has the connection closed right after it. Without the read
+// deadline, net/http would read the rest of the body (up to 256 KiB) to
+// keep the connection, and hold it until ReadTimeout if the caller never
+// sends it.
+func refuse(w http.ResponseWriter, resp protocol.Response) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refusedLinger)) // not every ResponseWriter can
+	write(w, resp)
 }
 
 // write sends a protocol response as it is.
