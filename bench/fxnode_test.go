@@ -50,7 +50,7 @@ type fxNode struct {
 	addr  string
 	pool  *nethttp.Pool
 	group *cache.Group
-	srv   *http.Server
+	srv   *nethttp.Server
 	done  chan struct{}
 	hung  *fxHung
 
@@ -110,7 +110,7 @@ func newFxCluster(tb testing.TB, n int, cfg fxConfig) *fxCluster {
 			tb.Fatal(err)
 		}
 		nd.pool, nd.group = pool, grp
-		nd.srv = nethttp.NewServer("", http.HandlerFunc(nd.serve))
+		nd.srv = nethttp.NewServer("", http.HandlerFunc(nd.serve), nil)
 		if cfg.readTimeout != 0 {
 			nd.srv.ReadTimeout, nd.srv.ReadHeaderTimeout = cfg.readTimeout, cfg.readTimeout
 		}

@@ -170,7 +170,7 @@ type ourCluster struct {
 
 type ourNode struct {
 	ln    *countingListener
-	srv   *http.Server
+	srv   *nethttp.Server
 	pool  *nethttp.Pool
 	group *cache.Group
 	done  chan struct{}
@@ -194,7 +194,7 @@ func newOurClusterOf(tb testing.TB, n int, budget int64, g getter.Getter) *ourCl
 	}
 	for i, nd := range c.nodes {
 		nd.pool, nd.group = newGeeNode(tb, addrs[i], addrs, httpGroup, budget, g)
-		nd.srv = nethttp.NewServer("", nd.pool)
+		nd.srv = nethttp.NewServer("", nd.pool, nil)
 		go func() {
 			defer close(nd.done)
 			_ = nd.srv.Serve(nd.ln)

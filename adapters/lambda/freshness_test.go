@@ -60,7 +60,7 @@ func TestRemoveAndSetInAMixedCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := nethttp.NewServer("", pool)
+	srv := nethttp.NewServer("", pool, nil)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(httpLn) }()
 	t.Cleanup(func() { _ = srv.Close(); <-done; _ = pool.Close() })

@@ -200,7 +200,7 @@ func TestRIEMixedCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := nethttp.NewServer("", pool)
+	srv := nethttp.NewServer("", pool, nil)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(httpLn) }()
 	t.Cleanup(func() {

@@ -76,7 +76,7 @@ func BenchmarkLatencyNetHTTP(b *testing.B) {
 	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(seedScores), &cache.GroupOptions{Peers: pool}); err != nil {
 		b.Fatal(err)
 	}
-	srv := nethttp.NewServer("", pool)
+	srv := nethttp.NewServer("", pool, nil)
 	go func() { _ = srv.Serve(ln) }()
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

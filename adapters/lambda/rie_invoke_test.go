@@ -129,7 +129,7 @@ func TestRIEInvokeMixedCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := nethttp.NewServer("", h)
+	srv := nethttp.NewServer("", h, nil)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(httpLn) }()
 	t.Cleanup(func() {

@@ -27,13 +27,14 @@
 //	defer pool.Close()
 //	err = pool.Set("http://10.0.0.1:8001", "http://10.0.0.2:8001", "http://10.0.0.3:8001")
 //	scores, err := reg.NewGroup("scores", 64<<20, db, &cache.GroupOptions{Peers: pool})
-//	err = nethttp.NewServer("10.0.0.1:8001", pool).ListenAndServe()
+//	err = nethttp.NewServer("10.0.0.1:8001", pool, nil).ListenAndServe()
 //
 // # Configuration
 //
 // Each constructor takes its required arguments and then a pointer to its
-// own options struct (HandlerOptions, ClientOptions, PoolOptions), as every
-// GeeCache package does: nil means all defaults, the zero value of a field
+// own options struct (HandlerOptions, ClientOptions, PoolOptions,
+// ServerOptions), as every GeeCache package does: nil means all defaults,
+// the zero value of a field
 // means its documented default (0 for a timeout is DefaultTimeout, never
 // "no timeout"; a nil Logger is slog.Default()), and a value that cannot
 // work (a negative timeout, a base path without a leading "/", a peer URL

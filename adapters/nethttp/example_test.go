@@ -46,7 +46,7 @@ func Example() {
 			return
 		}
 		groups = append(groups, g)
-		srv := nethttp.NewServer("", pool)
+		srv := nethttp.NewServer("", pool, nil)
 		go srv.Serve(ln)
 		defer srv.Close()
 	}

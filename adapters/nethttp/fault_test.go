@@ -111,7 +111,7 @@ func TestPeerCrashAndRestart(t *testing.T) {
 	if err != nil {
 		t.Skipf("b's port was taken meanwhile: %v", err)
 	}
-	srv := NewServer("", b.pool)
+	srv := NewServer("", b.pool, nil)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ln) }()
 	defer func() { _ = srv.Close(); <-done }()
@@ -139,7 +139,7 @@ func TestPeerCrashAndRestart(t *testing.T) {
 func TestSlowRequestsAreCutOff(t *testing.T) {
 	nodes := startNodes(t, 1, true, nil)
 	n := nodes[0]
-	srv := NewServer("", n.pool)
+	srv := NewServer("", n.pool, nil)
 	srv.ReadHeaderTimeout, srv.ReadTimeout = 200*time.Millisecond, 200*time.Millisecond // short, for the test
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

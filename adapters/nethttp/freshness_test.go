@@ -109,7 +109,7 @@ func TestTTLAcrossSkewedClocks(t *testing.T) {
 			t.Fatal(err)
 		}
 		groups[i] = g
-		srv := NewServer("", pool)
+		srv := NewServer("", pool, nil)
 		done := make(chan struct{})
 		go func(ln net.Listener) { defer close(done); _ = srv.Serve(ln) }(lns[i])
 		defer func() { _ = srv.Close(); <-done }()

@@ -1,8 +1,11 @@
 package nethttp
 
 import (
+	"net"
 	"net/http"
 	"time"
+
+	"github.com/geecache/geecache/adapters/protocol"
 )
 
 // Timeouts and limits of the servers NewServer returns. A peer request has
@@ -18,19 +21,124 @@ const (
 	ServerMaxHeaderBytes    = 16 << 10
 )
 
-// NewServer returns an http.Server for peer traffic on addr (as in
+// defaultMaxConns is ServerOptions.MaxConns when it is 0: memcached's
+// default connection limit.
+const defaultMaxConns = 1024
+
+// ServerOptions configures a Server, with the conventions of
+// HandlerOptions.
+type ServerOptions struct {
+	// MaxConns caps the connections open at once on each listener the
+	// Server serves, so that callers that open connections and hold them
+	// cannot make the node run out of memory or file descriptors. 0 means
+	// 1024 (memcached's default); a negative value means no cap. At the
+	// cap the Server stops accepting: a new connection waits, unserved,
+	// until another one closes. To make room for it the Server closes its
+	// longest-idle keep-alive connection at once, as ServerIdleTimeout
+	// would later (a client that was about to reuse it sends its request
+	// on a new connection). Keep it above the connections the node's peers
+	// keep to it (MaxConnsPerPeer per peer at most).
+	MaxConns int
+}
+
+// A Server is an http.Server for peer traffic: NewServer's timeouts and
+// header limit, a cap on its connections (ServerOptions.MaxConns), and
+// the protocol's answer (400 bad_request) to a request net/http cannot
+// parse, such as a path with an invalid escape ("%zz"), which net/http
+// refuses with a plain 400 before any handler sees it. Start it with its
+// own Serve, ServeTLS, ListenAndServe or ListenAndServeTLS, which apply
+// the cap; those of the embedded http.Server do not. Its ConnState is set
+// (to find idle connections); a caller that sets its own should call the
+// one it replaces.
+type Server struct {
+	*http.Server
+	maxConns int              // < 0: no cap
+	proto    *protocol.Server // of the handler, if it serves the protocol
+}
+
+// NewServer returns a Server for peer traffic on addr (as in
 // http.Server.Addr) that serves h, typically a Pool or a Handler, with the
 // timeouts and header limit above: an http.Server's zero value has none,
 // so a peer that opens connections and never finishes its request would
-// hold them forever. Use it, or set the same fields, for every node.
-func NewServer(addr string, h http.Handler) *http.Server {
-	return &http.Server{
-		Addr:              addr,
-		Handler:           h,
-		ReadHeaderTimeout: ServerReadHeaderTimeout,
-		ReadTimeout:       ServerReadTimeout,
-		WriteTimeout:      ServerWriteTimeout,
-		IdleTimeout:       ServerIdleTimeout,
-		MaxHeaderBytes:    ServerMaxHeaderBytes,
+// hold them forever. opts may be nil for the defaults. Use it, or set the
+// same fields, for every node. A request net/http cannot parse is answered
+// as the protocol says when h is a Pool or a Handler and the connection is
+// not TLS.
+func NewServer(addr string, h http.Handler, opts *ServerOptions) *Server {
+	var o ServerOptions
+	if opts != nil {
+		o = *opts
 	}
+	if o.MaxConns == 0 {
+		o.MaxConns = defaultMaxConns
+	}
+	s := &Server{
+		Server: &http.Server{
+			Addr:              addr,
+			Handler:           h,
+			ReadHeaderTimeout: ServerReadHeaderTimeout,
+			ReadTimeout:       ServerReadTimeout,
+			WriteTimeout:      ServerWriteTimeout,
+			IdleTimeout:       ServerIdleTimeout,
+			MaxHeaderBytes:    ServerMaxHeaderBytes,
+			ConnState:         trackConnState,
+		},
+		maxConns: o.MaxConns,
+	}
+	switch h := h.(type) {
+	case *Pool:
+		s.proto = h.handler.srv
+	case *Handler:
+		s.proto = h.srv
+	}
+	return s
+}
+
+// Serve serves l (see http.Server.Serve) through the connection cap.
+func (s *Server) Serve(l net.Listener) error { return s.Server.Serve(s.listener(l)) }
+
+// ServeTLS serves l over TLS (see http.Server.ServeTLS) through the
+// connection cap.
+func (s *Server) ServeTLS(l net.Listener, certFile, keyFile string) error {
+	return s.Server.ServeTLS(s.listener(l), certFile, keyFile)
+}
+
+// ListenAndServe listens on the TCP address s.Addr (":http" if empty) and
+// serves it with Serve.
+func (s *Server) ListenAndServe() error {
+	ln, err := net.Listen("tcp", addrOr(s.Addr, ":http"))
+	if err != nil {
+		return err
+	}
+	return s.Serve(ln)
+}
+
+// ListenAndServeTLS listens on the TCP address s.Addr (":https" if empty)
+// and serves it with ServeTLS.
+func (s *Server) ListenAndServeTLS(certFile, keyFile string) error {
+	ln, err := net.Listen("tcp", addrOr(s.Addr, ":https"))
+	if err != nil {
+		return err
+	}
+	return s.ServeTLS(ln, certFile, keyFile)
+}
+
+func addrOr(addr, def string) string {
+	if addr == "" {
+		return def
+	}
+	return addr
+}
+
+// listener returns l with the server's connection cap and bad-request
+// answer.
+func (s *Server) listener(l net.Listener) net.Listener {
+	ll := &limitListener{Listener: l, done: make(chan struct{}), conns: map[*serverConn]uint64{}}
+	if s.maxConns > 0 {
+		ll.sem = make(chan struct{}, s.maxConns)
+	}
+	if s.proto != nil {
+		ll.badRequest = func(detail string) []byte { return badRequestAnswer(s.proto, detail) }
+	}
+	return ll
 }

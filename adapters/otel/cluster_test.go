@@ -59,7 +59,7 @@ func startTraced(t *testing.T, prop *Propagator) [2]*tracedNode {
 			t.Fatal(err)
 		}
 		nodes[i] = &tracedNode{pool: pool, group: newGroup(t, reg, "g", tr, pool), spans: exp}
-		srv := nethttp.NewServer("", pool)
+		srv := nethttp.NewServer("", pool, nil)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)

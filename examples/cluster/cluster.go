@@ -37,14 +37,14 @@ type node struct {
 	addr  string
 	pool  *nethttp.Pool
 	group *cache.Group
-	srv   *http.Server
+	srv   *nethttp.Server
 }
 
 // cluster is what one process runs: some cache nodes and perhaps the API
 // front end.
 type cluster struct {
 	nodes []*node
-	api   *http.Server
+	api   *nethttp.Server
 	log   *slog.Logger
 	errc  chan error // a server that stopped on its own
 	n     int        // servers started
@@ -76,7 +76,7 @@ func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, ap
 		if err != nil {
 			return nil, errors.Join(err, c.shutdown(context.Background()))
 		}
-		n := &node{addr: addr, pool: pool, group: g, srv: nethttp.NewServer("", pool)}
+		n := &node{addr: addr, pool: pool, group: g, srv: nethttp.NewServer("", pool, nil)}
 		c.nodes = append(c.nodes, n)
 		c.serve(n.srv, ln)
 		o.log.Info("geecache is running", "node", addr, "listen", ln.Addr().String())
@@ -91,14 +91,14 @@ func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, ap
 		if apiGroup == nil {
 			return nil, errors.Join(fmt.Errorf("the API needs a node in this process, %q is not one", apiNode), c.shutdown(context.Background()))
 		}
-		c.api = nethttp.NewServer("", apiHandler(apiGroup, o.log))
+		c.api = nethttp.NewServer("", apiHandler(apiGroup, o.log), nil)
 		c.serve(c.api, apiLn)
 		o.log.Info("frontend server is running", "api", "http://"+apiLn.Addr().String()+"/api?key=Tom", "node", apiGroup.addr)
 	}
 	return c, nil
 }
 
-func (c *cluster) serve(srv *http.Server, ln net.Listener) {
+func (c *cluster) serve(srv *nethttp.Server, ln net.Listener) {
 	c.n++
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

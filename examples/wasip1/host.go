@@ -32,7 +32,7 @@ const guestName = "wasip1-guest"
 type demo struct {
 	peerURL string
 	db      *seeddb.DB // the peer's slow database
-	srv     *http.Server
+	srv     *nethttp.Server
 	served  chan error
 	pool    *nethttp.Pool
 	client  *nethttp.Client // the guest's way to the peer
@@ -62,7 +62,7 @@ func startDemo(ctx context.Context, wasm []byte) (*demo, error) {
 	if d.client, err = nethttp.NewClient(d.peerURL, nil); err != nil {
 		return nil, errors.Join(err, ln.Close())
 	}
-	d.srv = nethttp.NewServer("", d.pool)
+	d.srv = nethttp.NewServer("", d.pool, nil)
 	go func() { d.served <- d.srv.Serve(ln) }()
 
 	// The same ring as the guest's, to tell who owns a key.

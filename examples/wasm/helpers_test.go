@@ -217,7 +217,7 @@ type nativeNode struct {
 	db    *seeddb.DB
 	pool  *nethttp.Pool
 	group *cache.Group
-	srv   *http.Server
+	srv   *nethttp.Server
 	done  chan error
 }
 
@@ -242,7 +242,7 @@ func startNative(t testing.TB, secret string, delay time.Duration) *nativeNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.srv = nethttp.NewServer("", n.pool)
+	n.srv = nethttp.NewServer("", n.pool, nil)
 	go func() { n.done <- n.srv.Serve(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -1,0 +1,85 @@
+package nethttp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/adapters/protocol"
+)
+
+// checkBadRequest fails the test unless resp is the protocol's 400
+// bad_request, which a protocol client takes for ErrBadRequest (sealed:
+// not an integrity failure).
+func checkBadRequest(t *testing.T, what, path string, resp *http.Response) {
+	t.Helper()
+	defer resp.Body.Close()
+	if resp.StatusCode != 400 || resp.Header.Get(protocol.HeaderError) != string(protocol.CodeBadRequest) {
+		t.Fatalf("%s: %d, code %q; want 400 %s", what, resp.StatusCode, resp.Header.Get(protocol.HeaderError), protocol.CodeBadRequest)
+	}
+	pc, err := protocol.NewClient(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pc.ReadResponse(context.Background(), protocol.Request{Method: "GET", Path: path, Header: http.Header{}},
+		resp.StatusCode, resp.Header, resp.ContentLength, resp.Body)
+	if !errors.Is(err, protocol.ErrBadRequest) || errors.Is(err, protocol.ErrBadResponse) {
+		t.Fatalf("%s: a protocol client reads %v; want ErrBadRequest, not a bad response", what, err)
+	}
+}
+
+// A path with an invalid escape is malformed (PROTOCOL.md: 400
+// bad_request). net/http refuses such a request line before any handler
+// sees it; a Server answers it as the protocol says.
+func TestBadEscapeGetsTheProtocolsBadRequest(t *testing.T) {
+	addr, _ := serve(t, NewServer("", newTestPool(t, &PoolOptions{}), nil))
+	hc := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second} // a bound
+	defer hc.CloseIdleConnections()
+	for _, path := range []string{"/_geecache/scores/%zz", "/_geecache/%zz/Tom", "/_geecache/scores/%"} {
+		// A raw request.
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second)) // a bound, not a timing assertion
+		if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: node\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(c)
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBadRequest(t, "raw "+path, path, resp)
+		if n, err := r.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
+			t.Errorf("raw %s: after the answer: %d bytes, %v; want the connection closed", path, n, err)
+		}
+		_ = c.Close()
+
+		// Through an http.Client (the path as it is, in URL.Opaque).
+		req, err := http.NewRequest("GET", "http://"+addr+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL.Opaque = path
+		resp, err = hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBadRequest(t, "http.Client "+path, path, resp)
+	}
+	// The node still serves well-formed requests.
+	resp, err := hc.Get("http://" + addr + "/_geecache/scores/Tom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET Tom: %d", resp.StatusCode)
+	}
+}
