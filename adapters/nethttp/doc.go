@@ -34,11 +34,10 @@
 // Each constructor takes its required arguments and then a pointer to its
 // own options struct (HandlerOptions, ClientOptions, PoolOptions,
 // ServerOptions), as every GeeCache package does: nil means all defaults,
-// the zero value of a field
-// means its documented default (0 for a timeout is DefaultTimeout, never
-// "no timeout"; a nil Logger is slog.Default()), and a value that cannot
-// work (a negative timeout, a base path without a leading "/", a peer URL
-// without a scheme) makes the constructor, or Pool.Set, return an error
+// the zero value of a field means its documented default (0 for a timeout
+// is DefaultTimeout, never "no timeout"; a nil Logger is slog.Default()),
+// and a value that cannot work (a negative timeout, a base path without a
+// leading "/", a peer URL without a scheme) makes the constructor, or Pool.Set, return an error
 // wrapping protocol.ErrConfig. A struct per constructor makes an option
 // that does not apply to it a compile error rather than a setting silently
 // ignored. Peer URLs are normalised (NormalizeURL), so that every node
