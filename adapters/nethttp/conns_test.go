@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -225,5 +226,48 @@ func TestMaxConnsClosesAnIdleConnectionForANewOne(t *testing.T) {
 	// the two idle in the other order: then b is closed and a is open.
 	if errors.Is(errA, io.EOF) != (stB == 200) {
 		t.Fatalf("a: %v, b: %d %v; want one of them closed and the other serving", errA, stB, errB)
+	}
+}
+
+// Over TLS (HTTP/2 here) the cap and the reclaim of idle connections work
+// alike: with MaxConns 1, a second client is served once the first one's
+// connection is idle.
+func TestMaxConnsOverTLS(t *testing.T) {
+	// httptest makes the certificate and a client that trusts it.
+	ts := httptest.NewUnstartedServer(http.NotFoundHandler())
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	cfg := ts.TLS.Clone()
+	trusting := ts.Client().Transport.(*http.Transport)
+	ts.Close()
+
+	srv := NewServer("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.Proto) }),
+		&ServerOptions{MaxConns: 1})
+	srv.TLSConfig = cfg
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.ServeTLS(l, "", ""); !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	defer func() { _ = srv.Close(); <-done }()
+	for i := range 2 {
+		tr := trusting.Clone()
+		defer tr.CloseIdleConnections()
+		hc := &http.Client{Transport: tr, Timeout: 10 * time.Second} // a bound
+		resp, err := hc.Get("https://" + l.Addr().String() + "/")
+		if err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+		proto, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != 200 || string(proto) != "HTTP/2.0" {
+			t.Fatalf("client %d: %d %q; want 200 over HTTP/2", i, resp.StatusCode, proto)
+		}
 	}
 }
