@@ -16,13 +16,13 @@ import (
 // checkBadRequest fails the test unless resp is the protocol's 400
 // bad_request, which a protocol client takes for ErrBadRequest (sealed:
 // not an integrity failure).
-func checkBadRequest(t *testing.T, what, path string, resp *http.Response) {
+func checkBadRequest(t *testing.T, what, path string, secret []byte, resp *http.Response) {
 	t.Helper()
 	defer resp.Body.Close()
 	if resp.StatusCode != 400 || resp.Header.Get(protocol.HeaderError) != string(protocol.CodeBadRequest) {
 		t.Fatalf("%s: %d, code %q; want 400 %s", what, resp.StatusCode, resp.Header.Get(protocol.HeaderError), protocol.CodeBadRequest)
 	}
-	pc, err := protocol.NewClient(nil)
+	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,18 @@ func checkBadRequest(t *testing.T, what, path string, resp *http.Response) {
 // bad_request). net/http refuses such a request line before any handler
 // sees it; a Server answers it as the protocol says.
 func TestBadEscapeGetsTheProtocolsBadRequest(t *testing.T) {
-	addr, _ := serve(t, NewServer("", newTestPool(t, &PoolOptions{}), nil))
+	direct, _ := serve(t, NewServer("", newTestPool(t, &PoolOptions{}), nil))
+	mux := http.NewServeMux() // as the README mounts a pool beside an API
+	mux.Handle("/_geecache/", newTestPool(t, &PoolOptions{}))
+	routed, _ := serve(t, NewServer("", mux, nil))
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	signed, _ := serve(t, NewServer("", newTestPool(t, &PoolOptions{Secret: secret}), nil))
+	t.Run("pool", func(t *testing.T) { checkBadEscapes(t, direct, nil) })
+	t.Run("router", func(t *testing.T) { checkBadEscapes(t, routed, nil) })
+	t.Run("signed pool", func(t *testing.T) { checkBadEscapes(t, signed, secret) })
+}
+
+func checkBadEscapes(t *testing.T, addr string, secret []byte) {
 	hc := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second} // a bound
 	defer hc.CloseIdleConnections()
 	for _, path := range []string{"/_geecache/scores/%zz", "/_geecache/%zz/Tom", "/_geecache/scores/%"} {
@@ -55,7 +66,7 @@ func TestBadEscapeGetsTheProtocolsBadRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkBadRequest(t, "raw "+path, path, resp)
+		checkBadRequest(t, "raw "+path, path, secret, resp)
 		if n, err := r.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
 			t.Errorf("raw %s: after the answer: %d bytes, %v; want the connection closed", path, n, err)
 		}
@@ -71,15 +82,16 @@ func TestBadEscapeGetsTheProtocolsBadRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkBadRequest(t, "http.Client "+path, path, resp)
+		checkBadRequest(t, "http.Client "+path, path, secret, resp)
 	}
-	// The node still serves well-formed requests.
+	// The node still answers well-formed requests (unsigned ones are
+	// refused by a node with a secret).
 	resp, err := hc.Get("http://" + addr + "/_geecache/scores/Tom")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET Tom: %d", resp.StatusCode)
+	if want := map[bool]int{true: 200, false: 401}[secret == nil]; resp.StatusCode != want {
+		t.Fatalf("GET Tom: %d; want %d", resp.StatusCode, want)
 	}
 }

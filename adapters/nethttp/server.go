@@ -1,11 +1,13 @@
 package nethttp
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
 )
 
 // Timeouts and limits of the servers NewServer returns. A peer request has
@@ -53,7 +55,7 @@ type ServerOptions struct {
 type Server struct {
 	*http.Server
 	maxConns int              // < 0: no cap
-	proto    *protocol.Server // of the handler, if it serves the protocol
+	proto    *protocol.Server // seals the answer to a request that does not parse
 }
 
 // NewServer returns a Server for peer traffic on addr (as in
@@ -62,8 +64,8 @@ type Server struct {
 // so a peer that opens connections and never finishes its request would
 // hold them forever. opts may be nil for the defaults. Use it, or set the
 // same fields, for every node. A request net/http cannot parse is answered
-// as the protocol says when h is a Pool or a Handler and the connection is
-// not TLS.
+// as the protocol says (400 bad_request), unless the connection is TLS;
+// the answer is signed when h is a Pool or a Handler with a Secret.
 func NewServer(addr string, h http.Handler, opts *ServerOptions) *Server {
 	var o ServerOptions
 	if opts != nil {
@@ -90,6 +92,11 @@ func NewServer(addr string, h http.Handler, opts *ServerOptions) *Server {
 		s.proto = h.handler.srv
 	case *Handler:
 		s.proto = h.srv
+	default:
+		// A router with the protocol under it, or another handler: the
+		// answer is sealed without a secret (a signed caller takes it for
+		// a broken peer, which a request that does not parse is anyway).
+		s.proto, _ = protocol.NewServer(cache.NewRegistry(), &protocol.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 	}
 	return s
 }
