@@ -133,8 +133,9 @@ func (c *Client) Addr() string { return c.addr }
 // answer that fails the integrity checks wraps protocol.ErrIntegrity); a
 // peer that cannot be reached yields the net/http error. Each error names
 // the peer and, like every GeeCache error, starts with "geecache: " (a
-// Group that wraps it keeps one). The request ends when ctx does, or after the client's timeout;
-// a peer that stalls, or sends its body slowly, never holds Get past that.
+// Group that wraps it keeps one). The request ends when ctx does, or after
+// the client's timeout; a peer that stalls, or sends its body slowly,
+// never holds Get past that.
 // Get allocates no more than twice what has arrived, plus one bounded
 // chunk, whatever length the peer announces.
 func (c *Client) Get(ctx context.Context, group, key string) ([]byte, error) {

@@ -38,8 +38,9 @@ type ServerOptions struct {
 	// until another one closes. To make room for it the Server closes its
 	// longest-idle keep-alive connection at once, as ServerIdleTimeout
 	// would later (a client that was about to reuse it sends its request
-	// on a new connection). Keep it above the connections the node's peers
-	// keep to it (MaxConnsPerPeer per peer at most).
+	// on a new connection). Each peer opens at most MaxConnsPerPeer
+	// connections to the node; beyond the cap, their requests wait for a
+	// connection within their own deadlines.
 	MaxConns int
 }
 
@@ -62,8 +63,8 @@ type Server struct {
 // http.Server.Addr) that serves h, typically a Pool or a Handler, with the
 // timeouts and header limit above: an http.Server's zero value has none,
 // so a peer that opens connections and never finishes its request would
-// hold them forever. opts may be nil for the defaults. Use it, or set the
-// same fields, for every node. A request net/http cannot parse is answered
+// hold them forever. opts may be nil for the defaults. Use it for every
+// node. A request net/http cannot parse is answered
 // as the protocol says (400 bad_request), unless the connection is TLS;
 // the answer is signed when h is a Pool or a Handler with a Secret.
 func NewServer(addr string, h http.Handler, opts *ServerOptions) *Server {
