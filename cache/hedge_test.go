@@ -146,12 +146,12 @@ func TestHungOwnerCostsTheHedgeDelayOnly(t *testing.T) {
 		// A 10 s deadline stands for the transport's timeout.
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
-		timed := func(key string) (cache.ByteView, error, time.Duration) {
+		timed := func(key string) (cache.ByteView, time.Duration, error) {
 			start := time.Now()
 			v, err := g.Get(ctx, key)
-			return v, err, time.Since(start)
+			return v, time.Since(start), err
 		}
-		v, err, present := timed("present")
+		v, present, err := timed("present")
 		if err != nil || v.String() != "local:present" {
 			t.Fatalf("Get(present) = %q, %v; want the local load", v, err)
 		}
@@ -159,7 +159,7 @@ func TestHungOwnerCostsTheHedgeDelayOnly(t *testing.T) {
 			t.Fatalf("the first Get to a hung peer waited %v; want at most 100 ms", present)
 		}
 		for i := range 3 {
-			_, err, missing := timed(fmt.Sprint("missing", i))
+			_, missing, err := timed(fmt.Sprint("missing", i))
 			if !errors.Is(err, getter.ErrNotFound) {
 				t.Fatalf("Get(missing) = %v; want ErrNotFound", err)
 			}
@@ -172,7 +172,7 @@ func TestHungOwnerCostsTheHedgeDelayOnly(t *testing.T) {
 		if s := g.Stats(); len(s.Peers) != 1 || !s.Peers[0].Ejected {
 			t.Fatalf("after SlowAfter: %+v; want the hung peer ejected", s.Peers)
 		}
-		if _, err, d := timed("missing-after"); !errors.Is(err, getter.ErrNotFound) || d != 0 {
+		if _, d, err := timed("missing-after"); !errors.Is(err, getter.ErrNotFound) || d != 0 {
 			t.Fatalf("Get(missing) with the peer ejected = %v after %v; want ErrNotFound at once", err, d)
 		}
 		settleBubble()
