@@ -18,7 +18,7 @@ import (
 )
 
 // root is the repository's root, relative to this package.
-const root = "../.."
+const root = "../../.."
 
 // docs are the files whose Go snippets are checked, relative to root.
 var docs = []string{"README.md", "examples/lambda/README.md"}
