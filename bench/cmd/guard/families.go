@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -60,15 +61,15 @@ func parseFamilies(spec string) ([]family, error) {
 	return out, nil
 }
 
-// narrow restricts f to the top-level benchmarks both sides have, given
-// the names each side's binary lists for the pattern's first element. It
-// returns the notes to print about names one side lacks, and ok false if
-// the sides have none in common.
-func narrow(f family, oldNames, newNames []string) (family, []string, bool) {
-	var both, notes []string
+// leaves splits family f into one unit per benchmark (a leaf of the
+// benchmark tree) that both sides have, given the names each side's
+// binary reported in a discovery run, in the new side's order. A
+// benchmark runs as a unit of its own so that its old and new blocks run
+// one right after the other. The notes name benchmarks one side lacks.
+func leaves(f family, oldNames, newNames []string, procs int) (units []family, notes []string) {
 	for _, n := range newNames {
 		if slices.Contains(oldNames, n) {
-			both = append(both, n)
+			units = append(units, family{f.name, f.pkg, leafPattern(n, procs)})
 		} else {
 			notes = append(notes, fmt.Sprintf("%s: %s exists only in the new tree: skipped", f.name, n))
 		}
@@ -78,16 +79,22 @@ func narrow(f family, oldNames, newNames []string) (family, []string, bool) {
 			notes = append(notes, fmt.Sprintf("%s: %s exists only in the old tree: skipped", f.name, n))
 		}
 	}
-	if len(both) == 0 {
-		return f, append(notes, fmt.Sprintf("%s: no benchmark on both sides: family skipped", f.name)), false
+	if len(units) == 0 {
+		notes = append(notes, fmt.Sprintf("%s: no benchmark on both sides: family skipped", f.name))
 	}
-	if len(both) < len(oldNames) || len(both) < len(newNames) {
-		quoted := make([]string, len(both))
-		for i, n := range both {
-			quoted[i] = regexp.QuoteMeta(n)
-		}
-		rest := splitBench(f.pattern)[1:]
-		f.pattern = strings.Join(append([]string{"^(" + strings.Join(quoted, "|") + ")$"}, rest...), "/")
+	return units, notes
+}
+
+// leafPattern is the -test.bench pattern that selects exactly the
+// benchmark the testing package printed as name: its "-procs" suffix
+// (GOMAXPROCS, printed when above 1) removed, each level anchored.
+func leafPattern(name string, procs int) string {
+	if procs > 1 {
+		name = strings.TrimSuffix(name, "-"+strconv.Itoa(procs))
 	}
-	return f, notes, true
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
 }

@@ -32,26 +32,66 @@ func TestParseFamilies(t *testing.T) {
 	}
 }
 
-func TestNarrow(t *testing.T) {
-	f := family{"ring", "./picker", "^(BenchmarkLookup|BenchmarkNew|BenchmarkRing)$/nodes=3"}
-	got, notes, ok := narrow(f, []string{"BenchmarkLookup", "BenchmarkNew"}, []string{"BenchmarkLookup", "BenchmarkRing", "BenchmarkNew"})
-	if !ok || got.pattern != "^(BenchmarkLookup|BenchmarkNew)$/nodes=3" {
-		t.Errorf("narrow = %q, %v; want the two common names and the sub-pattern kept", got.pattern, ok)
+func TestLeaves(t *testing.T) {
+	f := family{"ring", "./picker", "^(BenchmarkLookup|BenchmarkNew)$"}
+	oldNames := []string{"BenchmarkLookup/xxhash/nodes=3-2", "BenchmarkNew/nodes=3-2", "BenchmarkGone-2"}
+	newNames := []string{"BenchmarkNew/nodes=3-2", "BenchmarkLookup/xxhash/nodes=3-2", "BenchmarkLookup/fnv/nodes=3-2"}
+	units, notes := leaves(f, oldNames, newNames, 2)
+	want := []family{
+		{"ring", "./picker", "^BenchmarkNew$/^nodes=3$"},
+		{"ring", "./picker", "^BenchmarkLookup$/^xxhash$/^nodes=3$"},
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "BenchmarkRing exists only in the new tree") {
-		t.Errorf("notes = %q, want one about BenchmarkRing", notes)
+	if !slices.Equal(units, want) {
+		t.Errorf("units = %+v, want %+v (the common benchmarks, in the new side's order)", units, want)
 	}
-	re := regexp.MustCompile(splitBench(got.pattern)[0])
-	if !re.MatchString("BenchmarkLookup") || re.MatchString("BenchmarkRing") || re.MatchString("BenchmarkLookupX") {
-		t.Errorf("narrowed pattern %q matches the wrong names", got.pattern)
+	if len(notes) != 2 || !strings.Contains(notes[0], "BenchmarkLookup/fnv/nodes=3-2 exists only in the new tree") ||
+		!strings.Contains(notes[1], "BenchmarkGone-2 exists only in the old tree") {
+		t.Errorf("notes = %q, want one per one-sided benchmark", notes)
 	}
+	if units, notes := leaves(f, []string{"BenchmarkOld"}, nil, 2); len(units) != 0 || len(notes) != 2 {
+		t.Errorf("leaves with nothing in common = %+v, %q; want no unit, two notes", units, notes)
+	}
+}
 
-	same, notes, ok := narrow(f, []string{"BenchmarkNew"}, []string{"BenchmarkNew"})
-	if !ok || same != f || len(notes) != 0 {
-		t.Errorf("narrow with equal sides = %+v, %q, %v; want the family unchanged", same, notes, ok)
-	}
-	if _, notes, ok := narrow(f, []string{"BenchmarkOld"}, nil); ok || len(notes) != 2 {
-		t.Errorf("narrow with nothing in common: ok %v, notes %q; want false and two notes", ok, notes)
+func TestLeafPatternSelectsOnlyThatBenchmark(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		procs     int
+		want      string
+		matches   []string // names (levels) it must match
+		unmatched []string
+	}{
+		{"BenchmarkGetHit/serial-2", 2, "^BenchmarkGetHit$/^serial$", []string{"BenchmarkGetHit/serial"}, []string{"BenchmarkGetHit/serial2", "BenchmarkGetHitX/serial"}},
+		{"BenchmarkNew/nodes=10-4", 4, "^BenchmarkNew$/^nodes=10$", []string{"BenchmarkNew/nodes=10"}, []string{"BenchmarkNew/nodes=100"}},
+		{"BenchmarkRemoteGet/1MiB", 1, "^BenchmarkRemoteGet$/^1MiB$", []string{"BenchmarkRemoteGet/1MiB"}, []string{"BenchmarkRemoteGet/1MiB-c4"}},
+		{"BenchmarkX/a.b(c)-2", 2, `^BenchmarkX$/^a\.b\(c\)$`, []string{"BenchmarkX/a.b(c)"}, []string{"BenchmarkX/aXb(c)"}},
+	} {
+		got := leafPattern(c.name, c.procs)
+		if got != c.want {
+			t.Errorf("leafPattern(%q, %d) = %q, want %q", c.name, c.procs, got, c.want)
+		}
+		match := func(name string) bool {
+			levels, pats := strings.Split(name, "/"), splitBench(got)
+			if len(levels) != len(pats) {
+				return false
+			}
+			for i := range levels {
+				if !regexp.MustCompile(pats[i]).MatchString(levels[i]) {
+					return false
+				}
+			}
+			return true
+		}
+		for _, n := range c.matches {
+			if !match(n) {
+				t.Errorf("%q does not match %q", got, n)
+			}
+		}
+		for _, n := range c.unmatched {
+			if match(n) {
+				t.Errorf("%q matches %q", got, n)
+			}
+		}
 	}
 }
 
@@ -146,7 +186,7 @@ func TestWorktreeIsRemovedAfterwards(t *testing.T) {
 	}
 }
 
-func TestResolveRefAndTestCodeDiffers(t *testing.T) {
+func TestResolveRefAndTestCodeDiff(t *testing.T) {
 	root, first := gitRepo(t)
 	ctx := context.Background()
 	if _, err := git(ctx, root, "switch", "--quiet", "-c", "topic"); err != nil {
@@ -166,11 +206,11 @@ func TestResolveRefAndTestCodeDiffers(t *testing.T) {
 		t.Error("resolveRef(no-such-rev) = nil error, want one")
 	}
 
-	if d, err := testCodeDiffers(ctx, root, first, "./p"); err != nil || d {
-		t.Errorf("testCodeDiffers with only p.go changed = %v, %v; want false", d, err)
+	if d, err := testCodeDiff(ctx, root, first, "./p"); err != nil || len(d) != 0 {
+		t.Errorf("testCodeDiff with only p.go changed = %q, %v; want none", d, err)
 	}
 	write(t, filepath.Join(root, "p", "p_test.go"), "package p\n\n// changed, not committed\n")
-	if d, err := testCodeDiffers(ctx, root, first, "./p"); err != nil || !d {
-		t.Errorf("testCodeDiffers with p_test.go changed = %v, %v; want true", d, err)
+	if d, err := testCodeDiff(ctx, root, first, "./p"); err != nil || !slices.Equal(d, []string{"p/p_test.go"}) {
+		t.Errorf("testCodeDiff with p_test.go changed = %q, %v; want [p/p_test.go]", d, err)
 	}
 }

@@ -143,8 +143,9 @@ func guard(ctx context.Context, cfg config, fams []family, w io.Writer) (int, er
 		if _, done := bins[newSide][f.pkg]; done {
 			continue
 		}
-		if d, err := testCodeDiffers(ctx, root, commit, f.pkg); err == nil && d {
-			fmt.Fprintf(w, "note: the _test.go files of %s differ between the trees: each side runs its own benchmark code\n", f.pkg)
+		if files, err := testCodeDiff(ctx, root, commit, f.pkg); err == nil && len(files) > 0 {
+			fmt.Fprintf(w, "note: test files of %s that differ between the trees (each side runs its own): %s\n",
+				f.pkg, strings.Join(files, " "))
 		}
 		for s, tree := range trees {
 			bin := filepath.Join(tmp, fmt.Sprintf("%s-%s.test", side(s), strings.NewReplacer("/", "_", ".", "_").Replace(f.pkg)))
@@ -158,26 +159,33 @@ func guard(ctx context.Context, cfg config, fams []family, w io.Writer) (int, er
 			bins[s][f.pkg] = bin
 		}
 	}
-	var runnable []family
+	// Discovery: one iteration of every benchmark on each side, for the
+	// names of the benchmarks (leaves) both have.
+	var units []family
 	for _, f := range fams {
 		if bins[oldSide][f.pkg] == "" {
 			continue
 		}
 		var names [2][]string
 		for s := range trees {
-			out, err := runBinary(ctx, bins[s][f.pkg], filepath.Join(trees[s], f.pkg), "-test.list", splitBench(f.pattern)[0])
+			out, err := runBinary(ctx, bins[s][f.pkg], filepath.Join(trees[s], f.pkg),
+				"-test.run=^$", "-test.bench="+f.pattern, "-test.benchtime=1x", "-test.timeout="+cfg.timeout.String())
 			if err != nil {
-				return 0, err
+				fmt.Fprintf(w, "note: %s: the %s tree's discovery run failed: %v\n", f.name, side(s), err)
 			}
-			names[s] = parseList(out)
+			res, _ := parseOutput(out)
+			for _, r := range res {
+				names[s] = append(names[s], r.name)
+			}
 		}
-		nf, notes, ok := narrow(f, names[oldSide], names[newSide])
+		u, notes := leaves(f, names[oldSide], names[newSide], runtime.GOMAXPROCS(0))
 		for _, n := range notes {
 			fmt.Fprintln(w, "note:", n)
 		}
-		if ok {
-			runnable = append(runnable, nf)
-		}
+		units = append(units, u...)
+	}
+	if len(units) == 0 {
+		return 0, fmt.Errorf("no benchmark to compare")
 	}
 
 	raw := [2]io.Writer{io.Discard, io.Discard}
@@ -200,12 +208,12 @@ func guard(ctx context.Context, cfg config, fams []family, w io.Writer) (int, er
 		return res, err
 	}
 	start := time.Now()
-	c, failed := runRounds(ctx, cfg.rounds, runnable, block, w, loadAvg)
+	c, failed := runRounds(ctx, cfg.rounds, units, block, w, loadAvg)
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
-	names := make([]string, len(runnable))
-	for i, f := range runnable {
+	names := make([]string, len(fams))
+	for i, f := range fams {
 		names[i] = f.name
 	}
 	rows := c.rows(names, cfg.threshold)

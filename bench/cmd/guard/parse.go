@@ -95,14 +95,3 @@ func splitBench(pattern string) []string {
 	}
 	return append(parts, pattern[start:])
 }
-
-// parseList reads the benchmark names a test binary prints for -test.list.
-func parseList(out string) []string {
-	var names []string
-	for line := range strings.Lines(out) {
-		if s := strings.TrimSpace(line); strings.HasPrefix(s, "Benchmark") && !strings.ContainsAny(s, " \t") {
-			names = append(names, s)
-		}
-	}
-	return names
-}

@@ -81,10 +81,3 @@ func TestSplitBench(t *testing.T) {
 		}
 	}
 }
-
-func TestParseList(t *testing.T) {
-	out := "TestX\nBenchmarkLookup\nBenchmarkNew\nExampleY\nok  \tgithub.com/x\t0.01s\n"
-	if got := parseList(out); !slices.Equal(got, []string{"BenchmarkLookup", "BenchmarkNew"}) {
-		t.Errorf("parseList = %q, want [BenchmarkLookup BenchmarkNew]", got)
-	}
-}

@@ -6,13 +6,14 @@ import (
 	"io"
 )
 
-// blockRunner runs one block: family f's benchmarks on side s in round r,
-// and returns their results. An error for one block is reported and the
+// blockRunner runs one block: the benchmarks of unit f (a family's
+// package and a pattern; in the guard, one benchmark) on side s in round
+// r, and returns their results. An error for one block is reported and the
 // run goes on; the benchmark has no sample on that side in that round.
 type blockRunner func(ctx context.Context, s side, f family, r int) ([]result, error)
 
-// runRounds runs rounds rounds of every family, each round both sides in
-// roundOrder(r), one family after the other. It logs one line per round to
+// runRounds runs rounds rounds of every unit, each round both sides of a
+// unit in roundOrder(r), one right after the other, then the next unit. It logs one line per round to
 // w (with the machine's load average, from load) and returns the results
 // and the number of blocks that failed.
 func runRounds(ctx context.Context, rounds int, fams []family, run blockRunner, w io.Writer, load func() string) (*collection, int) {
@@ -29,7 +30,7 @@ func runRounds(ctx context.Context, rounds int, fams []family, run blockRunner, 
 				res, err := run(ctx, s, f, r)
 				if err != nil {
 					failed++
-					fmt.Fprintf(w, "  %s %s: %v\n", f.name, s, err)
+					fmt.Fprintf(w, "  %s %s %s: %v\n", f.name, f.pattern, s, err)
 				}
 				c.add(f.name, s, r, res)
 			}

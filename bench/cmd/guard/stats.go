@@ -61,6 +61,7 @@ func minOf(xs []float64) float64 {
 // where the benchmark gave no result in that round).
 type samples struct {
 	family  string
+	seq     int // the order the benchmark was first seen in
 	byRound [2][]map[string]float64
 }
 
@@ -80,7 +81,7 @@ func (c *collection) add(family string, s side, r int, rs []result) {
 		key := family + " " + res.name
 		sm := c.bench[key]
 		if sm == nil {
-			sm = &samples{family: family}
+			sm = &samples{family: family, seq: len(c.bench)}
 			for i := range sm.byRound {
 				sm.byRound[i] = make([]map[string]float64, c.rounds)
 			}
@@ -93,11 +94,13 @@ func (c *collection) add(family string, s side, r int, rs []result) {
 // row is the summary of one benchmark over the rounds.
 type row struct {
 	family, name string
+	seq          int     // the order the benchmark was first seen in
 	only         string  // "old" or "new" if the benchmark gave results on one side only
 	pairs        int     // rounds with a result on both sides
 	oldNs, newNs float64 // medians of ns/op over the rounds
 	ratioMin     float64 // min over rounds of new ns/op ÷ old ns/op in the same round
 	ratioMed     float64 // median of those ratios
+	ratioMax     float64 // and their max
 	oldB, newB   float64 // medians of B/op (NaN without -benchmem)
 	oldA, newA   float64 // medians of allocs/op
 	other        []otherMetric
@@ -137,14 +140,14 @@ func ratios(sm *samples, unit string) []float64 {
 }
 
 // rows summarizes the collection, sorted by family (in the order given)
-// and name. A time ratio's median above threshold is a regression, and so
+// and then in the order the benchmarks were first seen. A time ratio's median above threshold is a regression, and so
 // is a median allocation count above the old one by half an allocation and
 // 2% or more (a median of an even count of rounds can fall half-way, and a
 // benchmark of a thousand allocations can move by one).
 func (c *collection) rows(families []string, threshold float64) []row {
 	out := make([]row, 0, len(c.bench))
 	for key, sm := range c.bench {
-		r := row{family: sm.family, name: strings.TrimPrefix(key, sm.family+" ")}
+		r := row{family: sm.family, name: strings.TrimPrefix(key, sm.family+" "), seq: sm.seq}
 		has := [2]bool{}
 		units := map[string]bool{}
 		for s := range sm.byRound {
@@ -167,6 +170,9 @@ func (c *collection) rows(families []string, threshold float64) []row {
 		r.pairs = len(rs)
 		r.oldNs, r.newNs = sideMedian(sm.byRound[oldSide], "ns/op"), sideMedian(sm.byRound[newSide], "ns/op")
 		r.ratioMin, r.ratioMed = minOf(rs), median(rs)
+		if len(rs) > 0 {
+			r.ratioMax = slices.Max(rs)
+		}
 		r.oldB, r.newB = sideMedian(sm.byRound[oldSide], "B/op"), sideMedian(sm.byRound[newSide], "B/op")
 		r.oldA, r.newA = sideMedian(sm.byRound[oldSide], "allocs/op"), sideMedian(sm.byRound[newSide], "allocs/op")
 		for u := range units {
@@ -190,7 +196,7 @@ func (c *collection) rows(families []string, threshold float64) []row {
 		if a, b := rank(out[i].family), rank(out[j].family); a != b {
 			return a < b
 		}
-		return out[i].name < out[j].name
+		return out[i].seq < out[j].seq
 	})
 	return out
 }
@@ -206,10 +212,16 @@ func (r *row) judge(threshold float64) {
 		r.verdict = "no round with both sides: skipped"
 		return
 	}
-	if r.ratioMed > threshold {
+	switch {
+	case r.ratioMed > threshold && r.ratioMin > 1:
+		why = append(why, fmt.Sprintf("SLOWER (median > %.2f, every round)", threshold))
+		r.regressed = true
+	case r.ratioMed > threshold:
 		why = append(why, fmt.Sprintf("SLOWER (median > %.2f)", threshold))
 		r.regressed = true
-	} else if r.ratioMed < 1/threshold {
+	case r.ratioMed < 1/threshold && r.ratioMax < 1:
+		why = append(why, "faster (every round)")
+	case r.ratioMed < 1/threshold:
 		why = append(why, "faster")
 	}
 	if d := r.newA - r.oldA; d >= max(0.5, 0.02*r.oldA) {

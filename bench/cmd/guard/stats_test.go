@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -68,7 +69,8 @@ func (f *fakeRuns) run(_ context.Context, s side, fam family, r int) ([]result, 
 		return nil, errors.New("exit status 1")
 	}
 	var out []result
-	for name, v := range f.ns {
+	for _, name := range slices.Sorted(maps.Keys(f.ns)) {
+		v := f.ns[name]
 		if !strings.HasPrefix(name, fam.name+"/") || v[s] == nil {
 			continue
 		}
@@ -123,11 +125,11 @@ func TestRunRoundsAlternatesAndPairsRounds(t *testing.T) {
 func TestRunRoundsGoesOnAfterAFailedBlock(t *testing.T) {
 	f := &fakeRuns{ns: map[string][2][]float64{"hit/a": {{100, 100, 100}, {100, 100, 100}}}, fail: "new 1"}
 	var log strings.Builder
-	c, failed := runRounds(context.Background(), 3, []family{{name: "hit"}}, f.run, &log, func() string { return "1.5" })
+	c, failed := runRounds(context.Background(), 3, []family{{name: "hit", pattern: "^B$"}}, f.run, &log, func() string { return "1.5" })
 	if failed != 1 || len(f.calls) != 6 {
 		t.Errorf("failed = %d after %d blocks, want 1 after 6", failed, len(f.calls))
 	}
-	if !strings.Contains(log.String(), "hit new: exit status 1") || !strings.Contains(log.String(), "load 1.5") {
+	if !strings.Contains(log.String(), "hit ^B$ new: exit status 1") || !strings.Contains(log.String(), "load 1.5") {
 		t.Errorf("log does not name the failed block or the load:\n%s", log.String())
 	}
 	if r := c.rows([]string{"hit"}, 1.05)[0]; r.pairs != 2 || r.ratioMed != 1 {
@@ -156,9 +158,11 @@ func TestJudge(t *testing.T) {
 		regressed  bool
 		verdictHas string
 	}{
-		{"within threshold", row{pairs: 5, ratioMed: 1.04, oldA: 3, newA: 3}, false, ""},
-		{"slower", row{pairs: 5, ratioMed: 1.06, oldA: 3, newA: 3}, true, "SLOWER"},
-		{"faster", row{pairs: 5, ratioMed: 0.9, oldA: 3, newA: 3}, false, "faster"},
+		{"within threshold", row{pairs: 5, ratioMin: 0.9, ratioMed: 1.04, ratioMax: 1.1, oldA: 3, newA: 3}, false, ""},
+		{"slower", row{pairs: 5, ratioMin: 0.9, ratioMed: 1.06, ratioMax: 1.1, oldA: 3, newA: 3}, true, "SLOWER (median > 1.05)"},
+		{"slower every round", row{pairs: 5, ratioMin: 1.01, ratioMed: 1.06, ratioMax: 1.1, oldA: 3, newA: 3}, true, "every round"},
+		{"faster", row{pairs: 5, ratioMin: 0.8, ratioMed: 0.9, ratioMax: 1.1, oldA: 3, newA: 3}, false, "faster"},
+		{"faster every round", row{pairs: 5, ratioMin: 0.8, ratioMed: 0.9, ratioMax: 0.99, oldA: 3, newA: 3}, false, "faster (every round)"},
 		{"one more alloc", row{pairs: 5, ratioMed: 1, oldA: 3, newA: 4}, true, "ALLOCS +1"},
 		{"half an alloc of a thousand", row{pairs: 5, ratioMed: 1, oldA: 1029, newA: 1029.5}, false, ""},
 		{"fewer allocs", row{pairs: 5, ratioMed: 1, oldA: 4, newA: 3}, false, ""},

@@ -53,19 +53,17 @@ func addWorktree(ctx context.Context, root, dir, commit string) (remove func() e
 	}, nil
 }
 
-// testCodeDiffers reports whether the _test.go files of the package at
-// pkgDir (relative to root) differ between commit and the working tree:
-// if they do, the two sides do not run the same benchmark code.
-func testCodeDiffers(ctx context.Context, root, commit, pkgDir string) (bool, error) {
-	cmd := exec.CommandContext(ctx, "git", "diff", "--quiet", commit, "--",
+// testCodeDiff returns the _test.go files of the package at pkgDir
+// (relative to root) that differ between commit and the working tree: if
+// a file that defines a benchmark is among them, the two sides do not run
+// the same benchmark code.
+func testCodeDiff(ctx context.Context, root, commit, pkgDir string) ([]string, error) {
+	out, err := git(ctx, root, "diff", "--name-only", commit, "--",
 		":(glob)"+filepath.ToSlash(filepath.Join(pkgDir, "*_test.go")))
-	cmd.Dir = root
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == 1 {
-		return true, nil
+	if err != nil || out == "" {
+		return nil, err
 	}
-	return false, err
+	return strings.Split(out, "\n"), nil
 }
 
 // buildTest compiles the test binary of pkg (a path relative to the tree's
