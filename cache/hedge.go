@@ -84,7 +84,7 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // nor says it is loading (see Progress) within the hedge delay, it starts
 // a local load beside the fetch (through the local flight, so still one
 // local load per key) and returns whichever answers first; an owner that
-// said it is loading is waited for. A local "not found" is as final as the
+// said it is loading is waited for, up to HedgeMax. A local "not found" is as final as the
 // owner's: the owner asks the same source. local is not nil when the local
 // load decided: local.e and local.err are then the result (local.err is
 // ctx's error if the callers left first). ttl is the lifetime the owner
@@ -139,12 +139,16 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 		return r.v, r.ttl, nil, r.err
 	case <-ctx.Done():
 		return nil, 0, nil, ctx.Err()
-	case <-alive: // the owner is loading: wait for it, not for a second load
+	case <-alive:
+		// The owner is loading: wait for it rather than load a second
+		// time, up to HedgeMax in all, in case it stopped since it said so.
+		timer.Reset(max(g.policy.HedgeMax-time.Since(begin), 0))
 		select {
 		case r := <-res:
 			return r.v, r.ttl, nil, r.err
 		case <-ctx.Done():
 			return nil, 0, nil, ctx.Err()
+		case <-timer.C:
 		}
 	case <-timer.C:
 	}

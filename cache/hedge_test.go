@@ -179,6 +179,36 @@ func TestHungOwnerCostsTheHedgeDelayOnly(t *testing.T) {
 	})
 }
 
+// An owner that said it is loading and then stopped (a SIGSTOP in the
+// middle of a load) costs a Get HedgeMax at most: then the node loads the
+// key itself.
+func TestOwnerThatStopsWhileLoadingCostsHedgeMax(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &peerFunc{func(ctx context.Context, _ string) ([]byte, error) {
+			cache.Progress(ctx) // "loading" … and never a word more
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+		src := getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte("local:" + key), nil })
+		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: allRemote{p}, Logger: quiet,
+			PeerPolicy: cache.PeerPolicy{SlowAfter: time.Second}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		v, err := g.Get(ctx, "k")
+		if err != nil || v.String() != "local:k" {
+			t.Fatalf("Get = %q, %v; want the local load", v, err)
+		}
+		if d := time.Since(start); d != cache.DefaultHedgeMax {
+			t.Fatalf("Get waited %v for an owner that stopped while loading; want HedgeMax (%v)", d, cache.DefaultHedgeMax)
+		}
+		settleBubble()
+	})
+}
+
 // A PeerGetter that panics is a failed peer: the key loads locally, and
 // the panic is logged with its stack.
 func TestPeerPanicIsLoggedWithItsStack(t *testing.T) {

@@ -40,8 +40,11 @@ type PeerPolicy struct {
 	// neither answered nor said that it is loading (see Progress) within
 	// it, the group starts a local load beside the fetch and returns
 	// whichever answers first (still one local load per key). An owner
-	// that says it is loading is waited for, however slow its source: a
-	// hedge is for a peer that does not answer, not for a slow source. The
+	// that says it is loading is waited for up to HedgeMax (from the start
+	// of the fetch), so a source slower than HedgeMax is still loaded once
+	// per asking node, and an owner that stops in the middle of a load
+	// costs at most HedgeMax: a hedge is for a peer that does not answer,
+	// not for a slow source. The
 	// delay is the 99th percentile of the time recent fetches took to show
 	// their owner alive, within the bounds, and 100 ms (within the bounds)
 	// until enough fetches are seen. 0 means 10 ms and 1 s. Set both to

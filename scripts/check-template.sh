@@ -1,7 +1,10 @@
 #!/bin/sh
 # Checks examples/lambda/template.yaml: cfn-lint (which also runs the SAM
 # transform), then prints the resources the SAM transform makes (functions,
-# URLs and their auth types, roles and their policies). Skips, with a
+# URLs and their auth types, roles and their policies) and checks that
+# every node may invoke every other one, unqualified and through any version
+# or alias (GEECACHE_QUALIFIER), and takes its peers' writes (a secret, or
+# GEECACHE_UNSIGNED_WRITES=true behind IAM). Skips, with a
 # message, if cfn-lint or python3's samtranslator is missing; install both
 # with `pip install cfn-lint` (it brings aws-sam-translator), then run
 # scripts/check-template.sh.
@@ -49,4 +52,38 @@ for name, r in sorted(res.items()):
             for st in pol["PolicyDocument"]["Statement"]:
                 line += f"\n      {st['Effect']} {st['Action']} on {json.dumps(st['Resource'])}"
     print(line)
+
+# Every node must reach every other one, unqualified or through the version
+# or alias GEECACHE_QUALIFIER names (function:NAME and function:NAME:*), and
+# take its peers' writes: a secret, or unsigned writes behind IAM.
+def sub(v):
+    return v["Fn::Sub"] if isinstance(v, dict) and "Fn::Sub" in v else v
+arn = "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:"
+funcs = {n: r for n, r in res.items() if r["Type"] == "AWS::Lambda::Function"}
+bad = []
+for name, f in sorted(funcs.items()):
+    p = f["Properties"]
+    env = p.get("Environment", {}).get("Variables", {})
+    if "GEECACHE_SECRET" not in env and str(env.get("GEECACHE_UNSIGNED_WRITES", "")).lower() != "true":
+        bad.append(f"{name}: no GEECACHE_SECRET and no GEECACHE_UNSIGNED_WRITES=true: peers' writes would be refused")
+    role = res[p["Role"]["Fn::GetAtt"][0]]
+    granted = set()
+    for pol in role["Properties"].get("Policies", []):
+        for st in pol["PolicyDocument"]["Statement"]:
+            acts = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+            if st["Effect"] == "Allow" and "lambda:InvokeFunction" in acts:
+                rs = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
+                granted |= {sub(r) for r in rs}
+    for other, g in sorted(funcs.items()):
+        if other == name:
+            continue
+        fn = sub(g["Properties"]["FunctionName"])
+        for want in (arn + fn, arn + fn + ":*"):
+            if want not in granted:
+                bad.append(f"{name}: lambda:InvokeFunction not granted on {want}")
+for b in bad:
+    print("FAIL:", b)
+if bad:
+    sys.exit(1)
+print("roles: every node may invoke every other, qualified or not; writes are taken")
 PY

@@ -22,6 +22,9 @@ const (
 	EnvInvokeMode    = "GEECACHE_INVOKE_MODE"     // optional: BUFFERED (default) or RESPONSE_STREAM
 	EnvBasePath      = "GEECACHE_BASE_PATH"       // optional: path prefix before /_geecache/, such as an API Gateway stage
 	EnvURLAuth       = "GEECACHE_URL_AUTH"        // optional: NONE (default) or AWS_IAM: sign requests to peers named by URL
+	// EnvUnsignedWrites, optional: true to take PUT and DELETE without
+	// GEECACHE_SECRET (Config.UnsignedWrites); false by default.
+	EnvUnsignedWrites = "GEECACHE_UNSIGNED_WRITES"
 )
 
 // Invoke modes of a Function URL (the InvokeMode of its configuration).
@@ -64,6 +67,15 @@ type Config struct {
 	// Secret, if not empty, signs requests to peers and is required of
 	// requests from them.
 	Secret []byte
+	// UnsignedWrites makes a node without a Secret take PUT and DELETE
+	// (its peers' Group.Set and Group.Remove) unsigned. Off by default:
+	// without a secret anyone who can reach the node (a Function URL
+	// with AuthType NONE is open to the internet) could replace or drop
+	// its values, so writes are refused (401). Turn it on only where IAM
+	// authenticates every caller before the function runs: peers named
+	// by function (the Invoke API) and Function URLs with AuthType
+	// AWS_IAM. With a Secret it changes nothing: writes must be signed.
+	UnsignedWrites bool
 	// CacheBytes is the cache size a node's groups are meant to use
 	// (each group's size is set when the user creates it).
 	CacheBytes int64
@@ -71,11 +83,13 @@ type Config struct {
 	// most MaxValueBytes in BUFFERED mode (the default), MaxStreamValueBytes
 	// in RESPONSE_STREAM mode; 0, or more than the cap, means the cap.
 	MaxValueBytes int64
-	// Mode is ModeBuffered or ModeStream.
+	// Mode is ModeBuffered or ModeStream ("" means ModeBuffered; NewNode
+	// refuses any other value).
 	Mode string
 	// URLAuth is AuthIAM if the node signs its requests to peers named by
 	// URL with SigV4 (SigV4Transport with the environment's credentials),
-	// as Function URLs with AuthType AWS_IAM require; AuthNone otherwise.
+	// as Function URLs with AuthType AWS_IAM require; AuthNone (or "")
+	// otherwise. NewNode refuses any other value.
 	URLAuth string
 	// BasePath is a path prefix the node's Handler removes (see
 	// HandlerOptions.BasePath), such as "/prod" behind an API Gateway
@@ -141,6 +155,13 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	if s, ok := lookup(EnvSecret); ok && s != "" {
 		c.Secret = []byte(s)
 	}
+	if v := get(EnvUnsignedWrites); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad(EnvUnsignedWrites, "%q is neither true nor false", v)
+		}
+		c.UnsignedWrites = b
+	}
 	if v := get(EnvCacheBytes); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
@@ -199,6 +220,28 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		return Config{}, errors.Join(errs...)
 	}
 	return c, nil
+}
+
+// check refuses a Mode or URLAuth that NewNode would not know (a Config
+// written in code; ConfigFromEnv checks the variables itself), and sets
+// their defaults for "".
+func (c *Config) check() error {
+	var errs []error
+	switch c.Mode {
+	case "":
+		c.Mode = ModeBuffered
+	case ModeBuffered, ModeStream:
+	default:
+		errs = append(errs, fmt.Errorf("geecache: %w: Config.Mode %q is neither %s nor %s", ErrConfig, c.Mode, ModeBuffered, ModeStream))
+	}
+	switch c.URLAuth {
+	case "":
+		c.URLAuth = AuthNone
+	case AuthNone, AuthIAM:
+	default:
+		errs = append(errs, fmt.Errorf("geecache: %w: Config.URLAuth %q is neither %s nor %s", ErrConfig, c.URLAuth, AuthNone, AuthIAM))
+	}
+	return errors.Join(errs...)
 }
 
 // valueCap is the largest value a response in the node's mode can carry.

@@ -64,6 +64,9 @@
 //	GEECACHE_QUALIFIER       optional  version or alias invoked on peers named by function
 //	GEECACHE_SECRET          optional  shared secret; requests and responses between nodes are signed (HMAC). Not
 //	                                   needed between nodes named by function: IAM authenticates them
+//	GEECACHE_UNSIGNED_WRITES optional  true to take peers' PUT and DELETE (Set, Remove) without a secret;
+//	                                   false by default: such writes are refused. Only where IAM
+//	                                   authenticates every caller (Invoke API, URLs with AuthType AWS_IAM)
 //	GEECACHE_CACHE_BYTES     optional  cache size per group in bytes (default 64 MiB)
 //	GEECACHE_MAX_VALUE_BYTES optional  largest value served or fetched (default and cap MaxValueBytes,
 //	                                   or MaxStreamValueBytes in RESPONSE_STREAM mode)
@@ -81,7 +84,10 @@
 // which is plain HTTPS, with the net/http client of package nethttp. A
 // Function URL with AuthType NONE is open to the internet: prefer AWS_IAM
 // (GEECACHE_URL_AUTH), or set GEECACHE_SECRET so that only signed requests
-// load anything. A signed request is bound to the node it is sent to
+// load anything. Without a secret a node refuses writes (PUT, DELETE)
+// unless GEECACHE_UNSIGNED_WRITES=true asks for them unsigned, which is
+// safe only where IAM authenticates every caller: peers named by function,
+// Function URLs with AuthType AWS_IAM. A signed request is bound to the node it is sent to
 // (GEECACHE_SELF_URL, exactly as the other nodes list it in GEECACHE_PEERS),
 // and every answer carries a checksum and, with the secret, a signature
 // (protocol version 2, see adapters/PROTOCOL.md).

@@ -1,8 +1,11 @@
 package lambda
 
 import (
-	"errors"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -10,11 +13,17 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/protocol"
 )
 
-// emptyPayloadHash is the SHA-256 of an empty body, in hex: peer requests
-// have none.
+// emptyPayloadHash is the SHA-256 of an empty body, in hex: GET and DELETE
+// peer requests have none.
 const emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// maxBufferedBody is the largest body a SigV4Transport reads into memory
+// to sign it, when the request cannot give it again (no GetBody): the
+// largest value a node sends by default.
+const maxBufferedBody = protocol.DefaultMaxValueBytes
 
 // SigV4Options configures a SigV4Transport. The zero value of a field means
 // its default; a nil pointer means all defaults.
@@ -42,9 +51,12 @@ type SigV4Options struct {
 // Lambda node or any Go program reaches IAM-protected nodes by URL; the
 // caller's identity needs lambda:InvokeFunctionUrl and, for URLs created
 // since October 2025, lambda:InvokeFunction on them
-// (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html). Peer requests
-// have no body, so the payload hash is that of an empty body; a request
-// with a body is refused. It is safe for concurrent use.
+// (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html). The
+// payload hash is that of the body: a peer's Set (PUT) carries the value.
+// A body the request can give again (GetBody, as http.NewRequest sets for
+// in-memory readers) is hashed from a second copy and sent as it is;
+// another is read into memory first, up to protocol.DefaultMaxValueBytes
+// (a longer one is an error). It is safe for concurrent use.
 type SigV4Transport struct {
 	creds  aws.CredentialsProvider
 	region string
@@ -84,19 +96,75 @@ func NewSigV4Transport(opts *SigV4Options) (*SigV4Transport, error) {
 
 // RoundTrip signs a copy of req and sends it with the base transport.
 func (t *SigV4Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil && req.Body != http.NoBody {
-		_ = req.Body.Close()
-		return nil, errors.New("geecache: SigV4Transport signs requests without a body only")
+	r := req.Clone(req.Context()) // shares req.Body, which is sent
+	hash, err := payloadHash(r)
+	if err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, fmt.Errorf("geecache: signing request: %w", err)
 	}
 	creds, err := t.creds.Retrieve(req.Context())
 	if err != nil {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
 		return nil, fmt.Errorf("geecache: AWS credentials: %w", err)
 	}
-	r := req.Clone(req.Context())
-	if err := t.signer.SignHTTP(req.Context(), creds, r, emptyPayloadHash, "lambda", t.region, t.now()); err != nil {
+	if err := t.signer.SignHTTP(req.Context(), creds, r, hash, "lambda", t.region, t.now()); err != nil {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
 		return nil, fmt.Errorf("geecache: signing request: %w", err)
 	}
 	return t.base.RoundTrip(r)
+}
+
+// payloadHash returns the hex SHA-256 of r's body. A body r can give again
+// is hashed from a second copy; another is read into memory (at most
+// maxBufferedBody bytes), and r's Body, GetBody and ContentLength are set
+// to send that copy.
+func payloadHash(r *http.Request) (string, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return emptyPayloadHash, nil
+	}
+	h := sha256.New()
+	if r.GetBody != nil {
+		b, err := r.GetBody()
+		if err != nil {
+			return "", fmt.Errorf("re-reading the body: %w", err)
+		}
+		n, err := io.Copy(h, b)
+		_ = b.Close()
+		if err != nil {
+			return "", fmt.Errorf("reading the body: %w", err)
+		}
+		if r.ContentLength > 0 && n != r.ContentLength {
+			return "", fmt.Errorf("body of %d bytes, announced %d", n, r.ContentLength)
+		}
+		return hex.EncodeToString(h.Sum(nil)), nil
+	}
+	if r.ContentLength > maxBufferedBody {
+		return "", fmt.Errorf("a body of %d bytes that cannot be read twice is over %d", r.ContentLength, int64(maxBufferedBody))
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBufferedBody+1))
+	_ = r.Body.Close()
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("reading the body: %w", err)
+	case len(body) > maxBufferedBody:
+		return "", fmt.Errorf("a body that cannot be read twice is over %d bytes", int64(maxBufferedBody))
+	case r.ContentLength > 0 && int64(len(body)) != r.ContentLength:
+		return "", fmt.Errorf("body of %d bytes, announced %d", len(body), r.ContentLength)
+	}
+	r.ContentLength = int64(len(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	r.Body, _ = r.GetBody()
+	if len(body) == 0 {
+		r.Body, r.GetBody = http.NoBody, nil
+	}
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // CloseIdleConnections closes the base transport's idle connections.

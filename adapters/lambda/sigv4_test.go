@@ -31,11 +31,18 @@ const (
 
 // refSign computes a SigV4 Authorization header from the specification
 // (canonical request, string to sign, derived key), independently of the
-// SDK: every header given is signed, and each path segment, already
-// escaped, is escaped once more, as for every service but S3.
+// SDK, for a request without a body signed at suiteDate: every header
+// given is signed, and each path segment, already escaped, is escaped once
+// more, as for every service but S3.
 func refSign(method, host, escapedPath string, hdr map[string]string, region, service string) string {
+	return refSignAt(method, host, escapedPath, hdr, region, service, suiteDate, nil)
+}
+
+// refSignAt is refSign for a request signed at date (in X-Amz-Date's
+// format) with body as its payload.
+func refSignAt(method, host, escapedPath string, hdr map[string]string, region, service, date string, body []byte) string {
 	hdr["host"] = host
-	hdr["x-amz-date"] = suiteDate
+	hdr["x-amz-date"] = date
 	var names []string
 	for k := range hdr {
 		names = append(names, k)
@@ -60,15 +67,15 @@ func refSign(method, host, escapedPath string, hdr map[string]string, region, se
 		}
 	}
 	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
-	canon := strings.Join([]string{method, uri.String(), "", canonHdr.String(), signed, sum("")}, "\n")
-	scope := suiteDate[:8] + "/" + region + "/" + service + "/aws4_request"
-	toSign := "AWS4-HMAC-SHA256\n" + suiteDate + "\n" + scope + "\n" + sum(canon)
+	canon := strings.Join([]string{method, uri.String(), "", canonHdr.String(), signed, sum(string(body))}, "\n")
+	scope := date[:8] + "/" + region + "/" + service + "/aws4_request"
+	toSign := "AWS4-HMAC-SHA256\n" + date + "\n" + scope + "\n" + sum(canon)
 	mac := func(key []byte, s string) []byte {
 		m := hmac.New(sha256.New, key)
 		m.Write([]byte(s))
 		return m.Sum(nil)
 	}
-	key := mac(mac(mac(mac([]byte("AWS4"+suiteSecret), suiteDate[:8]), region), service), "aws4_request")
+	key := mac(mac(mac(mac([]byte("AWS4"+suiteSecret), date[:8]), region), service), "aws4_request")
 	return "AWS4-HMAC-SHA256 Credential=" + suiteKeyID + "/" + scope + ", SignedHeaders=" + signed +
 		", Signature=" + hex.EncodeToString(mac(key, toSign))
 }
@@ -126,19 +133,6 @@ func TestSigV4TransportFixedVector(t *testing.T) {
 	}
 	if got.Get("X-Amz-Date") != suiteDate {
 		t.Errorf("X-Amz-Date = %q", got.Get("X-Amz-Date"))
-	}
-}
-
-func TestSigV4TransportErrors(t *testing.T) {
-	creds := credentials.NewStaticCredentialsProvider(suiteKeyID, suiteSecret, "")
-	tr, err := NewSigV4Transport(&SigV4Options{Credentials: creds, Region: "eu-west-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.CloseIdleConnections()
-	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:1/x", strings.NewReader("body"))
-	if _, err := tr.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "without a body") {
-		t.Errorf("request with a body: %v", err)
 	}
 }
 

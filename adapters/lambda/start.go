@@ -51,8 +51,8 @@ type Options struct {
 	// Timeout, BasePath (of the peers), Replicas, Hash, Transport,
 	// Propagator, as for a net/http node (every node must use the same
 	// ring options). Secret and MaxValueBytes come from the Config: setting
-	// them here is an error. MaxSkew and Propagator also configure the
-	// node's own protocol server.
+	// them here is an error, as is UnsignedWrites (Config.UnsignedWrites).
+	// MaxSkew and Propagator also configure the node's own protocol server.
 	Peers nethttp.PoolOptions
 
 	// Invoke configures how peers named by function are invoked. Its
@@ -69,7 +69,9 @@ type Options struct {
 
 // NewNode builds a node from cfg: the registry, the peers, the groups (by
 // calling setup) and the Handler. Start calls it; tests and custom entry
-// points can call it directly. opts may be nil.
+// points can call it directly. opts may be nil. A Config.Mode or URLAuth
+// it does not know is an error wrapping ErrConfig ("" means ModeBuffered
+// and AuthNone).
 //
 // Without Options.Invoke.Client, NewNode makes the Lambda API client with
 // NewInvokeAPI (credentials and region from the environment).
@@ -78,8 +80,11 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Peers.Secret != nil || o.Peers.MaxValueBytes != 0 {
-		return nil, fmt.Errorf("geecache: %w: Options.Peers.Secret and MaxValueBytes come from the Config", ErrConfig)
+	if o.Peers.Secret != nil || o.Peers.MaxValueBytes != 0 || o.Peers.UnsignedWrites {
+		return nil, fmt.Errorf("geecache: %w: Options.Peers.Secret, MaxValueBytes and UnsignedWrites come from the Config", ErrConfig)
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if limit := cfg.valueCap(); cfg.MaxValueBytes <= 0 || cfg.MaxValueBytes > limit {
 		cfg.MaxValueBytes = limit
@@ -119,11 +124,11 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if err := pool.Set(cfg.Peers...); err != nil {
 		return nil, err
 	}
-	// Without a secret, writes are taken unsigned: Lambda nodes are meant
-	// to be reached through IAM (the Invoke API, or AWS_IAM URLs), which
-	// authenticates every caller before the function runs.
+	// Without a secret, writes are refused unless the user asked for them
+	// unsigned (Config.UnsignedWrites), as where IAM authenticates every
+	// caller before the function runs.
 	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: cfg.Secret, Self: cfg.SelfURL, MaxValueBytes: cfg.MaxValueBytes,
-		MaxSkew: po.MaxSkew, HideErrors: po.HideErrors, Logger: o.Logger, Propagator: po.Propagator, UnsignedWrites: cfg.Secret == nil})
+		MaxSkew: po.MaxSkew, HideErrors: po.HideErrors, Logger: o.Logger, Propagator: po.Propagator, UnsignedWrites: cfg.UnsignedWrites})
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +188,8 @@ func Start(ctx context.Context, setup Setup, opts *Options) error {
 	}
 	log.LogAttrs(ctx, slog.LevelInfo, "geecache: lambda node starting",
 		slog.String("self", cfg.SelfURL), slog.Any("peers", n.Peers.Peers()), slog.String("mode", cfg.Mode),
-		slog.Bool("auth", cfg.Secret != nil), slog.Int64("cacheBytes", cfg.CacheBytes))
+		slog.Bool("auth", cfg.Secret != nil), slog.Bool("unsignedWrites", cfg.Secret == nil && cfg.UnsignedWrites),
+		slog.Int64("cacheBytes", cfg.CacheBytes))
 	if cfg.Mode == ModeStream {
 		awslambda.StartWithOptions(n.Handler.ServeStream, awslambda.WithContext(ctx))
 	} else {

@@ -25,8 +25,9 @@ type gatedNode struct {
 	loads atomic.Int64
 }
 
-// startGatedNodes starts n nodes with hedging on, the hedge delay fixed at
-// hedge; their sources wait for gate to close.
+// startGatedNodes starts n nodes with hedging on, the hedge delay at least
+// hedge (and HedgeMax 30 s, the longest wait for an owner that is
+// loading); their sources wait for gate to close.
 func startGatedNodes(t *testing.T, n int, hedge time.Duration, gate <-chan struct{}) []*gatedNode {
 	t.Helper()
 	nodes := make([]*gatedNode, n)
@@ -61,7 +62,7 @@ func startGatedNodes(t *testing.T, n int, hedge time.Duration, gate <-chan struc
 			return []byte("v:" + key), nil
 		})
 		g, err := reg.NewGroup("scores", 1<<20, src, &cache.GroupOptions{Peers: pool, Logger: quiet,
-			PeerPolicy: cache.PeerPolicy{HedgeMin: hedge, HedgeMax: hedge}})
+			PeerPolicy: cache.PeerPolicy{HedgeMin: hedge, HedgeMax: 30 * time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}

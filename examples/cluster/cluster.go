@@ -63,7 +63,7 @@ func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, ap
 		}
 		reg := cache.NewRegistry()
 		log := o.log.With("node", addr)
-		// Without -secret the demo's nodes take each other's DELETEs
+		// Without a secret the demo's nodes take each other's DELETEs
 		// unsigned: fine on loopback, not on a network others can reach.
 		pool, err := nethttp.NewPool(addr, reg, &nethttp.PoolOptions{Secret: o.secret, Logger: log, UnsignedWrites: len(o.secret) == 0})
 		if err == nil {

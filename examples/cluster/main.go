@@ -27,7 +27,12 @@
 //	             none with it; "-api=" turns it off
 //	-delay D     how long a lookup in the slow database takes (default 300ms)
 //	-ttl D       how long a score stays fresh (default 0: until evicted or deleted)
-//	-secret S    shared peer secret (or $GEECACHE_SECRET): signs peer requests
+//	-secret-file PATH
+//	             read the shared peer secret from PATH; without it the
+//	             secret is $GEECACHE_SECRET, and without either, peer
+//	             requests are unsigned (fine on loopback only). The secret
+//	             signs peer requests; it is never a flag, so ps and -h
+//	             never show it
 //	-v           debug logs: every peer pick
 //
 // It logs which node owns each requested key and every lookup in the slow

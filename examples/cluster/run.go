@@ -43,13 +43,18 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&api, "api", api, "serve the API on this address (default 127.0.0.1:9999 without -port)")
 	fs.DurationVar(&c.delay, "delay", 300*time.Millisecond, "time a lookup in the slow database takes")
 	fs.DurationVar(&c.ttl, "ttl", 0, "how long a score stays fresh (0: until evicted or deleted)")
-	fs.StringVar(&c.secret, "secret", os.Getenv("GEECACHE_SECRET"), "shared peer secret (default $GEECACHE_SECRET)")
+	var secretFile string
+	fs.StringVar(&secretFile, "secret-file", "", "read the shared peer secret from this file (default: $"+envSecret+"; neither: unsigned peers, for loopback only)")
 	fs.BoolVar(&c.verbose, "v", false, "debug logs")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if c.secret, err = readSecret(secretFile); err != nil {
+		return c, err
 	}
 	for p := range strings.SplitSeq(peers, ",") {
 		if p = strings.TrimSpace(p); p == "" {
@@ -73,6 +78,34 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("-port=%d is not the port of any of -peers %q", c.port, c.peers)
 	}
 	return c, nil
+}
+
+// envSecret names the environment variable that may hold the shared peer
+// secret. The secret is never a flag: a flag's value shows in ps, and its
+// default in -h.
+const envSecret = "GEECACHE_SECRET"
+
+// readSecret returns the shared peer secret: the content of the file at
+// path (without a trailing newline) if path is set, else $GEECACHE_SECRET,
+// else "" (unsigned). Setting both is an error, so that neither is
+// ignored unnoticed; no error names the secret itself.
+func readSecret(path string) (string, error) {
+	env := os.Getenv(envSecret)
+	if path == "" {
+		return env, nil
+	}
+	if env != "" {
+		return "", fmt.Errorf("both -secret-file and $%s are set; use one", envSecret)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("-secret-file: %w", err)
+	}
+	secret := strings.TrimRight(string(b), "\r\n")
+	if secret == "" {
+		return "", fmt.Errorf("-secret-file %q is empty", path)
+	}
+	return secret, nil
 }
 
 // self returns the peer URL of the node on c.port, or "".

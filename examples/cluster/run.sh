@@ -24,10 +24,17 @@ go build -o "$dir/server" ./examples/cluster
 "$dir/server" -port=8002 & pids+=($!)
 "$dir/server" -port=8003 -api=127.0.0.1:9999 & pids+=($!)
 
-# Wait (at most 5 s) for the API to answer instead of sleeping blindly.
-for _ in $(seq 50); do
-	curl -s -o /dev/null "http://127.0.0.1:9999/api?key=Sam" && break
-	sleep 0.1
+# Wait (at most 5 s each) until every node and the API answer, instead of
+# sleeping blindly; any HTTP answer will do (a 404 for "/" loads nothing).
+for port in 8001 8002 8003 9999; do
+	for i in $(seq 50); do
+		curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+		if ((i == 50)); then
+			echo "run.sh: nothing answers on 127.0.0.1:$port" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
 done
 
 echo ">>> start test"

@@ -13,6 +13,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/geecache/geecache/adapters/lambda"
@@ -24,25 +25,45 @@ import (
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	err := lambda.Start(context.Background(), func(cfg lambda.Config, reg *cache.Registry, peers cache.PeerPicker) error {
-		return addGroups(reg, cfg.CacheBytes, peers, log)
+		return addGroups(reg, cfg, peers, log)
 	}, &lambda.Options{Logger: log})
 	log.Error("geecache: lambda node did not start", "err", err)
 	os.Exit(1)
 }
 
-// scoresDB is the seed's slow database. Every load logs "[SlowDB] search
-// key", so the cost of a miss is visible in the function's logs
-// (CloudWatch, or the emulator's output locally).
-func scoresDB(log *slog.Logger) getter.Getter {
-	return seeddb.New(seeddb.Scores(), 20*time.Millisecond, log.With("group", "scores")).Getter("lambda")
+// nodeName is how the node's logs name it: its name on the ring (its
+// function name, or its Function URL), with the version or alias its peers
+// invoke (GEECACHE_QUALIFIER) if it has none of its own.
+func nodeName(cfg lambda.Config) string {
+	self := cfg.SelfURL
+	if cfg.Qualifier == "" || !lambda.IsFunctionName(self) {
+		return self
+	}
+	unqualified := 1 // name
+	if strings.HasPrefix(self, "arn:") {
+		unqualified = 7 // arn:aws:lambda:region:account:function:name
+	}
+	if strings.Count(self, ":")+1 > unqualified {
+		return self
+	}
+	return self + ":" + cfg.Qualifier
 }
 
-// addGroups adds the node's groups to reg.
-func addGroups(reg *cache.Registry, cacheBytes int64, peers cache.PeerPicker, log *slog.Logger) error {
+// scoresDB is the seed's slow database. Every load logs "[SlowDB] search
+// key" with the node's name, so the cost of a miss, and the node that paid
+// it, are visible in the function's logs (CloudWatch, or the emulator's
+// output locally).
+func scoresDB(node string, log *slog.Logger) getter.Getter {
+	return seeddb.New(seeddb.Scores(), 20*time.Millisecond, log.With("group", "scores")).Getter(node)
+}
+
+// addGroups adds the node's groups to reg, each of cfg.CacheBytes.
+func addGroups(reg *cache.Registry, cfg lambda.Config, peers cache.PeerPicker, log *slog.Logger) error {
 	opts := &cache.GroupOptions{Peers: peers, Logger: log}
-	if _, err := reg.NewGroup("scores", cacheBytes, scoresDB(log), opts); err != nil {
+	node := nodeName(cfg)
+	if _, err := reg.NewGroup("scores", cfg.CacheBytes, scoresDB(node, log), opts); err != nil {
 		return err
 	}
-	_, err := reg.NewGroup("blobs", cacheBytes, blobStore(log), opts)
+	_, err := reg.NewGroup("blobs", cfg.CacheBytes, blobStore(node, log), opts)
 	return err
 }

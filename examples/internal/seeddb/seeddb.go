@@ -1,7 +1,8 @@
 // Package seeddb is the seed article's slow database of scores (Tom 630,
-// Jack 589, Sam 567), shared by the examples: a source of truth that takes
-// a while to answer, logs every lookup, and counts them, so that a demo or
-// its test can show how often the cache lets a request through.
+// Jack 589, Sam 567, plus Ben 582 and Leo 604 so that every node of the
+// three-node demo owns a key), shared by the examples: a source of truth
+// that takes a while to answer, logs every lookup, and counts them, so that
+// a demo or its test can show how often the cache lets a request through.
 package seeddb
 
 import (
@@ -15,9 +16,12 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// Scores is the seed article's data.
+// Scores is the seed article's data (Tom, Jack, Sam), with two more
+// scores: under the default ring the seed's three keys are all owned by
+// the demo's first node (127.0.0.1:8001), Ben by the second and Leo by the
+// third, so the demo shows keys spread over every node.
 func Scores() map[string]string {
-	return map[string]string{"Tom": "630", "Jack": "589", "Sam": "567"}
+	return map[string]string{"Tom": "630", "Jack": "589", "Sam": "567", "Ben": "582", "Leo": "604"}
 }
 
 // DB is a slow database. It is safe for concurrent use.
