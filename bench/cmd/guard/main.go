@@ -138,52 +138,11 @@ func guard(ctx context.Context, cfg config, fams []family, w io.Writer) (int, er
 		runtime.Version(), runtime.NumCPU(), cfg.rounds, cfg.benchtime, loadAvg())
 
 	trees := [2]string{oldTree, root}
-	bins := [2]map[string]string{{}, {}}
-	for _, f := range fams {
-		if _, done := bins[newSide][f.pkg]; done {
-			continue
-		}
-		if files, err := testCodeDiff(ctx, root, commit, f.pkg); err == nil && len(files) > 0 {
-			fmt.Fprintf(w, "note: test files of %s that differ between the trees (each side runs its own): %s\n",
-				f.pkg, strings.Join(files, " "))
-		}
-		for s, tree := range trees {
-			bin := filepath.Join(tmp, fmt.Sprintf("%s-%s.test", side(s), strings.NewReplacer("/", "_", ".", "_").Replace(f.pkg)))
-			if err := buildTest(ctx, tree, f.pkg, bin); err != nil {
-				if side(s) == newSide {
-					return 0, err
-				}
-				fmt.Fprintf(w, "%s does not build in the old tree: skipped\n", f.pkg)
-				continue
-			}
-			bins[s][f.pkg] = bin
-		}
+	bins, err := buildAll(ctx, w, root, commit, tmp, trees, fams)
+	if err != nil {
+		return 0, err
 	}
-	// Discovery: one iteration of every benchmark on each side, for the
-	// names of the benchmarks (leaves) both have.
-	var units []family
-	for _, f := range fams {
-		if bins[oldSide][f.pkg] == "" {
-			continue
-		}
-		var names [2][]string
-		for s := range trees {
-			out, err := runBinary(ctx, bins[s][f.pkg], filepath.Join(trees[s], f.pkg),
-				"-test.run=^$", "-test.bench="+f.pattern, "-test.benchtime=1x", "-test.timeout="+cfg.timeout.String())
-			if err != nil {
-				fmt.Fprintf(w, "note: %s: the %s tree's discovery run failed: %v\n", f.name, side(s), err)
-			}
-			res, _ := parseOutput(out)
-			for _, r := range res {
-				names[s] = append(names[s], r.name)
-			}
-		}
-		u, notes := leaves(f, names[oldSide], names[newSide], runtime.GOMAXPROCS(0))
-		for _, n := range notes {
-			fmt.Fprintln(w, "note:", n)
-		}
-		units = append(units, u...)
-	}
+	units := discover(ctx, w, cfg, trees, bins, fams)
 	if len(units) == 0 {
 		return 0, fmt.Errorf("no benchmark to compare")
 	}
@@ -231,6 +190,66 @@ func guard(ctx context.Context, cfg config, fams []family, w io.Writer) (int, er
 		return 1, nil
 	}
 	return 0, nil
+}
+
+// buildAll builds the test binary of every family's package in both trees
+// into dir and returns their paths by side and package. A package that
+// does not build in the old tree is left out with a note; one that does not
+// build in the new tree is an error.
+func buildAll(ctx context.Context, w io.Writer, root, commit, dir string, trees [2]string, fams []family) ([2]map[string]string, error) {
+	bins := [2]map[string]string{{}, {}}
+	name := strings.NewReplacer("/", "_", ".", "_")
+	for _, f := range fams {
+		if _, done := bins[newSide][f.pkg]; done {
+			continue
+		}
+		if files, err := testCodeDiff(ctx, root, commit, f.pkg); err == nil && len(files) > 0 {
+			fmt.Fprintf(w, "note: test files of %s that differ between the trees (each side runs its own): %s\n",
+				f.pkg, strings.Join(files, " "))
+		}
+		for s, tree := range trees {
+			bin := filepath.Join(dir, fmt.Sprintf("%s-%s.test", side(s), name.Replace(f.pkg)))
+			if err := buildTest(ctx, tree, f.pkg, bin); err != nil {
+				if side(s) == newSide {
+					return bins, err
+				}
+				fmt.Fprintf(w, "note: %s does not build in the old tree: skipped\n", f.pkg)
+				continue
+			}
+			bins[s][f.pkg] = bin
+		}
+	}
+	return bins, nil
+}
+
+// discover runs every benchmark of each family once on each side
+// (-test.benchtime=1x) and returns one unit per benchmark both sides have,
+// with a note for each that only one side has.
+func discover(ctx context.Context, w io.Writer, cfg config, trees [2]string, bins [2]map[string]string, fams []family) []family {
+	var units []family
+	for _, f := range fams {
+		if bins[oldSide][f.pkg] == "" {
+			continue
+		}
+		var names [2][]string
+		for s := range trees {
+			out, err := runBinary(ctx, bins[s][f.pkg], filepath.Join(trees[s], f.pkg),
+				"-test.run=^$", "-test.bench="+f.pattern, "-test.benchtime=1x", "-test.timeout="+cfg.timeout.String())
+			if err != nil {
+				fmt.Fprintf(w, "note: %s: the %s tree's discovery run failed: %v\n", f.name, side(s), err)
+			}
+			res, _ := parseOutput(out)
+			for _, r := range res {
+				names[s] = append(names[s], r.name)
+			}
+		}
+		u, notes := leaves(f, names[oldSide], names[newSide], runtime.GOMAXPROCS(0))
+		for _, n := range notes {
+			fmt.Fprintln(w, "note:", n)
+		}
+		units = append(units, u...)
+	}
+	return units
 }
 
 // short cuts s to n bytes.
