@@ -56,7 +56,10 @@ type PeerPolicy struct {
 	// SlowAfter is how long a fetch that a hedge beat may still take: it is
 	// not cut short when the callers get the hedge's value, and counts as
 	// a failure of the peer only if the peer has not answered it by then,
-	// so that a slow peer stays and a hung one is ejected. 0 means 2 s.
+	// so that a slow peer stays and a hung one is ejected. It also bounds
+	// each peer's part of a Remove or Set (within the caller's context):
+	// a peer that has not confirmed by then is reported and retried in the
+	// background. 0 means 2 s.
 	SlowAfter time.Duration
 
 	// NoHedge turns hedging off: a fetch waits for the owner until it
@@ -144,6 +147,7 @@ type peerHealths struct {
 	policy PeerPolicy
 	now    func() time.Time
 	m      sync.Map // PeerGetter -> *peerHealth
+	writes retries  // the writes some peers did not confirm (retry.go)
 }
 
 // of returns the health of peer, or nil if peer cannot be told apart from
@@ -165,6 +169,19 @@ func peerAddr(peer PeerGetter) string {
 		return a.Addr()
 	}
 	return fmt.Sprintf("%T@%p", peer, peer)
+}
+
+// ejected reports whether peer is ejected now (or its probe is in
+// flight), without changing its state: a write is not sent to it then but
+// counted as not confirmed at once, and retried in the background.
+func (h *peerHealths) ejected(peer PeerGetter) bool {
+	p := h.of(peer)
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.ejectedUntil.IsZero() && (h.now().Before(p.ejectedUntil) || p.probing)
 }
 
 // admit decides whether a fetch may go to the peer, and counts it in

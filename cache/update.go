@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -31,18 +30,37 @@ type PeerLister interface {
 }
 
 // ErrPartialUpdate is wrapped by the *UpdateError that Remove and Set return
-// when some peers could not be reached.
-var ErrPartialUpdate = errors.New("some peers were not updated")
+// when some nodes did not confirm the change in time.
+var ErrPartialUpdate = errors.New("some peers did not confirm the change")
 
-// An UpdateError lists the peers a Remove or Set did not reach. Delivery is
-// best effort: a peer that was not reached may serve its copy of the old
-// value until it expires or is evicted.
+// An UpdateError names the peers that did not confirm a Remove or Set in
+// time (Failed, by address, with why). "Not confirmed" is not "not done": a
+// peer that was slow or stopped may still apply the change (a stopped
+// process applies the requests queued to it when it resumes). What a
+// caller may assume when Remove or Set returns one:
+//   - The owner, if not named, holds the new value (Set) or none (Remove).
+//   - Another node not named (this one included) has dropped its copy;
+//     with the owner not named either, it holds no copy older than the
+//     change.
+//   - A named node may still serve the old value, until the change
+//     reaches it, its copy expires or is evicted.
+//   - While the owner is named, the other nodes may fetch the old value
+//     from it again.
+//
+// The group keeps telling the named peers in the background, for up to
+// 1,024 keys at a time and a bounded time (6 attempts at most, over about
+// half a minute, with backoff), to drop the key: a Remove, for a Set too,
+// since a retry that carried a value could land over a newer Set from
+// this node or another (the next Get loads the key from the source). Once
+// the owner confirms, it tells the other nodes again. A later Remove or
+// Set of the key on this node supersedes those retries. A peer whose
+// transport cannot update keys is named and not retried.
 type UpdateError struct {
 	Group, Key string
 	Failed     map[string]error // by peer address
 }
 
-// Error names the group, the key and the peers not reached.
+// Error names the group, the key and the peers that did not confirm.
 func (e *UpdateError) Error() string {
 	addrs := make([]string, 0, len(e.Failed))
 	for a := range e.Failed {
@@ -60,12 +78,18 @@ func (e *UpdateError) Error() string {
 // Unwrap returns ErrPartialUpdate.
 func (e *UpdateError) Unwrap() error { return ErrPartialUpdate }
 
-// Remove removes key from the cluster: from its owner first, then from this
-// node and from the hot caches of every other peer, so that the next Get
-// anywhere loads it anew. A load of key in flight anywhere it is removed
-// keeps its value from its waiters but not in the cache. It returns an
-// *UpdateError naming the peers it could not reach (their copies last
-// until they expire or are evicted).
+// Remove removes key from the cluster: at its owner, here, and in the hot
+// caches of every other peer, so that the next Get anywhere loads it anew.
+// The owner is told first, the others once it has confirmed, so that none
+// fetches the old value from it again; an owner that has not answered
+// within 100 ms (or half of ctx's time) no longer holds them up: they are
+// told at once, and again once the owner confirms. Each peer has its own
+// share of ctx's time, at most PeerPolicy.SlowAfter, so that one hung peer
+// does not use up the others', and a peer this node has ejected is not
+// waited for (it is named at once, and retried). A load of key in flight anywhere it is removed keeps its
+// value from its waiters but not in the cache. Removing a key no node
+// holds is not an error. It returns an *UpdateError naming the peers that
+// did not confirm; see UpdateError for what each node may still serve.
 func (g *Group) Remove(ctx context.Context, key string) error {
 	return g.update(ctx, key, func(ctx context.Context, p PeerUpdater, owner bool) error {
 		return p.Remove(ctx, g.name, key)
@@ -75,7 +99,8 @@ func (g *Group) Remove(ctx context.Context, key string) error {
 // Set stores value as key's value in the cluster: at the owner (here, or
 // the owner peer), for ttl (0: the group's default TTL), and drops the
 // copies other nodes hold, so that they fetch the new value from the
-// owner. Like Remove, it is best effort and reports the peers not reached.
+// owner. Like Remove, it gives each peer its own share of ctx's time and
+// returns an *UpdateError naming the peers that did not confirm.
 func (g *Group) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
 	if ttl < 0 {
 		return &Error{Group: g.name, Key: key, Err: fmt.Errorf("negative TTL %v", ttl)}
@@ -118,57 +143,47 @@ func samePeer(a, b PeerGetter) bool {
 	return ta == tb && ta.Comparable() && a == b
 }
 
-// update applies a change to key: first at the owner (local, if this node
-// owns it or nothing else does, else the owner peer through apply), then
-// here and at every other peer at once (through apply with owner false).
+// update applies a change to key: at the owner (local, if this node owns
+// it or nothing else does, else the owner peer through apply), here, and at
+// every other peer (through apply with owner false), as write.pass orders
+// it. The peers that do not confirm are retried in the background (see
+// retries.end) and reported.
 func (g *Group) update(ctx context.Context, key string, apply func(context.Context, PeerUpdater, bool) error, local func()) error {
 	var owner PeerGetter
 	remote := false
 	if g.peers != nil {
 		owner, remote = g.peers.PickPeer(key)
 	}
-	failed := map[string]error{}
+	w := &write{g: g, key: key, apply: apply}
 	if remote {
-		u, ok := owner.(PeerUpdater)
-		err := errors.New("the peer's transport cannot update keys")
-		if ok {
-			err = apply(ctx, u, true)
-		}
-		if err != nil {
-			failed[peerAddr(owner)] = err
-		}
+		w.owner = owner
+	}
+	seq := g.health.writes.begin(key) // supersedes the retries of an older write of key
+	if remote || local == nil {
 		g.RemoveLocal(key)
-	} else if local != nil {
-		local()
 	} else {
-		g.RemoveLocal(key)
+		local()
 	}
-	var others []PeerGetter
-	if l, ok := g.peers.(PeerLister); ok {
-		others = l.PeerGetters()
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, p := range others {
-		if remote && samePeer(p, owner) {
-			continue
+	others := w.others(g.peerList())
+	results := w.pass(ctx, w.owner, others, nil, true)
+	failed := map[string]error{}
+	for a, err := range results {
+		if err != nil {
+			failed[a] = err
 		}
-		wg.Go(func() {
-			u, ok := p.(PeerUpdater)
-			err := errors.New("the peer's transport cannot update keys")
-			if ok {
-				err = apply(ctx, u, false)
-			}
-			if err != nil {
-				mu.Lock()
-				failed[peerAddr(p)] = err
-				mu.Unlock()
-			}
-		})
 	}
-	wg.Wait()
-	if len(failed) > 0 {
-		return &UpdateError{Group: g.name, Key: key, Failed: failed}
+	g.health.writes.end(ctx, w, seq, failed)
+	if len(failed) == 0 {
+		return nil
+	}
+	return &UpdateError{Group: g.name, Key: key, Failed: failed}
+}
+
+// peerList returns the peers other than this node, if the picker can list
+// them.
+func (g *Group) peerList() []PeerGetter {
+	if l, ok := g.peers.(PeerLister); ok {
+		return l.PeerGetters()
 	}
 	return nil
 }

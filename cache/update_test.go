@@ -55,10 +55,51 @@ func TestRemoveDuringLoadDoesNotResurrect(t *testing.T) {
 // memNode is a node of an in-memory cluster whose peers call each other's
 // groups directly and implement PeerUpdater.
 type memNode struct {
-	name  string
-	group *cache.Group
-	loads atomic.Int64
-	down  atomic.Bool
+	name   string
+	group  *cache.Group
+	loads  atomic.Int64
+	down   atomic.Bool
+	writes atomic.Int64 // Remove and Set requests it received
+
+	mu      sync.Mutex
+	stopped chan struct{} // not nil while the node is stopped (as by SIGSTOP)
+}
+
+// stop makes the node hang: each request waits until resume, or fails with
+// its context's error when that ends first, as the request of a client
+// that gave up would.
+func (n *memNode) stop() {
+	n.mu.Lock()
+	n.stopped = make(chan struct{})
+	n.mu.Unlock()
+}
+
+func (n *memNode) resume() {
+	n.mu.Lock()
+	close(n.stopped)
+	n.stopped = nil
+	n.mu.Unlock()
+}
+
+// serve waits while the node is stopped, and fails a request whose
+// context has ended, as a transport does.
+func (n *memNode) serve(ctx context.Context) error {
+	n.mu.Lock()
+	c := n.stopped
+	n.mu.Unlock()
+	if c != nil {
+		select {
+		case <-c:
+		case <-ctx.Done():
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if n.down.Load() {
+		return errors.New("down")
+	}
+	return nil
 }
 
 type memPeer struct{ n *memNode }
@@ -66,8 +107,8 @@ type memPeer struct{ n *memNode }
 func (p memPeer) Addr() string { return p.n.name }
 
 func (p memPeer) Get(ctx context.Context, _, key string) ([]byte, error) {
-	if p.n.down.Load() {
-		return nil, errors.New("down")
+	if err := p.n.serve(ctx); err != nil {
+		return nil, err
 	}
 	v, err := p.n.group.GetLocal(ctx, key)
 	var ce *cache.Error
@@ -77,17 +118,19 @@ func (p memPeer) Get(ctx context.Context, _, key string) ([]byte, error) {
 	return v.ByteSlice(), err
 }
 
-func (p memPeer) Remove(_ context.Context, _, key string) error {
-	if p.n.down.Load() {
-		return errors.New("down")
+func (p memPeer) Remove(ctx context.Context, _, key string) error {
+	p.n.writes.Add(1)
+	if err := p.n.serve(ctx); err != nil {
+		return err
 	}
 	p.n.group.RemoveLocal(key)
 	return nil
 }
 
-func (p memPeer) Set(_ context.Context, _, key string, value []byte, ttl time.Duration) error {
-	if p.n.down.Load() {
-		return errors.New("down")
+func (p memPeer) Set(ctx context.Context, _, key string, value []byte, ttl time.Duration) error {
+	p.n.writes.Add(1)
+	if err := p.n.serve(ctx); err != nil {
+		return err
 	}
 	p.n.group.SetLocal(key, value, ttl)
 	return nil
@@ -115,6 +158,12 @@ func (m memPicker) PeerGetters() []cache.PeerGetter {
 }
 
 func newMemCluster(t *testing.T, db *sync.Map) []*memNode {
+	return newMemClusterWith(t, db, cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}})
+}
+
+// newMemClusterWith is newMemCluster with o for each group (Peers and
+// Logger are set here).
+func newMemClusterWith(t *testing.T, db *sync.Map, o cache.GroupOptions) []*memNode {
 	nodes := make([]*memNode, 3)
 	for i := range nodes {
 		nodes[i] = &memNode{name: fmt.Sprintf("node%d", i)}
@@ -127,8 +176,8 @@ func newMemCluster(t *testing.T, db *sync.Map) []*memNode {
 			}
 			return nil, getter.ErrNotFound
 		})
-		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: memPicker{i, nodes}, Logger: quiet,
-			PeerPolicy: cache.PeerPolicy{NoHedge: true}})
+		o.Peers, o.Logger = memPicker{i, nodes}, quiet
+		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,7 +44,11 @@ func checkBasePath(p string) error {
 // is taken as decoded: its first segment after the prefix is the group,
 // the whole rest is the key, and both are escaped again. Group names
 // containing "/" cannot be reached that way; a path that does not split
-// into a group and a key is refused with an error that says why.
+// into a group and a key is refused with an error that says why. So is a
+// group or key "!." or "!.." (and a key "!./" or "!../"): the protocol's
+// form of "." and ".." and the key "!." itself (sent as "%21.") arrive the
+// same once decoded, so either reading could serve the wrong key; refused,
+// the caller loads such a key itself.
 func (h *Handler) protocolPath(ev *events.LambdaFunctionURLRequest) (string, error) {
 	path := ev.RawPath
 	if path == "" {
@@ -61,8 +65,15 @@ func (h *Handler) protocolPath(ev *events.LambdaFunctionURLRequest) (string, err
 	if !ok || !ok2 || group == "" {
 		return "", fmt.Errorf("API Gateway event (decoded path) %q is not [base path]%s{group}/{key}", clipPath(path), protocol.Prefix)
 	}
+	if dotMarked(group) || dotMarked(strings.TrimSuffix(key, "/")) {
+		return "", fmt.Errorf("API Gateway event (decoded path) %q: %q is ambiguous once decoded (the key \".\" or \"..\", or itself); send it through a Function URL", clipPath(path), clipPath(rest))
+	}
 	return protocol.Path(group, key), nil
 }
+
+// dotMarked reports whether s is "!." or "!..", the protocol's escaped
+// form of the dot segments, as it arrives decoded.
+func dotMarked(s string) bool { return s == "!." || s == "!.." }
 
 // decodedPath reports whether ev's rawPath has been decoded on its way,
 // as an API Gateway HTTP API does and a Function URL does not.

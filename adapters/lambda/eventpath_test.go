@@ -112,3 +112,40 @@ func TestHandlerBasePathErrors(t *testing.T) {
 		t.Errorf("GEECACHE_BASE_PATH=prod: %v, want ErrConfig", err)
 	}
 }
+
+// The dot keys in the protocol's form ("!./", "!../") through a Function
+// URL event, and in the older "%2E" form; through an API Gateway event
+// (decoded) a client's "!./" cannot be told from the key "!./" sent as
+// "%21.%2F", so either spelling is refused (400: the caller loads the key
+// itself) rather than served as the wrong key, while a decoded "." and
+// ".." (older clients' "%2E", "%2E%2E") are served.
+func TestEventDotKeys(t *testing.T) {
+	const furl, apigw = "lambda-urls-request.json", "apigw-v2-request-no-authorizer.json"
+	h := echoHandler(t, "")
+	for _, tc := range []struct{ file, path, key string }{
+		{furl, "/_geecache/g/!./", "."},
+		{furl, "/_geecache/g/!../", ".."},
+		{furl, "/_geecache/g/%2E", "."},
+		{furl, "/_geecache/g/%2E%2E", ".."},
+		{furl, "/_geecache/g/%21./", ""}, // not the marker: a malformed path
+		{apigw, "/_geecache/g/.", "."},
+		{apigw, "/_geecache/g/..", ".."},
+		{apigw, "/_geecache/g/!.x", "!.x"},
+		{apigw, "/_geecache/g/!./", ""},
+		{apigw, "/_geecache/g/!../", ""},
+		{apigw, "/_geecache/g/!.", ""},
+		{apigw, "/_geecache/g/!..", ""},
+		{apigw, "/_geecache/!./k", ""},
+	} {
+		res, body, _ := invoke(t, h, sampleEvent(t, tc.file, tc.path))
+		if tc.key == "" {
+			if res.StatusCode != 400 {
+				t.Errorf("%s %q: %d %q; want 400", tc.file, tc.path, res.StatusCode, body)
+			}
+			continue
+		}
+		if res.StatusCode != 200 || string(body) != "key="+tc.key {
+			t.Errorf("%s %q: %d %q; want 200 key=%s", tc.file, tc.path, res.StatusCode, body, tc.key)
+		}
+	}
+}

@@ -336,8 +336,7 @@ func TestRandomKeysRoundTripThroughHandler(t *testing.T) {
 	h := newHandler(t, reg, nil)
 	c := protoClient(t, nil)
 	r := rand.New(rand.NewPCG(3, 5))
-	for i := range 300 {
-		key := keytest.Random(r)
+	for i, key := range keytest.Keys(r, 300) {
 		req := c.NewRequest(t.Context(), testSelf, "scores", key)
 		res, body, _ := invoke(t, h, urlEvent(t, "GET", req.Path, req.Header, "", false))
 		if res.StatusCode != 200 || string(body) != "v="+key {

@@ -104,7 +104,7 @@ func newClientConfig(opts *ClientOptions) (clientConfig, error) {
 		return clientConfig{}, err
 	}
 	if o.Transport == nil {
-		o.Transport = defaultTransport()
+		o.Transport = defaultTransport(pc.MaxValueBytes())
 	}
 	return clientConfig{base: o.BasePath, proto: pc, rt: o.Transport, timeout: o.Timeout}, nil
 }

@@ -99,8 +99,7 @@ func TestRandomKeysRoundTripThroughRouters(t *testing.T) {
 		"strip prefix": mustClient(t, muxed.URL+"/strip", nil),
 	}
 	r := rand.New(rand.NewPCG(7, 11))
-	for i := range 300 {
-		key := keytest.Random(r)
+	for i, key := range keytest.Keys(r, 300) {
 		for name, c := range clients {
 			v, err := c.Get(t.Context(), "scores", key)
 			if err != nil || !bytes.Equal(v, []byte("v="+key)) {

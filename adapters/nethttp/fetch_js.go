@@ -10,11 +10,9 @@ import (
 	"net/http"
 	"strconv"
 	"syscall/js"
-)
 
-// maxFetchRequestBody bounds the request body a FetchTransport sends (the
-// peer protocol sends none); fetch needs the whole body up front.
-const maxFetchRequestBody = 1 << 20
+	"github.com/geecache/geecache/adapters/protocol"
+)
 
 // ErrFetchUnavailable is returned by FetchTransport.RoundTrip when the
 // JavaScript host has no global fetch function.
@@ -36,16 +34,27 @@ var ErrFetchUnavailable = errors.New("geecache/nethttp: the JavaScript host has 
 // protocol's size limit) leaves the rest unread, and Close cancels it.
 // Redirects are not followed. Requests carry no cookies or other
 // credentials of the host (credentials "omit").
-type FetchTransport struct{}
+//
+// fetch() takes a request body whole, so the body is read into memory
+// first, up to a bound: the MaxValueBytes of the Client or Pool for their
+// default transport (a PUT's body is one value), and
+// protocol.DefaultMaxValueBytes for one made by NewFetchTransport.
+type FetchTransport struct {
+	maxBody int64 // the largest request body sent; 0: protocol.DefaultMaxValueBytes
+}
 
 // NewFetchTransport returns a FetchTransport.
 func NewFetchTransport() *FetchTransport { return &FetchTransport{} }
 
 // RoundTrip sends req with fetch(). It returns once the response headers
 // have arrived; the body is read as the caller reads it.
-func (*FetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *FetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	body, err := requestBody(req)
+	limit := t.maxBody
+	if limit == 0 {
+		limit = protocol.DefaultMaxValueBytes
+	}
+	body, err := requestBody(req, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -85,19 +94,21 @@ func (*FetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return newFetchResponse(req, res, abort)
 }
 
-// requestBody reads and closes req's body, at most maxFetchRequestBody
-// bytes.
-func requestBody(req *http.Request) ([]byte, error) {
+// requestBody reads and closes req's body, at most limit bytes.
+func requestBody(req *http.Request, limit int64) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, nil
 	}
 	defer req.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(req.Body, maxFetchRequestBody+1))
+	if req.ContentLength > limit {
+		return nil, fmt.Errorf("geecache/nethttp: request body of %d bytes is over the limit of %d", req.ContentLength, limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("geecache/nethttp: reading request body: %w", err)
 	}
-	if len(b) > maxFetchRequestBody {
-		return nil, fmt.Errorf("geecache/nethttp: request body over %d bytes", maxFetchRequestBody)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("geecache/nethttp: request body over the limit of %d bytes", limit)
 	}
 	return b, nil
 }

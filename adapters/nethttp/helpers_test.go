@@ -136,9 +136,13 @@ func startNodes(t *testing.T, n int, setPeers bool, opts *PoolOptions) []*node {
 
 // kill closes the node's listener and connections at once, as a crash
 // would (from the peers' point of view), and waits for Serve to return.
+// Its peer list is emptied, so that the background retries of its writes
+// end at their next attempt instead of reaching a port another test may
+// have been given since.
 func (n *node) kill() {
 	_ = n.srv.Close()
 	<-n.done
+	_ = n.pool.Set()
 	_ = n.pool.Close()
 }
 

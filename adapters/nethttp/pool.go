@@ -57,21 +57,15 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPlatform(o.Transport); err != nil {
-		return nil, err
-	}
-	if o.Transport == nil {
-		o.Transport = defaultTransport()
-	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 	co := o.client()
-	cc, err := newClientConfig(&co)
+	cc, err := newClientConfig(&co) // checks the platform, makes the default transport
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{handler: h, self: self, rt: o.Transport, log: o.Logger}
+	p := &Pool{handler: h, self: self, rt: cc.rt, log: o.Logger}
 	// Set normalises every address before the ring sees it.
 	p.peers, err = picker.NewPeers(self, func(addr string) cache.PeerGetter { return cc.client(addr) },
 		&picker.Options{Replicas: o.Replicas, Hash: o.Hash})

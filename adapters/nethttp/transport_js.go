@@ -12,4 +12,6 @@ const platformReachesPeers = true
 // WithTransport. Under GOOS=js it is a FetchTransport: net/http's own
 // transport would dial Go's in-process fake network under node.js, and
 // NewTransport's tuned dialer would keep it off fetch() in browsers too.
-func defaultTransport() http.RoundTripper { return NewFetchTransport() }
+// It sends request bodies (a PUT's value) of up to maxBody bytes, the
+// client's MaxValueBytes.
+func defaultTransport(maxBody int64) http.RoundTripper { return &FetchTransport{maxBody: maxBody} }

@@ -14,5 +14,6 @@ import (
 const platformReachesPeers = runtime.GOOS != "wasip1"
 
 // defaultTransport is the transport of a Client or Pool not given one with
-// WithTransport: NewTransport's, over sockets.
-func defaultTransport() http.RoundTripper { return NewTransport() }
+// WithTransport: NewTransport's, over sockets, which streams request
+// bodies of any size (maxBody is for the js one).
+func defaultTransport(_ int64) http.RoundTripper { return NewTransport() }

@@ -12,7 +12,8 @@
 //	GET {base}/_geecache/{group}/{key}
 //
 // with group and key each escaped by Escape (url.PathEscape, with the dot
-// segments "." and ".." escaped too). The answer is 200 with
+// segments "." and ".." written "!." and "!..", which no URL parser
+// resolves; Path ends a dot key with "/"). The answer is 200 with
 // the raw value bytes, or an error status with a plain-text message and an
 // X-Geecache-Error code (see the Code constants). A request from a peer
 // carries the X-Geecache-Peer header; the node serving it never forwards it

@@ -20,6 +20,8 @@ func FuzzServePath(f *testing.F) {
 	}
 	f.Add("/_geecache/scores/%", "", "")
 	f.Add("/_geecache//", "a/b", "%")
+	f.Add("/_geecache/scores/%2E%2E", ".", "..")
+	f.Add("/_geecache/scores/!.", "!..", "!.")
 	reg := cache.NewRegistry()
 	if _, err := reg.NewGroup("scores", 1<<16, getter.Func(func(_ context.Context, key string) ([]byte, error) {
 		if len(key)%3 == 0 {
@@ -46,6 +48,7 @@ func FuzzServePath(f *testing.F) {
 		if group == "" {
 			return
 		}
+		noDotSegments(t, Path(group, key))
 		g, k, err := ParsePath(Path(group, key))
 		if err != nil || g != group || k != key {
 			t.Fatalf("ParsePath(Path(%q, %q)) = %q, %q, %v", group, key, g, k, err)

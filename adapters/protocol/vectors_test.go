@@ -97,6 +97,16 @@ func TestPublishedVectors(t *testing.T) {
 		t.Fatalf("without a secret: headers %v; want the xxhash64 checksum and no signature", plain.Header)
 	}
 
+	// A key a WHATWG URL parser would resolve away as "%2E%2E": its marker
+	// form, which the signature covers as sent.
+	dot := c.NewRequest(ctx, target, group, v["dot key"])
+	check("dot path", dot.Path)
+	check("dot request canonical", strings.Join([]string{"GEECACHE2", "GET", target, dot.Path, "1", v["time"]}, "\n"))
+	check("dot request X-Geecache-Signature", dot.Header.Get(HeaderSignature))
+	if r := s.Serve(ctx, dot); r.Status != 200 || bodyOf(r) != v["value"] {
+		t.Fatalf("the published dot-key request: %d %q; want 200 %q", r.Status, bodyOf(r), v["value"])
+	}
+
 	// A PUT: its value's checksum and its TTL are signed too.
 	ttlMs, _ := strconv.ParseInt(v["put ttl"], 10, 64)
 	put := c.NewSetRequest(ctx, target, group, key, []byte(v["put value"]), time.Duration(ttlMs)*time.Millisecond)

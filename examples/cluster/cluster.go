@@ -152,10 +152,11 @@ func apiHandler(n *node, log *slog.Logger) http.Handler {
 		}
 		log.Info("api delete", "key", key, "owner", n.pool.Owner(key), "via", n.addr)
 		if err := n.group.Remove(r.Context(), key); err != nil {
-			// Best effort: the nodes not reached keep their copy until it
-			// expires or is evicted.
-			log.Warn("api delete incomplete", "key", key, "err", err)
-			http.Error(w, "removed, but not from every node", http.StatusBadGateway)
+			// The nodes the error names did not confirm: they may serve
+			// the old value until the group's retries reach them or it
+			// expires.
+			log.Warn("api delete not confirmed everywhere", "key", key, "err", err)
+			http.Error(w, "removed; some nodes did not confirm (they may serve the old value until retried or expired)", http.StatusBadGateway)
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

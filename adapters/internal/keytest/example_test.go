@@ -16,3 +16,9 @@ func ExampleRandom() {
 	fmt.Println(seen[".."], seen["%"], len(seen) > 500)
 	// Output: true true true
 }
+
+func ExampleKeys() {
+	keys := keytest.Keys(rand.New(rand.NewPCG(1, 2)), 100)
+	fmt.Printf("%q %q %d\n", keys[0], keys[1], len(keys))
+	// Output: "." ".." 114
+}

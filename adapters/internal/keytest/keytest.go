@@ -32,3 +32,14 @@ func Random(r *rand.Rand) string {
 	}
 	return b.String()
 }
+
+// Keys returns every awkward string alone, "." and ".." first, then n
+// random keys from r: for a round-trip test that must see each awkward
+// string at least once, whatever r gives.
+func Keys(r *rand.Rand, n int) []string {
+	keys := append(make([]string, 0, len(special)+n), special[:]...)
+	for range n {
+		keys = append(keys, Random(r))
+	}
+	return keys
+}
