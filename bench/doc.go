@@ -6,7 +6,7 @@
 // It is a module of its own so that the library's go.mod does not require
 // the peers.
 //
-// Everything but package fair lives in _test.go files; see README.md for
-// what each benchmark measures and the command that reproduces each row
-// of its table.
+// Everything but package fair and the regression guard (cmd/guard) lives
+// in _test.go files; see README.md for what each benchmark measures, the
+// command that reproduces each row of its table, and how to run the guard.
 package bench
