@@ -1,0 +1,4 @@
+// Package empty exports nothing: it is not listed.
+package empty
+
+func quiet() {}

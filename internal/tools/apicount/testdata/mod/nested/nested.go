@@ -1,0 +1,4 @@
+// Package nested is a module of its own: it counts apart.
+package nested
+
+func Apart() {}

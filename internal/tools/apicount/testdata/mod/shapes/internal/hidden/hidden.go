@@ -1,0 +1,4 @@
+// Package hidden is internal: it does not count.
+package hidden
+
+func Secret() {}
