@@ -190,8 +190,13 @@ func fxSample(stop chan struct{}, peakG, peakF *atomic.Int64) {
 }
 
 // fxHedgeEstimate applies the hedge delay's rule (the 99th percentile of
-// fetch times, within cache.DefaultHedgeMin and DefaultHedgeMax) to the
-// latencies of the Gets of keys node 1 owns (a healthy peer's fetches).
+// fetch times, within the defaults of cache.PeerPolicy's HedgeMin and
+// HedgeMax) to the latencies of the Gets of keys node 1 owns (a healthy
+// peer's fetches).
+// The defaults of cache.PeerPolicy's HedgeMin and HedgeMax, as its docs
+// state them.
+const fxHedgeMin, fxHedgeMax = 10 * time.Millisecond, time.Second
+
 func fxHedgeEstimate(res *fxLoad, owners []int) time.Duration {
 	var fetch []time.Duration
 	for i, o := range owners {
@@ -199,7 +204,7 @@ func fxHedgeEstimate(res *fxLoad, owners []int) time.Duration {
 			fetch = append(fetch, res.lat[i])
 		}
 	}
-	return min(max(fxPercentile(fxSorted(fetch), 99), cache.DefaultHedgeMin), cache.DefaultHedgeMax)
+	return min(max(fxPercentile(fxSorted(fetch), 99), fxHedgeMin), fxHedgeMax)
 }
 
 // BenchmarkHungPeer compares node A of a healthy three-node cluster with
@@ -284,7 +289,7 @@ func TestHungPeerHarness(t *testing.T) {
 	if s.EjectedLoads == 0 || logs.firstEject.Load() == 0 {
 		t.Fatalf("the hung node was not ejected: %+v", s)
 	}
-	if h := fxHedgeEstimate(res, make([]int, 0)); h != cache.DefaultHedgeMin {
-		t.Fatalf("hedge estimate with no fetches = %v, want the floor %v", h, cache.DefaultHedgeMin)
+	if h := fxHedgeEstimate(res, make([]int, 0)); h != fxHedgeMin {
+		t.Fatalf("hedge estimate with no fetches = %v, want the floor %v", h, fxHedgeMin)
 	}
 }

@@ -164,7 +164,7 @@ func fxStampedeSystem(b testing.TB, name string, swr bool) fair.System {
 				lat := fxStampede(b, g, k)
 				maxs, p50s = append(maxs, lat[len(lat)-1]), append(p50s, fxPercentile(lat, 50))
 			}
-			fxIdle(g, src)
+			fxIdle(src)
 			s1 := g.Stats()
 			return fair.Metrics{
 				"max-caller-ns": float64(slices.Max(maxs)),
@@ -219,15 +219,15 @@ func BenchmarkStaleStampede(b *testing.B) {
 	b.ReportMetric(float64(fxStampedeSource.Nanoseconds()), "source-latency-ns")
 }
 
-// fxIdle waits, at most 10 s, until g has no load in flight and its source
+// fxIdle waits, at most 10 s, until g's source has no call in flight and
 // has not been called for twice its latency, so that a background refresh
 // that was started has run and been counted.
-func fxIdle(g *cache.Group, src *fxSource) {
+func fxIdle(src *fxSource) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		calls := src.calls.Load()
-		if g.InFlight() == 0 {
+		if src.active.Load() == 0 {
 			time.Sleep(2 * src.latency)
-			if g.InFlight() == 0 && src.calls.Load() == calls {
+			if src.active.Load() == 0 && src.calls.Load() == calls {
 				return
 			}
 		}

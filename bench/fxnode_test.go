@@ -300,10 +300,13 @@ func fxPercentile(sorted []time.Duration, p float64) time.Duration {
 type fxSource struct {
 	latency time.Duration
 	calls   atomic.Int64
+	active  atomic.Int64 // calls not yet returned
 }
 
 func (s *fxSource) Get(ctx context.Context, key string) ([]byte, error) {
 	s.calls.Add(1)
+	s.active.Add(1)
+	defer s.active.Add(-1)
 	if s.latency > 0 {
 		t := time.NewTimer(s.latency)
 		defer t.Stop()

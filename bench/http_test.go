@@ -245,7 +245,7 @@ func (c *ourCluster) target() *httpTarget {
 				owners[nd.pool.Self()] = nd.group
 			}
 			for _, k := range keys {
-				if _, err := owners[a.pool.Owner(k)].GetLocal(ctx, k); err != nil {
+				if _, _, err := owners[a.pool.Owner(k)].GetLocal(ctx, k); err != nil {
 					return err
 				}
 			}

@@ -107,17 +107,12 @@ func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 // this node's peer list names another owner. Transports call it so that a
 // request makes at most one hop and nodes with different peer lists cannot
 // send a request around in a loop.
-func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, error) {
-	v, _, err := g.GetLocalTTL(ctx, key)
-	return v, err
-}
-
-// GetLocalTTL is GetLocal that also returns how long the value stays fresh
-// here (0: it does not expire), or with an error wrapping
-// getter.ErrNotFound, how long that answer may be cached (0: not at all).
-// Transports send it with the value, so that copies on other nodes expire
-// when this node's does.
-func (g *Group) GetLocalTTL(ctx context.Context, key string) (ByteView, time.Duration, error) {
+//
+// It also returns how long the value stays fresh here (0: it does not
+// expire), or with an error wrapping getter.ErrNotFound, how long that
+// answer may be cached (0: not at all). Transports send it with the value,
+// so that copies on other nodes expire when this node's does.
+func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, time.Duration, error) {
 	g.counters.peerRequests.Add(1)
 	var e entry
 	var err error
@@ -323,7 +318,3 @@ func (g *Group) loadLocally(ctx context.Context, kind SpanKind, key string) (ent
 	}
 	return g.keep(g.mem.main, key, v, ttl, err, gen)
 }
-
-// InFlight returns the number of loads this group is running now. Tests
-// use it to wait until abandoned loads have finished.
-func (g *Group) InFlight() int { return g.forwardFlight.InFlight() + g.localFlight.InFlight() }

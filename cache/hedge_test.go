@@ -167,7 +167,7 @@ func TestHungOwnerCostsTheHedgeDelayOnly(t *testing.T) {
 				t.Fatalf("a missing key owned by a hung peer took %v, a present one %v", missing, present)
 			}
 		}
-		time.Sleep(cache.DefaultSlowAfter)
+		time.Sleep(2 * time.Second) // PeerPolicy.SlowAfter's documented default
 		synctest.Wait()
 		if s := g.Stats(); len(s.Peers) != 1 || !s.Peers[0].Ejected {
 			t.Fatalf("after SlowAfter: %+v; want the hung peer ejected", s.Peers)
@@ -202,8 +202,9 @@ func TestOwnerThatStopsWhileLoadingCostsHedgeMax(t *testing.T) {
 		if err != nil || v.String() != "local:k" {
 			t.Fatalf("Get = %q, %v; want the local load", v, err)
 		}
-		if d := time.Since(start); d != cache.DefaultHedgeMax {
-			t.Fatalf("Get waited %v for an owner that stopped while loading; want HedgeMax (%v)", d, cache.DefaultHedgeMax)
+		const hedgeMax = time.Second // PeerPolicy.HedgeMax's documented default
+		if d := time.Since(start); d != hedgeMax {
+			t.Fatalf("Get waited %v for an owner that stopped while loading; want HedgeMax (%v)", d, hedgeMax)
 		}
 		settleBubble()
 	})

@@ -67,15 +67,15 @@ type PeerPolicy struct {
 	NoHedge bool
 }
 
-// Defaults of PeerPolicy.
+// Defaults of PeerPolicy, as its field docs state them.
 const (
-	DefaultEjectAfter  = 3
-	DefaultEjectFor    = time.Second
-	DefaultMaxEjectFor = 30 * time.Second
-	DefaultMaxInFlight = 256
-	DefaultHedgeMin    = 10 * time.Millisecond
-	DefaultHedgeMax    = time.Second
-	DefaultSlowAfter   = 2 * time.Second
+	defaultEjectAfter  = 3
+	defaultEjectFor    = time.Second
+	defaultMaxEjectFor = 30 * time.Second
+	defaultMaxInFlight = 256
+	defaultHedgeMin    = 10 * time.Millisecond
+	defaultHedgeMax    = time.Second
+	defaultSlowAfter   = 2 * time.Second
 )
 
 // withDefaults checks p and fills in its defaults.
@@ -93,16 +93,16 @@ func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 		}
 	}
 	if p.EjectAfter == 0 {
-		p.EjectAfter = DefaultEjectAfter
+		p.EjectAfter = defaultEjectAfter
 	}
 	if p.MaxInFlight == 0 {
-		p.MaxInFlight = DefaultMaxInFlight
+		p.MaxInFlight = defaultMaxInFlight
 	}
-	def(&p.EjectFor, DefaultEjectFor)
-	def(&p.MaxEjectFor, DefaultMaxEjectFor)
-	def(&p.HedgeMin, DefaultHedgeMin)
-	def(&p.HedgeMax, DefaultHedgeMax)
-	def(&p.SlowAfter, DefaultSlowAfter)
+	def(&p.EjectFor, defaultEjectFor)
+	def(&p.MaxEjectFor, defaultMaxEjectFor)
+	def(&p.HedgeMin, defaultHedgeMin)
+	def(&p.HedgeMax, defaultHedgeMax)
+	def(&p.SlowAfter, defaultSlowAfter)
 	if p.HedgeMax < p.HedgeMin {
 		return p, fmt.Errorf("geecache: %w: PeerPolicy.HedgeMax %v is below HedgeMin %v", ErrInvalidGroup, p.HedgeMax, p.HedgeMin)
 	}

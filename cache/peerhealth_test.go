@@ -191,7 +191,7 @@ func TestHedgeSharesTheLocalLoad(t *testing.T) {
 	ctx := t.Context()
 	var wg sync.WaitGroup
 	results := make(chan string, 2)
-	wg.Go(func() { v, _ := g.GetLocal(ctx, "k"); results <- v.String() }) // a peer's request: loads here
+	wg.Go(func() { v, _, _ := g.GetLocal(ctx, "k"); results <- v.String() }) // a peer's request: loads here
 	waitFor(t, "the peer request's load", func() bool { return loads.Load() == 1 })
 	wg.Go(func() { v, _ := g.Get(ctx, "k"); results <- v.String() }) // forwards, hangs, hedges
 	// The hedge has joined the peer request's load (a shared wait).

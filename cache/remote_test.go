@@ -140,7 +140,7 @@ func TestGetLocalNeverForwards(t *testing.T) {
 	f.remoteOwner() // the ring names another owner...
 	f.src.EXPECT().Get(gomock.Any(), "Tom").Return([]byte("630"), nil)
 	// ...but a peer request is served here: no expectation on f.peer.
-	v, err := f.group.GetLocal(t.Context(), "Tom")
+	v, _, err := f.group.GetLocal(t.Context(), "Tom")
 	if err != nil || v.String() != "630" {
 		t.Fatalf("GetLocal = %q, %v", v, err)
 	}
@@ -200,7 +200,7 @@ func TestGetLocalDoesNotJoinForwardingLoad(t *testing.T) {
 	// Had it joined the forwarding load, it would wait for release.
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	v, err := f.group.GetLocal(ctx, "Tom")
+	v, _, err := f.group.GetLocal(ctx, "Tom")
 	close(release)
 	if err != nil || v.String() != "630" {
 		t.Fatalf("GetLocal = %q, %v", v, err)

@@ -110,7 +110,7 @@ func (p memPeer) Get(ctx context.Context, _, key string) ([]byte, error) {
 	if err := p.n.serve(ctx); err != nil {
 		return nil, err
 	}
-	v, err := p.n.group.GetLocal(ctx, key)
+	v, _, err := p.n.group.GetLocal(ctx, key)
 	var ce *cache.Error
 	if errors.As(err, &ce) {
 		return nil, ce.Err

@@ -154,7 +154,7 @@ func TestMetricsMatchStats(t *testing.T) {
 	for _, k := range []string{"x", "x", "x", "y", "missing-1", "fail-1"} {
 		_, _ = a.Get(ctx, k)
 	}
-	_, _ = a.GetLocal(ctx, "z")
+	_, _, _ = a.GetLocal(ctx, "z")
 	for _, k := range []string{"remote-1", "remote-1", "remote-2", "x"} {
 		_, _ = b.Get(ctx, k)
 	}

@@ -122,7 +122,7 @@ const AllowedMethods = "GET, PUT, DELETE"
 // Serve answers req. It checks, in order: the method (405), the signature
 // when a secret is set (401, before anything is parsed or loaded), the path
 // (400), the group (404 unknown_group); then it loads the key with
-// Group.GetLocalTTL for a peer request (one carrying HeaderPeer, answered
+// Group.GetLocal for a peer request (one carrying HeaderPeer, answered
 // with the value's remaining lifetime in HeaderTTL) or Group.Get
 // otherwise, and answers 200 with the value, 404 not_found, 500 load_error,
 // or 413 too_large for a value over the size limit. A peer's DELETE drops
@@ -231,7 +231,7 @@ func (s *Server) serve(ctx context.Context, req Request, h http.Header) Response
 	var view cache.ByteView
 	var ttl time.Duration
 	if peer {
-		view, ttl, err = g.GetLocalTTL(ctx, key)
+		view, ttl, err = g.GetLocal(ctx, key)
 	} else {
 		view, err = g.Get(ctx, key)
 	}

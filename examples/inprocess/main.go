@@ -47,7 +47,7 @@ func (p inMemoryPeer) Get(ctx context.Context, group, key string) ([]byte, error
 	if g == nil {
 		return nil, fmt.Errorf("no group %q on peer", group)
 	}
-	v, err := g.GetLocal(ctx, key)
+	v, _, err := g.GetLocal(ctx, key)
 	var ce *cache.Error
 	if errors.As(err, &ce) {
 		return nil, ce.Err // the owner's own words, as the wire protocol carries them
