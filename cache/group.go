@@ -11,6 +11,7 @@ import (
 
 	"github.com/geecache/geecache/cache/internal/singleflight"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/progress"
 	"github.com/geecache/geecache/internal/ratelog"
 )
 
@@ -170,7 +171,7 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, e
 	if g.peers != nil {
 		owner, remote = g.peers.PickPeer(key)
 	}
-	Progress(ctx) // a caller that relays signs of life learns that a load is under way
+	progress.Report(ctx) // a caller that relays signs of life learns that a load is under way
 	var e entry
 	var err error
 	if remote && mayForward {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/progress"
 )
 
 // latencies keeps how long recent fetches took to show the owner alive
@@ -81,7 +82,7 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // fetchHedged fetches key from owner (admitted through ph, which may be
 // nil) and settles the fetch's health. A hedge is for an owner that does
 // not answer, not for a source that is slow: if the owner neither answers
-// nor says it is loading (see Progress) within the hedge delay, it starts
+// nor says it is loading (see internal/progress) within the hedge delay, it starts
 // a local load beside the fetch (through the local flight, so still one
 // local load per key) and returns whichever answers first; an owner that
 // said it is loading is waited for, up to HedgeMax. A local "not found" is as final as the
@@ -117,7 +118,7 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 		g.latency.record(time.Since(begin))
 		return true
 	}
-	fctx = WithProgress(fctx, func() {
+	fctx = progress.With(fctx, func() {
 		if showed() {
 			close(alive)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/progress"
 )
 
 // The tests in this file run in a synctest bubble: time is virtual, so the
@@ -185,7 +186,7 @@ func TestHungOwnerCostsTheHedgeDelayOnly(t *testing.T) {
 func TestOwnerThatStopsWhileLoadingCostsHedgeMax(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &peerFunc{func(ctx context.Context, _ string) ([]byte, error) {
-			cache.Progress(ctx) // "loading" … and never a word more
+			progress.Report(ctx) // "loading" … and never a word more
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}}

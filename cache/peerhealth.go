@@ -37,8 +37,8 @@ type PeerPolicy struct {
 	MaxInFlight int
 
 	// HedgeMin and HedgeMax bound the hedge delay: when the owner has
-	// neither answered nor said that it is loading (see Progress) within
-	// it, the group starts a local load beside the fetch and returns
+	// neither answered nor said that it is loading (the net/http binding
+	// sends a 102 Processing for it) within it, the group starts a local load beside the fetch and returns
 	// whichever answers first (still one local load per key). An owner
 	// that says it is loading is waited for up to HedgeMax (from the start
 	// of the fetch), so a source slower than HedgeMax is still loaded once

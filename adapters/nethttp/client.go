@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/protocol"
-	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/internal/progress"
 )
 
 // DefaultMaxIdleConnsPerHost is the keep-alive pool size per peer of
@@ -179,7 +179,7 @@ func (c *Client) do(ctx context.Context, preq protocol.Request) ([]byte, time.Du
 	if preq.Method == http.MethodGet {
 		rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{Got1xxResponse: func(code int, _ textproto.MIMEHeader) error {
 			if code == http.StatusProcessing {
-				cache.Progress(ctx) // the owner is loading: the asking group waits for it
+				progress.Report(ctx) // the owner is loading: the asking group waits for it
 			}
 			return nil
 		}})

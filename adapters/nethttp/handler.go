@@ -11,6 +11,7 @@ import (
 
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/internal/progress"
 )
 
 // A Handler serves the peer protocol for the groups of a registry. It is
@@ -94,7 +95,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var pr *processing
 	if r.Method == http.MethodGet && r.Header.Get(protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
 		pr = &processing{w: w}
-		ctx = cache.WithProgress(ctx, pr.send)
+		ctx = progress.With(ctx, pr.send)
 	}
 	resp := h.srv.ServeInto(ctx, req, w.Header())
 	pr.end()

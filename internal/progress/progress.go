@@ -1,0 +1,33 @@
+// Package progress carries one sign of life across a hop between nodes:
+// "the work you wait for is under way". It is the link between the core's
+// hedging and the transports of this module; an application never needs
+// it.
+//
+// A binding that serves a peer's request passes a context from With to
+// Group.GetLocal, so that it can tell the asking node "loading" (the
+// net/http binding sends a 102 Processing response), and a Group passes
+// one to its PeerGetter, so that a peer that says it is loading is waited
+// for instead of hedged.
+package progress
+
+import "context"
+
+// key is the context key of a progress callback.
+type key struct{}
+
+// With returns a context that carries f, to be called by Report. f must be
+// safe to call from any goroutine, more than once.
+func With(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, key{}, f)
+}
+
+// Report calls the callback of With in ctx, if any: the work the caller
+// waits for is under way. A Group calls it when a Get has to wait for a
+// load, on the Get's goroutine; a PeerGetter calls it when its peer shows
+// it is answering (it said it is loading, or its answer has begun to
+// arrive).
+func Report(ctx context.Context) {
+	if f, ok := ctx.Value(key{}).(func()); ok {
+		f()
+	}
+}
