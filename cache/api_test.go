@@ -89,12 +89,16 @@ func TestByteView(t *testing.T) {
 	if s := v.Slice(0, 5); s.String() != "hello" || !s.Equal(v.Slice(0, 5)) || s.Equal(v.Slice(1, 6)) {
 		t.Fatalf("Slice(0, 5) = %q", s)
 	}
-	if s := v.SliceFrom(7); s.String() != "world" {
-		t.Fatalf("SliceFrom(7) = %q", s)
+	if s := v.Slice(7, v.Len()); s.String() != "world" {
+		t.Fatalf("Slice(7, Len) = %q", s)
 	}
 	buf := make([]byte, 5)
 	if n := v.Copy(buf); n != 5 || string(buf) != "hello" {
 		t.Fatalf("Copy = %d %q", n, buf)
+	}
+	at := make([]byte, 5)
+	if n, err := v.Reader().(io.ReaderAt).ReadAt(at, 7); n != 5 || err != nil || string(at) != "world" {
+		t.Fatalf("Reader().ReadAt(7) = %d, %v, %q", n, err, at)
 	}
 	all, err := io.ReadAll(v.Reader())
 	if err != nil || string(all) != "hello, world" {

@@ -30,13 +30,9 @@ func (v ByteView) String() string { return string(v.b) }
 func (v ByteView) At(i int) byte { return v.b[i] }
 
 // Slice returns the view of the bytes from index from up to (not
-// including) to, without copying. It panics if the indexes are out of
-// range, like a slice expression.
+// including) to, without copying; v.Slice(from, v.Len()) is the rest. It
+// panics if the indexes are out of range, like a slice expression.
 func (v ByteView) Slice(from, to int) ByteView { return ByteView{v.b[from:to]} }
-
-// SliceFrom returns the view of the bytes from index from on, without
-// copying. It panics if from is out of range.
-func (v ByteView) SliceFrom(from int) ByteView { return ByteView{v.b[from:]} }
 
 // Copy copies the value into dst, as the built-in copy does, and returns
 // the number of bytes copied.
@@ -55,23 +51,9 @@ func (v ByteView) EqualString(s string) bool {
 }
 
 // Reader returns an io.ReadSeeker (also an io.ReaderAt and io.WriterTo)
-// over the value, without copying it.
+// over the value, without copying it: v.Reader().(io.ReaderAt) reads at an
+// offset.
 func (v ByteView) Reader() io.ReadSeeker { return bytes.NewReader(v.b) }
-
-// ReadAt implements io.ReaderAt on the value.
-func (v ByteView) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, io.ErrUnexpectedEOF
-	}
-	if off >= int64(len(v.b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, v.b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
 
 // WriteTo implements io.WriterTo. It hands the cached bytes to one call of
 // w.Write without a copy, which is what makes serving a large value cheap;
