@@ -141,7 +141,7 @@ func BenchmarkHugeLength(b *testing.B) {
 const fxSlowConns = 1000
 
 // fxSlowReadTimeout is the ReadTimeout (and ReadHeaderTimeout) of the node
-// under slow bodies, shorter than nethttp.ServerReadTimeout for the run.
+// under slow bodies, shorter than the 10 s ReadTimeout of nethttp.NewServer for the run.
 const fxSlowReadTimeout = time.Second
 
 // fxSlowBody opens a connection to addr and sends a PUT announcing a

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 )
 
 // Names of the environment variables a Lambda node reads at start-up (see
@@ -253,7 +253,7 @@ func (c *Config) valueCap() int64 {
 }
 
 // checkURL checks a peer name: a function name as it is, a base URL
-// normalised as every binding does (nethttp.NormalizeURL), so that Lambda
+// normalised as every binding does (peerhttp.NormalizeURL), so that Lambda
 // and net/http nodes name a node alike on the ring. Its error is without
 // the prefix, which the Config error has.
 func checkURL(s string) (string, error) {
@@ -263,7 +263,7 @@ func checkURL(s string) (string, error) {
 		}
 		return s, nil
 	}
-	u, err := nethttp.NormalizeURL(s)
+	u, err := peerhttp.NormalizeURL(s)
 	if err != nil {
 		return "", errors.New(strings.TrimPrefix(err.Error(), "geecache: "))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
@@ -59,10 +60,10 @@ var functionName = regexp.MustCompile(`^(arn:aws[a-z-]*:lambda:[a-z0-9-]+:[0-9]{
 func IsFunctionName(name string) bool { return functionName.MatchString(name) }
 
 // normalizeName returns a peer name as the ring knows it: a function name
-// as it is, a URL normalised with nethttp.NormalizeURL.
+// as it is, a URL normalised with peerhttp.NormalizeURL.
 func normalizeName(s string) (string, error) {
 	if strings.Contains(s, "://") {
-		return nethttp.NormalizeURL(s)
+		return peerhttp.NormalizeURL(s)
 	}
 	if !IsFunctionName(s) {
 		return "", fmt.Errorf("geecache: %w: peer %q is neither an http(s) URL nor a Lambda function name or ARN", ErrConfig, s)
@@ -96,7 +97,7 @@ func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 	case po.Timeout < 0:
 		return nil, fmt.Errorf("geecache: %w: Timeout %v is negative", ErrConfig, po.Timeout)
 	case po.Timeout == 0:
-		po.Timeout = nethttp.DefaultTimeout
+		po.Timeout = peerhttp.Timeout
 	}
 	p := &Peers{self: self, log: po.Logger}
 	if po.Transport == nil {
@@ -134,7 +135,7 @@ func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 
 // Set replaces the peer list with names (function names or ARNs, and
 // http(s) base URLs; listing self too is recommended, so that every node
-// gets the same list). URLs are normalised with nethttp.NormalizeURL. If
+// gets the same list). URLs are normalised as nethttp.Pool.Set does. If
 // any name is invalid, or the default Lambda client cannot be made (no
 // region in the environment), Set returns an error wrapping ErrConfig and
 // keeps the old list.

@@ -11,24 +11,20 @@ import (
 	"net/textproto"
 	"time"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/internal/progress"
 )
 
-// DefaultMaxIdleConnsPerHost is the keep-alive pool size per peer of
-// NewTransport. net/http's default of 2 makes a busy node open and close a
-// TCP connection for most peer requests; this is sized for a few hundred
-// concurrent requests per peer.
-const DefaultMaxIdleConnsPerHost = 256
-
-// MaxConnsPerPeer bounds the connections NewTransport opens to one peer, so
+// maxConnsPerPeer bounds the connections NewTransport opens to one peer, so
 // that a slow or hung peer cannot make a node open connections without
 // bound; a request over it waits for a connection, within its deadline.
-const MaxConnsPerPeer = 2 * DefaultMaxIdleConnsPerHost
+const maxConnsPerPeer = 2 * peerhttp.MaxIdleConnsPerHost
 
 // NewTransport returns an http.Transport tuned for peer traffic: up to
-// DefaultMaxIdleConnsPerHost idle keep-alive connections per peer, at most
-// MaxConnsPerPeer connections per peer in all (a group also caps its
+// 256 idle keep-alive connections per peer (net/http's default of 2 would
+// open and close a connection for most peer requests), at most 512
+// connections per peer in all (a group also caps its
 // requests in flight to a peer: cache.PeerPolicy.MaxInFlight), no proxy
 // (peer traffic stays inside the cluster), bounded dial and TLS handshake
 // times. HTTP/2 is used when a peer is reached over TLS (for example an AWS
@@ -39,8 +35,8 @@ func NewTransport() *http.Transport {
 		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          0, // no global limit; the per-host one applies
-		MaxIdleConnsPerHost:   DefaultMaxIdleConnsPerHost,
-		MaxConnsPerHost:       MaxConnsPerPeer,
+		MaxIdleConnsPerHost:   peerhttp.MaxIdleConnsPerHost,
+		MaxConnsPerHost:       maxConnsPerPeer,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
@@ -58,11 +54,11 @@ type Client struct {
 }
 
 // NewClient returns a Client for the peer at addr, a base URL such as
-// "http://10.0.0.2:8001", normalised by NormalizeURL. opts may be nil for
+// "http://10.0.0.2:8001", normalised as Pool.Set does. opts may be nil for
 // the defaults. It fails, with an error wrapping protocol.ErrConfig, for a
 // URL or options that cannot work.
 func NewClient(addr string, opts *ClientOptions) (*Client, error) {
-	addr, err := NormalizeURL(addr)
+	addr, err := peerhttp.NormalizeURL(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +90,7 @@ func newClientConfig(opts *ClientOptions) (clientConfig, error) {
 	case o.Timeout < 0:
 		return clientConfig{}, fmt.Errorf("geecache: %w: Timeout %v is negative", protocol.ErrConfig, o.Timeout)
 	case o.Timeout == 0:
-		o.Timeout = DefaultTimeout
+		o.Timeout = peerhttp.Timeout
 	}
 	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: o.Secret, MaxValueBytes: o.MaxValueBytes, Propagator: o.Propagator})
 	if err != nil {

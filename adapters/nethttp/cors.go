@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/protocol"
 )
 
@@ -48,7 +49,7 @@ func checkOrigins(origins []string) error {
 		if o == "*" {
 			continue
 		}
-		if n, err := NormalizeURL(o); err != nil || n != strings.ToLower(o) || strings.Count(o, "/") != 2 {
+		if n, err := peerhttp.NormalizeURL(o); err != nil || n != strings.ToLower(o) || strings.Count(o, "/") != 2 {
 			return fmt.Errorf("geecache: %w: AllowOrigins: %q is not an origin (scheme://host[:port])", protocol.ErrConfig, o)
 		}
 	}

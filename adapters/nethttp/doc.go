@@ -35,13 +35,15 @@
 // own options struct (HandlerOptions, ClientOptions, PoolOptions,
 // ServerOptions), as every GeeCache package does: nil means all defaults,
 // the zero value of a field means its documented default (0 for a timeout
-// is DefaultTimeout, never "no timeout"; a nil Logger is slog.Default()),
+// is 10 s, never "no timeout"; a nil Logger is slog.Default()),
 // and a value that cannot work (a negative timeout, a base path without a
 // leading "/", a peer URL without a scheme) makes the constructor, or Pool.Set, return an error
 // wrapping protocol.ErrConfig. A struct per constructor makes an option
 // that does not apply to it a compile error rather than a setting silently
-// ignored. Peer URLs are normalised (NormalizeURL), so that every node
-// places "http://H:80/" and "http://h" on the ring as the same node.
+// ignored. Peer URLs are normalised (scheme and host in lower case, no
+// default port, no trailing "/"), so that every node places "http://H:80/"
+// and "http://h" on the ring as the same node; Pool.Self and Pool.Peers
+// return the normalised forms.
 //
 // Every node of a cluster must be given the same peer list, BasePath,
 // Secret, MaxValueBytes, Replicas and Hash.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/internal/progress"
@@ -38,7 +39,7 @@ func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
 	}
 	if o.Self != "" {
 		var err error
-		if o.Self, err = NormalizeURL(o.Self); err != nil {
+		if o.Self, err = peerhttp.NormalizeURL(o.Self); err != nil {
 			return nil, err
 		}
 	}

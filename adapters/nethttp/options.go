@@ -11,11 +11,6 @@ import (
 	"github.com/geecache/geecache/picker"
 )
 
-// DefaultTimeout bounds one peer request (connect, send, wait, read) when
-// the Timeout option is 0. When it expires the calling node loads the key
-// itself.
-const DefaultTimeout = 10 * time.Second
-
 // HandlerOptions configures a Handler. As everywhere in GeeCache (see
 // cache.GroupOptions), the zero value of a field means its default, a nil
 // pointer means all defaults, and a value that cannot work makes the
@@ -31,7 +26,7 @@ type HandlerOptions struct {
 	Secret []byte
 
 	// Self is the node's own base URL, as its peers reach it (the address
-	// given to NewPool); it is normalised with NormalizeURL. Signed
+	// given to NewPool); it is normalised as NewPool does. Signed
 	// requests are bound to it (see protocol.ServerOptions.Self). It is
 	// required with a Secret.
 	Self string
@@ -81,7 +76,8 @@ type ClientOptions struct {
 	// protocol.DefaultMaxValueBytes.
 	MaxValueBytes int64
 
-	// Timeout bounds one request; 0 means DefaultTimeout. A caller's
+	// Timeout bounds one request (connect, send, wait, read); when it
+	// expires the calling node loads the key itself. 0 means 10 s. A caller's
 	// context with a sooner deadline wins.
 	Timeout time.Duration
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/picker"
@@ -32,7 +33,7 @@ type Pool struct {
 
 // NewPool returns a Pool for the node whose own address (as its peers
 // reach it, for example "http://10.0.0.1:8001") is self, serving the groups
-// of reg. self is normalised with NormalizeURL; an empty self makes a
+// of reg. self is normalised as Set does; an empty self makes a
 // client-only pool that owns no keys. Until Set is called the node owns
 // every key. opts may be nil for the defaults. It fails, with an error
 // wrapping protocol.ErrConfig, for an address or options that cannot work.
@@ -43,7 +44,7 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	}
 	if self != "" {
 		var err error
-		if self, err = NormalizeURL(self); err != nil {
+		if self, err = peerhttp.NormalizeURL(self); err != nil {
 			return nil, err
 		}
 	}
@@ -89,14 +90,14 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.Ser
 
 // Set replaces the pool's peer list with addrs (base URLs; listing self
 // too is recommended, so that every node gets the same list). Each address
-// is normalised with NormalizeURL, so "http://H:80/" and "http://h" are one
-// node. If any address is invalid, Set returns an error wrapping
+// is normalised (scheme and host in lower case, no default port, no
+// trailing "/"), so "http://H:80/" and "http://h" are one node. If any address is invalid, Set returns an error wrapping
 // protocol.ErrConfig and keeps the old list. Keys move only between the
 // nodes that were added or removed.
 func (p *Pool) Set(addrs ...string) error {
 	norm := make([]string, 0, len(addrs))
 	for _, a := range addrs {
-		n, err := NormalizeURL(a)
+		n, err := peerhttp.NormalizeURL(a)
 		if err != nil {
 			return err
 		}

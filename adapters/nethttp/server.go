@@ -6,21 +6,23 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 )
 
-// Timeouts and limits of the servers NewServer returns. A peer request has
-// no body and a small header, so the read side is kept short: a caller that
-// trickles its request holds a connection for at most ServerReadTimeout.
-// The write side allows for a slow load from the source (ServerWriteTimeout
-// is well above DefaultTimeout, the callers' own bound).
+// Timeouts and limits of the servers NewServer returns (its doc states
+// them). A peer request has no body and a small header, so the read side
+// is kept short: a caller that trickles its request holds a connection for
+// at most serverReadTimeout. The write side allows for a slow load from
+// the source (serverWriteTimeout is well above the callers' own bound,
+// ClientOptions.Timeout's default).
 const (
-	ServerReadHeaderTimeout = 5 * time.Second
-	ServerReadTimeout       = 10 * time.Second
-	ServerWriteTimeout      = 2 * DefaultTimeout
-	ServerIdleTimeout       = 90 * time.Second
-	ServerMaxHeaderBytes    = 16 << 10
+	serverReadHeaderTimeout = 5 * time.Second
+	serverReadTimeout       = 10 * time.Second
+	serverWriteTimeout      = 2 * peerhttp.Timeout
+	serverIdleTimeout       = 90 * time.Second
+	serverMaxHeaderBytes    = 16 << 10
 )
 
 // defaultMaxConns is ServerOptions.MaxConns when it is 0: memcached's
@@ -36,9 +38,9 @@ type ServerOptions struct {
 	// 1024 (memcached's default); a negative value means no cap. At the
 	// cap the Server stops accepting: a new connection waits, unserved,
 	// until another one closes. To make room for it the Server closes its
-	// longest-idle keep-alive connection at once, as ServerIdleTimeout
+	// longest-idle keep-alive connection at once, as the idle timeout
 	// would later (a client that was about to reuse it sends its request
-	// on a new connection). Each peer opens at most MaxConnsPerPeer
+	// on a new connection). Each peer opens at most 512
 	// connections to the node; beyond the cap, their requests wait for a
 	// connection within their own deadlines.
 	MaxConns int
@@ -60,13 +62,15 @@ type Server struct {
 }
 
 // NewServer returns a Server for peer traffic on addr (as in
-// http.Server.Addr) that serves h, typically a Pool or a Handler, with the
-// timeouts and header limit above: an http.Server's zero value has none,
-// so a peer that opens connections and never finishes its request would
-// hold them forever. opts may be nil for the defaults. Use it for every
-// node. A request net/http cannot parse is answered
-// as the protocol says (400 bad_request), unless the connection is TLS;
-// the answer is signed when h is a Pool or a Handler with a Secret.
+// http.Server.Addr) that serves h, typically a Pool or a Handler, with
+// timeouts and a header limit: ReadHeaderTimeout 5 s, ReadTimeout 10 s,
+// WriteTimeout 20 s (a slow load from the source), IdleTimeout 90 s and
+// MaxHeaderBytes 16 KiB. An http.Server's zero value has none, so a peer
+// that opens connections and never finishes its request would hold them
+// forever. opts may be nil for the defaults. Use it for every node. A
+// request net/http cannot parse is answered as the protocol says (400
+// bad_request), unless the connection is TLS; the answer is signed when h
+// is a Pool or a Handler with a Secret.
 func NewServer(addr string, h http.Handler, opts *ServerOptions) *Server {
 	var o ServerOptions
 	if opts != nil {
@@ -79,11 +83,11 @@ func NewServer(addr string, h http.Handler, opts *ServerOptions) *Server {
 		Server: &http.Server{
 			Addr:              addr,
 			Handler:           h,
-			ReadHeaderTimeout: ServerReadHeaderTimeout,
-			ReadTimeout:       ServerReadTimeout,
-			WriteTimeout:      ServerWriteTimeout,
-			IdleTimeout:       ServerIdleTimeout,
-			MaxHeaderBytes:    ServerMaxHeaderBytes,
+			ReadHeaderTimeout: serverReadHeaderTimeout,
+			ReadTimeout:       serverReadTimeout,
+			WriteTimeout:      serverWriteTimeout,
+			IdleTimeout:       serverIdleTimeout,
+			MaxHeaderBytes:    serverMaxHeaderBytes,
 			ConnState:         trackConnState,
 		},
 		maxConns: o.MaxConns,

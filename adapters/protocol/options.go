@@ -50,8 +50,9 @@ type ServerOptions struct {
 
 	// Self is the node's own base URL as its peers send requests to it
 	// (the target of protocol version 2 signatures), in the form the
-	// peers' binding normalises it to (nethttp.NormalizeURL). A signed
-	// request for another node is rejected (401). It is required with a
+	// peers' binding normalises it to (scheme and host in lower case, no
+	// default port, no trailing "/"). A signed request for another node is
+	// rejected (401). It is required with a
 	// Secret and unused without one.
 	Self string
 

@@ -23,7 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 )
 
 // Config loads the SDK's default configuration, without retries (a failed
@@ -38,7 +38,7 @@ func Config(ctx context.Context) (aws.Config, error) {
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = 5 * time.Second }).
 		WithTransportOptions(func(tr *http.Transport) {
 			tr.MaxIdleConns = 0
-			tr.MaxIdleConnsPerHost = nethttp.DefaultMaxIdleConnsPerHost
+			tr.MaxIdleConnsPerHost = peerhttp.MaxIdleConnsPerHost
 		})
 	cfg, err := config.LoadDefaultConfig(ctx, config.WithHTTPClient(hc),
 		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }))

@@ -1,13 +1,29 @@
-package nethttp
+// Package peerhttp holds what the bindings that reach peers over HTTP
+// (adapters/nethttp, adapters/lambda) must agree on: the one form of a
+// node's URL, and the defaults of a peer request. An application meets
+// these through the bindings' options and docs, never by name.
+package peerhttp
 
 import (
 	"fmt"
 	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/geecache/geecache/adapters/protocol"
 )
+
+// Timeout bounds one peer request (connect, send, wait, read) when a
+// binding's Timeout option is 0. When it expires the calling node loads
+// the key itself.
+const Timeout = 10 * time.Second
+
+// MaxIdleConnsPerHost is the keep-alive pool size per peer of the
+// bindings' transports. net/http's default of 2 makes a busy node open and
+// close a TCP connection for most peer requests; this is sized for a few
+// hundred concurrent requests per peer.
+const MaxIdleConnsPerHost = 256
 
 // NormalizeURL checks a node's base URL and returns it in the one form
 // every node must agree on, since the ring places nodes by these strings:
