@@ -14,9 +14,11 @@ import (
 	"github.com/geecache/geecache/adapters/protocol"
 )
 
-// ErrFetchUnavailable is returned by FetchTransport.RoundTrip when the
-// JavaScript host has no global fetch function.
-var ErrFetchUnavailable = errors.New("geecache/nethttp: the JavaScript host has no global fetch()")
+// errFetchUnavailable is returned by FetchTransport.RoundTrip when the
+// JavaScript host has no global fetch function (node.js before 18): a
+// failure of every peer request, which the group answers with local
+// loads, and which only a newer host cures.
+var errFetchUnavailable = errors.New("geecache/nethttp: the JavaScript host has no global fetch()")
 
 // A FetchTransport is an http.RoundTripper that sends requests with the
 // JavaScript host's global fetch() (WHATWG Fetch): in browsers, Web and
@@ -38,13 +40,12 @@ var ErrFetchUnavailable = errors.New("geecache/nethttp: the JavaScript host has 
 // fetch() takes a request body whole, so the body is read into memory
 // first, up to a bound: the MaxValueBytes of the Client or Pool for their
 // default transport (a PUT's body is one value), and
-// protocol.DefaultMaxValueBytes for one made by NewFetchTransport.
+// protocol.DefaultMaxValueBytes for a FetchTransport of one's own. The
+// zero value is ready to use: &nethttp.FetchTransport{}, to wrap it in a
+// RoundTripper of one's own, say.
 type FetchTransport struct {
 	maxBody int64 // the largest request body sent; 0: protocol.DefaultMaxValueBytes
 }
-
-// NewFetchTransport returns a FetchTransport.
-func NewFetchTransport() *FetchTransport { return &FetchTransport{} }
 
 // RoundTrip sends req with fetch(). It returns once the response headers
 // have arrived; the body is read as the caller reads it.
@@ -61,7 +62,7 @@ func (t *FetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	global := js.Global()
 	fetch := global.Get("fetch")
 	if fetch.Type() != js.TypeFunction {
-		return nil, ErrFetchUnavailable
+		return nil, errFetchUnavailable
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

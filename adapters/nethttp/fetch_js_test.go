@@ -79,7 +79,7 @@ func fetchGet(t *testing.T, ctx context.Context, url string, h http.Header) (*ht
 	if h != nil {
 		req.Header = h
 	}
-	return NewFetchTransport().RoundTrip(req)
+	return (&FetchTransport{}).RoundTrip(req)
 }
 
 func TestFetchTransportRoundTrip(t *testing.T) {
