@@ -113,16 +113,16 @@ func TestOneTraceCrossesNodes(t *testing.T) {
 	// complete now.
 	client := nodes[0].spans.GetSpans()
 	owner := nodes[1].spans.GetSpans()
-	get := byName(t, client, SpanGet)
-	peer := byName(t, client, SpanPeer)
-	if v, _ := attr(peer.Attributes, PeerKey); v.AsString() != nodes[1].pool.Self() {
-		t.Errorf("peer span's %s = %q; want %q", PeerKey, v.AsString(), nodes[1].pool.Self())
+	get := byName(t, client, spanGet)
+	peer := byName(t, client, spanPeer)
+	if v, _ := attr(peer.Attributes, peerKey); v.AsString() != nodes[1].pool.Self() {
+		t.Errorf("peer span's %s = %q; want %q", peerKey, v.AsString(), nodes[1].pool.Self())
 	}
 	if v, _ := attr(peer.Attributes, "server.address"); v.AsString() != "127.0.0.1" {
 		t.Errorf("peer span's server.address = %q; want 127.0.0.1", v.AsString())
 	}
-	load := byName(t, owner, SpanLoad)
-	served := byName(t, owner, SpanGet)
+	load := byName(t, owner, spanLoad)
+	served := byName(t, owner, spanGet)
 	tid := get.SpanContext.TraceID()
 	for _, s := range []tracetest.SpanStub{peer, served, load} {
 		if s.SpanContext.TraceID() != tid {
@@ -146,8 +146,8 @@ func TestNoPropagatorNoSharedTrace(t *testing.T) {
 	if _, err := nodes[0].group.Get(context.Background(), key); err != nil {
 		t.Fatal(err)
 	}
-	peer := byName(t, nodes[0].spans.GetSpans(), SpanPeer)
-	load := byName(t, nodes[1].spans.GetSpans(), SpanLoad)
+	peer := byName(t, nodes[0].spans.GetSpans(), spanPeer)
+	load := byName(t, nodes[1].spans.GetSpans(), spanLoad)
 	if load.SpanContext.TraceID() == peer.SpanContext.TraceID() {
 		t.Errorf("without a Propagator the owner's load joined trace %s", load.SpanContext.TraceID())
 	}

@@ -54,7 +54,7 @@ func Example() {
 	for _, s := range spans.GetSpans() {
 		line := "span " + s.Name
 		for _, a := range s.Attributes {
-			if a.Key == geecacheotel.HitKey {
+			if a.Key == "geecache.hit" {
 				line += " hit=" + a.Value.String()
 			}
 		}

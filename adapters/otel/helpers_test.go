@@ -99,7 +99,7 @@ func describe(s tracetest.SpanStub) string {
 	var b strings.Builder
 	b.WriteString(s.Name)
 	b.WriteString(" " + s.SpanKind.String())
-	for _, k := range []attribute.Key{GroupKey, KeyKey, HitKey, PeerKey, "server.address", "server.port", FoundKey} {
+	for _, k := range []attribute.Key{groupKey, keyKey, hitKey, peerKey, "server.address", "server.port", foundKey} {
 		if v, ok := attr(s.Attributes, k); ok {
 			fmt.Fprintf(&b, " %s=%s", k, v.String())
 		}

@@ -65,9 +65,9 @@ func TestOneTraceCrossesLambdaNodes(t *testing.T) {
 	if _, err := groups[0].Get(context.Background(), key); err != nil {
 		t.Fatal(err)
 	}
-	peer := byName(t, spans[0].GetSpans(), SpanPeer)
-	served := byName(t, spans[1].GetSpans(), SpanGet)
-	load := byName(t, spans[1].GetSpans(), SpanLoad)
+	peer := byName(t, spans[0].GetSpans(), spanPeer)
+	served := byName(t, spans[1].GetSpans(), spanGet)
+	load := byName(t, spans[1].GetSpans(), spanLoad)
 	if load.SpanContext.TraceID() != peer.SpanContext.TraceID() {
 		t.Errorf("owner's load is in trace %s; want the asking node's trace %s", load.SpanContext.TraceID(), peer.SpanContext.TraceID())
 	}

@@ -13,13 +13,14 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// Attribute keys on GeeCache's metrics and spans.
+// Attribute keys on GeeCache's metrics and spans (RegisterMetrics's and
+// the Tracer's docs state them).
 const (
-	// GroupKey names the group (all metrics and spans).
-	GroupKey = attribute.Key("geecache.group")
-	// CacheKey names one of a group's two caches: "main" (keys this node
+	// groupKey names the group (all metrics and spans).
+	groupKey = attribute.Key("geecache.group")
+	// cacheKey names one of a group's two caches: "main" (keys this node
 	// owns) or "hot" (keys fetched from their owners).
-	CacheKey = attribute.Key("geecache.cache")
+	cacheKey = attribute.Key("geecache.cache")
 )
 
 // MetricsOptions configures RegisterMetrics. A nil *MetricsOptions means
@@ -166,11 +167,11 @@ func (m *metrics) setsOf(g *cache.Group) *groupSets {
 	with := func(kv ...attribute.KeyValue) metric.MeasurementOption {
 		return metric.WithAttributeSet(attribute.NewSet(append(kv, m.extra...)...))
 	}
-	name := GroupKey.String(g.Name())
+	name := groupKey.String(g.Name())
 	s := &groupSets{
 		group: with(name),
-		main:  with(name, CacheKey.String("main")),
-		hot:   with(name, CacheKey.String("hot")),
+		main:  with(name, cacheKey.String("main")),
+		hot:   with(name, cacheKey.String("hot")),
 	}
 	m.sets[g] = s
 	return s
@@ -202,7 +203,7 @@ func (m *metrics) observe(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(m.refreshes, st.Refreshes, a.group)
 		o.ObserveInt64(m.refreshFails, st.RefreshFails, a.group)
 		for _, p := range st.Peers {
-			set := metric.WithAttributeSet(attribute.NewSet(append([]attribute.KeyValue{GroupKey.String(name), PeerKey.String(p.Addr)}, m.extra...)...))
+			set := metric.WithAttributeSet(attribute.NewSet(append([]attribute.KeyValue{groupKey.String(name), peerKey.String(p.Addr)}, m.extra...)...))
 			ejected := int64(0)
 			if p.Ejected {
 				ejected = 1

@@ -68,9 +68,9 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[point]bool {
 				t.Errorf("%s: monotonic %v, temporality %v; want monotonic %v, cumulative", m.Name, sum.IsMonotonic, sum.Temporality, !upDown)
 			}
 			for _, dp := range sum.DataPoints {
-				g, _ := dp.Attributes.Value(GroupKey)
-				c, _ := dp.Attributes.Value(CacheKey)
-				pa, _ := dp.Attributes.Value(PeerKey)
+				g, _ := dp.Attributes.Value(groupKey)
+				c, _ := dp.Attributes.Value(cacheKey)
+				pa, _ := dp.Attributes.Value(peerKey)
 				if node, _ := dp.Attributes.Value("node"); node.AsString() != "n1" {
 					t.Errorf("%s: point without the extra attribute node=n1: %v", m.Name, dp.Attributes.ToSlice())
 				}

@@ -16,30 +16,32 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// ScopeName is the instrumentation scope of the Tracer's spans.
-const ScopeName = "github.com/geecache/geecache/adapters/otel"
+// scopeName is the instrumentation scope of the Tracer's spans (NewTracer
+// states it).
+const scopeName = "github.com/geecache/geecache/adapters/otel"
 
-// Attribute keys on GeeCache's spans, besides GroupKey.
+// Attribute keys on GeeCache's spans, besides groupKey (the Tracer's doc
+// states them).
 const (
-	// HitKey is true on the span of a Get answered from memory, false on
+	// hitKey is true on the span of a Get answered from memory, false on
 	// one that had to load.
-	HitKey = attribute.Key("geecache.hit")
-	// KeyKey is the key of a Get, recorded only with
+	hitKey = attribute.Key("geecache.hit")
+	// keyKey is the key of a Get, recorded only with
 	// TracerOptions.RecordKeys.
-	KeyKey = attribute.Key("geecache.key")
-	// PeerKey is the address (base URL) of the peer asked for a key.
-	PeerKey = attribute.Key("geecache.peer")
-	// FoundKey is false on a span whose key does not exist (an error
+	keyKey = attribute.Key("geecache.key")
+	// peerKey is the address (base URL) of the peer asked for a key.
+	peerKey = attribute.Key("geecache.peer")
+	// foundKey is false on a span whose key does not exist (an error
 	// wrapping getter.ErrNotFound, which is an answer, not a failure).
-	FoundKey = attribute.Key("geecache.found")
+	foundKey = attribute.Key("geecache.found")
 )
 
-// Span names.
+// Span names (the Tracer's doc states them).
 const (
-	SpanGet      = "geecache.Get"      // a Get or GetLocal: hit, or miss around the steps below
-	SpanPeer     = "geecache.peer"     // a fetch from the owner peer (span kind client)
-	SpanLoad     = "geecache.load"     // a call of the Getter on the owner
-	SpanFallback = "geecache.fallback" // a call of the Getter after the owner failed
+	spanGet      = "geecache.Get"      // a Get or GetLocal: hit, or miss around the steps below
+	spanPeer     = "geecache.peer"     // a fetch from the owner peer (span kind client)
+	spanLoad     = "geecache.load"     // a call of the Getter on the owner
+	spanFallback = "geecache.fallback" // a call of the Getter after the owner failed
 )
 
 // TracerOptions configures NewTracer. A nil *TracerOptions means all
@@ -84,7 +86,7 @@ var _ cache.Tracer = (*Tracer)(nil)
 
 // NewTracer returns a Tracer whose spans come from tp (an SDK
 // TracerProvider, or otel.GetTracerProvider() for the global one), under
-// the instrumentation scope ScopeName. It returns an error wrapping
+// the instrumentation scope "github.com/geecache/geecache/adapters/otel". It returns an error wrapping
 // protocol.ErrConfig if tp is nil.
 func NewTracer(tp trace.TracerProvider, opts *TracerOptions) (*Tracer, error) {
 	if tp == nil {
@@ -94,7 +96,7 @@ func NewTracer(tp trace.TracerProvider, opts *TracerOptions) (*Tracer, error) {
 	if opts != nil {
 		o = *opts
 	}
-	return &Tracer{t: tp.Tracer(ScopeName), keys: o.RecordKeys,
+	return &Tracer{t: tp.Tracer(scopeName), keys: o.RecordKeys,
 		internal: trace.WithSpanKind(trace.SpanKindInternal), client: trace.WithSpanKind(trace.SpanKindClient)}, nil
 }
 
@@ -112,23 +114,23 @@ func (t *Tracer) Start(ctx context.Context, kind cache.SpanKind, group, key, pee
 		n++
 	}
 	a := make([]attribute.KeyValue, 1, n)
-	a[0] = GroupKey.String(group)
+	a[0] = groupKey.String(group)
 	if t.keys {
-		a = append(a, KeyKey.String(key))
+		a = append(a, keyKey.String(key))
 	}
 	var name string
 	sk := t.internal
 	switch kind {
 	case cache.SpanHit:
-		name = SpanGet
-		a = append(a, HitKey.Bool(true))
+		name = spanGet
+		a = append(a, hitKey.Bool(true))
 	case cache.SpanMiss:
-		name = SpanGet
-		a = append(a, HitKey.Bool(false))
+		name = spanGet
+		a = append(a, hitKey.Bool(false))
 	case cache.SpanPeer:
-		name, sk = SpanPeer, t.client
+		name, sk = spanPeer, t.client
 		if peer != "" {
-			a = append(a, PeerKey.String(peer))
+			a = append(a, peerKey.String(peer))
 			if host != "" {
 				a = append(a, attribute.String("server.address", host))
 				if port > 0 {
@@ -137,9 +139,9 @@ func (t *Tracer) Start(ctx context.Context, kind cache.SpanKind, group, key, pee
 			}
 		}
 	case cache.SpanLoad:
-		name = SpanLoad
+		name = spanLoad
 	case cache.SpanFallback:
-		name = SpanFallback
+		name = spanFallback
 	default:
 		name = "geecache." + kind.String()
 	}
@@ -159,7 +161,7 @@ type span struct{ s trace.Span }
 func (s span) End(err error) {
 	if err != nil {
 		if errors.Is(err, getter.ErrNotFound) {
-			s.s.SetAttributes(FoundKey.Bool(false))
+			s.s.SetAttributes(foundKey.Bool(false))
 		} else {
 			s.s.RecordError(err)
 			s.s.SetStatus(codes.Error, err.Error())
