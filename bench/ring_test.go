@@ -11,8 +11,8 @@ import (
 )
 
 // Replica counts compared: golang/groupcache's HTTPPool uses 50 by
-// default; GeeCache uses picker.DefaultReplicas.
-const gcReplicas = 50
+// default; GeeCache uses 1024 (picker.Options.Replicas's default).
+const gcReplicas, geeReplicas = 50, 1024
 
 // ringNodes returns n peer addresses as a cluster would name them.
 func ringNodes(n int) []string {
@@ -43,22 +43,22 @@ type ringImpl struct {
 }
 
 var ringImpls = []ringImpl{
-	{fmt.Sprintf("geecache-xxhash-r%d", picker.DefaultReplicas), func(nodes []string) func(string) string {
-		return mustRing(nodes, nil).Get
+	{fmt.Sprintf("geecache-xxhash-r%d", geeReplicas), func(nodes []string) func(string) string {
+		return mustRing(nodes, nil).Owner
 	}},
-	{fmt.Sprintf("geecache-crc32-r%d", picker.DefaultReplicas), func(nodes []string) func(string) string {
-		return mustRing(nodes, &picker.Options{Hash: picker.CRC32}).Get
+	{fmt.Sprintf("geecache-crc32-r%d", geeReplicas), func(nodes []string) func(string) string {
+		return mustRing(nodes, &picker.Options{Hash: picker.CRC32}).Owner
 	}},
 	{fmt.Sprintf("geecache-xxhash-r%d", gcReplicas), func(nodes []string) func(string) string {
-		return mustRing(nodes, &picker.Options{Replicas: gcReplicas}).Get
+		return mustRing(nodes, &picker.Options{Replicas: gcReplicas}).Owner
 	}},
 	{fmt.Sprintf("groupcache-r%d", gcReplicas), func(nodes []string) func(string) string {
 		m := consistenthash.New(gcReplicas, nil)
 		m.Add(nodes...)
 		return m.Get
 	}},
-	{fmt.Sprintf("groupcache-r%d", picker.DefaultReplicas), func(nodes []string) func(string) string {
-		m := consistenthash.New(picker.DefaultReplicas, nil)
+	{fmt.Sprintf("groupcache-r%d", geeReplicas), func(nodes []string) func(string) string {
+		m := consistenthash.New(geeReplicas, nil)
 		m.Add(nodes...)
 		return m.Get
 	}},
@@ -133,13 +133,13 @@ func TestRingLookupAllocs(t *testing.T) {
 
 // BenchmarkRingBuildVsGroupcache builds a 1000-node ring, in a fair
 // comparison (package fair: alternating blocks of b.N builds, 5 rounds,
-// a GC before each block): ours from scratch (picker.New, what Peers.Set
-// does on its first call) with picker.DefaultReplicas points per node and
-// with 50, against golang/groupcache's consistenthash.New + Add with 50
-// replicas, as its HTTPPool.Set does. The add-one case gives the
-// 1000-node ring a 1001st node: ours with Ring.With from the 1000-node
-// ring (what Peers.Set does: a merge), groupcache rebuilding, as
-// HTTPPool.Set does. Run it with -benchtime=3x. Ratios are of wall time,
+// a GC before each block): ours from scratch (the first Set of a new
+// picker.Peers) with 1024 points per node (the default) and with 50,
+// against golang/groupcache's consistenthash.New + Add with 50 replicas,
+// as its HTTPPool.Set does. The add-remove-one case gives the 1000-node
+// ring a 1001st node and takes it away again: ours with two Peers.Set
+// calls (each a merge of the previous ring), groupcache rebuilding twice,
+// as HTTPPool.Set does. Run it with -benchtime=3x. Ratios are of wall time,
 // process CPU time and bytes allocated (B/op); below 1, ours is cheaper.
 func BenchmarkRingBuildVsGroupcache(b *testing.B) {
 	nodes := ringNodes(1000)
@@ -162,12 +162,16 @@ func BenchmarkRingBuildVsGroupcache(b *testing.B) {
 	}
 	opts := fair.Options{Baseline: gcName, Mem: true, GC: true, CPU: true, Ratios: []string{"B/op"}}
 	b.Run("nodes=1000", func(b *testing.B) {
-		fair.Run(b, opts, gc(nodes), ours(picker.DefaultReplicas), ours(gcReplicas))
+		fair.Run(b, opts, gc(nodes), ours(geeReplicas), ours(gcReplicas))
 	})
 	base := mustRing(nodes, nil)
-	b.Run("add-one-to-1000", func(b *testing.B) {
-		fair.Run(b, opts, gc(grown),
-			build(fmt.Sprintf("geecache-r%d", picker.DefaultReplicas), func() { base.With(grown...) }))
+	b.Run("add-remove-one-1000", func(b *testing.B) {
+		fair.Run(b, opts,
+			build(gcName, func() {
+				consistenthash.New(gcReplicas, nil).Add(grown...)
+				consistenthash.New(gcReplicas, nil).Add(nodes...)
+			}),
+			build(fmt.Sprintf("geecache-r%d", geeReplicas), func() { base.Set(grown...); base.Set(nodes...) }))
 	})
 }
 
@@ -202,7 +206,7 @@ func BenchmarkRingLookup1M(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			fair.Run(b, fair.Options{Baseline: gcName, Mem: true, CPU: true},
-				lookup(gcName, gc.Get), lookup(fmt.Sprintf("geecache-r%d", picker.DefaultReplicas), ours.Get))
+				lookup(gcName, gc.Get), lookup(fmt.Sprintf("geecache-r%d", geeReplicas), ours.Owner))
 		})
 		if misses > 0 {
 			b.Fatalf("%d lookups found no owner", misses)
@@ -210,11 +214,13 @@ func BenchmarkRingLookup1M(b *testing.B) {
 	}
 }
 
-// mustRing is picker.New for options known to be valid.
-func mustRing(nodes []string, o *picker.Options) *picker.Ring {
-	r, err := picker.New(nodes, o)
+// mustRing returns a plain ring of nodes (a picker.Peers without getters
+// or a self of its own) for options known to be valid.
+func mustRing(nodes []string, o *picker.Options) *picker.Peers {
+	r, err := picker.NewPeers("", nil, o)
 	if err != nil {
 		panic(err)
 	}
+	r.Set(nodes...)
 	return r
 }

@@ -18,7 +18,7 @@ func BenchmarkLookup(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
-					r.Lookup(keys[i&4095])
+					r.owner(keys[i&4095])
 					i++
 				}
 			})
@@ -56,7 +56,7 @@ func BenchmarkNew(b *testing.B) {
 }
 
 // Rebuilding the ring of a 1000-node cluster: from scratch (New, or a
-// Peers' first Set), and after one node joins or leaves (Ring.With and
+// Peers' first Set), and after one node joins or leaves (ring.with and
 // Peers.Set from the 1000-node ring). Run with -benchmem.
 func BenchmarkRebuild(b *testing.B) {
 	const n = 1000
@@ -73,13 +73,13 @@ func BenchmarkRebuild(b *testing.B) {
 	b.Run(fmt.Sprintf("add-one/nodes=%d", n), func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			base.With(grown...)
+			base.with(grown...)
 		}
 	})
 	b.Run(fmt.Sprintf("remove-one/nodes=%d", n+1), func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			big.With(nodes...)
+			big.with(nodes...)
 		}
 	})
 	newGetter := func(addr string) cache.PeerGetter { return &addrGetter{addr} }

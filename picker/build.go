@@ -16,7 +16,7 @@ import (
 // node (xxHash of its name) by SplitMix64: u_j = mix64(seed + (j+1)*golden)
 // for replica j. How u_j becomes a point depends on the Hash:
 //
-//   - With [XXHash] (the default) and [CRC32], whose results spread over
+//   - With xxHash (the default) and [CRC32], whose results spread over
 //     [0, 2^64) and [0, 2^32), that range is cut into cfg.replicas equal
 //     strata and replica j of every node lies in stratum j, at offset u_j
 //     scaled to the stratum's width. Every stratum then holds exactly one
@@ -63,7 +63,7 @@ func mix64(z uint64) uint64 {
 // A pointGen computes node points (virtual nodes) for a configuration.
 type pointGen struct {
 	h      Hash
-	strata bool     // h is XXHash or CRC32: points are stratified
+	strata bool     // h is xxHash or CRC32: points are stratified
 	width  uint64   // with strata: the range / replicas, or 0 for 2^64
 	buf    *[8]byte // the label; a Hash must not keep its argument, so reused
 }
@@ -72,7 +72,7 @@ func newPointGen(cfg config) pointGen {
 	g := pointGen{h: cfg.hash, buf: new([8]byte)}
 	reps := uint64(cfg.replicas)
 	switch reflect.ValueOf(cfg.hash).Pointer() {
-	case reflect.ValueOf(XXHash).Pointer():
+	case reflect.ValueOf(xxHash).Pointer():
 		g.strata = true
 		if reps > 1 {
 			g.width, _ = bits.Div64(1, 0, reps) // 2^64 / reps
@@ -132,7 +132,7 @@ func sortedNodes(in []string) []string {
 // If old is not nil it must have been built with cfg: it is returned as it
 // is if it has the same nodes (rings are immutable), and when most of its
 // nodes stay, the new ring is derived from it (see above).
-func rebuild(old *Ring, cfg config, in []string) *Ring {
+func rebuild(old *ring, cfg config, in []string) *ring {
 	nodes := sortedNodes(in)
 	if old != nil && slices.Equal(old.nodes, nodes) {
 		return old
@@ -146,8 +146,8 @@ func rebuild(old *Ring, cfg config, in []string) *Ring {
 }
 
 // build returns the ring of nodes (sorted, unique, non-empty) from scratch.
-func build(cfg config, nodes []string) *Ring {
-	r := &Ring{cfg: cfg, nodes: nodes}
+func build(cfg config, nodes []string) *ring {
+	r := &ring{cfg: cfg, nodes: nodes}
 	if len(nodes) == 0 {
 		return r
 	}
@@ -166,7 +166,7 @@ func build(cfg config, nodes []string) *Ring {
 }
 
 // fillStrata fills r's points, owners and index with stratified points.
-func (r *Ring) fillStrata(g pointGen, seeds []uint64) {
+func (r *ring) fillStrata(g pointGen, seeds []uint64) {
 	n := len(seeds)
 	for j := range r.cfg.replicas {
 		pts, own := r.points[j*n:(j+1)*n], r.owners[j*n:(j+1)*n]
@@ -190,7 +190,7 @@ func (r *Ring) fillStrata(g pointGen, seeds []uint64) {
 }
 
 // fillHashed fills r's points, owners and index with hashed points.
-func (r *Ring) fillHashed(g pointGen, seeds []uint64) {
+func (r *ring) fillHashed(g pointGen, seeds []uint64) {
 	reps, n := r.cfg.replicas, len(r.points)
 	// Bucket by the top cb of the used bits: about 2^bucketBits points a
 	// bucket.
@@ -252,7 +252,7 @@ const (
 
 // merge returns the ring of nodes derived from old, or nil when too few
 // of old's nodes stay for that to pay off.
-func merge(old *Ring, nodes []string) *Ring {
+func merge(old *ring, nodes []string) *ring {
 	// remap[i] is the index in nodes of old.nodes[i], or -1 if it leaves;
 	// added lists the indexes in nodes of the nodes that join.
 	remap := make([]int32, len(old.nodes))
@@ -277,7 +277,7 @@ func merge(old *Ring, nodes []string) *Ring {
 	}
 	cfg := old.cfg
 	reps := cfg.replicas
-	r := &Ring{cfg: cfg, nodes: nodes}
+	r := &ring{cfg: cfg, nodes: nodes}
 	r.points = make([]uint64, len(nodes)*reps)
 	r.owners = make([]uint32, len(nodes)*reps)
 

@@ -12,9 +12,9 @@ import (
 // refRing builds the ring of nodes by brute force: every point generated,
 // the pairs sorted by (point, owner) with the standard library, and the
 // index filled bucket by bucket.
-func refRing(cfg config, in []string) *Ring {
+func refRing(cfg config, in []string) *ring {
 	nodes := sortedNodes(in)
-	r := &Ring{cfg: cfg, nodes: nodes}
+	r := &ring{cfg: cfg, nodes: nodes}
 	if len(nodes) == 0 {
 		return r
 	}
@@ -63,7 +63,7 @@ func refRing(cfg config, in []string) *Ring {
 
 // ringDiff describes how a and b differ, or returns "" if they have the
 // same nodes, points, owners and index.
-func ringDiff(a, b *Ring) string {
+func ringDiff(a, b *ring) string {
 	switch {
 	case !slices.Equal(a.nodes, b.nodes):
 		return fmt.Sprintf("nodes %q vs %q", a.nodes, b.nodes)
@@ -91,13 +91,13 @@ var testHashes = []struct {
 	name string
 	h    Hash
 }{
-	{"xxhash", XXHash},
+	{"xxhash", xxHash},
 	{"crc32", CRC32},
 	{"coarse-ties", coarse},
 	{"constant", func(string) uint64 { return 42 }},
-	{"narrow-16-bits", func(s string) uint64 { return XXHash(s) >> 48 }},
-	{"high-bits-only", func(s string) uint64 { return XXHash(s) | 0xffff_ff00_0000_0000 }},
-	{"wrapped-xxhash", func(s string) uint64 { return XXHash(s) }},
+	{"narrow-16-bits", func(s string) uint64 { return xxHash(s) >> 48 }},
+	{"high-bits-only", func(s string) uint64 { return xxHash(s) | 0xffff_ff00_0000_0000 }},
+	{"wrapped-xxhash", func(s string) uint64 { return xxHash(s) }},
 	{"wrapped-crc32", func(s string) uint64 { return CRC32(s) }},
 }
 
@@ -119,7 +119,7 @@ func TestBuildMatchesReference(t *testing.T) {
 }
 
 // TestIncrementalMatchesFull changes a ring's node set step by step (one
-// node in or out, several at once, all replaced) through Ring.With and
+// node in or out, several at once, all replaced) through ring.with and
 // Peers.Set, and checks after every step that the result is the ring
 // built from scratch for the same set, whatever the order of changes.
 func TestIncrementalMatchesFull(t *testing.T) {
@@ -129,7 +129,7 @@ func TestIncrementalMatchesFull(t *testing.T) {
 			cfg := config{hash: h.h, replicas: reps}
 			rng := rand.New(rand.NewPCG(uint64(reps), 7))
 			set := map[string]bool{}
-			var r *Ring
+			var r *ring
 			p := mustPeers(pool[0], nil, &Options{Hash: h.h, Replicas: reps})
 			for step := range 60 {
 				switch k := rng.IntN(10); {
@@ -161,13 +161,13 @@ func TestIncrementalMatchesFull(t *testing.T) {
 				if r == nil {
 					r = mustNew(nodes, &Options{Hash: h.h, Replicas: reps})
 				} else {
-					r = r.With(nodes...)
+					r = r.with(nodes...)
 				}
 				if d := ringDiff(r, want); d != "" {
 					t.Fatalf("%s, %d replicas, step %d: With(%q) differs from a full build: %s", h.name, reps, step, nodes, d)
 				}
 				p.Set(nodes...)
-				if d := ringDiff(p.Ring(), build(cfg, sortedNodes(append(nodes, pool[0])))); d != "" {
+				if d := ringDiff(p.state.Load().ring, build(cfg, sortedNodes(append(nodes, pool[0])))); d != "" {
 					t.Fatalf("%s, %d replicas, step %d: Peers.Set(%q) differs from a full build: %s", h.name, reps, step, nodes, d)
 				}
 			}
@@ -182,17 +182,17 @@ func TestSameNodesReuseRing(t *testing.T) {
 	r := mustNew(nodes, nil)
 	same := append(slices.Clone(nodes), nodes[2], "")
 	slices.Reverse(same)
-	if r.With(same...) != r {
+	if r.with(same...) != r {
 		t.Error("With(the same nodes) built a new ring")
 	}
-	if r.With(nodes[1:]...) == r {
+	if r.with(nodes[1:]...) == r {
 		t.Error("With(fewer nodes) returned the ring itself")
 	}
 	p := mustPeers(nodes[0], nil, nil)
 	p.Set(nodes...)
-	before := p.Ring()
+	before := p.state.Load().ring
 	p.Set(same...)
-	if p.Ring() != before {
+	if p.state.Load().ring != before {
 		t.Error("Peers.Set(the same nodes) built a new ring")
 	}
 }
@@ -209,7 +209,7 @@ func TestMergeUsed(t *testing.T) {
 	}
 }
 
-// TestStrata checks the layout of XXHash and CRC32 rings: replica j of
+// TestStrata checks the layout of xxHash and CRC32 rings: replica j of
 // every node lies in the j-th of Replicas equal slices of the hash's range.
 func TestStrata(t *testing.T) {
 	for _, reps := range []int{2, 3, 50, 1024} {

@@ -8,17 +8,21 @@ import (
 	"github.com/geecache/geecache/picker"
 )
 
-func ExampleRing() {
+// A Peers with no getters and no self of its own is a plain
+// consistent-hash ring: Owner names the node that owns a key.
+func ExamplePeers_Owner() {
 	nodes := []string{"http://localhost:8001", "http://localhost:8002", "http://localhost:8003"}
-	ring, err := picker.New(nodes, nil)
+	ring, err := picker.NewPeers("", nil, nil)
 	if err != nil {
 		panic(err)
 	}
+	ring.Set(nodes...)
 	// The order of the node list does not matter.
-	same, _ := picker.New([]string{nodes[2], nodes[0], nodes[1]}, nil)
+	same, _ := picker.NewPeers("", nil, nil)
+	same.Set(nodes[2], nodes[0], nodes[1])
 	for _, key := range []string{"Tom", "Jack", "Alice"} {
-		owner, _ := ring.Lookup(key)
-		fmt.Println(key, "->", owner, owner == same.Get(key))
+		owner := ring.Owner(key)
+		fmt.Println(key, "->", owner, owner == same.Owner(key))
 	}
 	// Output:
 	// Tom -> http://localhost:8002 true

@@ -8,7 +8,7 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// Peers is a [cache.PeerPicker] over a consistent-hash [Ring], for any
+// Peers is a [cache.PeerPicker] over a consistent-hash ring, for any
 // transport. It knows this node's own address (self) and turns every other
 // address into a [cache.PeerGetter] with a constructor that the transport
 // supplies.
@@ -33,7 +33,7 @@ type Peers struct {
 
 // peerState is an immutable snapshot: a ring and one getter per ring node.
 type peerState struct {
-	ring    *Ring
+	ring    *ring
 	getters []cache.PeerGetter // parallel to ring.nodes; nil for self
 	self    int                // index of self in ring.nodes, or -1
 }
@@ -44,7 +44,8 @@ type peerState struct {
 // nil or returns nil for an address, keys owned by that address are
 // loaded locally (PickPeer reports ok == false for them), though the
 // address still owns its share of the ring. Until Set is called, the ring
-// holds only self. opts are the same options as for [New], and may be nil.
+// holds only self. opts may be nil for the defaults; NewPeers fails, with
+// an error wrapping [ErrOptions], only for options that cannot work.
 func NewPeers(self string, newGetter func(addr string) cache.PeerGetter, opts *Options) (*Peers, error) {
 	c, err := newConfig(opts)
 	if err != nil {
@@ -70,7 +71,7 @@ func (p *Peers) snapshot(old *peerState, addrs []string) *peerState {
 	all := make([]string, 0, len(addrs)+1)
 	all = append(all, addrs...)
 	all = append(all, p.self)
-	var prev *Ring
+	var prev *ring
 	if old != nil {
 		prev = old.ring
 	}
@@ -135,20 +136,15 @@ func (p *Peers) PeerGetters() []cache.PeerGetter {
 }
 
 // Owner returns the address that owns key (self included), or "" when
-// the set is empty. It is meant for logging and diagnostics.
+// the set is empty: for diagnostics, for routing a request to the node
+// that owns its key, or to use a Peers as a plain ring. It does not
+// allocate.
 func (p *Peers) Owner(key string) string {
-	return p.state.Load().ring.Get(key)
+	return p.state.Load().ring.owner(key)
 }
 
-// Self returns this node's own address.
-func (p *Peers) Self() string { return p.self }
-
 // Addrs returns the current addresses on the ring, self included, sorted.
-func (p *Peers) Addrs() []string { return p.state.Load().ring.Nodes() }
-
-// Ring returns the current ring. It is immutable, so the caller may keep
-// and query it while the peer list changes.
-func (p *Peers) Ring() *Ring { return p.state.Load().ring }
+func (p *Peers) Addrs() []string { return slices.Clone(p.state.Load().ring.nodes) }
 
 var (
 	_ cache.PeerPicker = (*Peers)(nil)

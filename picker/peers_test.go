@@ -42,8 +42,8 @@ func checkPick(t *testing.T, p *Peers, keys []string) {
 	for _, k := range keys {
 		owner := p.Owner(k)
 		g, ok := p.PickPeer(k)
-		if ok != (owner != p.Self()) {
-			t.Fatalf("PickPeer(%q) ok = %v, owner %q, self %q", k, ok, owner, p.Self())
+		if ok != (owner != p.self) {
+			t.Fatalf("PickPeer(%q) ok = %v, owner %q, self %q", k, ok, owner, p.self)
 		}
 		if ok && g.(*addrGetter).addr != owner {
 			t.Fatalf("PickPeer(%q) = getter of %q; owner is %q", k, g.(*addrGetter).addr, owner)
@@ -81,7 +81,7 @@ func TestPeersPick(t *testing.T) {
 	r := mustNew(addrs, nil)
 	seen := map[string]bool{}
 	for _, k := range keys {
-		if a, b := p.Owner(k), r.Get(k); a != b {
+		if a, b := p.Owner(k), r.owner(k); a != b {
 			t.Fatalf("Owner(%q) = %q; ring says %q", k, a, b)
 		}
 		seen[p.Owner(k)] = true
@@ -129,7 +129,7 @@ func TestPeersClusterAgrees(t *testing.T) {
 				continue
 			}
 			if g.(*addrGetter).addr != nodes[0].Owner(k) {
-				t.Fatalf("node %q sends %q to %q; node a says owner is %q", n.Self(), k, g.(*addrGetter).addr, nodes[0].Owner(k))
+				t.Fatalf("node %q sends %q to %q; node a says owner is %q", n.self, k, g.(*addrGetter).addr, nodes[0].Owner(k))
 			}
 		}
 		if owners != 1 {

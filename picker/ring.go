@@ -1,17 +1,19 @@
 // Package picker chooses which node owns a key.
 //
-// A [Ring] is a consistent-hash ring with virtual nodes: every node is
-// placed on a 64-bit circle many times, and a key belongs to the first
-// node point at or after the key's hash. Adding or removing a node moves
-// only the keys that the node gains or loses. Placement depends only on
-// the set of node names, the hash function and the replica count, never on
-// the order in which nodes were given, so every node of a cluster that is
-// configured with the same list agrees on who owns which key.
+// A [Peers] value places its nodes on a consistent-hash ring with virtual
+// nodes: every node is placed on a 64-bit circle many times, and a key
+// belongs to the first node point at or after the key's hash. Adding or
+// removing a node moves only the keys that the node gains or loses.
+// Placement depends only on the set of node names, the hash function and
+// the replica count, never on the order in which nodes were given, so every
+// node of a cluster that is configured with the same list agrees on who
+// owns which key.
 //
-// A [Peers] value turns a ring into a [cache.PeerPicker] for any transport:
-// it maps the owner of a key to a [cache.PeerGetter] built by a constructor
-// the transport supplies, and its peer list can be replaced at run time
-// while lookups go on.
+// Peers is a [cache.PeerPicker] for any transport: it maps the owner of a
+// key to a [cache.PeerGetter] built by a constructor the transport
+// supplies, and its peer list can be replaced at run time while lookups go
+// on. With no constructor and an empty self it is a plain ring:
+// [Peers.Owner] names the owner of a key.
 //
 // The package is pure (no network, file or process access), so it builds
 // and runs under WebAssembly as well as natively.
@@ -22,23 +24,22 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/bits"
-	"slices"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 )
 
-// DefaultReplicas is the number of points each node gets on the ring when
-// [Options].Replicas is 0. It was chosen by measurement, as the load
+// defaultReplicas is the number of points each node gets on the ring when
+// [Options].Replicas is 0 (the field's doc states it). It was chosen by measurement, as the load
 // spread (the busiest node's share of the circle divided by the mean
 // share) of ten-node rings over 300 random sets of node names
-// (TestReplicaSpreadOverNameSets, with XXHash and CRC32 alike): with 160
+// (TestReplicaSpreadOverNameSets, with xxHash and CRC32 alike): with 160
 // replicas the median spread is 1.11 and 64% of the sets exceed 1.10;
 // with 512 the median is 1.07 and 7% of the sets exceed 1.10; with 1024
 // the median is 1.04, the worst of the 300 sets 1.096, and none exceed
 // 1.10. The cost is memory (12 bytes per point, so 120 KiB for ten nodes
 // and 12 MiB for a thousand) and build time, not lookup time.
-const DefaultReplicas = 1024
+const defaultReplicas = 1024
 
 // A Hash maps a key to a point on the ring. It must be deterministic and
 // the same on every node of a cluster, must not keep key, and should spread
@@ -47,33 +48,34 @@ const DefaultReplicas = 1024
 // point.
 type Hash func(key string) uint64
 
-// XXHash is the 64-bit xxHash of s. It is the default [Hash]: fast, allocation
-// free and well distributed.
-func XXHash(s string) uint64 { return xxhash.Sum64String(s) }
+// xxHash is the 64-bit xxHash of s. It is the default [Hash] (a nil
+// Options.Hash): fast, allocation free and well distributed.
+func xxHash(s string) uint64 { return xxhash.Sum64String(s) }
 
 // CRC32 is the IEEE CRC-32 of s (crc32.ChecksumIEEE, the hash of the
 // original GeeCache) widened to uint64. It does not allocate. Its points lie
-// in [0, 2^32), so collisions are more likely than with [XXHash]; ties are
-// resolved deterministically (see [Ring]).
+// in [0, 2^32), so collisions are more likely than with the default
+// (xxHash); ties are resolved deterministically, by node name.
 func CRC32(s string) uint64 {
 	// The slice aliases the string's bytes; crc32 only reads it.
 	return uint64(crc32.ChecksumIEEE(unsafe.Slice(unsafe.StringData(s), len(s))))
 }
 
-// Options configures a [Ring] or a [Peers]. The zero value of each field
+// Options configures a [Peers]. The zero value of each field
 // means its default, and a nil *Options means all defaults (see
 // cache.GroupOptions for why GeeCache is configured with structs). Every
 // node of a cluster must use the same options, or they disagree on owners.
 type Options struct {
-	// Hash maps keys and node points onto the ring. Nil means [XXHash].
+	// Hash maps keys and node points onto the ring. Nil means the 64-bit xxHash, fast and well
+	// distributed.
 	Hash Hash
 
 	// Replicas is how many points (virtual nodes) each node gets on the
-	// ring. 0 means [DefaultReplicas]; a negative value is an error.
+	// ring. 0 means 1024; a negative value is an error.
 	Replicas int
 }
 
-// ErrOptions is wrapped by the error [New] and [NewPeers] return for
+// ErrOptions is wrapped by the error [NewPeers] returns for
 // options that cannot work.
 var ErrOptions = errors.New("invalid ring options")
 
@@ -83,7 +85,7 @@ type config struct {
 }
 
 func newConfig(o *Options) (config, error) {
-	c := config{hash: XXHash, replicas: DefaultReplicas}
+	c := config{hash: xxHash, replicas: defaultReplicas}
 	if o == nil {
 		return c, nil
 	}
@@ -99,11 +101,12 @@ func newConfig(o *Options) (config, error) {
 	return c, nil
 }
 
-// A Ring is an immutable consistent-hash ring. Build one with [New]; it is
-// read-only afterwards and safe for concurrent use. To change the node set,
-// build a new ring (see [Ring.With]).
+// A ring is an immutable consistent-hash ring, the snapshot a [Peers]
+// looks keys up in. Build one with newRing; it is read-only afterwards and
+// safe for concurrent use. To change the node set, build a new ring (see
+// ring.with).
 //
-// A node's points are derived from its name alone. With [XXHash] and
+// A node's points are derived from its name alone. With xxHash and
 // [CRC32], the hash's range (all 64 bits, or 32) is cut into Replicas
 // equal slices and replica j of every node lies in slice j, at a
 // pseudo-random offset: every slice holds exactly one point per node,
@@ -116,11 +119,11 @@ func newConfig(o *Options) (config, error) {
 // with the smallest name wins the tie on every machine.
 //
 // Building a ring of n nodes takes time linear in n times Replicas and
-// allocates 12 bytes per point and little else. [Ring.With] and
+// allocates 12 bytes per point and little else. ring.with and
 // [Peers.Set] reuse the previous ring's sorted points when most nodes
 // stay, so a node joining or leaving costs a merge, not a rebuild; the
 // result is the same ring.
-type Ring struct {
+type ring struct {
 	cfg    config
 	nodes  []string // sorted, unique, non-empty names
 	points []uint64 // sorted ascending; ties ordered by node name
@@ -132,10 +135,10 @@ type Ring struct {
 	shift uint
 }
 
-// New builds a ring of the given nodes. Duplicate and empty names are
+// newRing builds a ring of the given nodes. Duplicate and empty names are
 // ignored, and the order of nodes does not matter. opts may be nil for the
-// defaults; New fails only for options that cannot work.
-func New(nodes []string, opts *Options) (*Ring, error) {
+// defaults; newRing fails only for options that cannot work.
+func newRing(nodes []string, opts *Options) (*ring, error) {
 	c, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -143,15 +146,15 @@ func New(nodes []string, opts *Options) (*Ring, error) {
 	return build(c, sortedNodes(nodes)), nil
 }
 
-// With returns a ring with the same hash and replica count as r and the
+// with returns a ring with the same hash and replica count as r and the
 // given nodes. r is not changed; if the node set is r's, the result is r
-// itself (a ring is immutable). When most of r's nodes stay, With reuses
+// itself (a ring is immutable). When most of r's nodes stay, with reuses
 // r's sorted points instead of building the ring from scratch; the result
 // is the same.
-func (r *Ring) With(nodes ...string) *Ring { return rebuild(r, r.cfg, nodes) }
+func (r *ring) with(nodes ...string) *ring { return rebuild(r, r.cfg, nodes) }
 
-// buildIndex fills r.index and r.shift (see [Ring]) for r.points.
-func (r *Ring) buildIndex() {
+// buildIndex fills r.index and r.shift (see ring) for r.points.
+func (r *ring) buildIndex() {
 	f := r.newIndex(r.points[len(r.points)-1])
 	f.add(r.points, 0)
 	f.finish()
@@ -161,7 +164,7 @@ func (r *Ring) buildIndex() {
 // which top is the largest: about one bucket per point (at most 2^16
 // buckets), over the range actually used by the points. The caller fills
 // the index with the returned indexFill.
-func (r *Ring) newIndex(top uint64) *indexFill {
+func (r *ring) newIndex(top uint64) *indexFill {
 	b := min(bits.Len(uint(len(r.points))), 16)
 	used := uint(bits.Len64(top))
 	r.shift = 0
@@ -202,7 +205,7 @@ func (f *indexFill) finish() {
 
 // lookup returns the position in r.points of the owner of key, or -1 for
 // an empty ring.
-func (r *Ring) lookup(key string) int {
+func (r *ring) lookup(key string) int {
 	if len(r.points) == 0 {
 		return -1
 	}
@@ -226,35 +229,12 @@ func (r *Ring) lookup(key string) int {
 	return lo
 }
 
-// Lookup returns the node that owns key. ok is false, and node empty, only
-// when the ring has no nodes. Lookup does not allocate.
-func (r *Ring) Lookup(key string) (node string, ok bool) {
+// owner returns the node that owns key, or "" when the ring has no nodes.
+// It does not allocate.
+func (r *ring) owner(key string) string {
 	i := r.lookup(key)
 	if i < 0 {
-		return "", false
+		return ""
 	}
-	return r.nodes[r.owners[i]], true
+	return r.nodes[r.owners[i]]
 }
-
-// Get returns the node that owns key, or "" for an empty ring. It is
-// [Ring.Lookup] without the ok result.
-func (r *Ring) Get(key string) string {
-	n, _ := r.Lookup(key)
-	return n
-}
-
-// Nodes returns the ring's nodes, sorted and without duplicates. The
-// caller may change the returned slice.
-func (r *Ring) Nodes() []string { return slices.Clone(r.nodes) }
-
-// Len returns the number of nodes on the ring.
-func (r *Ring) Len() int { return len(r.nodes) }
-
-// Contains reports whether node is on the ring.
-func (r *Ring) Contains(node string) bool {
-	_, found := slices.BinarySearch(r.nodes, node)
-	return found
-}
-
-// Replicas returns the number of points per node.
-func (r *Ring) Replicas() int { return r.cfg.replicas }

@@ -17,7 +17,7 @@ var hashes = []struct {
 	name string
 	h    Hash
 }{
-	{"xxhash", XXHash},
+	{"xxhash", xxHash},
 	{"crc32", CRC32},
 }
 
@@ -41,14 +41,11 @@ func nodeNames(n int) []string {
 func TestEmptyRing(t *testing.T) {
 	for _, nodes := range [][]string{nil, {}, {""}, {"", ""}} {
 		r := mustNew(nodes, nil)
-		if n, ok := r.Lookup("k"); ok || n != "" {
-			t.Errorf("New(%q).Lookup = %q, %v; want \"\", false", nodes, n, ok)
+		if got := r.owner("k"); got != "" {
+			t.Errorf("newRing(%q).owner = %q; want \"\"", nodes, got)
 		}
-		if got := r.Get("k"); got != "" {
-			t.Errorf("New(%q).Get = %q; want \"\"", nodes, got)
-		}
-		if r.Len() != 0 {
-			t.Errorf("New(%q).Len = %d; want 0", nodes, r.Len())
+		if len(r.nodes) != 0 {
+			t.Errorf("newRing(%q) has %d nodes; want 0", nodes, len(r.nodes))
 		}
 	}
 }
@@ -63,50 +60,64 @@ func TestCRC32MatchesChecksumIEEE(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	nodes := nodeNames(3)
-	if got := mustNew(nodes, nil).Replicas(); got != DefaultReplicas {
-		t.Errorf("default Replicas() = %d; want %d", got, DefaultReplicas)
+	if got := mustNew(nodes, nil).cfg.replicas; got != 1024 {
+		t.Errorf("default replicas = %d; want 1024, as Options.Replicas says", got)
 	}
-	if got := mustNew(nodes, &Options{Replicas: 7}).Replicas(); got != 7 {
-		t.Errorf("WithReplicas(7): Replicas() = %d", got)
+	if got := mustNew(nodes, &Options{Replicas: 7}).cfg.replicas; got != 7 {
+		t.Errorf("Replicas 7: replicas = %d", got)
 	}
-	if _, err := New(nodes, &Options{Replicas: -1}); !errors.Is(err, ErrOptions) {
+	if _, err := newRing(nodes, &Options{Replicas: -1}); !errors.Is(err, ErrOptions) {
 		t.Errorf("Replicas -1: err = %v, want ErrOptions", err)
 	}
 	if _, err := NewPeers("a", nil, &Options{Replicas: -1}); !errors.Is(err, ErrOptions) {
 		t.Errorf("NewPeers with Replicas -1: err = %v, want ErrOptions", err)
 	}
-	if got := mustNew(nodes, &Options{Replicas: 0}).Replicas(); got != DefaultReplicas {
-		t.Errorf("WithReplicas(0): Replicas() = %d; want %d", got, DefaultReplicas)
+	if got := mustNew(nodes, &Options{Replicas: 0}).cfg.replicas; got != 1024 {
+		t.Errorf("Replicas 0: replicas = %d; want 1024", got)
 	}
 	a := mustNew(nodes, &Options{Replicas: 50})
 	b := mustNew(nodes, &Options{Replicas: 50, Hash: nil})
 	c := mustNew(nodes, &Options{Replicas: 50, Hash: CRC32})
 	diff := 0
 	for _, k := range testKeys(1000) {
-		if a.Get(k) != b.Get(k) {
-			t.Fatalf("WithHash(nil) is not XXHash: key %q: %q vs %q", k, a.Get(k), b.Get(k))
+		if a.owner(k) != b.owner(k) {
+			t.Fatalf("WithHash(nil) is not xxHash: key %q: %q vs %q", k, a.owner(k), b.owner(k))
 		}
-		if a.Get(k) != c.Get(k) {
+		if a.owner(k) != c.owner(k) {
 			diff++
 		}
 	}
 	if diff == 0 {
-		t.Error("WithHash(CRC32) places every key like XXHash; hash option ignored?")
+		t.Error("WithHash(CRC32) places every key like xxHash; hash option ignored?")
 	}
 }
 
-func TestNodesAndContains(t *testing.T) {
+func TestNodesAndWith(t *testing.T) {
 	r := mustNew([]string{"c", "a", "", "b", "a"}, nil)
-	if got, want := r.Nodes(), []string{"a", "b", "c"}; !slices.Equal(got, want) {
-		t.Errorf("Nodes() = %q; want %q", got, want)
+	if got, want := r.nodes, []string{"a", "b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("nodes = %q; want %q", got, want)
 	}
-	r.Nodes()[0] = "changed"
-	if !r.Contains("a") || r.Contains("changed") || r.Contains("") || r.Len() != 3 {
-		t.Errorf("ring changed through Nodes() or Contains wrong: %q", r.Nodes())
+	w := r.with("a", "d")
+	if !slices.Equal(w.nodes, []string{"a", "d"}) || w.cfg.replicas != r.cfg.replicas || len(r.nodes) != 3 {
+		t.Errorf("with: got %q (replicas %d), original %q", w.nodes, w.cfg.replicas, r.nodes)
 	}
-	w := r.With("a", "d")
-	if !slices.Equal(w.Nodes(), []string{"a", "d"}) || w.Replicas() != r.Replicas() || r.Len() != 3 {
-		t.Errorf("With: got %q (replicas %d), original %q", w.Nodes(), w.Replicas(), r.Nodes())
+}
+
+// TestAddrsIsACopy checks that Peers.Addrs hands out a copy: changing it
+// changes nothing on the ring.
+func TestAddrsIsACopy(t *testing.T) {
+	p, err := NewPeers("", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Set("c", "a", "", "b", "a")
+	got := p.Addrs()
+	if want := []string{"a", "b", "c"}; !slices.Equal(got, want) {
+		t.Fatalf("Addrs() = %q; want %q", got, want)
+	}
+	got[0] = "changed"
+	if again := p.Addrs(); again[0] != "a" {
+		t.Errorf("Addrs() after changing its result = %q", again)
 	}
 }
 
@@ -146,20 +157,20 @@ func TestLookupMatchesReference(t *testing.T) {
 		n    int
 		reps int
 	}{
-		{"xxhash", XXHash, 7, 40},
+		{"xxhash", xxHash, 7, 40},
 		{"crc32", CRC32, 7, 40},
 		{"coarse-ties", coarse, 5, 9},
 		{"constant", func(string) uint64 { return 42 }, 4, 3},
 		{"max", func(string) uint64 { return ^uint64(0) }, 4, 3},
-		{"single", XXHash, 1, 5},
+		{"single", xxHash, 1, 5},
 		// Node points (labels are 8 bytes long, test keys are not) lie in
 		// the lowest quarter of the space, so most keys hash past the last
 		// point and wrap around.
 		{"wrap", func(s string) uint64 {
 			if len(s) == 8 {
-				return XXHash(s) >> 2
+				return xxHash(s) >> 2
 			}
-			return XXHash(s)
+			return xxHash(s)
 		}, 5, 20},
 	}
 	for _, tc := range cases {
@@ -172,9 +183,9 @@ func TestLookupMatchesReference(t *testing.T) {
 				if len(k) == 8 {
 					k += "+" // not a label (see the "wrap" case)
 				}
-				got, ok := r.Lookup(k)
-				if want := refOwner(cfg, nodes, k); !ok || got != want {
-					t.Fatalf("Lookup(%q) = %q, %v; want %q", k, got, ok, want)
+				got := r.owner(k)
+				if want := refOwner(cfg, nodes, k); got != want {
+					t.Fatalf("owner(%q) = %q; want %q", k, got, want)
 				}
 			}
 		})
@@ -185,8 +196,8 @@ func TestTiesGoToSmallestName(t *testing.T) {
 	constant := func(string) uint64 { return 7 }
 	for _, nodes := range [][]string{{"b", "c", "a"}, {"c", "a", "b"}, {"a", "b", "c"}} {
 		r := mustNew(nodes, &Options{Hash: constant})
-		if got := r.Get("anything"); got != "a" {
-			t.Errorf("New(%q) with all points tied: owner %q; want \"a\"", nodes, got)
+		if got := r.owner("anything"); got != "a" {
+			t.Errorf("newRing(%q) with all points tied: owner %q; want \"a\"", nodes, got)
 		}
 	}
 }
@@ -205,7 +216,7 @@ func TestOrderIndependent(t *testing.T) {
 				t.Fatalf("%s: ring of %q differs from ring of %q", h.name, shuffled, nodes)
 			}
 			for _, k := range testKeys(1000) {
-				if a, b := r.Get(k), ref.Get(k); a != b {
+				if a, b := r.owner(k), ref.owner(k); a != b {
 					t.Fatalf("%s: key %q: owner %q vs %q", h.name, k, a, b)
 				}
 			}
@@ -214,8 +225,8 @@ func TestOrderIndependent(t *testing.T) {
 }
 
 // spread returns the busiest node's share of keys divided by the mean share.
-func spread(r *Ring, keys []string) float64 {
-	counts := make([]int, r.Len())
+func spread(r *ring, keys []string) float64 {
+	counts := make([]int, len(r.nodes))
 	for _, k := range keys {
 		counts[r.owners[r.lookup(k)]]++
 	}
@@ -255,10 +266,10 @@ func TestMinimalMovement(t *testing.T) {
 		base := mustNew(nodes, &Options{Hash: h.h})
 
 		const added = "http://10.0.0.99:8001"
-		grown := base.With(append(slices.Clone(nodes), added)...)
+		grown := base.with(append(slices.Clone(nodes), added)...)
 		moved := 0
 		for _, k := range keys {
-			if before, after := base.Get(k), grown.Get(k); before != after {
+			if before, after := base.owner(k), grown.owner(k); before != after {
 				moved++
 				if after != added {
 					t.Fatalf("%s: adding %q moved %q from %q to %q", h.name, added, k, before, after)
@@ -271,10 +282,10 @@ func TestMinimalMovement(t *testing.T) {
 		}
 
 		removed := nodes[3]
-		shrunk := base.With(slices.Delete(slices.Clone(nodes), 3, 4)...)
+		shrunk := base.with(slices.Delete(slices.Clone(nodes), 3, 4)...)
 		moved = 0
 		for _, k := range keys {
-			if before, after := base.Get(k), shrunk.Get(k); before != after {
+			if before, after := base.owner(k), shrunk.owner(k); before != after {
 				moved++
 				if before != removed {
 					t.Fatalf("%s: removing %q moved %q from %q to %q", h.name, removed, k, before, after)
@@ -294,7 +305,7 @@ func TestZeroAllocs(t *testing.T) {
 			r := mustNew(nodeNames(n), &Options{Hash: h.h})
 			i := 0
 			allocs := testing.AllocsPerRun(1000, func() {
-				r.Lookup(keys[i%len(keys)])
+				r.owner(keys[i%len(keys)])
 				i++
 			})
 			if allocs != 0 {
@@ -310,7 +321,7 @@ func TestZeroAllocs(t *testing.T) {
 
 // FuzzRing checks that any node list and key give an owner from the list,
 // independent of the list's order and of duplicates, and that a ring
-// changed incrementally (Ring.With, Peers.Set: the nodes in changes join
+// changed incrementally (ring.with, Peers.Set: the nodes in changes join
 // or, if present, leave) is the ring built from scratch for the new list,
 // which is the brute-force reference ring.
 func FuzzRing(f *testing.F) {
@@ -328,22 +339,22 @@ func FuzzRing(f *testing.F) {
 		}
 		opts := &Options{Replicas: cfg.replicas, Hash: h.h}
 		r := mustNew(nodes, opts)
-		owner, ok := r.Lookup(key)
+		owner := r.owner(key)
 		nonEmpty := slices.ContainsFunc(nodes, func(s string) bool { return s != "" })
-		if ok != nonEmpty {
-			t.Fatalf("Lookup ok = %v with nodes %q", ok, nodes)
+		if (owner != "") != nonEmpty {
+			t.Fatalf("owner %q with nodes %q", owner, nodes)
 		}
-		if ok && (owner == "" || !slices.Contains(nodes, owner)) {
+		if owner != "" && !slices.Contains(nodes, owner) {
 			t.Fatalf("owner %q is not one of %q", owner, nodes)
 		}
 		rev := slices.Clone(nodes)
 		slices.Reverse(rev)
 		rev = append(rev, nodes...)
-		if got := mustNew(rev, opts).Get(key); got != owner {
+		if got := mustNew(rev, opts).owner(key); got != owner {
 			t.Fatalf("owner %q for %q, but %q for %q", owner, nodes, got, rev)
 		}
 		if d := ringDiff(r, refRing(cfg, nodes)); d != "" {
-			t.Fatalf("%s: New(%q) differs from the reference: %s", h.name, nodes, d)
+			t.Fatalf("%s: newRing(%q) differs from the reference: %s", h.name, nodes, d)
 		}
 
 		changed := slices.Clone(nodes)
@@ -355,8 +366,8 @@ func FuzzRing(f *testing.F) {
 			}
 		}
 		want := refRing(cfg, changed)
-		if d := ringDiff(r.With(changed...), want); d != "" {
-			t.Fatalf("%s: New(%q).With(%q) differs from the reference: %s", h.name, nodes, changed, d)
+		if d := ringDiff(r.with(changed...), want); d != "" {
+			t.Fatalf("%s: newRing(%q).with(%q) differs from the reference: %s", h.name, nodes, changed, d)
 		}
 		self := ""
 		if len(nodes) > 0 {
@@ -365,15 +376,15 @@ func FuzzRing(f *testing.F) {
 		p := mustPeers(self, nil, opts)
 		p.Set(nodes...)
 		p.Set(changed...)
-		if d := ringDiff(p.Ring(), refRing(cfg, append(changed, self))); d != "" {
+		if d := ringDiff(p.state.Load().ring, refRing(cfg, append(changed, self))); d != "" {
 			t.Fatalf("%s: Peers(%q).Set(%q) then Set(%q) differs from the reference: %s", h.name, self, nodes, changed, d)
 		}
 	})
 }
 
-// mustNew is New for options known to be valid.
-func mustNew(nodes []string, o *Options) *Ring {
-	r, err := New(nodes, o)
+// mustNew is newRing for options known to be valid.
+func mustNew(nodes []string, o *Options) *ring {
+	r, err := newRing(nodes, o)
 	if err != nil {
 		panic(err)
 	}

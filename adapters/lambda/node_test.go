@@ -135,14 +135,15 @@ func TestLambdaAndNetHTTPNodesAgreeOnOwners(t *testing.T) {
 		if err := pool.Set(urls...); err != nil {
 			t.Fatal(err)
 		}
-		def, _ := picker.New(urls, nil)
+		def, _ := picker.NewPeers("", nil, nil) // the default ring
+		def.Set(urls...)
 		differs := 0
 		for i := range 2000 {
 			k := fmt.Sprintf("key-%d", i)
 			if n.Peers.Owner(k) != pool.Owner(k) {
 				t.Fatalf("ring %+v: key %q: the Lambda node says %s, the net/http node %s", ring, k, n.Peers.Owner(k), pool.Owner(k))
 			}
-			if def.Get(k) != pool.Owner(k) {
+			if def.Owner(k) != pool.Owner(k) {
 				differs++
 			}
 		}
