@@ -38,7 +38,7 @@ type PeersOptions struct {
 // API, or by an http(s) base URL (a net/http node, or a Function URL),
 // fetched from with a nethttp.Client. Every node of a cluster is given the
 // same list of names. A net/http node uses a Peers as its groups' picker
-// to reach Lambda peers, and serves its own peers as usual (nethttp.Handler).
+// to reach Lambda peers, and serves its own peers as usual (a nethttp.Pool).
 // It is safe for concurrent use, including Set while keys are picked.
 type Peers struct {
 	self  string

@@ -125,7 +125,7 @@ func TestRIEInvokeMixedCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h, err := nethttp.NewHandler(reg, &nethttp.HandlerOptions{Logger: quiet, MaxValueBytes: MaxValueBytes})
+	h, err := nethttp.NewPool("", reg, &nethttp.PoolOptions{Logger: quiet, MaxValueBytes: MaxValueBytes}) // serves only
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func TestNodeSignsSetsToURLPeers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := nethttp.NewHandler(peerReg, &nethttp.HandlerOptions{UnsignedWrites: true, Logger: slog.New(slog.DiscardHandler)})
+	h, err := nethttp.NewPool("", peerReg, &nethttp.PoolOptions{UnsignedWrites: true, Logger: slog.New(slog.DiscardHandler)}) // serves only
 	if err != nil {
 		t.Fatal(err)
 	}

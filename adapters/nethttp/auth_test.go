@@ -101,11 +101,11 @@ func TestSignatureBoundToTheTargetNode(t *testing.T) {
 
 func TestSecretNeedsSelf(t *testing.T) {
 	reg := cache.NewRegistry()
-	if _, err := NewHandler(reg, &HandlerOptions{Secret: []byte("k")}); !errors.Is(err, protocol.ErrConfig) {
-		t.Fatalf("NewHandler with a Secret and no Self: %v; want ErrConfig", err)
+	if _, err := newHandler(reg, &handlerOptions{Secret: []byte("k")}); !errors.Is(err, protocol.ErrConfig) {
+		t.Fatalf("newHandler with a Secret and no Self: %v; want ErrConfig", err)
 	}
-	if _, err := NewHandler(reg, &HandlerOptions{Secret: []byte("k"), Self: "ftp://x"}); !errors.Is(err, protocol.ErrConfig) {
-		t.Fatalf("NewHandler with a bad Self: %v; want ErrConfig", err)
+	if _, err := newHandler(reg, &handlerOptions{Secret: []byte("k"), Self: "ftp://x"}); !errors.Is(err, protocol.ErrConfig) {
+		t.Fatalf("newHandler with a bad Self: %v; want ErrConfig", err)
 	}
 	// A client-only pool (no self) with a secret serves nothing: no
 	// request can be signed for it.

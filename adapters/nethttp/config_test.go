@@ -57,8 +57,8 @@ func TestPoolRefusesBadConfiguration(t *testing.T) {
 	if _, err := NewClient("h:1", nil); !errors.Is(err, protocol.ErrConfig) {
 		t.Errorf("NewClient(h:1) err = %v; want ErrConfig", err)
 	}
-	if _, err := NewHandler(nil, nil); !errors.Is(err, protocol.ErrConfig) {
-		t.Errorf("NewHandler(nil) err = %v; want ErrConfig", err)
+	if _, err := newHandler(nil, nil); !errors.Is(err, protocol.ErrConfig) {
+		t.Errorf("newHandler(nil) err = %v; want ErrConfig", err)
 	}
 }
 
@@ -70,7 +70,7 @@ func TestRandomKeysRoundTripThroughRouters(t *testing.T) {
 	echo := getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte("v=" + key), nil })
 	reg := newRegistry(t, echo)
 	mux := http.NewServeMux()
-	mux.Handle("/cache/", mustHandler(t, reg, &HandlerOptions{BasePath: "/cache"}))
+	mux.Handle("/cache/", mustHandler(t, reg, &handlerOptions{BasePath: "/cache"}))
 	mux.Handle("/strip/", http.StripPrefix("/strip", mustHandler(t, reg, nil)))
 	root := httptest.NewServer(mustHandler(t, reg, nil))
 	defer root.Close()
@@ -134,7 +134,7 @@ func TestStatsHandler(t *testing.T) {
 // read the protocol's headers; another origin gets no CORS headers.
 func TestCORS(t *testing.T) {
 	reg := newRegistry(t, getter.Map(map[string]string{"Tom": "630"}))
-	srv := httptest.NewServer(mustHandler(t, reg, &HandlerOptions{AllowOrigins: []string{"https://app.example.com"}}))
+	srv := httptest.NewServer(mustHandler(t, reg, &handlerOptions{AllowOrigins: []string{"https://app.example.com"}}))
 	defer srv.Close()
 	pre, _ := http.NewRequest(http.MethodOptions, srv.URL+"/_geecache/scores/Tom", nil)
 	pre.Header.Set("Origin", "https://app.example.com")
@@ -168,7 +168,7 @@ func TestCORS(t *testing.T) {
 	if res.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("another origin was allowed: %v", res.Header)
 	}
-	if _, err := NewHandler(reg, &HandlerOptions{AllowOrigins: []string{"https://app.example.com/path"}}); !errors.Is(err, protocol.ErrConfig) {
+	if _, err := newHandler(reg, &handlerOptions{AllowOrigins: []string{"https://app.example.com/path"}}); !errors.Is(err, protocol.ErrConfig) {
 		t.Fatalf("an origin with a path: err = %v; want ErrConfig", err)
 	}
 	http.DefaultClient.CloseIdleConnections()

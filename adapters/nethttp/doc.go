@@ -3,9 +3,6 @@
 //
 // It has these parts:
 //
-//   - Handler, an http.Handler that answers peer requests for the groups of
-//     a cache.Registry. Mount it at the root, under a base path
-//     (HandlerOptions.BasePath), or behind http.StripPrefix.
 //   - Client, a cache.PeerGetter that fetches values from one peer over a
 //     tuned, shared http.Transport (NewTransport): keep-alive connections
 //     sized for concurrency, a per-request timeout, the caller's context
@@ -13,9 +10,13 @@
 //     announces a huge value and stalls costs one small buffer, and never
 //     holds the caller past its deadline. Every answer is checked (see
 //     protocol.ErrIntegrity) before a value is returned.
-//   - Pool, the seed GeeCache's HTTPPool made production-grade: the Handler
-//     and a cache.PeerPicker (a consistent-hash ring from package picker)
-//     in one value, whose peer list can be replaced at run time with Set.
+//   - Pool, the seed GeeCache's HTTPPool made production-grade: an
+//     http.Handler that answers peer requests for the groups of a
+//     cache.Registry (mount it at the root, under PoolOptions.BasePath, or
+//     behind http.StripPrefix) and a cache.PeerPicker (a consistent-hash
+//     ring from package picker) in one value, whose peer list can be
+//     replaced at run time with Set. A node that only serves is a Pool
+//     whose list is never set; a node that only asks, one with no self.
 //   - NewServer, an http.Server with the timeouts peer traffic needs, and
 //     StatsHandler, the groups' Stats as JSON for operators.
 //
@@ -32,7 +33,7 @@
 // # Configuration
 //
 // Each constructor takes its required arguments and then a pointer to its
-// own options struct (HandlerOptions, ClientOptions, PoolOptions,
+// own options struct (ClientOptions, PoolOptions,
 // ServerOptions), as every GeeCache package does: nil means all defaults,
 // the zero value of a field means its documented default (0 for a timeout
 // is 10 s, never "no timeout"; a nil Logger is slog.Default()),

@@ -30,7 +30,7 @@ func FuzzHandler(f *testing.F) {
 	}), nil); err != nil {
 		f.Fatal(err)
 	}
-	h := mustHandler(f, reg, &HandlerOptions{BasePath: "/x"})
+	h := mustHandler(f, reg, &handlerOptions{BasePath: "/x"})
 	f.Fuzz(func(t *testing.T, target string) {
 		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader("GET " + target + " HTTP/1.1\r\nHost: h\r\n\r\n")))
 		if err != nil {

@@ -15,19 +15,19 @@ import (
 	"github.com/geecache/geecache/internal/progress"
 )
 
-// A Handler serves the peer protocol for the groups of a registry. It is
-// safe for concurrent use.
-type Handler struct {
+// A handler serves the peer protocol for the groups of a registry: the
+// serving side of a Pool. It is safe for concurrent use.
+type handler struct {
 	base    string
 	srv     *protocol.Server
 	origins []string // AllowOrigins
 }
 
-// NewHandler returns a Handler for reg. opts may be nil for the defaults.
+// newHandler returns a handler for reg. opts may be nil for the defaults.
 // It fails, with an error wrapping protocol.ErrConfig, for options that
 // cannot work.
-func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
-	var o HandlerOptions
+func newHandler(reg *cache.Registry, opts *handlerOptions) (*handler, error) {
+	var o handlerOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -48,7 +48,7 @@ func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Handler{base: o.BasePath, srv: srv, origins: slices.Clone(o.AllowOrigins)}, nil
+	return &handler{base: o.BasePath, srv: srv, origins: slices.Clone(o.AllowOrigins)}, nil
 }
 
 // ServeHTTP answers a protocol request. The path is taken in its escaped
@@ -61,7 +61,7 @@ func NewHandler(reg *cache.Registry, opts *HandlerOptions) (*Handler, error) {
 // limit, is refused (400 or 413) without the body being read, and the
 // connection is closed right after the answer (refusedLinger), not kept
 // open for the rest of the body.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cors(h.origins, w, r) {
 		return
 	}
@@ -135,7 +135,7 @@ func (p *processing) end() {
 
 // readBody reads a PUT's body, at most the size limit; if it cannot, it
 // returns the answer to send instead.
-func (h *Handler) readBody(r *http.Request, req protocol.Request) ([]byte, protocol.Response, bool) {
+func (h *handler) readBody(r *http.Request, req protocol.Request) ([]byte, protocol.Response, bool) {
 	limit := h.srv.MaxValueBytes()
 	if r.ContentLength > limit {
 		return nil, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeTooLarge, "the value is over the size limit")), false

@@ -55,7 +55,7 @@ func TestHandlerStatusesOverHTTP(t *testing.T) {
 func TestMountedUnderPrefix(t *testing.T) {
 	reg := newRegistry(t, getter.Map(map[string]string{"k/1": "one"}))
 	mux := http.NewServeMux()
-	mux.Handle("/cache/", mustHandler(t, reg, &HandlerOptions{BasePath: "/cache"}))
+	mux.Handle("/cache/", mustHandler(t, reg, &handlerOptions{BasePath: "/cache"}))
 	mux.Handle("/strip/", http.StripPrefix("/strip", mustHandler(t, reg, nil)))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
@@ -80,7 +80,7 @@ func TestMountedUnderPrefix(t *testing.T) {
 
 func TestBasePathEnforced(t *testing.T) {
 	reg := newRegistry(t, getter.Map(map[string]string{"k": "v"}))
-	srv := httptest.NewServer(mustHandler(t, reg, &HandlerOptions{BasePath: "/cache"}))
+	srv := httptest.NewServer(mustHandler(t, reg, &handlerOptions{BasePath: "/cache"}))
 	defer srv.Close()
 	for path, want := range map[string]int{
 		"/cache/_geecache/scores/k":  http.StatusOK,
@@ -98,7 +98,7 @@ func TestSizeLimitOverHTTP(t *testing.T) {
 	reg := newRegistry(t, getter.Map(map[string]string{"big": strings.Repeat("x", 1000)}))
 	lenient := httptest.NewServer(mustHandler(t, reg, nil))
 	defer lenient.Close()
-	strict := httptest.NewServer(mustHandler(t, reg, &HandlerOptions{MaxValueBytes: 999}))
+	strict := httptest.NewServer(mustHandler(t, reg, &handlerOptions{MaxValueBytes: 999}))
 	defer strict.Close()
 	for name, c := range map[string]*Client{
 		"client limit": mustClient(t, lenient.URL, &ClientOptions{MaxValueBytes: 999}),

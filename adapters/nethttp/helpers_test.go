@@ -166,15 +166,15 @@ func mustClient(t testing.TB, addr string, o *ClientOptions) *Client {
 	return c
 }
 
-func mustHandler(t testing.TB, reg *cache.Registry, o *HandlerOptions) *Handler {
+func mustHandler(t testing.TB, reg *cache.Registry, o *handlerOptions) *handler {
 	t.Helper()
 	if o == nil {
-		o = &HandlerOptions{}
+		o = &handlerOptions{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	h, err := NewHandler(reg, o)
+	h, err := newHandler(reg, o)
 	if err != nil {
 		t.Fatal(err)
 	}

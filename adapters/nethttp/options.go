@@ -11,62 +11,28 @@ import (
 	"github.com/geecache/geecache/picker"
 )
 
-// HandlerOptions configures a Handler. As everywhere in GeeCache (see
+// handlerOptions configures a handler: the serving side of PoolOptions
+// (whose fields document these), with the node's own normalised address.
+type handlerOptions struct {
+	BasePath       string
+	Secret         []byte
+	Self           string // required with a Secret
+	MaxValueBytes  int64
+	MaxSkew        time.Duration
+	HideErrors     bool
+	Logger         *slog.Logger
+	Propagator     protocol.Propagator
+	UnsignedWrites bool
+	AllowOrigins   []string
+}
+
+// ClientOptions configures a Client. As everywhere in GeeCache (see
 // cache.GroupOptions), the zero value of a field means its default, a nil
 // pointer means all defaults, and a value that cannot work makes the
 // constructor fail.
-type HandlerOptions struct {
-	// BasePath is the escaped path prefix under which the protocol is
-	// served, such as "/cache": the Handler answers BasePath+"/_geecache/…".
-	// It must start with "/" and not end with one. "" (the default) serves
-	// the protocol at the root.
-	BasePath string
-
-	// Secret turns on peer authentication (see protocol.ServerOptions).
-	Secret []byte
-
-	// Self is the node's own base URL, as its peers reach it (the address
-	// given to NewPool); it is normalised as NewPool does. Signed
-	// requests are bound to it (see protocol.ServerOptions.Self). It is
-	// required with a Secret.
-	Self string
-
-	// MaxValueBytes is the largest value sent; 0 means
-	// protocol.DefaultMaxValueBytes.
-	MaxValueBytes int64
-
-	// MaxSkew is how old a signed request may be; 0 means
-	// protocol.DefaultMaxSkew.
-	MaxSkew time.Duration
-
-	// HideErrors sends generic error bodies to callers that did not sign
-	// (see protocol.ServerOptions).
-	HideErrors bool
-
-	// Logger receives rejected requests and load failures. Nil means
-	// slog.Default().
-	Logger *slog.Logger
-
-	// Propagator, if not nil, extracts context (a trace) from requests.
-	Propagator protocol.Propagator
-
-	// UnsignedWrites accepts peers' PUT and DELETE without a Secret (see
-	// protocol.ServerOptions.UnsignedWrites). Off by default.
-	UnsignedWrites bool
-
-	// AllowOrigins lists the web origins ("https://app.example.com", or
-	// "*" for any) whose pages may call the node from a browser: the
-	// Handler answers their CORS preflights and lets them read its
-	// answers. Nil (the default) allows none. A browser cannot keep a
-	// secret: a node that browsers call must not rely on Secret.
-	AllowOrigins []string
-}
-
-// ClientOptions configures a Client, with the same conventions as
-// HandlerOptions.
 type ClientOptions struct {
 	// BasePath is the escaped path prefix under which the peer serves the
-	// protocol (see HandlerOptions.BasePath).
+	// protocol (see PoolOptions.BasePath).
 	BasePath string
 
 	// Secret, if not empty, signs every request.
@@ -89,31 +55,64 @@ type ClientOptions struct {
 	Propagator protocol.Propagator
 }
 
-// PoolOptions configures a Pool: the settings of its Handler, of the
-// Clients it fetches from peers with, and of its consistent-hash ring, in
-// one flat struct so that a setting both sides share (BasePath, Secret,
-// MaxValueBytes) is given once. The conventions are those of
-// HandlerOptions. Every node of a cluster needs the same BasePath, Secret,
-// MaxValueBytes, Replicas and Hash.
+// PoolOptions configures a Pool: the settings of the side that serves its
+// peers, of the Clients it fetches from them with, and of its
+// consistent-hash ring, in one flat struct so that a setting both sides
+// share (BasePath, Secret, MaxValueBytes) is given once. As everywhere in
+// GeeCache (see cache.GroupOptions), the zero value of a field means its
+// default, a nil pointer means all defaults, and a value that cannot work
+// makes the constructor fail. Every node of a cluster needs the same
+// BasePath, Secret, MaxValueBytes, Replicas and Hash.
 type PoolOptions struct {
-	BasePath      string              // as in HandlerOptions and ClientOptions
-	Secret        []byte              // as in HandlerOptions and ClientOptions
-	MaxValueBytes int64               // as in HandlerOptions and ClientOptions
-	MaxSkew       time.Duration       // as in HandlerOptions
-	HideErrors    bool                // as in HandlerOptions
-	Timeout       time.Duration       // as in ClientOptions
-	Propagator    protocol.Propagator // as in HandlerOptions and ClientOptions
+	// BasePath is the escaped path prefix under which the protocol is
+	// served and asked for, such as "/cache": the Pool answers
+	// BasePath+"/_geecache/…". It must start with "/" and not end with
+	// one. "" (the default) serves the protocol at the root.
+	BasePath string
+
+	// Secret turns on peer authentication: every request to a peer is
+	// signed with it, and the Pool refuses peers' requests that are not
+	// (see protocol.ServerOptions).
+	Secret []byte
+
+	// MaxValueBytes is the largest value sent or read; 0 means
+	// protocol.DefaultMaxValueBytes.
+	MaxValueBytes int64
+
+	// MaxSkew is how old a signed request may be; 0 means
+	// protocol.DefaultMaxSkew.
+	MaxSkew time.Duration
+
+	// HideErrors sends generic error bodies to callers that did not sign
+	// (see protocol.ServerOptions).
+	HideErrors bool
+
+	// Timeout bounds one request to a peer (connect, send, wait, read);
+	// when it expires the calling node loads the key itself. 0 means 10 s.
+	// A caller's context with a sooner deadline wins.
+	Timeout time.Duration
+
+	// Propagator, if not nil, injects context (a trace) into requests to
+	// peers and extracts it from theirs.
+	Propagator protocol.Propagator
 
 	// Transport is shared by the clients of all peers. Nil means one
 	// transport from NewTransport, whose idle connections Close closes.
 	Transport http.RoundTripper
 
-	// Logger receives the Handler's logs and, at debug level, each choice
-	// of owner. Nil means slog.Default().
+	// Logger receives rejected requests, load failures and, at debug
+	// level, each choice of owner. Nil means slog.Default().
 	Logger *slog.Logger
 
-	// AllowOrigins and UnsignedWrites are as in HandlerOptions.
-	AllowOrigins   []string
+	// AllowOrigins lists the web origins ("https://app.example.com", or
+	// "*" for any) whose pages may call the node from a browser: the Pool
+	// answers their CORS preflights and lets them read its answers. Nil
+	// (the default) allows none. A browser cannot keep a secret: a node
+	// that browsers call must not rely on Secret.
+	AllowOrigins []string
+
+	// UnsignedWrites accepts peers' PUT and DELETE without a Secret (see
+	// protocol.ServerOptions.UnsignedWrites). Off by default.
 	UnsignedWrites bool
 
 	// Replicas and Hash configure the ring (see picker.Options).
@@ -121,8 +120,8 @@ type PoolOptions struct {
 	Hash     picker.Hash
 }
 
-func (o *PoolOptions) handler() HandlerOptions {
-	return HandlerOptions{AllowOrigins: o.AllowOrigins, UnsignedWrites: o.UnsignedWrites, BasePath: o.BasePath, Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
+func (o *PoolOptions) handler() handlerOptions {
+	return handlerOptions{AllowOrigins: o.AllowOrigins, UnsignedWrites: o.UnsignedWrites, BasePath: o.BasePath, Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
 		MaxSkew: o.MaxSkew, HideErrors: o.HideErrors, Logger: o.Logger, Propagator: o.Propagator}
 }
 

@@ -11,12 +11,12 @@ import (
 	"github.com/geecache/geecache/picker"
 )
 
-// clientOnlySelf is the Self of a client-only pool's Handler when there is
+// clientOnlySelf is the Self of a client-only pool's handler when there is
 // a secret: an address no peer list names (.invalid is reserved), so every
 // signed request to it is rejected.
 const clientOnlySelf = "http://client-only.invalid"
 
-// A Pool is one node's side of an HTTP cluster: the Handler that serves
+// A Pool is one node's side of an HTTP cluster: the http.Handler that serves
 // its peers, and the cache.PeerPicker that tells its groups which peer
 // owns a key (a consistent-hash ring over the peer addresses) and fetches
 // it with a Client. Give it to the node's groups as cache.GroupOptions.Peers
@@ -24,7 +24,7 @@ const clientOnlySelf = "http://client-only.invalid"
 // use, including Set while requests are served. The AWS Lambda binding
 // builds its peers with a Pool too, so both bindings place keys alike.
 type Pool struct {
-	handler *Handler
+	handler *handler
 	self    string
 	peers   *picker.Peers
 	rt      http.RoundTripper // shared by the pool's clients
@@ -55,7 +55,7 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 		// for it.
 		ho.Self = clientOnlySelf
 	}
-	h, err := NewHandler(reg, &ho)
+	h, err := newHandler(reg, &ho)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,11 @@ type ringConfigError struct{ err error }
 func (e ringConfigError) Error() string   { return e.err.Error() }
 func (e ringConfigError) Unwrap() []error { return []error{protocol.ErrConfig, e.err} }
 
-// ServeHTTP serves the node's peers, as Handler does.
+// ServeHTTP serves the node's peers: it answers a protocol request for a
+// group of the Pool's registry. The path is taken in its escaped form, so
+// a key containing "/" (sent as "%2F") is one key; the base path, if any,
+// is removed first. Mount the Pool at the root, under its BasePath, or
+// behind http.StripPrefix.
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.ServeHTTP(w, r) }
 
 // Set replaces the pool's peer list with addrs (base URLs; listing self

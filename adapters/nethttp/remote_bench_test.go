@@ -26,7 +26,7 @@ func BenchmarkRemoteGet(b *testing.B) {
 			}), nil); err != nil {
 				b.Fatal(err)
 			}
-			srv := httptest.NewServer(mustHandler(b, reg, &HandlerOptions{Logger: slog.New(slog.DiscardHandler)}))
+			srv := httptest.NewServer(mustHandler(b, reg, &handlerOptions{Logger: slog.New(slog.DiscardHandler)}))
 			defer srv.Close()
 			c := mustClient(b, srv.URL, nil)
 			defer c.CloseIdleConnections()

@@ -30,7 +30,7 @@ const (
 const defaultMaxConns = 1024
 
 // ServerOptions configures a Server, with the conventions of
-// HandlerOptions.
+// PoolOptions.
 type ServerOptions struct {
 	// MaxConns caps the connections open at once on each listener the
 	// Server serves, so that callers that open connections and hold them
@@ -62,7 +62,7 @@ type Server struct {
 }
 
 // NewServer returns a Server for peer traffic on addr (as in
-// http.Server.Addr) that serves h, typically a Pool or a Handler, with
+// http.Server.Addr) that serves h, typically a Pool, with
 // timeouts and a header limit: ReadHeaderTimeout 5 s, ReadTimeout 10 s,
 // WriteTimeout 20 s (a slow load from the source), IdleTimeout 90 s and
 // MaxHeaderBytes 16 KiB. An http.Server's zero value has none, so a peer
@@ -70,7 +70,7 @@ type Server struct {
 // forever. opts may be nil for the defaults. Use it for every node. A
 // request net/http cannot parse is answered as the protocol says (400
 // bad_request), unless the connection is TLS; the answer is signed when h
-// is a Pool or a Handler with a Secret.
+// is a Pool with a Secret.
 func NewServer(addr string, h http.Handler, opts *ServerOptions) *Server {
 	var o ServerOptions
 	if opts != nil {
@@ -92,12 +92,9 @@ func NewServer(addr string, h http.Handler, opts *ServerOptions) *Server {
 		},
 		maxConns: o.MaxConns,
 	}
-	switch h := h.(type) {
-	case *Pool:
-		s.proto = h.handler.srv
-	case *Handler:
-		s.proto = h.srv
-	default:
+	if p, ok := h.(*Pool); ok {
+		s.proto = p.handler.srv
+	} else {
 		// A router with the protocol under it, or another handler: the
 		// answer is sealed without a secret (a signed caller takes it for
 		// a broken peer, which a request that does not parse is anyway).
