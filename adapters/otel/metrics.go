@@ -14,7 +14,7 @@ import (
 )
 
 // Attribute keys on GeeCache's metrics and spans (RegisterMetrics's and
-// the Tracer's docs state them).
+// NewTracer's docs state them).
 const (
 	// groupKey names the group (all metrics and spans).
 	groupKey = attribute.Key("geecache.group")

@@ -16,11 +16,11 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// scopeName is the instrumentation scope of the Tracer's spans (NewTracer
+// scopeName is the instrumentation scope of NewTracer's spans (its doc
 // states it).
 const scopeName = "github.com/geecache/geecache/adapters/otel"
 
-// Attribute keys on GeeCache's spans, besides groupKey (the Tracer's doc
+// Attribute keys on GeeCache's spans, besides groupKey (NewTracer's doc
 // states them).
 const (
 	// hitKey is true on the span of a Get answered from memory, false on
@@ -36,7 +36,7 @@ const (
 	foundKey = attribute.Key("geecache.found")
 )
 
-// Span names (the Tracer's doc states them).
+// Span names (NewTracer's doc states them).
 const (
 	spanGet      = "geecache.Get"      // a Get or GetLocal: hit, or miss around the steps below
 	spanPeer     = "geecache.peer"     // a fetch from the owner peer (span kind client)
@@ -53,8 +53,17 @@ type TracerOptions struct {
 	RecordKeys bool
 }
 
-// A Tracer is a cache.Tracer that records the steps of a Get as
-// OpenTelemetry spans:
+// A tracer is the cache.Tracer that NewTracer returns.
+type tracer struct {
+	t                trace.Tracer
+	keys             bool
+	internal, client trace.SpanStartOption // made once: each allocates
+}
+
+var _ cache.Tracer = (*tracer)(nil)
+
+// NewTracer returns a cache.Tracer (set it as cache.GroupOptions.Tracer)
+// that records the steps of a Get as OpenTelemetry spans:
 //
 //   - "geecache.Get" for every Get and GetLocal, with geecache.hit true (a
 //     hit, started and ended at once) or false (a miss, the parent of the
@@ -69,26 +78,19 @@ type TracerOptions struct {
 // status Error; "not found" is an answer, not a failure: its spans keep
 // status Unset and get geecache.found=false.
 //
-// With a Tracer a hit allocates: its span and attributes, and the context
+// With such a tracer a hit allocates: its span and attributes, and the context
 // the span travels in. Measured with go 1.26 and the SDK v1.47.0 (go test
 // -run '^$' -bench Hit -benchmem ./adapters/otel/): about 10 allocations
 // and 1.4 KB per hit when the span is sampled, 6 and 460 B when it is not,
 // 4 and 230 B over the API's no-op provider. A group without a Tracer
 // (the default) makes none on a hit; leave the Tracer out rather than
 // pass a no-op one to turn tracing off.
-type Tracer struct {
-	t                trace.Tracer
-	keys             bool
-	internal, client trace.SpanStartOption // made once: each allocates
-}
-
-var _ cache.Tracer = (*Tracer)(nil)
-
-// NewTracer returns a Tracer whose spans come from tp (an SDK
-// TracerProvider, or otel.GetTracerProvider() for the global one), under
-// the instrumentation scope "github.com/geecache/geecache/adapters/otel". It returns an error wrapping
-// protocol.ErrConfig if tp is nil.
-func NewTracer(tp trace.TracerProvider, opts *TracerOptions) (*Tracer, error) {
+//
+// The spans come from tp (an SDK TracerProvider, or
+// otel.GetTracerProvider() for the global one), under the instrumentation
+// scope "github.com/geecache/geecache/adapters/otel". NewTracer returns an
+// error wrapping protocol.ErrConfig if tp is nil.
+func NewTracer(tp trace.TracerProvider, opts *TracerOptions) (cache.Tracer, error) {
 	if tp == nil {
 		return nil, fmt.Errorf("geecache: %w: NewTracer needs a TracerProvider", protocol.ErrConfig)
 	}
@@ -96,12 +98,12 @@ func NewTracer(tp trace.TracerProvider, opts *TracerOptions) (*Tracer, error) {
 	if opts != nil {
 		o = *opts
 	}
-	return &Tracer{t: tp.Tracer(scopeName), keys: o.RecordKeys,
+	return &tracer{t: tp.Tracer(scopeName), keys: o.RecordKeys,
 		internal: trace.WithSpanKind(trace.SpanKindInternal), client: trace.WithSpanKind(trace.SpanKindClient)}, nil
 }
 
 // Start starts the span of a step of a Get; it implements cache.Tracer.
-func (t *Tracer) Start(ctx context.Context, kind cache.SpanKind, group, key, peer string) (context.Context, cache.Span) {
+func (t *tracer) Start(ctx context.Context, kind cache.SpanKind, group, key, peer string) (context.Context, cache.Span) {
 	// The attributes go to Start, where a sampler can see them, in a
 	// slice of the exact size (the SDK copies it).
 	n := 2
