@@ -7,12 +7,14 @@ import (
 	"github.com/geecache/geecache/internal/progress"
 )
 
+type otherKey struct{}
+
 func TestReport(t *testing.T) {
 	progress.Report(context.Background()) // no callback: nothing to call, no panic
 	n := 0
 	ctx := progress.With(context.Background(), func() { n++ })
 	progress.Report(ctx)
-	progress.Report(context.WithValue(ctx, struct{}{}, 1)) // through a child context
+	progress.Report(context.WithValue(ctx, otherKey{}, 1)) // through a child context
 	if n != 2 {
 		t.Fatalf("the callback ran %d times, want 2", n)
 	}
