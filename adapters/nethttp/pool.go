@@ -95,9 +95,10 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.Ser
 // Set replaces the pool's peer list with addrs (base URLs; listing self
 // too is recommended, so that every node gets the same list). Each address
 // is normalised (scheme and host in lower case, no default port, no
-// trailing "/"), so "http://H:80/" and "http://h" are one node. If any address is invalid, Set returns an error wrapping
-// protocol.ErrConfig and keeps the old list. Keys move only between the
-// nodes that were added or removed.
+// trailing "/"), so "http://H:80/" and "http://h" are one node. If any
+// address is invalid, Set returns an error wrapping protocol.ErrConfig and
+// keeps the old list. Keys move only between the nodes that were added or
+// removed.
 func (p *Pool) Set(addrs ...string) error {
 	norm := make([]string, 0, len(addrs))
 	for _, a := range addrs {
