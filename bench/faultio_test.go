@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/bench/internal/fair"
 	"github.com/geecache/geecache/getter"
 )
@@ -81,9 +80,10 @@ func (f *fxFake) serve(c net.Conn, closeAfter bool, answer func(net.Conn) bool) 
 }
 
 // fxHugeHeader announces a 64 MiB value (the default size limit, so the
-// client accepts the announcement) with a checksum, and sends one byte.
+// client accepts the announcement) with a checksum (X-Geecache-Checksum,
+// adapters/PROTOCOL.md), and sends one byte.
 const fxHugeHeader = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
-	protocol.HeaderChecksum + ": 0123456789abcdef\r\nContent-Length: 67108864\r\n\r\nx"
+	"X-Geecache-Checksum: 0123456789abcdef\r\nContent-Length: 67108864\r\n\r\nx"
 
 // fxStallFor bounds each request to the peer that stalls after one byte.
 const fxStallFor = 5 * time.Millisecond

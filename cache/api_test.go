@@ -36,12 +36,12 @@ func TestNilGettersAreRefused(t *testing.T) {
 		"nil Func":      getter.Func(nil),
 		"nil pointer":   (*ptrGetter)(nil),
 	} {
-		if _, err := cache.NewRegistry().NewGroup("g", 1, g, nil); !errors.Is(err, cache.ErrInvalidGroup) {
-			t.Errorf("%s: err = %v, want ErrInvalidGroup", name, err)
+		if _, err := cache.NewRegistry().NewGroup("g", 1, g, nil); !errors.Is(err, cache.ErrConfig) {
+			t.Errorf("%s: err = %v, want ErrConfig", name, err)
 		}
 	}
-	if _, err := cache.NewRegistry().NewGroup("g", -1, getter.Map(nil), nil); !errors.Is(err, cache.ErrInvalidGroup) {
-		t.Errorf("negative budget: err = %v, want ErrInvalidGroup", err)
+	if _, err := cache.NewRegistry().NewGroup("g", -1, getter.Map(nil), nil); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("negative budget: err = %v, want ErrConfig", err)
 	}
 }
 

@@ -261,8 +261,8 @@ func TestStaleValueEndsWhenTheKeyIsGone(t *testing.T) {
 
 func TestBadTTLOptionsAreRefused(t *testing.T) {
 	for _, o := range []cache.GroupOptions{{TTL: -1}, {NotFoundTTL: -1}, {StaleWhileRevalidate: -1}} {
-		if _, err := cache.NewRegistry().NewGroup("g", 1, getter.Map(nil), &o); !errors.Is(err, cache.ErrInvalidGroup) {
-			t.Errorf("%+v: err = %v; want ErrInvalidGroup", o, err)
+		if _, err := cache.NewRegistry().NewGroup("g", 1, getter.Map(nil), &o); !errors.Is(err, cache.ErrConfig) {
+			t.Errorf("%+v: err = %v; want ErrConfig", o, err)
 		}
 	}
 }

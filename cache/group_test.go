@@ -166,10 +166,10 @@ func TestRegistry(t *testing.T) {
 	if _, err := r.NewGroup("a", 1, src, nil); !errors.Is(err, cache.ErrGroupExists) {
 		t.Fatalf("duplicate: err = %v", err)
 	}
-	if _, err := r.NewGroup("", 1, src, nil); !errors.Is(err, cache.ErrInvalidGroup) {
+	if _, err := r.NewGroup("", 1, src, nil); !errors.Is(err, cache.ErrConfig) {
 		t.Fatalf("empty name: err = %v", err)
 	}
-	if _, err := r.NewGroup("b", 1, nil, nil); !errors.Is(err, cache.ErrInvalidGroup) {
+	if _, err := r.NewGroup("b", 1, nil, nil); !errors.Is(err, cache.ErrConfig) {
 		t.Fatalf("nil getter: err = %v", err)
 	}
 	if r.Lookup("a") == nil || r.Lookup("b") != nil {

@@ -84,7 +84,7 @@ func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 		"MaxEjectFor": int64(p.MaxEjectFor), "MaxInFlight": int64(p.MaxInFlight), "HedgeMin": int64(p.HedgeMin), "HedgeMax": int64(p.HedgeMax),
 		"SlowAfter": int64(p.SlowAfter)} {
 		if v < 0 {
-			return p, fmt.Errorf("geecache: %w: PeerPolicy.%s is negative", ErrInvalidGroup, name)
+			return p, fmt.Errorf("geecache: %w: PeerPolicy.%s is negative", ErrConfig, name)
 		}
 	}
 	def := func(v *time.Duration, d time.Duration) {
@@ -104,7 +104,7 @@ func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 	def(&p.HedgeMax, defaultHedgeMax)
 	def(&p.SlowAfter, defaultSlowAfter)
 	if p.HedgeMax < p.HedgeMin {
-		return p, fmt.Errorf("geecache: %w: PeerPolicy.HedgeMax %v is below HedgeMin %v", ErrInvalidGroup, p.HedgeMax, p.HedgeMin)
+		return p, fmt.Errorf("geecache: %w: PeerPolicy.HedgeMax %v is below HedgeMin %v", ErrConfig, p.HedgeMax, p.HedgeMin)
 	}
 	return p, nil
 }

@@ -245,8 +245,8 @@ func (p *peerFunc) Get(ctx context.Context, _, key string) ([]byte, error) { ret
 
 func TestBadPeerPolicyIsRefused(t *testing.T) {
 	for _, p := range []cache.PeerPolicy{{EjectAfter: -1}, {MaxInFlight: -1}, {SlowAfter: -1}, {HedgeMin: time.Second, HedgeMax: time.Millisecond}} {
-		if _, err := cache.NewRegistry().NewGroup("g", 1, getter.Map(nil), &cache.GroupOptions{PeerPolicy: p}); !errors.Is(err, cache.ErrInvalidGroup) {
-			t.Errorf("%+v: err = %v, want ErrInvalidGroup", p, err)
+		if _, err := cache.NewRegistry().NewGroup("g", 1, getter.Map(nil), &cache.GroupOptions{PeerPolicy: p}); !errors.Is(err, cache.ErrConfig) {
+			t.Errorf("%+v: err = %v, want ErrConfig", p, err)
 		}
 	}
 }

@@ -13,11 +13,17 @@ import (
 	"github.com/geecache/geecache/internal/ratelog"
 )
 
-// Errors returned by Registry.NewGroup.
-var (
-	ErrGroupExists  = errors.New("group already exists")
-	ErrInvalidGroup = errors.New("invalid group")
-)
+// ErrGroupExists is wrapped by the error Registry.NewGroup returns for a
+// name the registry already has.
+var ErrGroupExists = errors.New("group already exists")
+
+// ErrConfig is wrapped by the error of every GeeCache constructor (and of
+// lambda.ConfigFromEnv and Pool.Set) given settings that cannot work, in
+// this package and in every binding: errors.Is(err, cache.ErrConfig) tells
+// a configuration mistake, to be fixed before starting again, from a
+// failure at run time. It lives here, in the core, because every package
+// can import it.
+var ErrConfig = errors.New("invalid configuration")
 
 // A Registry holds one node's groups by name, so that a transport serving
 // peers can find the group a request names. Each node has its own
@@ -36,18 +42,18 @@ func NewRegistry() *Registry { return new(Registry) }
 // at most cacheBytes bytes of keys and values in memory (0 keeps nothing,
 // but concurrent loads are still shared). opts may be nil for the
 // defaults. It returns an error wrapping ErrGroupExists if the registry has
-// a group of that name, and ErrInvalidGroup for an empty name, a nil Getter
+// a group of that name, and ErrConfig for an empty name, a nil Getter
 // (including a nil function or pointer inside the interface) or a negative
 // cacheBytes.
 func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts *GroupOptions) (*Group, error) {
 	if name == "" {
-		return nil, fmt.Errorf("geecache: %w: empty name", ErrInvalidGroup)
+		return nil, fmt.Errorf("geecache: %w: empty name", ErrConfig)
 	}
 	if isNil(g) {
-		return nil, fmt.Errorf("geecache: %w: group %q has a nil Getter", ErrInvalidGroup, name)
+		return nil, fmt.Errorf("geecache: %w: group %q has a nil Getter", ErrConfig, name)
 	}
 	if cacheBytes < 0 {
-		return nil, fmt.Errorf("geecache: %w: group %q: cacheBytes %d is negative", ErrInvalidGroup, name, cacheBytes)
+		return nil, fmt.Errorf("geecache: %w: group %q: cacheBytes %d is negative", ErrConfig, name, cacheBytes)
 	}
 	var o GroupOptions
 	if opts != nil {
@@ -64,7 +70,7 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 		return nil, err
 	}
 	if o.TTL < 0 || o.NotFoundTTL < 0 || o.StaleWhileRevalidate < 0 {
-		return nil, fmt.Errorf("geecache: %w: group %q: TTL, NotFoundTTL and StaleWhileRevalidate must not be negative", ErrInvalidGroup, name)
+		return nil, fmt.Errorf("geecache: %w: group %q: TTL, NotFoundTTL and StaleWhileRevalidate must not be negative", ErrConfig, name)
 	}
 	grp := &Group{name: name, getter: g, peers: o.Peers, log: o.Logger, tracer: o.Tracer,
 		mem: newMemory(cacheBytes, o.CountOverhead), policy: policy, latency: newLatencies(policy), fresh: newFreshness(&o, g)}

@@ -45,7 +45,7 @@ type peerState struct {
 // loaded locally (PickPeer reports ok == false for them), though the
 // address still owns its share of the ring. Until Set is called, the ring
 // holds only self. opts may be nil for the defaults; NewPeers fails, with
-// an error wrapping [ErrOptions], only for options that cannot work.
+// an error wrapping [cache.ErrConfig], only for options that cannot work.
 func NewPeers(self string, newGetter func(addr string) cache.PeerGetter, opts *Options) (*Peers, error) {
 	c, err := newConfig(opts)
 	if err != nil {

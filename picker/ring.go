@@ -20,13 +20,14 @@
 package picker
 
 import (
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/bits"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/geecache/geecache/cache"
 )
 
 // defaultReplicas is the number of points each node gets on the ring when
@@ -75,10 +76,6 @@ type Options struct {
 	Replicas int
 }
 
-// ErrOptions is wrapped by the error [NewPeers] returns for
-// options that cannot work.
-var ErrOptions = errors.New("invalid ring options")
-
 type config struct {
 	hash     Hash
 	replicas int
@@ -90,7 +87,7 @@ func newConfig(o *Options) (config, error) {
 		return c, nil
 	}
 	if o.Replicas < 0 {
-		return c, fmt.Errorf("geecache: %w: Replicas %d is negative", ErrOptions, o.Replicas)
+		return c, fmt.Errorf("geecache: %w: Replicas %d is negative", cache.ErrConfig, o.Replicas)
 	}
 	if o.Replicas > 0 {
 		c.replicas = o.Replicas

@@ -66,11 +66,11 @@ func TestOptions(t *testing.T) {
 	if got := mustNew(nodes, &Options{Replicas: 7}).cfg.replicas; got != 7 {
 		t.Errorf("Replicas 7: replicas = %d", got)
 	}
-	if _, err := newRing(nodes, &Options{Replicas: -1}); !errors.Is(err, ErrOptions) {
-		t.Errorf("Replicas -1: err = %v, want ErrOptions", err)
+	if _, err := newRing(nodes, &Options{Replicas: -1}); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("Replicas -1: err = %v, want cache.ErrConfig", err)
 	}
-	if _, err := NewPeers("a", nil, &Options{Replicas: -1}); !errors.Is(err, ErrOptions) {
-		t.Errorf("NewPeers with Replicas -1: err = %v, want ErrOptions", err)
+	if _, err := NewPeers("a", nil, &Options{Replicas: -1}); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("NewPeers with Replicas -1: err = %v, want cache.ErrConfig", err)
 	}
 	if got := mustNew(nodes, &Options{Replicas: 0}).cfg.replicas; got != 1024 {
 		t.Errorf("Replicas 0: replicas = %d; want 1024", got)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
+	"github.com/geecache/geecache/cache"
 )
 
 // Names of the environment variables a Lambda node reads at start-up (see
@@ -41,9 +42,6 @@ const (
 
 // DefaultCacheBytes is the cache size per group when EnvCacheBytes is unset.
 const DefaultCacheBytes = 64 << 20
-
-// ErrConfig is wrapped by every configuration error.
-var ErrConfig = errors.New("bad Lambda node configuration")
 
 // Config is a Lambda node's configuration.
 type Config struct {
@@ -98,13 +96,13 @@ type Config struct {
 }
 
 // ConfigFromEnv reads a Config from the environment through lookup, which
-// is os.LookupEnv in production (a map in tests). Errors wrap ErrConfig and
+// is os.LookupEnv in production (a map in tests). Errors wrap cache.ErrConfig and
 // name the variable at fault.
 func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c := Config{CacheBytes: DefaultCacheBytes, MaxValueBytes: MaxValueBytes, Mode: ModeBuffered}
 	var errs []error
 	bad := func(name, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("geecache: %w: %s: %s", ErrConfig, name, fmt.Sprintf(format, args...)))
+		errs = append(errs, fmt.Errorf("geecache: %w: %s: %s", cache.ErrConfig, name, fmt.Sprintf(format, args...)))
 	}
 	get := func(name string) string {
 		v, _ := lookup(name)
@@ -118,7 +116,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	if self == "" {
 		bad(EnvSelfURL, "not set, nor AWS_LAMBDA_FUNCTION_NAME (this node's function name or Function URL, as listed in %s)", EnvPeers)
 	} else if u, err := checkURL(self); err != nil {
-		bad(EnvSelfURL, "%v", err)
+		errs = append(errs, fmt.Errorf("%w, in %s", err, EnvSelfURL))
 	} else {
 		c.SelfURL = u
 	}
@@ -135,7 +133,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 			}
 			u, err := checkURL(p)
 			if err != nil {
-				bad(EnvPeers, "%v", err)
+				errs = append(errs, fmt.Errorf("%w, in %s", err, EnvPeers))
 				continue
 			}
 			if seen[u] {
@@ -232,14 +230,14 @@ func (c *Config) check() error {
 		c.Mode = ModeBuffered
 	case ModeBuffered, ModeStream:
 	default:
-		errs = append(errs, fmt.Errorf("geecache: %w: Config.Mode %q is neither %s nor %s", ErrConfig, c.Mode, ModeBuffered, ModeStream))
+		errs = append(errs, fmt.Errorf("geecache: %w: Config.Mode %q is neither %s nor %s", cache.ErrConfig, c.Mode, ModeBuffered, ModeStream))
 	}
 	switch c.URLAuth {
 	case "":
 		c.URLAuth = AuthNone
 	case AuthNone, AuthIAM:
 	default:
-		errs = append(errs, fmt.Errorf("geecache: %w: Config.URLAuth %q is neither %s nor %s", ErrConfig, c.URLAuth, AuthNone, AuthIAM))
+		errs = append(errs, fmt.Errorf("geecache: %w: Config.URLAuth %q is neither %s nor %s", cache.ErrConfig, c.URLAuth, AuthNone, AuthIAM))
 	}
 	return errors.Join(errs...)
 }
@@ -254,18 +252,14 @@ func (c *Config) valueCap() int64 {
 
 // checkURL checks a peer name: a function name as it is, a base URL
 // normalised as every binding does (peerhttp.NormalizeURL), so that Lambda
-// and net/http nodes name a node alike on the ring. Its error is without
-// the prefix, which the Config error has.
+// and net/http nodes name a node alike on the ring. Its error wraps
+// cache.ErrConfig, as NormalizeURL's does.
 func checkURL(s string) (string, error) {
 	if !strings.Contains(s, "://") {
 		if !IsFunctionName(s) {
-			return "", fmt.Errorf("%q is neither an http(s) URL nor a Lambda function name or ARN", s)
+			return "", fmt.Errorf("geecache: %w: %q is neither an http(s) URL nor a Lambda function name or ARN", cache.ErrConfig, s)
 		}
 		return s, nil
 	}
-	u, err := peerhttp.NormalizeURL(s)
-	if err != nil {
-		return "", errors.New(strings.TrimPrefix(err.Error(), "geecache: "))
-	}
-	return u, nil
+	return peerhttp.NormalizeURL(s)
 }

@@ -76,8 +76,8 @@ func TestConfigErrors(t *testing.T) {
 				env[k] = v
 			}
 			_, err := ConfigFromEnv(lookupMap(env))
-			if !errors.Is(err, ErrConfig) {
-				t.Fatalf("err = %v, want ErrConfig", err)
+			if !errors.Is(err, cache.ErrConfig) {
+				t.Fatalf("err = %v, want cache.ErrConfig", err)
 			}
 			for _, m := range tc.mention {
 				if !strings.Contains(err.Error(), m) {
@@ -109,8 +109,8 @@ func TestConfigFunctionNames(t *testing.T) {
 		"bad endpoint":    {EnvSelfURL: "node-a", EnvPeers: "node-a", EnvEndpoints: "node-a=127.0.0.1:9001"},
 		"bad qualifier":   {EnvSelfURL: "node-a", EnvPeers: "node-a", EnvQualifier: "a:b"},
 	} {
-		if _, err := ConfigFromEnv(lookupMap(env)); !errors.Is(err, ErrConfig) {
-			t.Errorf("%s: %v, want ErrConfig", name, err)
+		if _, err := ConfigFromEnv(lookupMap(env)); !errors.Is(err, cache.ErrConfig) {
+			t.Errorf("%s: %v, want cache.ErrConfig", name, err)
 		}
 	}
 }
@@ -133,8 +133,8 @@ func TestConfigValueCapByMode(t *testing.T) {
 	if c, err := ConfigFromEnv(lookupMap(with(EnvInvokeMode, ModeStream, EnvMaxValueBytes, "10000000"))); err != nil || c.MaxValueBytes != 10_000_000 {
 		t.Fatalf("10 MB streamed: %d, %v", c.MaxValueBytes, err)
 	}
-	if _, err := ConfigFromEnv(lookupMap(with(EnvMaxValueBytes, "10000000"))); !errors.Is(err, ErrConfig) {
-		t.Fatalf("10 MB buffered: %v, want ErrConfig", err)
+	if _, err := ConfigFromEnv(lookupMap(with(EnvMaxValueBytes, "10000000"))); !errors.Is(err, cache.ErrConfig) {
+		t.Fatalf("10 MB buffered: %v, want cache.ErrConfig", err)
 	}
 	n, err := NewNode(Config{SelfURL: "a", Peers: []string{"a"}, Mode: ModeStream}, func(Config, *cache.Registry, cache.PeerPicker) error { return nil },
 		&Options{Invoke: InvokeOptions{Client: &fakeInvoke{}}, Logger: slog.New(slog.DiscardHandler)})

@@ -7,7 +7,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/cache"
 )
 
 // HandlerOptions configures a Handler. As everywhere in GeeCache, the zero
@@ -26,7 +27,7 @@ type HandlerOptions struct {
 // a query or a fragment.
 func checkBasePath(p string) error {
 	if p != "" && (p[0] != '/' || strings.HasSuffix(p, "/") || strings.ContainsAny(p, "?#")) {
-		return fmt.Errorf("geecache: %w: BasePath %q must start with \"/\" and have no trailing \"/\", query or fragment", ErrConfig, p)
+		return fmt.Errorf("geecache: %w: BasePath %q must start with \"/\" and have no trailing \"/\", query or fragment", cache.ErrConfig, p)
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
@@ -104,12 +104,12 @@ func TestEventKinds(t *testing.T) {
 
 func TestHandlerBasePathErrors(t *testing.T) {
 	for _, base := range []string{"prod", "/prod/", "/p?x"} {
-		if _, err := NewHandler(nil, &HandlerOptions{BasePath: base}); !errors.Is(err, ErrConfig) {
-			t.Errorf("BasePath %q: %v, want ErrConfig", base, err)
+		if _, err := NewHandler(nil, &HandlerOptions{BasePath: base}); !errors.Is(err, cache.ErrConfig) {
+			t.Errorf("BasePath %q: %v, want cache.ErrConfig", base, err)
 		}
 	}
-	if _, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "a", EnvPeers: "a", EnvBasePath: "prod"})); !errors.Is(err, ErrConfig) {
-		t.Errorf("GEECACHE_BASE_PATH=prod: %v, want ErrConfig", err)
+	if _, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "a", EnvPeers: "a", EnvBasePath: "prod"})); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("GEECACHE_BASE_PATH=prod: %v, want cache.ErrConfig", err)
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/lambda"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
@@ -69,6 +69,6 @@ func ExampleConfigFromEnv() {
 	fmt.Println(err)
 	// Output:
 	// 2 BUFFERED 67108864 <nil>
-	// geecache: bad Lambda node configuration: GEECACHE_SELF_URL: not set, nor AWS_LAMBDA_FUNCTION_NAME (this node's function name or Function URL, as listed in GEECACHE_PEERS)
-	// geecache: bad Lambda node configuration: GEECACHE_PEERS: not set (comma-separated function names or URLs of every node, this one included)
+	// geecache: invalid configuration: GEECACHE_SELF_URL: not set, nor AWS_LAMBDA_FUNCTION_NAME (this node's function name or Function URL, as listed in GEECACHE_PEERS)
+	// geecache: invalid configuration: GEECACHE_PEERS: not set (comma-separated function names or URLs of every node, this one included)
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // MaxValueBytes is the largest value a BUFFERED Function URL response can
@@ -55,7 +55,7 @@ type Handler struct {
 // MaxStreamValueBytes for ServeStream), so that a large value is refused
 // with the protocol's 413 before it is copied; the Handler refuses a
 // response that would still not fit. opts may be nil. It fails, with an
-// error wrapping ErrConfig, for options that cannot work.
+// error wrapping cache.ErrConfig, for options that cannot work.
 func NewHandler(srv *protocol.Server, opts *HandlerOptions) (*Handler, error) {
 	var o HandlerOptions
 	if opts != nil {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )

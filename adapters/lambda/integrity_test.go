@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/getter"
 )
 

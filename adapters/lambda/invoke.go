@@ -17,9 +17,10 @@ import (
 	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/lambda/internal/urlevent"
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
 )
 
 // Errors of an InvokeClient, besides the protocol's. Both are peer
@@ -28,13 +29,12 @@ import (
 var (
 	// ErrThrottled: Lambda refused the invocation (429
 	// TooManyRequestsException: the peer's reserved concurrency, or the
-	// account's, is used up). The error also matches a *protocol.PeerError
+	// account's, is used up). The error also matches a *cache.PeerError
 	// with Status 429.
 	ErrThrottled = errors.New("peer function throttled")
 	// ErrFunctionError: the peer function failed instead of answering (a
 	// crash, a timeout, out of memory). The error also matches a
-	// *protocol.PeerError with Status 502, which unwraps to
-	// protocol.ErrBadResponse.
+	// *cache.PeerError with Status 502.
 	ErrFunctionError = errors.New("peer function failed")
 )
 
@@ -84,7 +84,7 @@ type InvokeOptions struct {
 func NewInvokeAPI(hc *http.Client) (*awsl.Client, error) {
 	region := envRegion()
 	if region == "" {
-		return nil, fmt.Errorf("geecache: %w: no region: AWS_REGION is not set (pass a Client made with package awsdefault to use the full default configuration)", ErrConfig)
+		return nil, fmt.Errorf("geecache: %w: no region: AWS_REGION is not set (pass a Client made with package awsdefault to use the full default configuration)", cache.ErrConfig)
 	}
 	if hc == nil {
 		hc = &http.Client{Transport: nethttp.NewTransport()}
@@ -147,8 +147,9 @@ func (c *InvokeClient) Addr() string { return c.name }
 
 // Get fetches key of group from the peer function. A key the peer's source
 // does not have yields an error wrapping getter.ErrNotFound; throttling
-// yields ErrThrottled, a function failure ErrFunctionError, protocol errors
-// the sentinels of package protocol, and the SDK's errors are wrapped as
+// yields ErrThrottled, a function failure ErrFunctionError, another error
+// answer a *cache.PeerError, an answer that fails the integrity checks
+// cache.ErrIntegrity, and the SDK's errors are wrapped as
 // they are. Each error names the peer. The call ends when ctx does, or
 // after the timeout.
 func (c *InvokeClient) Get(ctx context.Context, group, key string) ([]byte, error) {
@@ -215,14 +216,14 @@ func (c *InvokeClient) invokeError(err error) error {
 	var tm *types.TooManyRequestsException
 	var st interface{ HTTPStatusCode() int }
 	if errors.As(err, &tm) || (errors.As(err, &st) && st.HTTPStatusCode() == http.StatusTooManyRequests) {
-		pe := &protocol.PeerError{Status: http.StatusTooManyRequests, Message: err.Error()}
+		pe := protocol.NewPeerError(http.StatusTooManyRequests, "", err.Error())
 		return fmt.Errorf("peer %s: %w: %w", c.name, ErrThrottled, pe)
 	}
 	return fmt.Errorf("peer %s: %w", c.name, err)
 }
 
 func (c *InvokeClient) functionError(msg string) error {
-	pe := &protocol.PeerError{Status: http.StatusBadGateway, Message: msg}
+	pe := protocol.NewPeerError(http.StatusBadGateway, "", msg)
 	return fmt.Errorf("peer %s: %w: %w", c.name, ErrFunctionError, pe)
 }
 

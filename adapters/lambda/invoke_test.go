@@ -16,8 +16,8 @@ import (
 	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
@@ -146,7 +146,7 @@ func TestInvokeClientErrors(t *testing.T) {
 			case !errors.Is(err, tc.want):
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
-			var pe *protocol.PeerError
+			var pe *cache.PeerError
 			if tc.status != 0 && (!errors.As(err, &pe) || pe.Status != tc.status) {
 				t.Fatalf("err = %v, want a PeerError with status %d", err, tc.status)
 			}
@@ -176,7 +176,7 @@ func TestInvokeQualifier(t *testing.T) {
 func TestPeersNames(t *testing.T) {
 	p := newTestPeers(t, &fakeInvoke{}, InvokeOptions{})
 	for _, bad := range []string{"no spaces", "ftp://x", "http://", "fn:a:b", strings.Repeat("x", 65)} {
-		if err := p.Set(bad); !errors.Is(err, ErrConfig) && !errors.Is(err, protocol.ErrConfig) {
+		if err := p.Set(bad); !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("Set(%q) = %v, want a configuration error", bad, err)
 		}
 	}
@@ -187,10 +187,10 @@ func TestPeersNames(t *testing.T) {
 	if got := fmt.Sprint(p.Peers()); got != want {
 		t.Errorf("Peers = %v, want %s", got, want)
 	}
-	if _, err := NewPeers("not a name", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}}); !errors.Is(err, ErrConfig) {
+	if _, err := NewPeers("not a name", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}}); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("bad self: %v", err)
 	}
-	if _, err := NewPeers("a", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}, Pool: nethttp.PoolOptions{Timeout: -1}}); !errors.Is(err, ErrConfig) {
+	if _, err := NewPeers("a", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}, Pool: nethttp.PoolOptions{Timeout: -1}}); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("negative timeout: %v", err)
 	}
 }
@@ -208,7 +208,7 @@ func TestPeersDefaultClient(t *testing.T) {
 	if err := p.Set("http://127.0.0.1:1", "http://127.0.0.1:2"); err != nil {
 		t.Fatalf("URLs only, no region: %v", err)
 	}
-	if err := p.Set("http://127.0.0.1:1", "node-b"); !errors.Is(err, ErrConfig) || len(p.Peers()) != 2 || p.Peers()[1] != "http://127.0.0.1:2" {
+	if err := p.Set("http://127.0.0.1:1", "node-b"); !errors.Is(err, cache.ErrConfig) || len(p.Peers()) != 2 || p.Peers()[1] != "http://127.0.0.1:2" {
 		t.Fatalf("function without a region: %v, peers %v", err, p.Peers())
 	}
 	t.Setenv("AWS_REGION", "eu-west-1")

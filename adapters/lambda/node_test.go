@@ -18,8 +18,8 @@ import (
 
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/picker"
@@ -102,12 +102,12 @@ func TestNewNodeSetupErrors(t *testing.T) {
 	if _, err := NewNode(cfg, func(Config, *cache.Registry, cache.PeerPicker) error { return boom }, nil); !errors.Is(err, boom) {
 		t.Errorf("setup error: %v", err)
 	}
-	if _, err := NewNode(cfg, nil, nil); !errors.Is(err, ErrConfig) {
-		t.Errorf("nil setup: err = %v, want ErrConfig", err)
+	if _, err := NewNode(cfg, nil, nil); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("nil setup: err = %v, want cache.ErrConfig", err)
 	}
 	ok := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
-	if _, err := NewNode(cfg, ok, &Options{Peers: nethttp.PoolOptions{Secret: []byte("x")}}); !errors.Is(err, ErrConfig) {
-		t.Errorf("secret in Options.Peers: err = %v, want ErrConfig", err)
+	if _, err := NewNode(cfg, ok, &Options{Peers: nethttp.PoolOptions{Secret: []byte("x")}}); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("secret in Options.Peers: err = %v, want cache.ErrConfig", err)
 	}
 	n, err := NewNode(cfg, ok, nil)
 	if err != nil || n.Config.MaxValueBytes != MaxValueBytes {
@@ -158,8 +158,8 @@ func TestStartErrors(t *testing.T) {
 	t.Setenv("AWS_LAMBDA_RUNTIME_API", "")
 	t.Setenv(EnvSelfURL, "")
 	t.Setenv(EnvPeers, "")
-	if err := Start(context.Background(), setup, nil); !errors.Is(err, ErrConfig) {
-		t.Errorf("no config: %v, want ErrConfig", err)
+	if err := Start(context.Background(), setup, nil); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("no config: %v, want cache.ErrConfig", err)
 	}
 	t.Setenv(EnvSelfURL, "http://127.0.0.1:1")
 	t.Setenv(EnvPeers, "http://127.0.0.1:1")

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/picker"
 )
@@ -66,7 +66,7 @@ func normalizeName(s string) (string, error) {
 		return peerhttp.NormalizeURL(s)
 	}
 	if !IsFunctionName(s) {
-		return "", fmt.Errorf("geecache: %w: peer %q is neither an http(s) URL nor a Lambda function name or ARN", ErrConfig, s)
+		return "", fmt.Errorf("geecache: %w: peer %q is neither an http(s) URL nor a Lambda function name or ARN", cache.ErrConfig, s)
 	}
 	return s, nil
 }
@@ -76,7 +76,7 @@ func normalizeName(s string) (string, error) {
 // no keys). Until Set is called the node owns every key. opts may be nil.
 // If opts.Invoke.Client is nil, the first Set that lists a peer named by
 // function makes one with NewInvokeAPI.
-// It fails, with an error wrapping ErrConfig (or protocol.ErrConfig), for a
+// It fails, with an error wrapping cache.ErrConfig, for a
 // name or options that cannot work.
 func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 	var o PeersOptions
@@ -95,7 +95,7 @@ func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 	}
 	switch {
 	case po.Timeout < 0:
-		return nil, fmt.Errorf("geecache: %w: Timeout %v is negative", ErrConfig, po.Timeout)
+		return nil, fmt.Errorf("geecache: %w: Timeout %v is negative", cache.ErrConfig, po.Timeout)
 	case po.Timeout == 0:
 		po.Timeout = peerhttp.Timeout
 	}
@@ -137,7 +137,7 @@ func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 // http(s) base URLs; listing self too is recommended, so that every node
 // gets the same list). URLs are normalised as nethttp.Pool.Set does. If
 // any name is invalid, or the default Lambda client cannot be made (no
-// region in the environment), Set returns an error wrapping ErrConfig and
+// region in the environment), Set returns an error wrapping cache.ErrConfig and
 // keeps the old list.
 func (p *Peers) Set(names ...string) error {
 	p.mu.Lock()

@@ -12,8 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
 )
 
 // emptyPayloadHash is the SHA-256 of an empty body, in hex: GET and DELETE
@@ -55,8 +56,8 @@ type SigV4Options struct {
 // payload hash is that of the body: a peer's Set (PUT) carries the value.
 // A body the request can give again (GetBody, as http.NewRequest sets for
 // in-memory readers) is hashed from a second copy and sent as it is;
-// another is read into memory first, up to protocol.DefaultMaxValueBytes
-// (a longer one is an error). It is safe for concurrent use.
+// another is read into memory first, up to 64 MiB (the protocol's default
+// limit; a longer one is an error). It is safe for concurrent use.
 type SigV4Transport struct {
 	creds  aws.CredentialsProvider
 	region string
@@ -66,7 +67,7 @@ type SigV4Transport struct {
 }
 
 // NewSigV4Transport returns a SigV4Transport configured by opts (nil for
-// the defaults). It fails, with an error wrapping ErrConfig, if no region
+// the defaults). It fails, with an error wrapping cache.ErrConfig, if no region
 // is given or set in the environment.
 func NewSigV4Transport(opts *SigV4Options) (*SigV4Transport, error) {
 	var o SigV4Options
@@ -80,7 +81,7 @@ func NewSigV4Transport(opts *SigV4Options) (*SigV4Transport, error) {
 		o.Region = envRegion()
 	}
 	if o.Region == "" {
-		return nil, fmt.Errorf("geecache: %w: SigV4Options.Region is empty and AWS_REGION is not set", ErrConfig)
+		return nil, fmt.Errorf("geecache: %w: SigV4Options.Region is empty and AWS_REGION is not set", cache.ErrConfig)
 	}
 	if o.Base == nil {
 		o.Base = nethttp.NewTransport()

@@ -16,8 +16,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
@@ -179,7 +179,7 @@ func TestNodeSignsURLPeers(t *testing.T) {
 	if a := <-auth; !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential="+suiteKeyID+"/") || !strings.Contains(a, "/eu-west-1/lambda/aws4_request") {
 		t.Fatalf("Authorization = %q", a)
 	}
-	if _, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "a", EnvPeers: "a", EnvURLAuth: "IAM"})); !errors.Is(err, ErrConfig) {
-		t.Errorf("GEECACHE_URL_AUTH=IAM: %v, want ErrConfig", err)
+	if _, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "a", EnvPeers: "a", EnvURLAuth: "IAM"})); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("GEECACHE_URL_AUTH=IAM: %v, want cache.ErrConfig", err)
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 )
 
@@ -70,7 +70,7 @@ type Options struct {
 // NewNode builds a node from cfg: the registry, the peers, the groups (by
 // calling setup) and the Handler. Start calls it; tests and custom entry
 // points can call it directly. opts may be nil. A Config.Mode or URLAuth
-// it does not know is an error wrapping ErrConfig ("" means ModeBuffered
+// it does not know is an error wrapping cache.ErrConfig ("" means ModeBuffered
 // and AuthNone).
 //
 // Without Options.Invoke.Client, NewNode makes the Lambda API client with
@@ -81,7 +81,7 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 		o = *opts
 	}
 	if o.Peers.Secret != nil || o.Peers.MaxValueBytes != 0 || o.Peers.UnsignedWrites {
-		return nil, fmt.Errorf("geecache: %w: Options.Peers.Secret, MaxValueBytes and UnsignedWrites come from the Config", ErrConfig)
+		return nil, fmt.Errorf("geecache: %w: Options.Peers.Secret, MaxValueBytes and UnsignedWrites come from the Config", cache.ErrConfig)
 	}
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -133,7 +133,7 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 		return nil, err
 	}
 	if setup == nil {
-		return nil, fmt.Errorf("geecache: %w: nil Setup", ErrConfig)
+		return nil, fmt.Errorf("geecache: %w: nil Setup", cache.ErrConfig)
 	}
 	if err := setup(cfg, reg, pool); err != nil {
 		return nil, fmt.Errorf("geecache: lambda node setup: %w", err)

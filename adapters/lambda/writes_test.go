@@ -101,14 +101,14 @@ func TestLambdaNodeRefusesUnsignedWritesByDefault(t *testing.T) {
 // refused rather than ignored.
 func TestUnsignedWritesSetting(t *testing.T) {
 	_, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "a", EnvPeers: "a", EnvUnsignedWrites: "yes"}))
-	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), EnvUnsignedWrites) {
-		t.Errorf("%s=yes: %v, want ErrConfig naming the variable", EnvUnsignedWrites, err)
+	if !errors.Is(err, cache.ErrConfig) || !strings.Contains(err.Error(), EnvUnsignedWrites) {
+		t.Errorf("%s=yes: %v, want cache.ErrConfig naming the variable", EnvUnsignedWrites, err)
 	}
 	ok := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
 	_, err = NewNode(Config{SelfURL: "a", Peers: []string{"a"}}, ok,
 		&Options{Peers: nethttp.PoolOptions{UnsignedWrites: true}, Logger: slog.New(slog.DiscardHandler)})
-	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "UnsignedWrites") {
-		t.Errorf("Options.Peers.UnsignedWrites: %v, want ErrConfig", err)
+	if !errors.Is(err, cache.ErrConfig) || !strings.Contains(err.Error(), "UnsignedWrites") {
+		t.Errorf("Options.Peers.UnsignedWrites: %v, want cache.ErrConfig", err)
 	}
 }
 
@@ -126,16 +126,16 @@ func TestNewNodeRefusesUnknownModeAndAuth(t *testing.T) {
 		{Config{URLAuth: "IAM"}, "Config.URLAuth"},
 	} {
 		tc.cfg.SelfURL, tc.cfg.Peers = "a", []string{"a"}
-		if _, err := NewNode(tc.cfg, ok, quiet); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.mention) {
-			t.Errorf("%+v: %v, want ErrConfig naming %s", tc.cfg, err, tc.mention)
+		if _, err := NewNode(tc.cfg, ok, quiet); !errors.Is(err, cache.ErrConfig) || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%+v: %v, want cache.ErrConfig naming %s", tc.cfg, err, tc.mention)
 		}
 	}
 	n, err := NewNode(Config{SelfURL: "a", Peers: []string{"a"}}, ok, quiet)
 	if err != nil || n.Config.Mode != ModeBuffered || n.Config.URLAuth != AuthNone {
 		t.Fatalf("defaults: %v, mode %q, auth %q", err, n.Config.Mode, n.Config.URLAuth)
 	}
-	if _, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "a", EnvPeers: "a", EnvInvokeMode: "SOMETIMES"})); !errors.Is(err, ErrConfig) ||
+	if _, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "a", EnvPeers: "a", EnvInvokeMode: "SOMETIMES"})); !errors.Is(err, cache.ErrConfig) ||
 		!strings.Contains(err.Error(), EnvInvokeMode) {
-		t.Errorf("%s=SOMETIMES: %v, want ErrConfig naming the variable", EnvInvokeMode, err)
+		t.Errorf("%s=SOMETIMES: %v, want cache.ErrConfig naming the variable", EnvInvokeMode, err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // valueServer serves value, with its checksum, for every request.

@@ -9,7 +9,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
 )
 
@@ -101,10 +101,10 @@ func TestSignatureBoundToTheTargetNode(t *testing.T) {
 
 func TestSecretNeedsSelf(t *testing.T) {
 	reg := cache.NewRegistry()
-	if _, err := newHandler(reg, &handlerOptions{Secret: []byte("k")}); !errors.Is(err, protocol.ErrConfig) {
+	if _, err := newHandler(reg, &handlerOptions{Secret: []byte("k")}); !errors.Is(err, cache.ErrConfig) {
 		t.Fatalf("newHandler with a Secret and no Self: %v; want ErrConfig", err)
 	}
-	if _, err := newHandler(reg, &handlerOptions{Secret: []byte("k"), Self: "ftp://x"}); !errors.Is(err, protocol.ErrConfig) {
+	if _, err := newHandler(reg, &handlerOptions{Secret: []byte("k"), Self: "ftp://x"}); !errors.Is(err, cache.ErrConfig) {
 		t.Fatalf("newHandler with a bad Self: %v; want ErrConfig", err)
 	}
 	// A client-only pool (no self) with a secret serves nothing: no

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // checkBadRequest fails the test unless resp is the protocol's 400

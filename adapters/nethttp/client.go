@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/internal/progress"
 )
 
@@ -55,7 +56,7 @@ type Client struct {
 
 // NewClient returns a Client for the peer at addr, a base URL such as
 // "http://10.0.0.2:8001", normalised as Pool.Set does. opts may be nil for
-// the defaults. It fails, with an error wrapping protocol.ErrConfig, for a
+// the defaults. It fails, with an error wrapping cache.ErrConfig, for a
 // URL or options that cannot work.
 func NewClient(addr string, opts *ClientOptions) (*Client, error) {
 	addr, err := peerhttp.NormalizeURL(addr)
@@ -88,7 +89,7 @@ func newClientConfig(opts *ClientOptions) (clientConfig, error) {
 	}
 	switch {
 	case o.Timeout < 0:
-		return clientConfig{}, fmt.Errorf("geecache: %w: Timeout %v is negative", protocol.ErrConfig, o.Timeout)
+		return clientConfig{}, fmt.Errorf("geecache: %w: Timeout %v is negative", cache.ErrConfig, o.Timeout)
 	case o.Timeout == 0:
 		o.Timeout = peerhttp.Timeout
 	}
@@ -125,8 +126,9 @@ func (c *Client) Addr() string { return c.addr }
 
 // Get fetches key of group from the peer. A key the peer's source does not
 // have yields an error wrapping getter.ErrNotFound, with the peer's
-// message; protocol errors wrap the sentinels of package protocol (an
-// answer that fails the integrity checks wraps protocol.ErrIntegrity); a
+// message; another error answer is a *cache.PeerError (status, code,
+// message), and an answer that fails the integrity checks wraps
+// cache.ErrIntegrity; a
 // peer that cannot be reached yields the net/http error. Each error names
 // the peer and, like every GeeCache error, starts with "geecache: " (a
 // Group that wraps it keeps one). The request ends when ctx does, or after

@@ -14,7 +14,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -142,7 +143,7 @@ func TestPeerThatLies(t *testing.T) {
 			c := mustClient(t, p.addr, &ClientOptions{Secret: tc.secret})
 			defer c.CloseIdleConnections()
 			v, err := c.Get(t.Context(), "scores", "Tom")
-			if v != nil || !errors.Is(err, protocol.ErrIntegrity) || !errors.Is(err, protocol.ErrBadResponse) {
+			if v != nil || !errors.Is(err, cache.ErrIntegrity) || !errors.Is(err, protocol.ErrBadResponse) {
 				t.Fatalf("Get = %q, %v; want no value and ErrIntegrity", v, err)
 			}
 		})
@@ -174,7 +175,7 @@ func TestForgedNotFound(t *testing.T) {
 			if v != nil || errors.Is(err, getter.ErrNotFound) != tc.wantNotFound {
 				t.Fatalf("Get = %q, %v; want not found: %v", v, err, tc.wantNotFound)
 			}
-			if !tc.wantNotFound && !errors.Is(err, protocol.ErrIntegrity) {
+			if !tc.wantNotFound && !errors.Is(err, cache.ErrIntegrity) {
 				t.Fatalf("err = %v; want ErrIntegrity", err)
 			}
 		})

@@ -12,10 +12,8 @@ import (
 	"testing"
 
 	"github.com/geecache/geecache/adapters/internal/keytest"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/picker"
 )
 
 func TestPoolRefusesBadConfiguration(t *testing.T) {
@@ -25,7 +23,7 @@ func TestPoolRefusesBadConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if err := p.Set("localhost:8001"); !errors.Is(err, protocol.ErrConfig) {
+	if err := p.Set("localhost:8001"); !errors.Is(err, cache.ErrConfig) {
 		t.Fatalf("Set(localhost:8001) err = %v; want ErrConfig", err)
 	}
 	// The same node written two ways is one node.
@@ -42,22 +40,22 @@ func TestPoolRefusesBadConfiguration(t *testing.T) {
 		"negative skew":    {MaxSkew: -1},
 		"negative ring":    {Replicas: -1},
 	} {
-		if _, err := NewPool("http://h:1", reg, o); !errors.Is(err, protocol.ErrConfig) {
+		if _, err := NewPool("http://h:1", reg, o); !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("%s: NewPool err = %v; want ErrConfig", name, err)
 		}
 	}
-	// The ring's own sentinel holds too, and the text has one prefix.
-	if _, err := NewPool("http://h:1", reg, &PoolOptions{Replicas: -1}); !errors.Is(err, picker.ErrOptions) ||
+	// The ring's error has one prefix.
+	if _, err := NewPool("http://h:1", reg, &PoolOptions{Replicas: -1}); !errors.Is(err, cache.ErrConfig) ||
 		strings.Count(err.Error(), "geecache: ") != 1 {
-		t.Errorf("Replicas -1: NewPool err = %v; want ErrOptions too, one prefix", err)
+		t.Errorf("Replicas -1: NewPool err = %v; want ErrConfig, one prefix", err)
 	}
-	if _, err := NewPool("h:1", reg, nil); !errors.Is(err, protocol.ErrConfig) {
+	if _, err := NewPool("h:1", reg, nil); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("NewPool(h:1) err = %v; want ErrConfig", err)
 	}
-	if _, err := NewClient("h:1", nil); !errors.Is(err, protocol.ErrConfig) {
+	if _, err := NewClient("h:1", nil); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("NewClient(h:1) err = %v; want ErrConfig", err)
 	}
-	if _, err := newHandler(nil, nil); !errors.Is(err, protocol.ErrConfig) {
+	if _, err := newHandler(nil, nil); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("newHandler(nil) err = %v; want ErrConfig", err)
 	}
 }
@@ -168,7 +166,7 @@ func TestCORS(t *testing.T) {
 	if res.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("another origin was allowed: %v", res.Header)
 	}
-	if _, err := newHandler(reg, &handlerOptions{AllowOrigins: []string{"https://app.example.com/path"}}); !errors.Is(err, protocol.ErrConfig) {
+	if _, err := newHandler(reg, &handlerOptions{AllowOrigins: []string{"https://app.example.com/path"}}); !errors.Is(err, cache.ErrConfig) {
 		t.Fatalf("an origin with a path: err = %v; want ErrConfig", err)
 	}
 	http.DefaultClient.CloseIdleConnections()

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // A limitListener is a listener a Server serves: it caps the connections

@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/cache"
 )
 
 // corsAllowHeaders are the request headers a browser peer sends; the
@@ -50,7 +51,7 @@ func checkOrigins(origins []string) error {
 			continue
 		}
 		if n, err := peerhttp.NormalizeURL(o); err != nil || n != strings.ToLower(o) || strings.Count(o, "/") != 2 {
-			return fmt.Errorf("geecache: %w: AllowOrigins: %q is not an origin (scheme://host[:port])", protocol.ErrConfig, o)
+			return fmt.Errorf("geecache: %w: AllowOrigins: %q is not an origin (scheme://host[:port])", cache.ErrConfig, o)
 		}
 	}
 	return nil

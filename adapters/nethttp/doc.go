@@ -1,5 +1,6 @@
 // Package nethttp is the net/http binding of the GeeCache peer protocol
-// (package protocol; the wire format is specified in adapters/PROTOCOL.md).
+// (implemented in adapters/internal/protocol for every binding; the wire
+// format is specified in adapters/PROTOCOL.md).
 //
 // It has these parts:
 //
@@ -9,7 +10,7 @@
 //     passed through, and reads bounded by the bytes received: a peer that
 //     announces a huge value and stalls costs one small buffer, and never
 //     holds the caller past its deadline. Every answer is checked (see
-//     protocol.ErrIntegrity) before a value is returned.
+//     cache.ErrIntegrity) before a value is returned.
 //   - Pool, the seed GeeCache's HTTPPool made production-grade: an
 //     http.Handler that answers peer requests for the groups of a
 //     cache.Registry (mount it at the root, under PoolOptions.BasePath, or
@@ -39,7 +40,7 @@
 // is 10 s, never "no timeout"; a nil Logger is slog.Default()),
 // and a value that cannot work (a negative timeout, a base path without a
 // leading "/", a peer URL without a scheme) makes the constructor, or Pool.Set, return an error
-// wrapping protocol.ErrConfig. A struct per constructor makes an option
+// wrapping cache.ErrConfig. A struct per constructor makes an option
 // that does not apply to it a compile error rather than a setting silently
 // ignored. Peer URLs are normalised (scheme and host in lower case, no
 // default port, no trailing "/"), so that every node places "http://H:80/"

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 )
 
@@ -226,7 +225,7 @@ func TestWritesToBadPeers(t *testing.T) {
 		if e := ue.Failed[hung.addr]; !errors.Is(e, context.DeadlineExceeded) {
 			t.Errorf("%s: the hung peer's failure is %v; want the caller's deadline", name, e)
 		}
-		if e := ue.Failed[liar.addr]; !errors.Is(e, protocol.ErrIntegrity) {
+		if e := ue.Failed[liar.addr]; !errors.Is(e, cache.ErrIntegrity) {
 			t.Errorf("%s: the lying peer's failure is %v; want ErrIntegrity", name, e)
 		}
 	}

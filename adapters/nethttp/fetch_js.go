@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"syscall/js"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // errFetchUnavailable is returned by FetchTransport.RoundTrip when the
@@ -40,7 +40,7 @@ var errFetchUnavailable = errors.New("geecache/nethttp: the JavaScript host has 
 // fetch() takes a request body whole, so the body is read into memory
 // first, up to a bound: the MaxValueBytes of the Client or Pool for their
 // default transport (a PUT's body is one value), and
-// protocol.DefaultMaxValueBytes for a FetchTransport of one's own. The
+// 64 MiB (the protocol's default limit) for a FetchTransport of one's own. The
 // zero value is ready to use: &nethttp.FetchTransport{}, to wrap it in a
 // RoundTripper of one's own, say.
 type FetchTransport struct {

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/geecache/geecache/adapters/internal/keytest"
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )

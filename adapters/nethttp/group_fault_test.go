@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // Through a cache.Group, a bad peer never yields a wrong value, now or

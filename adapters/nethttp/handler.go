@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/internal/progress"
 )
@@ -24,7 +24,7 @@ type handler struct {
 }
 
 // newHandler returns a handler for reg. opts may be nil for the defaults.
-// It fails, with an error wrapping protocol.ErrConfig, for options that
+// It fails, with an error wrapping cache.ErrConfig, for options that
 // cannot work.
 func newHandler(reg *cache.Registry, opts *handlerOptions) (*handler, error) {
 	var o handlerOptions

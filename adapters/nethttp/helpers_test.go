@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/picker"
 )
 
@@ -38,8 +39,7 @@ type ClientOptions struct {
 	// Secret, if not empty, signs every request.
 	Secret []byte
 
-	// MaxValueBytes is the largest value read; 0 means
-	// protocol.DefaultMaxValueBytes.
+	// MaxValueBytes is the largest value read; 0 means 64 MiB.
 	MaxValueBytes int64
 
 	// Timeout bounds one request (connect, send, wait, read); when it
@@ -75,12 +75,11 @@ type PoolOptions struct {
 	// (see protocol.ServerOptions).
 	Secret []byte
 
-	// MaxValueBytes is the largest value sent or read; 0 means
-	// protocol.DefaultMaxValueBytes.
+	// MaxValueBytes is the largest value sent or read; 0 means 64 MiB.
 	MaxValueBytes int64
 
-	// MaxSkew is how old a signed request may be; 0 means
-	// protocol.DefaultMaxSkew.
+	// MaxSkew is how old, or how far in the future, a signed request may
+	// be; 0 means 30 seconds.
 	MaxSkew time.Duration
 
 	// HideErrors sends generic error bodies to callers that did not sign
@@ -137,7 +136,7 @@ func checkBasePath(p string) error {
 		return nil
 	}
 	if p[0] != '/' || strings.HasSuffix(p, "/") || strings.ContainsAny(p, "?#") {
-		return fmt.Errorf("geecache: %w: BasePath %q must start with \"/\" and have no trailing \"/\", query or fragment", protocol.ErrConfig, p)
+		return fmt.Errorf("geecache: %w: BasePath %q must start with \"/\" and have no trailing \"/\", query or fragment", cache.ErrConfig, p)
 	}
 	return nil
 }

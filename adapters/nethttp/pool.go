@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/picker"
 )
@@ -36,7 +35,7 @@ type Pool struct {
 // of reg. self is normalised as Set does; an empty self makes a
 // client-only pool that owns no keys. Until Set is called the node owns
 // every key. opts may be nil for the defaults. It fails, with an error
-// wrapping protocol.ErrConfig, for an address or options that cannot work.
+// wrapping cache.ErrConfig, for an address or options that cannot work.
 func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error) {
 	var o PoolOptions
 	if opts != nil {
@@ -72,18 +71,10 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	p.peers, err = picker.NewPeers(self, func(addr string) cache.PeerGetter { return cc.client(addr) },
 		&picker.Options{Replicas: o.Replicas, Hash: o.Hash})
 	if err != nil {
-		return nil, ringConfigError{err}
+		return nil, err // wraps cache.ErrConfig
 	}
 	return p, nil
 }
-
-// ringConfigError is an error of the ring's options (picker.ErrOptions)
-// that is also protocol.ErrConfig, as NewPool documents for every option.
-// Its text is the ring's own, already prefixed.
-type ringConfigError struct{ err error }
-
-func (e ringConfigError) Error() string   { return e.err.Error() }
-func (e ringConfigError) Unwrap() []error { return []error{protocol.ErrConfig, e.err} }
 
 // ServeHTTP serves the node's peers: it answers a protocol request for a
 // group of the Pool's registry. The path is taken in its escaped form, so
@@ -96,7 +87,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.Ser
 // too is recommended, so that every node gets the same list). Each address
 // is normalised (scheme and host in lower case, no default port, no
 // trailing "/"), so "http://H:80/" and "http://h" are one node. If any
-// address is invalid, Set returns an error wrapping protocol.ErrConfig and
+// address is invalid, Set returns an error wrapping cache.ErrConfig and
 // keeps the old list. Keys move only between the nodes that were added or
 // removed.
 func (p *Pool) Set(addrs ...string) error {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
 )
 

@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 )
 
@@ -65,14 +64,14 @@ type MetricsOptions struct {
 //
 // The sum of geecache.hits over both caches is Stats.Hits. Unregister the
 // returned Registration to stop the publishing. RegisterMetrics returns an
-// error wrapping protocol.ErrConfig for a nil meter or registry, and the
+// error wrapping cache.ErrConfig for a nil meter or registry, and the
 // meter's error if it cannot create an instrument.
 func RegisterMetrics(meter metric.Meter, reg *cache.Registry, opts *MetricsOptions) (metric.Registration, error) {
 	if meter == nil {
-		return nil, fmt.Errorf("geecache: %w: RegisterMetrics needs a Meter", protocol.ErrConfig)
+		return nil, fmt.Errorf("geecache: %w: RegisterMetrics needs a Meter", cache.ErrConfig)
 	}
 	if reg == nil {
-		return nil, fmt.Errorf("geecache: %w: RegisterMetrics needs a Registry", protocol.ErrConfig)
+		return nil, fmt.Errorf("geecache: %w: RegisterMetrics needs a Registry", cache.ErrConfig)
 	}
 	var o MetricsOptions
 	if opts != nil {

@@ -10,7 +10,6 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
@@ -229,11 +228,11 @@ func TestMetricsFallbackCounters(t *testing.T) {
 func TestRegisterMetricsRefusesNil(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider()
 	defer mp.Shutdown(context.Background())
-	if _, err := RegisterMetrics(nil, cache.NewRegistry(), nil); !errors.Is(err, protocol.ErrConfig) {
-		t.Errorf("nil meter: %v; want protocol.ErrConfig", err)
+	if _, err := RegisterMetrics(nil, cache.NewRegistry(), nil); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("nil meter: %v; want cache.ErrConfig", err)
 	}
-	if _, err := RegisterMetrics(mp.Meter("test"), nil, nil); !errors.Is(err, protocol.ErrConfig) {
-		t.Errorf("nil registry: %v; want protocol.ErrConfig", err)
+	if _, err := RegisterMetrics(mp.Meter("test"), nil, nil); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("nil registry: %v; want cache.ErrConfig", err)
 	}
 }
 

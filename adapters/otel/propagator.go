@@ -6,7 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // PropagatorOptions configures NewPropagator. A nil *PropagatorOptions

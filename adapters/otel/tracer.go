@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
@@ -89,10 +88,10 @@ var _ cache.Tracer = (*tracer)(nil)
 // The spans come from tp (an SDK TracerProvider, or
 // otel.GetTracerProvider() for the global one), under the instrumentation
 // scope "github.com/geecache/geecache/adapters/otel". NewTracer returns an
-// error wrapping protocol.ErrConfig if tp is nil.
+// error wrapping cache.ErrConfig if tp is nil.
 func NewTracer(tp trace.TracerProvider, opts *TracerOptions) (cache.Tracer, error) {
 	if tp == nil {
-		return nil, fmt.Errorf("geecache: %w: NewTracer needs a TracerProvider", protocol.ErrConfig)
+		return nil, fmt.Errorf("geecache: %w: NewTracer needs a TracerProvider", cache.ErrConfig)
 	}
 	var o TracerOptions
 	if opts != nil {

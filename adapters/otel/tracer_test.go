@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 )
 
@@ -176,8 +175,8 @@ func TestTracerUnsampled(t *testing.T) {
 }
 
 func TestNewTracerRefusesNil(t *testing.T) {
-	if _, err := NewTracer(nil, nil); !errors.Is(err, protocol.ErrConfig) {
-		t.Fatalf("NewTracer(nil) = %v; want protocol.ErrConfig", err)
+	if _, err := NewTracer(nil, nil); !errors.Is(err, cache.ErrConfig) {
+		t.Fatalf("NewTracer(nil) = %v; want cache.ErrConfig", err)
 	}
 }
 

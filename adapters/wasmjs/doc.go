@@ -7,9 +7,9 @@
 //
 // Go's net/http cannot listen under GOOS=js (its listeners are an
 // in-process fake), so the host listens and this package answers. The
-// answer comes from a protocol.Server, so a node served this way speaks the
-// same protocol as one served by package nethttp, and the two can be
-// peers in one cluster. To call its peers, such a node uses package
+// answer comes from the node's nethttp.Pool, so a node served this way
+// speaks the same protocol as one served by package nethttp, and the two
+// can be peers in one cluster. To call its peers, such a node uses package
 // nethttp, whose transport under GOOS=js is the host's fetch().
 //
 // The function is

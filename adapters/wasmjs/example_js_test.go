@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"syscall/js"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/adapters/wasmjs"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
@@ -21,12 +21,13 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	srv, err := protocol.NewServer(reg, nil)
+	pool, err := nethttp.NewPool("http://10.0.0.1:8001", reg, nil) // the node's address, as its peers reach it
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	serve := wasmjs.Func(srv)
+	defer pool.Close()
+	serve := wasmjs.Func(pool)
 	defer serve.Release()
 	js.Global().Set("geecacheServe", serve)
 	defer js.Global().Delete("geecacheServe")

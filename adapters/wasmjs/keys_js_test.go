@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/geecache/geecache/adapters/internal/keytest"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
@@ -44,10 +44,11 @@ func TestKeysRoundTripBehindNodeHTTP(t *testing.T) {
 	}
 	defer v.Call("close")
 	base := "http://127.0.0.1:" + strconv.Itoa(v.Get("port").Int())
-	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: secret, Self: base})
+	srv, err := nethttp.NewPool(base, reg, &nethttp.PoolOptions{Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer srv.Close()
 	f := Func(srv)
 	defer f.Release()
 	holder.Set("serve", f)

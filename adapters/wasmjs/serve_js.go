@@ -10,35 +10,37 @@ import (
 	"strings"
 	"syscall/js"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // Func returns the JavaScript function that answers protocol requests
-// with srv (see the package documentation for its arguments and result).
-// Give it to the host, for example with
+// with h (see the package documentation for its arguments and result):
+// the node's nethttp.Pool, which holds the settings the node serves with
+// (Secret, MaxValueBytes, …), given there once. Give it
+// to the host, for example with
 //
-//	js.Global().Set("geecacheServe", wasmjs.Func(srv))
+//	js.Global().Set("geecacheServe", wasmjs.Func(pool))
 //
 // and call its Release method when the host no longer calls it.
-func Func(srv *protocol.Server) js.Func {
-	h := newHost()
+func Func(h http.Handler) js.Func {
+	hs := newHost()
 	return js.FuncOf(func(_ js.Value, args []js.Value) any {
-		req, signal, err := h.parseArgs(args)
+		req, signal, err := hs.parseArgs(args)
 		if err != nil {
-			return h.promise.Call("reject", h.typeError.New("geecache: "+err.Error()))
+			return hs.promise.Call("reject", hs.typeError.New("geecache: "+err.Error()))
 		}
 		var resolve, reject js.Value
 		executor := js.FuncOf(func(_ js.Value, a []js.Value) any {
 			resolve, reject = a[0], a[1]
 			return nil
 		})
-		p := h.promise.New(executor) // calls executor before it returns
+		p := hs.promise.New(executor) // calls executor before it returns
 		executor.Release()
 		// The goroutine runs before control goes back to JavaScript, so a
 		// request answered from memory is answered within this call; a
 		// load that waits (on a peer's fetch, a timer) lets the event
 		// loop go on.
-		go h.answer(srv, req, signal, resolve, reject)
+		go hs.answer(h, req, signal, resolve, reject)
 		return p
 	})
 }
@@ -65,8 +67,8 @@ func newHost() *host {
 	}
 }
 
-// answer serves req and settles the Promise.
-func (h *host) answer(srv *protocol.Server, req protocol.Request, signal, resolve, reject js.Value) {
+// answer serves req with hd and settles the Promise.
+func (h *host) answer(hd http.Handler, req protocol.Request, signal, resolve, reject js.Value) {
 	defer func() {
 		if r := recover(); r != nil {
 			reject.Invoke(h.errorCtor.New(fmt.Sprintf("geecache: serve panicked: %v", r)))
@@ -74,7 +76,45 @@ func (h *host) answer(srv *protocol.Server, req protocol.Request, signal, resolv
 	}()
 	ctx := newSignalContext(signal)
 	defer ctx.release()
-	resolve.Invoke(h.toJS(srv.Serve(ctx, req)))
+	// The path is parsed, not resolved: url.Parse keeps it escaped as it
+	// came (URL.EscapedPath gives it back) and leaves dot segments alone.
+	r, err := http.NewRequestWithContext(ctx, req.Method, req.Path, nil)
+	if err != nil {
+		reject.Invoke(h.typeError.New("geecache: serve: " + err.Error()))
+		return
+	}
+	r.RequestURI, r.Header = req.Path, req.Header
+	// HTTP/1.0: the host answers once, so no interim "102 Processing"
+	// can reach the caller, and the handler need not prepare one.
+	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.0", 1, 0
+	w := &recorder{header: http.Header{}, status: http.StatusOK}
+	hd.ServeHTTP(w, r)
+	resolve.Invoke(h.toJS(w))
+}
+
+// recorder is the http.ResponseWriter an answer is written to before it
+// goes to JavaScript in one piece.
+type recorder struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   []byte
+}
+
+func (w *recorder) Header() http.Header { return w.header }
+
+// WriteHeader keeps the first final status; an informational one (a
+// peer's "102 Processing") has no meaning for a host that answers once.
+func (w *recorder) WriteHeader(status int) {
+	if status >= 200 && !w.wrote {
+		w.status, w.wrote = status, true
+	}
+}
+
+func (w *recorder) Write(p []byte) (int, error) {
+	w.wrote = true
+	w.body = append(w.body, p...)
+	return len(p), nil
 }
 
 // parseArgs reads (method, path, headers[, signal]).
@@ -131,23 +171,19 @@ func (h *host) header(v js.Value) (http.Header, error) {
 }
 
 // toJS turns a response into {status, headers, body}.
-func (h *host) toJS(r protocol.Response) js.Value {
+func (h *host) toJS(r *recorder) js.Value {
 	hdr := h.object.New()
-	for k, vs := range r.Header {
-		hdr.Set(k, strings.Join(vs, ", "))
+	for k, vs := range r.header {
+		if k != "Content-Length" { // set below, from the body: each Set is a call into JavaScript
+			hdr.Set(k, strings.Join(vs, ", "))
+		}
 	}
-	hdr.Set("Content-Length", strconv.Itoa(r.Len()))
-	body := h.uint8Array.New(r.Len())
-	_, _ = r.WriteTo(jsWriter{body}) // a cached value is copied once, straight into JS memory
+	hdr.Set("Content-Length", strconv.Itoa(len(r.body)))
+	body := h.uint8Array.New(len(r.body))
+	js.CopyBytesToJS(body, r.body)
 	out := h.object.New()
-	out.Set("status", r.Status)
+	out.Set("status", r.status)
 	out.Set("headers", hdr)
 	out.Set("body", body)
 	return out
 }
-
-// jsWriter copies what is written to it into a JS Uint8Array, from its
-// start: Response.WriteTo writes a body in one call.
-type jsWriter struct{ dst js.Value }
-
-func (w jsWriter) Write(p []byte) (int, error) { return js.CopyBytesToJS(w.dst, p), nil }

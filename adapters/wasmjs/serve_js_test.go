@@ -15,8 +15,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
@@ -35,10 +35,11 @@ var secret = []byte("test secret")
 // self is the node the tests' signed requests are for.
 const self = "http://wasm-node.invalid"
 
-// newServer returns a Server for a registry with the group "scores" (Tom
-// 630, and "slow", which waits for its context or 50ms) and a count of the
-// Getter's calls. It is the one place the tests build a protocol.Server.
-func newServer(t *testing.T, withSecret bool) (*protocol.Server, *atomic.Int64) {
+// newServer returns the nethttp.Pool of node self for a registry with the
+// group "scores" (Tom 630, and "slow", which waits for its context or
+// 50ms) and a count of the Getter's calls. It is the one place the tests
+// build the handler Func serves with.
+func newServer(t *testing.T, withSecret bool) (*nethttp.Pool, *atomic.Int64) {
 	t.Helper()
 	var loads atomic.Int64
 	reg := cache.NewRegistry()
@@ -56,14 +57,15 @@ func newServer(t *testing.T, withSecret bool) (*protocol.Server, *atomic.Int64) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &protocol.ServerOptions{}
+	o := &nethttp.PoolOptions{}
 	if withSecret {
-		o = &protocol.ServerOptions{Secret: secret, Self: self}
+		o = &nethttp.PoolOptions{Secret: secret}
 	}
-	srv, err := protocol.NewServer(reg, o)
+	srv, err := nethttp.NewPool(self, reg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = srv.Close() })
 	return srv, &loads
 }
 

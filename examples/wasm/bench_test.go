@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 )
 
 // Serving throughput of one node: the wasm node in node.js (shim.js and
@@ -35,11 +34,10 @@ func BenchmarkServeWasmVsNative(b *testing.B) {
 	w := startWasmNode(b, node, wasm, wasmExec, "")
 	n := startNative(b, "", 0)
 	bare := startBareNode(b, node)
-	pc, err := protocol.NewClient(nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	preq := pc.NewRequest(context.Background(), "", groupName, "Tom")
+	// A peer's request for scores/Tom, as adapters/PROTOCOL.md writes it
+	// (no secret: unsigned).
+	const path = "/_geecache/" + groupName + "/Tom"
+	peerHeader := http.Header{"X-Geecache-Peer": {"1"}}
 	tr := nethttp.NewTransport()
 	defer tr.CloseIdleConnections()
 
@@ -53,8 +51,8 @@ func BenchmarkServeWasmVsNative(b *testing.B) {
 			wg.Go(func() {
 				for next.Add(1) <= int64(count) {
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+preq.Path, nil)
-					req.Header = preq.Header
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+					req.Header = peerHeader
 					resp, err := tr.RoundTrip(req)
 					if err == nil {
 						body, _ := io.ReadAll(resp.Body)

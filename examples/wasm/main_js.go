@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/adapters/wasmjs"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/examples/internal/seeddb"
@@ -65,15 +64,14 @@ func splitPeers(self, list string) []string {
 	return peers
 }
 
-// node is the wasm node: its group, its pool (the peer picker; the
-// default transport under js is the host's fetch) and the protocol server
-// the host's HTTP server calls through wasmjs.
+// node is the wasm node: its group and its pool (the peer picker, whose
+// default transport under js is the host's fetch, and the handler the
+// host's HTTP server calls through wasmjs).
 type node struct {
 	self  string
 	db    *seeddb.DB
 	group *cache.Group
 	pool  *nethttp.Pool
-	srv   *protocol.Server
 }
 
 // newNode builds the node. The peer secret and every protocol option are
@@ -93,11 +91,7 @@ func newNode(self string, peers []string, secret []byte, delay time.Duration, lo
 	if err != nil {
 		return nil, err
 	}
-	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: secret, Self: pool.Self(), Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	return &node{self: self, db: db, group: g, pool: pool, srv: srv}, nil
+	return &node{self: self, db: db, group: g, pool: pool}, nil
 }
 
 // export calls globalThis.geecacheReady(node) with the node's functions:
@@ -109,7 +103,7 @@ func newNode(self string, peers []string, secret []byte, delay time.Duration, lo
 //
 // It returns the function that releases them.
 func (n *node) export(stop chan struct{}) (release func()) {
-	serve := wasmjs.Func(n.srv)
+	serve := wasmjs.Func(n.pool)
 	get := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		if len(args) < 1 || args[0].Type() != js.TypeString {
 			return js.Global().Get("Promise").Call("reject", js.Global().Get("TypeError").New("get(key): key must be a string"))

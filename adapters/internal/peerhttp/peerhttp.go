@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
 )
 
 // Timeout bounds one peer request (connect, send, wait, read) when a
@@ -29,21 +29,21 @@ const MaxIdleConnsPerHost = 256
 // every node must agree on, since the ring places nodes by these strings:
 // scheme and host in lower case, no default port (80 for http, 443 for
 // https), no trailing "/". It refuses, with an error wrapping
-// protocol.ErrConfig, a URL without an http or https scheme or a host, and
+// cache.ErrConfig, a URL without an http or https scheme or a host, and
 // one with a user, a query or a fragment.
 func NormalizeURL(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return "", fmt.Errorf("geecache: %w: peer URL %q: %w", protocol.ErrConfig, raw, err)
+		return "", fmt.Errorf("geecache: %w: peer URL %q: %w", cache.ErrConfig, raw, err)
 	}
 	scheme := strings.ToLower(u.Scheme)
 	switch {
 	case scheme != "http" && scheme != "https":
-		return "", fmt.Errorf("geecache: %w: peer URL %q needs an http:// or https:// scheme", protocol.ErrConfig, raw)
+		return "", fmt.Errorf("geecache: %w: peer URL %q needs an http:// or https:// scheme", cache.ErrConfig, raw)
 	case u.Host == "" || u.Opaque != "":
-		return "", fmt.Errorf("geecache: %w: peer URL %q has no host", protocol.ErrConfig, raw)
+		return "", fmt.Errorf("geecache: %w: peer URL %q has no host", cache.ErrConfig, raw)
 	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		return "", fmt.Errorf("geecache: %w: peer URL %q must have no user, query or fragment", protocol.ErrConfig, raw)
+		return "", fmt.Errorf("geecache: %w: peer URL %q must have no user, query or fragment", cache.ErrConfig, raw)
 	}
 	host := strings.ToLower(u.Host)
 	if h, port, err := net.SplitHostPort(host); err == nil {

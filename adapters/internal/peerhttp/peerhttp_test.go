@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/geecache/geecache/adapters/protocol"
+	"github.com/geecache/geecache/cache"
 )
 
 func TestNormalizeURL(t *testing.T) {
@@ -24,7 +24,7 @@ func TestNormalizeURL(t *testing.T) {
 	}
 	for _, bad := range []string{"localhost:8001", "h:8001", "ftp://h", "http://", "http://h?x=1", "http://h#f",
 		"http://u:p@h", "//h:1", "", "http://h?"} {
-		if got, err := NormalizeURL(bad); !errors.Is(err, protocol.ErrConfig) {
+		if got, err := NormalizeURL(bad); !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("NormalizeURL(%q) = %q, %v; want ErrConfig", bad, got, err)
 		}
 	}

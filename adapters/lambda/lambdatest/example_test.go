@@ -9,9 +9,9 @@ import (
 
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/lambda"
 	"github.com/geecache/geecache/adapters/lambda/lambdatest"
-	"github.com/geecache/geecache/adapters/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )

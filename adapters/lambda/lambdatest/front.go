@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/lambda/internal/urlevent"
+	"github.com/geecache/geecache/cache"
 )
 
 // InvokePath is the path of the Lambda runtime's invoke endpoint, as served
@@ -96,17 +96,18 @@ type FrontOptions struct {
 
 // NewFront returns a Front that invokes the given endpoints, each the full
 // URL of a runtime invoke endpoint, such as
-// "http://127.0.0.1:9001"+InvokePath. opts may be nil.
+// "http://127.0.0.1:9001"+InvokePath. opts may be nil. It fails, with an
+// error wrapping cache.ErrConfig, for endpoints or options that cannot work.
 func NewFront(endpoints []string, opts *FrontOptions) (*Front, error) {
 	if len(endpoints) == 0 {
-		return nil, errors.New("geecache: NewFront needs at least one endpoint")
+		return nil, fmt.Errorf("geecache: %w: NewFront needs at least one endpoint", cache.ErrConfig)
 	}
 	var o FrontOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.InvokeTimeout < 0 {
-		return nil, fmt.Errorf("geecache: NewFront: InvokeTimeout %v is negative", o.InvokeTimeout)
+		return nil, fmt.Errorf("geecache: %w: NewFront: InvokeTimeout %v is negative", cache.ErrConfig, o.InvokeTimeout)
 	}
 	f := &Front{
 		free:    make(chan string, len(endpoints)),
@@ -122,7 +123,7 @@ func NewFront(endpoints []string, opts *FrontOptions) (*Front, error) {
 	}
 	for _, ep := range endpoints {
 		if !strings.HasPrefix(ep, "http://") && !strings.HasPrefix(ep, "https://") {
-			return nil, fmt.Errorf("geecache: endpoint %q is not an http(s) URL", ep)
+			return nil, fmt.Errorf("geecache: %w: endpoint %q is not an http(s) URL", cache.ErrConfig, ep)
 		}
 		f.free <- ep
 	}

@@ -6,7 +6,11 @@
 // A binding (package nethttp for net/http, or an AWS Lambda handler) only
 // moves a Request and a Response over its transport; everything that two
 // nodes must agree on lives here, so that every binding speaks the same
-// protocol. The full specification, written for implementers in other
+// protocol. The package is internal: it is for the bindings under
+// adapters/, and an application uses a binding. What an application acts
+// on is in package cache: cache.ErrConfig (wrapped by NewServer's and
+// NewClient's errors), ErrIntegrity (wrapped by this package's) and
+// PeerError (NewPeerError). The full specification, written for implementers in other
 // languages, is adapters/PROTOCOL.md. In short:
 //
 //	GET {base}/_geecache/{group}/{key}

@@ -35,7 +35,7 @@ type Client struct {
 }
 
 // NewClient returns a Client configured by opts (nil for the defaults).
-// It fails, with an error wrapping ErrConfig, for options that cannot work.
+// It fails, with an error wrapping cache.ErrConfig, for options that cannot work.
 func NewClient(opts *ClientOptions) (*Client, error) {
 	c, err := newClientConfig(opts)
 	if err != nil {
@@ -145,7 +145,7 @@ func (c *Client) readError(req Request, status int, header http.Header, body io.
 	if text == "" {
 		text = http.StatusText(status)
 	}
-	return &PeerError{Status: status, Code: Code(header.Get(HeaderError)), Message: text}
+	return NewPeerError(status, Code(header.Get(HeaderError)), text)
 }
 
 // readValue reads a value announced as size bytes (-1 if unknown, else

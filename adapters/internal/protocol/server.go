@@ -98,11 +98,11 @@ type Server struct {
 }
 
 // NewServer returns a Server for the groups of reg, configured by opts (nil
-// for the defaults). It fails, with an error wrapping ErrConfig, for a nil
+// for the defaults). It fails, with an error wrapping cache.ErrConfig, for a nil
 // reg or options that cannot work.
 func NewServer(reg *cache.Registry, opts *ServerOptions) (*Server, error) {
 	if reg == nil {
-		return nil, fmt.Errorf("geecache: %w: nil registry", ErrConfig)
+		return nil, fmt.Errorf("geecache: %w: nil registry", cache.ErrConfig)
 	}
 	c, err := newServerConfig(opts)
 	if err != nil {

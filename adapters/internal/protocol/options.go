@@ -2,11 +2,12 @@ package protocol
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/geecache/geecache/cache"
 )
 
 // Defaults used for options left at their zero value.
@@ -21,10 +22,6 @@ const (
 	// is rejected as stale.
 	DefaultMaxSkew = 30 * time.Second
 )
-
-// ErrConfig is wrapped by the errors NewServer and NewClient (and the
-// bindings' constructors) return for options that cannot work.
-var ErrConfig = errors.New("invalid configuration")
 
 // A Propagator carries request-scoped context, such as a W3C trace
 // context, from a calling node to the node that serves it, in protocol
@@ -128,12 +125,12 @@ func newServerConfig(o *ServerOptions) (serverConfig, error) {
 	}
 	switch {
 	case c.MaxSkew < 0:
-		return c, fmt.Errorf("geecache: %w: MaxSkew %v is negative", ErrConfig, c.MaxSkew)
+		return c, fmt.Errorf("geecache: %w: MaxSkew %v is negative", cache.ErrConfig, c.MaxSkew)
 	case c.MaxSkew == 0:
 		c.MaxSkew = DefaultMaxSkew
 	}
 	if c.Secret != nil && c.Self == "" {
-		return c, fmt.Errorf("geecache: %w: a Secret needs Self, the node's base URL as its peers reach it", ErrConfig)
+		return c, fmt.Errorf("geecache: %w: a Secret needs Self, the node's base URL as its peers reach it", cache.ErrConfig)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -154,7 +151,7 @@ func newClientConfig(o *ClientOptions) (ClientOptions, error) {
 // common checks and defaults the settings both sides have.
 func common(secret []byte, maxValue int64, now func() time.Time) ([]byte, int64, func() time.Time, error) {
 	if maxValue < 0 {
-		return nil, 0, nil, fmt.Errorf("geecache: %w: MaxValueBytes %d is negative", ErrConfig, maxValue)
+		return nil, 0, nil, fmt.Errorf("geecache: %w: MaxValueBytes %d is negative", cache.ErrConfig, maxValue)
 	}
 	if maxValue == 0 {
 		maxValue = DefaultMaxValueBytes

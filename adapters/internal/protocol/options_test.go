@@ -20,15 +20,15 @@ func TestBadOptionsAreErrors(t *testing.T) {
 		"negative size": {MaxValueBytes: -1},
 		"negative skew": {MaxSkew: -time.Second},
 	} {
-		if _, err := NewServer(reg, o); !errors.Is(err, ErrConfig) {
-			t.Errorf("NewServer %s: err = %v, want ErrConfig", name, err)
+		if _, err := NewServer(reg, o); !errors.Is(err, cache.ErrConfig) {
+			t.Errorf("NewServer %s: err = %v, want cache.ErrConfig", name, err)
 		}
 	}
-	if _, err := NewServer(nil, nil); !errors.Is(err, ErrConfig) {
-		t.Errorf("NewServer(nil registry): err = %v, want ErrConfig", err)
+	if _, err := NewServer(nil, nil); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("NewServer(nil registry): err = %v, want cache.ErrConfig", err)
 	}
-	if _, err := NewClient(&ClientOptions{MaxValueBytes: -5}); !errors.Is(err, ErrConfig) {
-		t.Errorf("NewClient negative size: err = %v, want ErrConfig", err)
+	if _, err := NewClient(&ClientOptions{MaxValueBytes: -5}); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("NewClient negative size: err = %v, want cache.ErrConfig", err)
 	}
 	// Zero means the default, everywhere.
 	s, err := NewServer(reg, &ServerOptions{})

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -26,8 +26,8 @@ const (
 	CodeLoadError        Code = "load_error"         // 500: the node failed to load the value
 )
 
-// Errors a Client returns for error responses, inside a *PeerError that
-// carries the peer's message. A 404 with CodeNotFound matches
+// Errors a Client returns for error responses, inside a *cache.PeerError
+// (NewPeerError) that carries the peer's message. A 404 with CodeNotFound matches
 // getter.ErrNotFound instead, so that errors.Is(err, getter.ErrNotFound)
 // holds across the hop. Like every GeeCache sentinel, their texts have no
 // "geecache:" prefix: the error a user finally sees has exactly one.
@@ -53,32 +53,19 @@ var (
 	// ErrIntegrity: the answer fails the checks of protocol version 2: a
 	// 200 without a checksum, a body that does not match its checksum,
 	// or, with a secret, a response without a valid signature. It wraps
-	// ErrBadResponse, so the calling node loads the key itself; such an
-	// answer is never returned as a value or as "not found".
-	ErrIntegrity = fmt.Errorf("%w: integrity check failed", ErrBadResponse)
+	// ErrBadResponse, so the calling node loads the key itself, and
+	// cache.ErrIntegrity, the name users test for; such an answer is
+	// never returned as a value or as "not found".
+	ErrIntegrity = fmt.Errorf("%w: %w", ErrBadResponse, cache.ErrIntegrity)
 )
 
-// A PeerError is an error response from a peer. errors.Is matches it to the
-// sentinel of its status and code (see Client.ReadResponse).
-type PeerError struct {
-	Status  int    // the HTTP status
-	Code    Code   // the X-Geecache-Error code, or ""
-	Message string // the peer's message, trimmed
+// NewPeerError returns the error of an error response from a peer: a
+// *cache.PeerError that errors.Is matches to the sentinel of its status
+// and code (see Client.ReadResponse). A binding reporting a failure of its
+// own transport as a peer's answer (a Lambda throttle, say) uses it too.
+func NewPeerError(status int, code Code, message string) *cache.PeerError {
+	return &cache.PeerError{Status: status, Code: string(code), Message: message, Err: errorFor(status, code)}
 }
-
-// Error returns the peer's message, after the sentinel's text unless the
-// message already says it (as a missing key's "kkk not exist: key not
-// found" does).
-func (e *PeerError) Error() string {
-	s := errorFor(e.Status, e.Code).Error()
-	if strings.Contains(e.Message, s) {
-		return e.Message
-	}
-	return s + ": " + e.Message
-}
-
-// Unwrap returns the sentinel of the response's status and code.
-func (e *PeerError) Unwrap() error { return errorFor(e.Status, e.Code) }
 
 // Status returns the HTTP status an error response with code c is sent
 // with (500 for an unknown code).

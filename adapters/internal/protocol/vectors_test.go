@@ -17,7 +17,7 @@ import (
 // "```vectors" block, as name: value, with "\n" standing for a newline.
 func docVectors(t *testing.T) map[string]string {
 	t.Helper()
-	doc, err := os.ReadFile("../PROTOCOL.md")
+	doc, err := os.ReadFile("../../PROTOCOL.md")
 	if err != nil {
 		t.Fatal(err)
 	}
