@@ -10,38 +10,34 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// Names of the environment variables a Lambda node reads at start-up (see
-// ConfigFromEnv).
+// Names of the environment variables a Lambda node reads at start-up: the
+// table in the package doc says what each one means (ConfigFromEnv).
 const (
-	EnvSelfURL       = "GEECACHE_SELF_URL"        // this node's name in EnvPeers (default: AWS_LAMBDA_FUNCTION_NAME)
-	EnvPeers         = "GEECACHE_PEERS"           // required: comma-separated names (functions or URLs) of all nodes
-	EnvQualifier     = "GEECACHE_QUALIFIER"       // optional: version or alias invoked on peers named by function
-	EnvEndpoints     = "GEECACHE_LOCAL_ENDPOINTS" // optional, local runs only: name=URL pairs of emulators
-	EnvSecret        = "GEECACHE_SECRET"          // optional: shared secret for request signing
-	EnvCacheBytes    = "GEECACHE_CACHE_BYTES"     // optional: cache size per group, bytes (default 64 MiB)
-	EnvMaxValueBytes = "GEECACHE_MAX_VALUE_BYTES" // optional: largest value served or fetched (default and cap: MaxValueBytes, or MaxStreamValueBytes when streaming)
-	EnvInvokeMode    = "GEECACHE_INVOKE_MODE"     // optional: BUFFERED (default) or RESPONSE_STREAM
-	EnvBasePath      = "GEECACHE_BASE_PATH"       // optional: path prefix before /_geecache/, such as an API Gateway stage
-	EnvURLAuth       = "GEECACHE_URL_AUTH"        // optional: NONE (default) or AWS_IAM: sign requests to peers named by URL
-	// EnvUnsignedWrites, optional: true to take PUT and DELETE without
-	// GEECACHE_SECRET (Config.UnsignedWrites); false by default.
-	EnvUnsignedWrites = "GEECACHE_UNSIGNED_WRITES"
+	envSelfURL        = "GEECACHE_SELF_URL"
+	envPeers          = "GEECACHE_PEERS"
+	envQualifier      = "GEECACHE_QUALIFIER"
+	envEndpoints      = "GEECACHE_LOCAL_ENDPOINTS"
+	envSecret         = "GEECACHE_SECRET"
+	envCacheBytes     = "GEECACHE_CACHE_BYTES"
+	envMaxValueBytes  = "GEECACHE_MAX_VALUE_BYTES"
+	envInvokeMode     = "GEECACHE_INVOKE_MODE"
+	envBasePath       = "GEECACHE_BASE_PATH"
+	envURLAuth        = "GEECACHE_URL_AUTH"
+	envUnsignedWrites = "GEECACHE_UNSIGNED_WRITES"
 )
 
-// Invoke modes of a Function URL (the InvokeMode of its configuration).
+// Values of GEECACHE_INVOKE_MODE (a Function URL's InvokeMode) and of
+// GEECACHE_URL_AUTH (the AuthType of the peers' Function URLs).
 const (
-	ModeBuffered = "BUFFERED"
-	ModeStream   = "RESPONSE_STREAM"
+	modeBuffered = "BUFFERED"
+	modeStream   = "RESPONSE_STREAM"
+	authNone     = "NONE"
+	authIAM      = "AWS_IAM"
 )
 
-// Auth types of peers' Function URLs (Config.URLAuth).
-const (
-	AuthNone = "NONE"
-	AuthIAM  = "AWS_IAM"
-)
-
-// DefaultCacheBytes is the cache size per group when EnvCacheBytes is unset.
-const DefaultCacheBytes = 64 << 20
+// defaultCacheBytes is the cache size per group when GEECACHE_CACHE_BYTES
+// is unset: 64 MiB.
+const defaultCacheBytes = 64 << 20
 
 // Config is a Lambda node's configuration.
 type Config struct {
@@ -75,31 +71,41 @@ type Config struct {
 	// AWS_IAM. With a Secret it changes nothing: writes must be signed.
 	UnsignedWrites bool
 	// CacheBytes is the cache size a node's groups are meant to use
-	// (each group's size is set when the user creates it).
+	// (each group's size is set when the user creates it). ConfigFromEnv
+	// sets 64 MiB when GEECACHE_CACHE_BYTES is unset.
 	CacheBytes int64
-	// MaxValueBytes is the largest value the node serves or fetches: at
-	// most MaxValueBytes in BUFFERED mode (the default), MaxStreamValueBytes
-	// in RESPONSE_STREAM mode; 0, or more than the cap, means the cap.
+	// MaxValueBytes is the largest value the node serves or fetches. Its
+	// cap, and the meaning of 0 or of more than the cap, is what one
+	// Lambda response can carry: 4,712,448 bytes in BUFFERED mode (a
+	// 6 MiB response JSON, less 8 KiB for status and headers, with the
+	// value in base64), 199,991,808 bytes when Stream is set (Lambda's
+	// documented 200 MB maximum for a streamed response, less the same
+	// 8 KiB).
 	MaxValueBytes int64
-	// Mode is ModeBuffered or ModeStream ("" means ModeBuffered; NewNode
-	// refuses any other value).
-	Mode string
-	// URLAuth is AuthIAM if the node signs its requests to peers named by
-	// URL with SigV4 (SigV4Transport with the environment's credentials),
-	// as Function URLs with AuthType AWS_IAM require; AuthNone (or "")
-	// otherwise. NewNode refuses any other value.
-	URLAuth string
-	// BasePath is a path prefix the node's Handler removes (see
-	// HandlerOptions.BasePath), such as "/prod" behind an API Gateway
-	// stage.
+	// Stream is true if the node's Function URL has InvokeMode
+	// RESPONSE_STREAM (Start then serves Node.ServeStream), false for
+	// BUFFERED, a Function URL's default (Node.ServeURL).
+	Stream bool
+	// URLAuthIAM makes the node sign its requests to peers named by URL
+	// with SigV4 (a SigV4Transport with the environment's credentials),
+	// as Function URLs with AuthType AWS_IAM require.
+	URLAuthIAM bool
+	// BasePath is a path prefix in front of the protocol's paths, such as
+	// "/prod" for an API Gateway stage or "/cache" for a route: the node
+	// removes it from a request's path before the protocol reads it. It
+	// must start with "/" and not end with one (NewNode refuses it
+	// otherwise). A path without the prefix is served as it is, so that
+	// peers, whose Invoke events carry none, need not know it. "" (the
+	// default) means no prefix.
 	BasePath string
 }
 
 // ConfigFromEnv reads a Config from the environment through lookup, which
-// is os.LookupEnv in production (a map in tests). Errors wrap cache.ErrConfig and
-// name the variable at fault.
+// is os.LookupEnv in production (a map in tests): the variables in the
+// table of the package doc. Errors wrap cache.ErrConfig and name the variable at
+// fault.
 func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
-	c := Config{CacheBytes: DefaultCacheBytes, MaxValueBytes: MaxValueBytes, Mode: ModeBuffered}
+	c := Config{CacheBytes: defaultCacheBytes, MaxValueBytes: maxValueBytes}
 	var errs []error
 	bad := func(name, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("geecache: %w: %s: %s", cache.ErrConfig, name, fmt.Sprintf(format, args...)))
@@ -109,21 +115,21 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		return strings.TrimSpace(v)
 	}
 
-	self := get(EnvSelfURL)
+	self := get(envSelfURL)
 	if self == "" {
 		self = get("AWS_LAMBDA_FUNCTION_NAME")
 	}
 	if self == "" {
-		bad(EnvSelfURL, "not set, nor AWS_LAMBDA_FUNCTION_NAME (this node's function name or Function URL, as listed in %s)", EnvPeers)
+		bad(envSelfURL, "not set, nor AWS_LAMBDA_FUNCTION_NAME (this node's function name or Function URL, as listed in %s)", envPeers)
 	} else if u, err := checkURL(self); err != nil {
-		errs = append(errs, fmt.Errorf("%w, in %s", err, EnvSelfURL))
+		errs = append(errs, fmt.Errorf("%w, in %s", err, envSelfURL))
 	} else {
 		c.SelfURL = u
 	}
 
-	peers := get(EnvPeers)
+	peers := get(envPeers)
 	if peers == "" {
-		bad(EnvPeers, "not set (comma-separated function names or URLs of every node, this one included)")
+		bad(envPeers, "not set (comma-separated function names or URLs of every node, this one included)")
 	} else {
 		seen := make(map[string]bool)
 		for p := range strings.SplitSeq(peers, ",") {
@@ -133,82 +139,81 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 			}
 			u, err := checkURL(p)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%w, in %s", err, EnvPeers))
+				errs = append(errs, fmt.Errorf("%w, in %s", err, envPeers))
 				continue
 			}
 			if seen[u] {
-				bad(EnvPeers, "%q listed twice", u)
+				bad(envPeers, "%q listed twice", u)
 				continue
 			}
 			seen[u] = true
 			c.Peers = append(c.Peers, u)
 		}
 		if len(c.Peers) == 0 {
-			bad(EnvPeers, "no URL in %q", peers)
+			bad(envPeers, "no URL in %q", peers)
 		} else if c.SelfURL != "" && !seen[c.SelfURL] {
-			bad(EnvPeers, "does not include %s %q (every node must get the same list)", EnvSelfURL, c.SelfURL)
+			bad(envPeers, "does not include %s %q (every node must get the same list)", envSelfURL, c.SelfURL)
 		}
 	}
 
-	if s, ok := lookup(EnvSecret); ok && s != "" {
+	if s, ok := lookup(envSecret); ok && s != "" {
 		c.Secret = []byte(s)
 	}
-	if v := get(EnvUnsignedWrites); v != "" {
+	if v := get(envUnsignedWrites); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			bad(EnvUnsignedWrites, "%q is neither true nor false", v)
+			bad(envUnsignedWrites, "%q is neither true nor false", v)
 		}
 		c.UnsignedWrites = b
 	}
-	if v := get(EnvCacheBytes); v != "" {
+	if v := get(envCacheBytes); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			bad(EnvCacheBytes, "%q is not a byte count (a whole number >= 0)", v)
+			bad(envCacheBytes, "%q is not a byte count (a whole number >= 0)", v)
 		} else {
 			c.CacheBytes = n
 		}
 	}
-	switch v := strings.ToUpper(get(EnvInvokeMode)); v {
-	case "", ModeBuffered:
-	case ModeStream:
-		c.Mode = ModeStream
-		c.MaxValueBytes = MaxStreamValueBytes
+	switch v := strings.ToUpper(get(envInvokeMode)); v {
+	case "", modeBuffered:
+	case modeStream:
+		c.Stream = true
+		c.MaxValueBytes = maxStreamValueBytes
 	default:
-		bad(EnvInvokeMode, "%q is neither %s nor %s", v, ModeBuffered, ModeStream)
+		bad(envInvokeMode, "%q is neither %s nor %s", v, modeBuffered, modeStream)
 	}
-	if v := get(EnvMaxValueBytes); v != "" {
+	if v := get(envMaxValueBytes); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil || n <= 0:
-			bad(EnvMaxValueBytes, "%q is not a byte count (a whole number > 0)", v)
+			bad(envMaxValueBytes, "%q is not a byte count (a whole number > 0)", v)
 		case n > c.valueCap():
-			bad(EnvMaxValueBytes, "%d is over %d, the most a Lambda response in %s mode can carry", n, c.valueCap(), c.Mode)
+			bad(envMaxValueBytes, "%d is over %d, the most a Lambda response in %s mode can carry", n, c.valueCap(), c.mode())
 		default:
 			c.MaxValueBytes = n
 		}
 	}
-	switch v := strings.ToUpper(get(EnvURLAuth)); v {
-	case "", AuthNone:
-		c.URLAuth = AuthNone
-	case AuthIAM:
-		c.URLAuth = AuthIAM
+	switch v := strings.ToUpper(get(envURLAuth)); v {
+	case "", authNone:
+	case authIAM:
+		c.URLAuthIAM = true
 	default:
-		bad(EnvURLAuth, "%q is neither %s nor %s", v, AuthNone, AuthIAM)
+		bad(envURLAuth, "%q is neither %s nor %s", v, authNone, authIAM)
 	}
-	c.BasePath = get(EnvBasePath)
+	c.BasePath = get(envBasePath)
 	if err := checkBasePath(c.BasePath); err != nil {
-		bad(EnvBasePath, "%q must start with \"/\" and have no trailing \"/\", query or fragment", c.BasePath)
+		bad(envBasePath, "%q must start with \"/\" and have no trailing \"/\", query or fragment", c.BasePath)
 	}
-	c.Qualifier = get(EnvQualifier)
-	if c.Qualifier != "" && !IsFunctionName("f:"+c.Qualifier) {
-		bad(EnvQualifier, "%q is not a version or alias", c.Qualifier)
+	c.Qualifier = get(envQualifier)
+	if c.Qualifier != "" && !isFunctionName("f:"+c.Qualifier) {
+		bad(envQualifier, "%q is not a version or alias", c.Qualifier)
 	}
-	if v := get(EnvEndpoints); v != "" {
+	if v := get(envEndpoints); v != "" {
 		c.Endpoints = make(map[string]string)
 		for pair := range strings.SplitSeq(v, ",") {
 			name, ep, ok := strings.Cut(strings.TrimSpace(pair), "=")
 			if !ok || name == "" || (!strings.HasPrefix(ep, "http://") && !strings.HasPrefix(ep, "https://")) {
-				bad(EnvEndpoints, "%q is not name=http(s)://host:port", pair)
+				bad(envEndpoints, "%q is not name=http(s)://host:port", pair)
 				continue
 			}
 			c.Endpoints[name] = ep
@@ -220,34 +225,20 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	return c, nil
 }
 
-// check refuses a Mode or URLAuth that NewNode would not know (a Config
-// written in code; ConfigFromEnv checks the variables itself), and sets
-// their defaults for "".
-func (c *Config) check() error {
-	var errs []error
-	switch c.Mode {
-	case "":
-		c.Mode = ModeBuffered
-	case ModeBuffered, ModeStream:
-	default:
-		errs = append(errs, fmt.Errorf("geecache: %w: Config.Mode %q is neither %s nor %s", cache.ErrConfig, c.Mode, ModeBuffered, ModeStream))
+// mode names the node's invoke mode as GEECACHE_INVOKE_MODE does.
+func (c *Config) mode() string {
+	if c.Stream {
+		return modeStream
 	}
-	switch c.URLAuth {
-	case "":
-		c.URLAuth = AuthNone
-	case AuthNone, AuthIAM:
-	default:
-		errs = append(errs, fmt.Errorf("geecache: %w: Config.URLAuth %q is neither %s nor %s", cache.ErrConfig, c.URLAuth, AuthNone, AuthIAM))
-	}
-	return errors.Join(errs...)
+	return modeBuffered
 }
 
 // valueCap is the largest value a response in the node's mode can carry.
 func (c *Config) valueCap() int64 {
-	if c.Mode == ModeStream {
-		return MaxStreamValueBytes
+	if c.Stream {
+		return maxStreamValueBytes
 	}
-	return MaxValueBytes
+	return maxValueBytes
 }
 
 // checkURL checks a peer name: a function name as it is, a base URL
@@ -256,7 +247,7 @@ func (c *Config) valueCap() int64 {
 // cache.ErrConfig, as NormalizeURL's does.
 func checkURL(s string) (string, error) {
 	if !strings.Contains(s, "://") {
-		if !IsFunctionName(s) {
+		if !isFunctionName(s) {
 			return "", fmt.Errorf("geecache: %w: %q is neither an http(s) URL nor a Lambda function name or ARN", cache.ErrConfig, s)
 		}
 		return s, nil

@@ -20,52 +20,52 @@ func lookupMap(m map[string]string) func(string) (string, bool) {
 
 func TestConfigFromEnv(t *testing.T) {
 	c, err := ConfigFromEnv(lookupMap(map[string]string{
-		EnvSelfURL:       "https://b.lambda-url.eu-west-1.on.aws/",
-		EnvPeers:         " https://a.lambda-url.eu-west-1.on.aws, https://b.lambda-url.eu-west-1.on.aws/ ,http://127.0.0.1:8001",
-		EnvSecret:        "k",
-		EnvCacheBytes:    "1048576",
-		EnvMaxValueBytes: "1000",
-		EnvInvokeMode:    "response_stream",
+		envSelfURL:       "https://b.lambda-url.eu-west-1.on.aws/",
+		envPeers:         " https://a.lambda-url.eu-west-1.on.aws, https://b.lambda-url.eu-west-1.on.aws/ ,http://127.0.0.1:8001",
+		envSecret:        "k",
+		envCacheBytes:    "1048576",
+		envMaxValueBytes: "1000",
+		envInvokeMode:    "response_stream",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantPeers := []string{"https://a.lambda-url.eu-west-1.on.aws", "https://b.lambda-url.eu-west-1.on.aws", "http://127.0.0.1:8001"}
 	if c.SelfURL != "https://b.lambda-url.eu-west-1.on.aws" || !slices.Equal(c.Peers, wantPeers) ||
-		string(c.Secret) != "k" || c.CacheBytes != 1<<20 || c.MaxValueBytes != 1000 || c.Mode != ModeStream {
+		string(c.Secret) != "k" || c.CacheBytes != 1<<20 || c.MaxValueBytes != 1000 || !c.Stream {
 		t.Fatalf("got %+v", c)
 	}
 }
 
 func TestConfigDefaults(t *testing.T) {
-	c, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "http://127.0.0.1:1", EnvPeers: "http://127.0.0.1:1"}))
+	c, err := ConfigFromEnv(lookupMap(map[string]string{envSelfURL: "http://127.0.0.1:1", envPeers: "http://127.0.0.1:1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Secret != nil || c.CacheBytes != DefaultCacheBytes || c.MaxValueBytes != MaxValueBytes || c.Mode != ModeBuffered {
+	if c.Secret != nil || c.CacheBytes != defaultCacheBytes || c.MaxValueBytes != maxValueBytes || c.Stream {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
 
 func TestConfigErrors(t *testing.T) {
-	ok := map[string]string{EnvSelfURL: "http://127.0.0.1:1", EnvPeers: "http://127.0.0.1:1,http://127.0.0.1:2"}
+	ok := map[string]string{envSelfURL: "http://127.0.0.1:1", envPeers: "http://127.0.0.1:1,http://127.0.0.1:2"}
 	for _, tc := range []struct {
 		name    string
 		set     map[string]string
 		mention []string
 	}{
-		{"nothing set", map[string]string{EnvSelfURL: "", EnvPeers: ""}, []string{EnvSelfURL, EnvPeers}},
-		{"self not a URL", map[string]string{EnvSelfURL: "127.0.0.1:1"}, []string{EnvSelfURL}},
-		{"self has a query", map[string]string{EnvSelfURL: "http://127.0.0.1:1?x=1"}, []string{EnvSelfURL}},
-		{"self not among peers", map[string]string{EnvSelfURL: "http://127.0.0.1:3"}, []string{EnvPeers, "does not include"}},
-		{"bad peer", map[string]string{EnvPeers: "http://127.0.0.1:1,ftp://x"}, []string{EnvPeers, "ftp://x"}},
-		{"duplicate peer", map[string]string{EnvPeers: "http://127.0.0.1:1,http://127.0.0.1:1/"}, []string{EnvPeers, "twice"}},
-		{"only commas", map[string]string{EnvPeers: ",,"}, []string{EnvPeers}},
-		{"cache bytes", map[string]string{EnvCacheBytes: "64MB"}, []string{EnvCacheBytes, "64MB"}},
-		{"negative cache", map[string]string{EnvCacheBytes: "-1"}, []string{EnvCacheBytes}},
-		{"max value zero", map[string]string{EnvMaxValueBytes: "0"}, []string{EnvMaxValueBytes}},
-		{"max value too big", map[string]string{EnvMaxValueBytes: "10000000"}, []string{EnvMaxValueBytes, "Lambda"}},
-		{"mode", map[string]string{EnvInvokeMode: "STREAM"}, []string{EnvInvokeMode}},
+		{"nothing set", map[string]string{envSelfURL: "", envPeers: ""}, []string{envSelfURL, envPeers}},
+		{"self not a URL", map[string]string{envSelfURL: "127.0.0.1:1"}, []string{envSelfURL}},
+		{"self has a query", map[string]string{envSelfURL: "http://127.0.0.1:1?x=1"}, []string{envSelfURL}},
+		{"self not among peers", map[string]string{envSelfURL: "http://127.0.0.1:3"}, []string{envPeers, "does not include"}},
+		{"bad peer", map[string]string{envPeers: "http://127.0.0.1:1,ftp://x"}, []string{envPeers, "ftp://x"}},
+		{"duplicate peer", map[string]string{envPeers: "http://127.0.0.1:1,http://127.0.0.1:1/"}, []string{envPeers, "twice"}},
+		{"only commas", map[string]string{envPeers: ",,"}, []string{envPeers}},
+		{"cache bytes", map[string]string{envCacheBytes: "64MB"}, []string{envCacheBytes, "64MB"}},
+		{"negative cache", map[string]string{envCacheBytes: "-1"}, []string{envCacheBytes}},
+		{"max value zero", map[string]string{envMaxValueBytes: "0"}, []string{envMaxValueBytes}},
+		{"max value too big", map[string]string{envMaxValueBytes: "10000000"}, []string{envMaxValueBytes, "Lambda"}},
+		{"mode", map[string]string{envInvokeMode: "STREAM"}, []string{envInvokeMode}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{}
@@ -93,9 +93,9 @@ func TestConfigErrors(t *testing.T) {
 func TestConfigFunctionNames(t *testing.T) {
 	c, err := ConfigFromEnv(lookupMap(map[string]string{
 		"AWS_LAMBDA_FUNCTION_NAME": "node-b",
-		EnvPeers:                   "node-a,node-b,http://127.0.0.1:8001",
-		EnvQualifier:               "live",
-		EnvEndpoints:               "node-a=http://127.0.0.1:9001, node-b=http://127.0.0.1:9002",
+		envPeers:                   "node-a,node-b,http://127.0.0.1:8001",
+		envQualifier:               "live",
+		envEndpoints:               "node-a=http://127.0.0.1:9001, node-b=http://127.0.0.1:9002",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +104,10 @@ func TestConfigFunctionNames(t *testing.T) {
 		t.Fatalf("got %+v", c)
 	}
 	for name, env := range map[string]map[string]string{
-		"self not listed": {"AWS_LAMBDA_FUNCTION_NAME": "node-c", EnvPeers: "node-a"},
-		"bad name":        {EnvSelfURL: "node-a", EnvPeers: "node-a,bad name"},
-		"bad endpoint":    {EnvSelfURL: "node-a", EnvPeers: "node-a", EnvEndpoints: "node-a=127.0.0.1:9001"},
-		"bad qualifier":   {EnvSelfURL: "node-a", EnvPeers: "node-a", EnvQualifier: "a:b"},
+		"self not listed": {"AWS_LAMBDA_FUNCTION_NAME": "node-c", envPeers: "node-a"},
+		"bad name":        {envSelfURL: "node-a", envPeers: "node-a,bad name"},
+		"bad endpoint":    {envSelfURL: "node-a", envPeers: "node-a", envEndpoints: "node-a=127.0.0.1:9001"},
+		"bad qualifier":   {envSelfURL: "node-a", envPeers: "node-a", envQualifier: "a:b"},
 	} {
 		if _, err := ConfigFromEnv(lookupMap(env)); !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("%s: %v, want cache.ErrConfig", name, err)
@@ -118,7 +118,7 @@ func TestConfigFunctionNames(t *testing.T) {
 // The value cap follows the invoke mode: 6 MiB of response (base64) when
 // buffered, 200 MB raw when streamed.
 func TestConfigValueCapByMode(t *testing.T) {
-	base := map[string]string{EnvSelfURL: "a", EnvPeers: "a"}
+	base := map[string]string{envSelfURL: "a", envPeers: "a"}
 	with := func(kv ...string) map[string]string {
 		m := maps.Clone(base)
 		for i := 0; i < len(kv); i += 2 {
@@ -126,19 +126,19 @@ func TestConfigValueCapByMode(t *testing.T) {
 		}
 		return m
 	}
-	c, err := ConfigFromEnv(lookupMap(with(EnvInvokeMode, ModeStream)))
-	if err != nil || c.MaxValueBytes != MaxStreamValueBytes {
+	c, err := ConfigFromEnv(lookupMap(with(envInvokeMode, modeStream)))
+	if err != nil || c.MaxValueBytes != maxStreamValueBytes {
 		t.Fatalf("stream default: %d, %v", c.MaxValueBytes, err)
 	}
-	if c, err := ConfigFromEnv(lookupMap(with(EnvInvokeMode, ModeStream, EnvMaxValueBytes, "10000000"))); err != nil || c.MaxValueBytes != 10_000_000 {
+	if c, err := ConfigFromEnv(lookupMap(with(envInvokeMode, modeStream, envMaxValueBytes, "10000000"))); err != nil || c.MaxValueBytes != 10_000_000 {
 		t.Fatalf("10 MB streamed: %d, %v", c.MaxValueBytes, err)
 	}
-	if _, err := ConfigFromEnv(lookupMap(with(EnvMaxValueBytes, "10000000"))); !errors.Is(err, cache.ErrConfig) {
+	if _, err := ConfigFromEnv(lookupMap(with(envMaxValueBytes, "10000000"))); !errors.Is(err, cache.ErrConfig) {
 		t.Fatalf("10 MB buffered: %v, want cache.ErrConfig", err)
 	}
-	n, err := NewNode(Config{SelfURL: "a", Peers: []string{"a"}, Mode: ModeStream}, func(Config, *cache.Registry, cache.PeerPicker) error { return nil },
-		&Options{Invoke: InvokeOptions{Client: &fakeInvoke{}}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil || n.Config.MaxValueBytes != MaxStreamValueBytes {
+	n, err := NewNode(Config{SelfURL: "a", Peers: []string{"a"}, Stream: true}, func(Config, *cache.Registry, cache.PeerPicker) error { return nil },
+		&Options{Peers: PeerOptions{Client: &fakeInvoke{}}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil || n.Config.MaxValueBytes != maxStreamValueBytes {
 		t.Fatalf("NewNode stream: %v", err)
 	}
 }

@@ -11,9 +11,9 @@
 //     requests and back: ServeURL for the BUFFERED invoke mode (a Function
 //     URL's default), ServeStream for RESPONSE_STREAM. Buffered responses
 //     carry the value base64 with IsBase64Encoded, so any bytes survive; a
-//     value that would not fit the 6 MiB response (MaxValueBytes, about
+//     value that would not fit the 6 MiB response (maxValueBytes, about
 //     4.4 MiB of value) is refused with 413 rather than cut off. Streamed
-//     responses carry it raw, up to MaxStreamValueBytes (Lambda's documented
+//     responses carry it raw, up to maxStreamValueBytes (Lambda's documented
 //     maximum for a streamed response is 200 MB, the first 6 MB at full
 //     speed and the rest at up to 2 MB/s:
 //     https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html).
@@ -68,8 +68,8 @@
 //	                                   false by default: such writes are refused. Only where IAM
 //	                                   authenticates every caller (Invoke API, URLs with AuthType AWS_IAM)
 //	GEECACHE_CACHE_BYTES     optional  cache size per group in bytes (default 64 MiB)
-//	GEECACHE_MAX_VALUE_BYTES optional  largest value served or fetched (default and cap MaxValueBytes,
-//	                                   or MaxStreamValueBytes in RESPONSE_STREAM mode)
+//	GEECACHE_MAX_VALUE_BYTES optional  largest value served or fetched (default and cap maxValueBytes,
+//	                                   or maxStreamValueBytes in RESPONSE_STREAM mode)
 //	GEECACHE_INVOKE_MODE     optional  BUFFERED (default) or RESPONSE_STREAM, as the URL is configured
 //	GEECACHE_BASE_PATH       optional  path prefix before /_geecache/, such as an API Gateway stage
 //	GEECACHE_URL_AUTH        optional  NONE (default) or AWS_IAM: sign requests to peers named by URL

@@ -11,18 +11,6 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// HandlerOptions configures a Handler. As everywhere in GeeCache, the zero
-// value of a field means its default and a nil pointer means all defaults.
-type HandlerOptions struct {
-	// BasePath is a path prefix in front of the protocol's paths, such as
-	// "/prod" for an API Gateway stage or "/cache" for a route: it is
-	// removed from a request's path before the protocol reads it. It must
-	// start with "/" and not end with one. A path without the prefix is
-	// served as it is, so that peers, whose Invoke events carry none, need
-	// not know it. "" (the default) means no prefix.
-	BasePath string
-}
-
 // checkBasePath validates a base path: "" or "/…" without a trailing "/",
 // a query or a fragment.
 func checkBasePath(p string) error {
@@ -50,7 +38,7 @@ func checkBasePath(p string) error {
 // form of "." and ".." and the key "!." itself (sent as "%21.") arrive the
 // same once decoded, so either reading could serve the wrong key; refused,
 // the caller loads such a key itself.
-func (h *Handler) protocolPath(ev *events.LambdaFunctionURLRequest) (string, error) {
+func (h *handler) protocolPath(ev *events.LambdaFunctionURLRequest) (string, error) {
 	path := ev.RawPath
 	if path == "" {
 		path = ev.RequestContext.HTTP.Path

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,18 +52,18 @@ func sampleEvent(t *testing.T, file, path string) []byte {
 
 // echoHandler serves group "g", whose value for every key is the key
 // itself, so a response shows exactly which key was served.
-func echoHandler(t *testing.T, base string) *Handler {
+func echoHandler(t *testing.T, base string) *handler {
 	t.Helper()
 	reg := cache.NewRegistry()
 	echo := getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte("key=" + key), nil })
 	if _, err := reg.NewGroup("g", 1<<20, echo, nil); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{MaxValueBytes: MaxValueBytes})
+	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{MaxValueBytes: maxValueBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandler(srv, &HandlerOptions{BasePath: base})
+	h, err := newHandler(srv, base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +105,13 @@ func TestEventKinds(t *testing.T) {
 
 func TestHandlerBasePathErrors(t *testing.T) {
 	for _, base := range []string{"prod", "/prod/", "/p?x"} {
-		if _, err := NewHandler(nil, &HandlerOptions{BasePath: base}); !errors.Is(err, cache.ErrConfig) {
+		cfg := Config{SelfURL: "a", Peers: []string{"a"}, BasePath: base}
+		setup := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
+		if _, err := NewNode(cfg, setup, &Options{Logger: slog.New(slog.DiscardHandler)}); !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("BasePath %q: %v, want cache.ErrConfig", base, err)
 		}
 	}
-	if _, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "a", EnvPeers: "a", EnvBasePath: "prod"})); !errors.Is(err, cache.ErrConfig) {
+	if _, err := ConfigFromEnv(lookupMap(map[string]string{envSelfURL: "a", envPeers: "a", envBasePath: "prod"})); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("GEECACHE_BASE_PATH=prod: %v, want cache.ErrConfig", err)
 	}
 }

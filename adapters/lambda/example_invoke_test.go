@@ -18,13 +18,15 @@ import (
 // function are fetched through the Lambda Invoke API (authenticated by
 // IAM), keys owned by a URL over HTTP. Every node gets the same names.
 func ExampleNewPeers() {
-	// On Lambda leave Client nil: NewPeers then uses NewInvokeAPI, with
-	// the function role's credentials and region from the environment.
-	// Elsewhere, awsdefault.InvokeAPI loads the SDK's full default chain.
+	// On Lambda leave Client nil: NewPeers then makes one with the
+	// function role's credentials and region from the environment.
+	// Elsewhere, awsl.NewFromConfig(cfg) with awsdefault.Config's cfg
+	// loads the SDK's full default chain.
 	client := awsl.New(awsl.Options{Region: "eu-west-1"})
 	peers, err := lambda.NewPeers("http://10.0.0.1:8001", &lambda.PeersOptions{
-		Pool:   nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)},
-		Invoke: lambda.InvokeOptions{Client: client, Qualifier: "live"},
+		Qualifier: "live",
+		Logger:    slog.New(slog.DiscardHandler),
+		Peers:     lambda.PeerOptions{Client: client},
 	})
 	if err != nil {
 		panic(err)
@@ -37,16 +39,14 @@ func ExampleNewPeers() {
 	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(map[string]string{"Tom": "630"}), &cache.GroupOptions{Peers: peers}); err != nil {
 		panic(err)
 	}
-	fmt.Println(peers.Peers())
 	for _, key := range []string{"Tom", "Jack", "Kim"} {
-		peer, remote := peers.PickPeer(key)
-		fmt.Printf("%s: owner %s, fetched through %T\n", key, peers.Owner(key), map[bool]any{true: peer, false: nil}[remote])
+		_, remote := peers.PickPeer(key)
+		fmt.Printf("%s: owner %s, remote %v\n", key, peers.Owner(key), remote)
 	}
 	// Output:
-	// [geecache-a geecache-b http://10.0.0.1:8001]
-	// Tom: owner geecache-b, fetched through *lambda.InvokeClient
-	// Jack: owner http://10.0.0.1:8001, fetched through <nil>
-	// Kim: owner geecache-b, fetched through *lambda.InvokeClient
+	// Tom: owner geecache-b, remote true
+	// Jack: owner http://10.0.0.1:8001, remote false
+	// Kim: owner geecache-b, remote true
 }
 
 // A client reaches a node whose Function URL has AuthType AWS_IAM by

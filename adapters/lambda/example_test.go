@@ -5,39 +5,37 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/lambda"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
-// A Handler answers Function URL events; here one is invoked through the
-// same JSON path lambda.Start uses.
-func ExampleHandler() {
-	reg := cache.NewRegistry()
-	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(map[string]string{"Tom": "630"}), nil); err != nil {
-		panic(err)
-	}
-	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{MaxValueBytes: lambda.MaxValueBytes})
+// A Node answers Function URL events; here one is invoked through the
+// same JSON path lambda.Start uses. A node that is its only peer needs
+// no AWS configuration.
+func ExampleNode_ServeURL() {
+	cfg := lambda.Config{SelfURL: "geecache-a", Peers: []string{"geecache-a"}, CacheBytes: 1 << 20}
+	n, err := lambda.NewNode(cfg, func(cfg lambda.Config, reg *cache.Registry, peers cache.PeerPicker) error {
+		_, err := reg.NewGroup("scores", cfg.CacheBytes, getter.Map(map[string]string{"Tom": "630"}), &cache.GroupOptions{Peers: peers})
+		return err
+	}, &lambda.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
 	}
-	h, err := lambda.NewHandler(srv, nil)
-	if err != nil {
-		panic(err)
-	}
+	defer n.Close()
 
 	for _, key := range []string{"Tom", "kkk"} {
 		var ev events.LambdaFunctionURLRequest
-		ev.RawPath = protocol.Path("scores", key)
+		ev.RawPath = "/_geecache/scores/" + key // protocol path: /_geecache/{group}/{key}, escaped
 		ev.RequestContext.HTTP.Method = "GET"
 		payload, _ := json.Marshal(ev)
 
-		out, err := awslambda.NewHandler(h.ServeURL).Invoke(context.Background(), payload)
+		out, err := awslambda.NewHandler(n.ServeURL).Invoke(context.Background(), payload)
 		if err != nil {
 			panic(err)
 		}
@@ -59,16 +57,17 @@ func ExampleHandler() {
 // os.LookupEnv.
 func ExampleConfigFromEnv() {
 	env := map[string]string{
-		lambda.EnvSelfURL: "https://b.lambda-url.eu-west-1.on.aws",
-		lambda.EnvPeers:   "https://a.lambda-url.eu-west-1.on.aws,https://b.lambda-url.eu-west-1.on.aws",
+		"GEECACHE_SELF_URL":    "https://b.lambda-url.eu-west-1.on.aws",
+		"GEECACHE_PEERS":       "https://a.lambda-url.eu-west-1.on.aws,https://b.lambda-url.eu-west-1.on.aws",
+		"GEECACHE_INVOKE_MODE": "RESPONSE_STREAM",
 	}
 	cfg, err := lambda.ConfigFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	fmt.Println(len(cfg.Peers), cfg.Mode, cfg.CacheBytes, err)
+	fmt.Println(len(cfg.Peers), cfg.Stream, cfg.CacheBytes, cfg.MaxValueBytes, err)
 
 	_, err = lambda.ConfigFromEnv(func(string) (string, bool) { return "", false })
 	fmt.Println(err)
 	// Output:
-	// 2 BUFFERED 67108864 <nil>
+	// 2 true 67108864 199991808 <nil>
 	// geecache: invalid configuration: GEECACHE_SELF_URL: not set, nor AWS_LAMBDA_FUNCTION_NAME (this node's function name or Function URL, as listed in GEECACHE_PEERS)
 	// geecache: invalid configuration: GEECACHE_PEERS: not set (comma-separated function names or URLs of every node, this one included)
 }

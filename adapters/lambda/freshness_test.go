@@ -49,7 +49,7 @@ func TestRemoveAndSetInAMixedCluster(t *testing.T) {
 	serveNode(t, lambdaLn, n)
 
 	reg := cache.NewRegistry()
-	pool, err := nethttp.NewPool(urls[1], reg, &nethttp.PoolOptions{Secret: []byte(secret), MaxValueBytes: MaxValueBytes, Logger: quiet})
+	pool, err := nethttp.NewPool(urls[1], reg, &nethttp.PoolOptions{Secret: []byte(secret), MaxValueBytes: maxValueBytes, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

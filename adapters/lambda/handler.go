@@ -12,72 +12,67 @@ import (
 	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
-// MaxValueBytes is the largest value a BUFFERED Function URL response can
-// carry: the response JSON is limited to MaxPayloadBytes (6 MiB), and the
+// maxValueBytes is the largest value a BUFFERED Function URL response can
+// carry: the response JSON is limited to maxPayloadBytes (6 MiB), and the
 // value travels base64 (4 bytes for 3), with room left for the status and
 // headers. Past the limit the runtime would cut the payload off silently;
-// a Handler answers 413 instead.
-const MaxValueBytes = (MaxPayloadBytes - responseOverhead) / 4 * 3
+// a node answers 413 instead.
+const maxValueBytes = (maxPayloadBytes - responseOverhead) / 4 * 3
 
-// MaxPayloadBytes is the largest request or response payload (the whole
+// maxPayloadBytes is the largest request or response payload (the whole
 // event or response JSON) that Lambda accepts in BUFFERED mode: 6 MiB.
-const MaxPayloadBytes = 6 << 20
+const maxPayloadBytes = 6 << 20
 
-// MaxStreamPayloadBytes is the largest response a function may stream in
+// maxStreamPayloadBytes is the largest response a function may stream in
 // RESPONSE_STREAM mode: 200 MB, Lambda's documented maximum for streamed
 // responses (https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html;
 // the first 6 MB stream at full speed, the rest at up to 2 MB/s).
-const MaxStreamPayloadBytes = 200_000_000
+const maxStreamPayloadBytes = 200_000_000
 
-// MaxStreamValueBytes is the largest value a node serves in RESPONSE_STREAM
+// maxStreamValueBytes is the largest value a node serves in RESPONSE_STREAM
 // mode: the value streams raw, after a prelude of status and headers.
 // Peers that fetch through the Invoke API still get at most a synchronous
 // payload (6 MB); a larger value makes them load it themselves.
-const MaxStreamValueBytes = MaxStreamPayloadBytes - responseOverhead
+const maxStreamValueBytes = maxStreamPayloadBytes - responseOverhead
 
 // responseOverhead bounds the JSON of a response without its body.
 const responseOverhead = 8 << 10
 
-// A Handler serves the GeeCache peer protocol to AWS Lambda Function URL
+// A handler serves the GeeCache peer protocol to AWS Lambda Function URL
 // events (payload format 2.0), whether they come from a Function URL, from
 // a peer through the Invoke API, or from an API Gateway HTTP API (see
-// HandlerOptions). It only moves requests and responses
+// Config.BasePath). It only moves requests and responses
 // between the Lambda event format and a protocol.Server, which does the
 // protocol's work (paths, status codes, authentication, size limit),
 // exactly as for the net/http binding.
-type Handler struct {
+type handler struct {
 	srv  *protocol.Server
 	base string
 }
 
-// NewHandler returns a Handler that answers with srv. Give srv a size limit
-// (protocol.ServerOptions.MaxValueBytes) of at most MaxValueBytes (or
-// MaxStreamValueBytes for ServeStream), so that a large value is refused
-// with the protocol's 413 before it is copied; the Handler refuses a
-// response that would still not fit. opts may be nil. It fails, with an
-// error wrapping cache.ErrConfig, for options that cannot work.
-func NewHandler(srv *protocol.Server, opts *HandlerOptions) (*Handler, error) {
-	var o HandlerOptions
-	if opts != nil {
-		o = *opts
-	}
-	if err := checkBasePath(o.BasePath); err != nil {
+// newHandler returns a handler that answers with srv, removing base (see
+// protocolPath) from request paths. Give srv a size limit
+// (protocol.ServerOptions.MaxValueBytes) of at most maxValueBytes (or
+// maxStreamValueBytes for ServeStream), so that a large value is refused
+// with the protocol's 413 before it is copied; the handler refuses a
+// response that would still not fit. It fails, with an error wrapping
+// cache.ErrConfig, for a base path that cannot work.
+func newHandler(srv *protocol.Server, base string) (*handler, error) {
+	if err := checkBasePath(base); err != nil {
 		return nil, err
 	}
-	return &Handler{srv: srv, base: o.BasePath}, nil
+	return &handler{srv: srv, base: base}, nil
 }
 
 // ServeURL answers a Function URL request in BUFFERED mode (a Function URL's
 // default InvokeMode). The body of the response is always base64 with
 // IsBase64Encoded set, so that any bytes survive. It never returns an
 // error: protocol errors are HTTP statuses, as on every binding.
-//
-// Register it with lambda.Start(h.ServeURL), or use Start.
-func (h *Handler) ServeURL(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLResponse, error) {
+func (h *handler) ServeURL(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLResponse, error) {
 	req, res := h.serve(ctx, ev)
-	if n := base64.StdEncoding.EncodedLen(res.Len()); n > MaxPayloadBytes-responseOverhead {
+	if n := base64.StdEncoding.EncodedLen(res.Len()); n > maxPayloadBytes-responseOverhead {
 		res = h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeTooLarge, fmt.Sprintf(
-			"response of %d bytes does not fit a Lambda response (at most %d bytes of value)", res.Len(), MaxValueBytes)))
+			"response of %d bytes does not fit a Lambda response (at most %d bytes of value)", res.Len(), maxValueBytes)))
 	}
 	out := &events.LambdaFunctionURLResponse{
 		StatusCode:      res.Status,
@@ -103,13 +98,13 @@ func encodeBody(res protocol.Response) string {
 // ServeStream answers a Function URL request in RESPONSE_STREAM mode, for
 // URLs configured with that InvokeMode (the function must be built with
 // -tags lambda.norpc or run on a provided.* runtime). The body is sent raw
-// after the Function URL's JSON prelude; a value over MaxStreamValueBytes
+// after the Function URL's JSON prelude; a value over maxStreamValueBytes
 // is refused with 413 rather than cut off.
-func (h *Handler) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
+func (h *handler) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
 	req, res := h.serve(ctx, ev)
-	if res.Len() > MaxStreamValueBytes {
+	if res.Len() > maxStreamValueBytes {
 		res = h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeTooLarge, fmt.Sprintf(
-			"response of %d bytes does not fit a streamed Lambda response (at most %d bytes of value)", res.Len(), MaxStreamValueBytes)))
+			"response of %d bytes does not fit a streamed Lambda response (at most %d bytes of value)", res.Len(), maxStreamValueBytes)))
 	}
 	return &events.LambdaFunctionURLStreamingResponse{
 		StatusCode: res.Status,
@@ -120,7 +115,7 @@ func (h *Handler) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLR
 
 // serve decodes ev into a protocol request and answers it, with a sealed
 // response (see protocol.Server.Seal).
-func (h *Handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest) (protocol.Request, protocol.Response) {
+func (h *handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest) (protocol.Request, protocol.Response) {
 	hdr := make(http.Header, len(ev.Headers))
 	for k, v := range ev.Headers {
 		hdr.Set(k, v)

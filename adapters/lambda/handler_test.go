@@ -87,7 +87,7 @@ func urlEvent(t *testing.T, method, rawPath string, hdr http.Header, body string
 
 // invoke runs the event through the same JSON path as lambda.Start and
 // returns the decoded response, its body decoded, and the raw JSON size.
-func invoke(t *testing.T, h *Handler, event []byte) (events.LambdaFunctionURLResponse, []byte, int) {
+func invoke(t *testing.T, h *handler, event []byte) (events.LambdaFunctionURLResponse, []byte, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -109,7 +109,7 @@ func invoke(t *testing.T, h *Handler, event []byte) (events.LambdaFunctionURLRes
 	return res, body, len(raw)
 }
 
-func get(t *testing.T, h *Handler, group, key string) (events.LambdaFunctionURLResponse, []byte) {
+func get(t *testing.T, h *handler, group, key string) (events.LambdaFunctionURLResponse, []byte) {
 	t.Helper()
 	res, body, _ := invoke(t, h, urlEvent(t, http.MethodGet, protocol.Path(group, key), nil, "", false))
 	return res, body
@@ -117,7 +117,7 @@ func get(t *testing.T, h *Handler, group, key string) (events.LambdaFunctionURLR
 
 func TestHandlerMissThenHit(t *testing.T) {
 	n := newTestNode(t, 0)
-	h := newHandler(t, n.reg, nil)
+	h := newTestHandler(t, n.reg, nil)
 	for i, want := range []int64{1, 1} { // a miss loads, the hit does not
 		res, body := get(t, h, "scores", "Tom")
 		if res.StatusCode != http.StatusOK || string(body) != "630" {
@@ -134,7 +134,7 @@ func TestHandlerMissThenHit(t *testing.T) {
 
 func TestHandlerErrors(t *testing.T) {
 	n := newTestNode(t, 0)
-	h := newHandler(t, n.reg, nil)
+	h := newTestHandler(t, n.reg, nil)
 	for _, tc := range []struct {
 		name, method, path string
 		status             int
@@ -161,7 +161,7 @@ func TestHandlerErrors(t *testing.T) {
 
 func TestHandlerBase64RequestBody(t *testing.T) {
 	n := newTestNode(t, 0)
-	h := newHandler(t, n.reg, nil)
+	h := newTestHandler(t, n.reg, nil)
 	path := protocol.Path("scores", "Sam")
 	ok := base64.StdEncoding.EncodeToString([]byte{0, 1, 2, 0xfe})
 	res, body, _ := invoke(t, h, urlEvent(t, "GET", path, nil, ok, true))
@@ -181,7 +181,7 @@ func TestHandlerBase64RequestBody(t *testing.T) {
 
 func TestHandlerBinaryValue(t *testing.T) {
 	n := newTestNode(t, 0)
-	h := newHandler(t, n.reg, nil)
+	h := newTestHandler(t, n.reg, nil)
 	for range 2 { // the load, then the cached copy
 		res, body := get(t, h, "binary", "k")
 		if res.StatusCode != 200 || !bytes.Equal(body, allBytes()) {
@@ -200,19 +200,19 @@ func TestHandlerOversizedValue(t *testing.T) {
 		opts   *protocol.ServerOptions
 		status int
 	}{
-		{"largest that fits", MaxValueBytes, nil, 200},
-		{"one byte over, caught by the handler", MaxValueBytes + 1, nil, 413},
+		{"largest that fits", maxValueBytes, nil, 200},
+		{"one byte over, caught by the handler", maxValueBytes + 1, nil, 413},
 		{"over the server's limit", 1001, &protocol.ServerOptions{MaxValueBytes: 1000}, 413},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newTestNode(t, tc.size)
-			h := newHandler(t, n.reg, tc.opts)
+			h := newTestHandler(t, n.reg, tc.opts)
 			res, body, size := invoke(t, h, urlEvent(t, "GET", protocol.Path("big", "k"), nil, "", false))
 			if res.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d (%.200s)", res.StatusCode, tc.status, body)
 			}
-			if size > MaxPayloadBytes {
-				t.Fatalf("response JSON is %d bytes, over Lambda's %d", size, MaxPayloadBytes)
+			if size > maxPayloadBytes {
+				t.Fatalf("response JSON is %d bytes, over Lambda's %d", size, maxPayloadBytes)
 			}
 			switch tc.status {
 			case 200:
@@ -238,7 +238,7 @@ func TestHandlerAuth(t *testing.T) {
 
 	t.Run("on", func(t *testing.T) {
 		n := newTestNode(t, 0)
-		h := newHandler(t, n.reg, &protocol.ServerOptions{Secret: secret})
+		h := newTestHandler(t, n.reg, &protocol.ServerOptions{Secret: secret})
 		for name, hdr := range map[string]http.Header{"unsigned": unsigned.Header, "wrong secret": wrong.Header} {
 			res, body, _ := invoke(t, h, urlEvent(t, "GET", path, hdr, "", false))
 			if res.StatusCode != 401 {
@@ -255,7 +255,7 @@ func TestHandlerAuth(t *testing.T) {
 	})
 	t.Run("off", func(t *testing.T) {
 		n := newTestNode(t, 0)
-		h := newHandler(t, n.reg, nil)
+		h := newTestHandler(t, n.reg, nil)
 		res, body, _ := invoke(t, h, urlEvent(t, "GET", path, unsigned.Header, "", false))
 		if res.StatusCode != 200 || string(body) != "589" {
 			t.Fatalf("unsigned, auth off: %d %q", res.StatusCode, body)
@@ -265,7 +265,7 @@ func TestHandlerAuth(t *testing.T) {
 
 func TestHandlerStream(t *testing.T) {
 	n := newTestNode(t, 0)
-	h := newHandler(t, n.reg, nil)
+	h := newTestHandler(t, n.reg, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	raw, err := awslambda.NewHandler(h.ServeStream).Invoke(ctx,
@@ -289,11 +289,11 @@ func TestHandlerStream(t *testing.T) {
 	}
 }
 
-// newHandler is a Handler over a protocol server for reg with o.
+// newTestHandler is a handler over a protocol server for reg with o.
 // testSelf is the base URL of the Handlers of the tests.
 const testSelf = "https://abc.lambda-url.eu-west-1.on.aws"
 
-func newHandler(t testing.TB, reg *cache.Registry, o *protocol.ServerOptions) *Handler {
+func newTestHandler(t testing.TB, reg *cache.Registry, o *protocol.ServerOptions) *handler {
 	t.Helper()
 	if o == nil {
 		o = &protocol.ServerOptions{}
@@ -308,7 +308,7 @@ func newHandler(t testing.TB, reg *cache.Registry, o *protocol.ServerOptions) *H
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandler(srv, nil)
+	h, err := newHandler(srv, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestRandomKeysRoundTripThroughHandler(t *testing.T) {
 	if _, err := reg.NewGroup("scores", 1<<20, echo, nil); err != nil {
 		t.Fatal(err)
 	}
-	h := newHandler(t, reg, nil)
+	h := newTestHandler(t, reg, nil)
 	c := protoClient(t, nil)
 	r := rand.New(rand.NewPCG(3, 5))
 	for i, key := range keytest.Keys(r, 300) {

@@ -21,7 +21,7 @@ func TestHandlerSealsResponses(t *testing.T) {
 			s = secret
 		}
 		n := newTestNode(t, 0)
-		h := newHandler(t, n.reg, &protocol.ServerOptions{Secret: s})
+		h := newTestHandler(t, n.reg, &protocol.ServerOptions{Secret: s})
 		c := protoClient(t, s)
 		for _, tc := range []struct {
 			key, body string
@@ -49,7 +49,7 @@ func TestHandlerSealsResponses(t *testing.T) {
 		}
 	}
 	n := newTestNode(t, 0)
-	h := newHandler(t, n.reg, &protocol.ServerOptions{Secret: secret})
+	h := newTestHandler(t, n.reg, &protocol.ServerOptions{Secret: secret})
 	req := protoClient(t, secret).NewRequest(t.Context(), "https://other.lambda-url.eu-west-1.on.aws", "scores", "Jack")
 	if res, body, _ := invoke(t, h, urlEvent(t, "GET", req.Path, req.Header, "", false)); res.StatusCode != 401 || n.loads.Load() != 0 {
 		t.Fatalf("signed for another node: %d %q, %d loads; want 401 and none", res.StatusCode, body, n.loads.Load())

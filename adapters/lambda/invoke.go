@@ -23,7 +23,7 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// Errors of an InvokeClient, besides the protocol's. Both are peer
+// Errors of a fetch from a peer named by function, besides the protocol's. Both are peer
 // failures: the calling group loads the key itself, and counts the failure
 // toward the peer's ejection (cache.PeerPolicy).
 var (
@@ -39,49 +39,28 @@ var (
 )
 
 // InvokeAPI is the method of the AWS SDK's Lambda client
-// (*lambda.Client of github.com/aws/aws-sdk-go-v2/service/lambda) that an
-// InvokeClient calls. Tests may supply their own.
+// (*lambda.Client of github.com/aws/aws-sdk-go-v2/service/lambda) that a
+// Peers calls to fetch from peers named by function (PeerOptions.Client).
+// Tests may supply their own.
 type InvokeAPI interface {
 	Invoke(ctx context.Context, in *awsl.InvokeInput, optFns ...func(*awsl.Options)) (*awsl.InvokeOutput, error)
 }
 
-// InvokeOptions configures how peers named by a function name or ARN are
-// reached: through the Lambda Invoke API, authenticated by IAM (SigV4 with
-// the caller's credentials; the caller needs lambda:InvokeFunction on the
-// peer functions). As everywhere in GeeCache, the zero value of a field
-// means its default.
-type InvokeOptions struct {
-	// Client sends the invocations of all peers. Nil means one client
-	// from NewInvokeAPI: credentials and region from the environment (on
-	// Lambda, the function's role and region), no retries. For the SDK's
-	// full default chain, pass awsdefault.InvokeAPI's.
-	Client InvokeAPI
-
-	// Qualifier, if set, is the version or alias invoked on every peer
-	// (for example "live"). A peer named "function:alias" carries its own.
-	Qualifier string
-
-	// Resolve, if not nil, maps a peer's name on the ring to the function
-	// name the request carries and the base URL of the Lambda API to send
-	// it to ("" keeps the client's). It is for local runs: the Runtime
-	// Interface Emulator serves one function, named "function", per
-	// process, so each peer is a different endpoint.
-	Resolve func(name string) (function, endpoint string)
+// invokeConfig is how peers named by function are invoked: the
+// PeersOptions' Qualifier and Resolve.
+type invokeConfig struct {
+	qualifier string
+	resolve   func(name string) (function, endpoint string)
 }
 
-// NewInvokeAPI returns the Lambda client that InvokeOptions.Client
-// defaults to: credentials and region from the environment
-// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION:
-// on Lambda, the function's execution role and region; see
-// EnvCredentials), no retries (a failed fetch falls back to a local load at
-// once, and a throttled peer is not pressed further), sending with hc (nil
-// means a client over nethttp.NewTransport, whose keep-alive pool matters:
-// every peer is the same Lambda API host). The SDK's full default chain
-// (shared files, SSO, container and instance roles) is in package
-// awsdefault, which a program outside Lambda can use instead; it is not
-// linked into a node that does not import it. Close the client's idle
-// connections with CloseIdleConnections.
-func NewInvokeAPI(hc *http.Client) (*awsl.Client, error) {
+// newInvokeAPI returns the Lambda client that PeerOptions.Client defaults
+// to: credentials and region from the environment (envCredentials), no
+// retries, sending with hc (nil means a client over nethttp.NewTransport,
+// whose keep-alive pool matters: every peer is the same Lambda API host).
+// The SDK's full default chain (shared files, SSO, container and instance
+// roles) is in package awsdefault, which a program outside Lambda can use
+// instead; it is not linked into a node that does not import it.
+func newInvokeAPI(hc *http.Client) (*awsl.Client, error) {
 	region := envRegion()
 	if region == "" {
 		return nil, fmt.Errorf("geecache: %w: no region: AWS_REGION is not set (pass a Client made with package awsdefault to use the full default configuration)", cache.ErrConfig)
@@ -91,16 +70,16 @@ func NewInvokeAPI(hc *http.Client) (*awsl.Client, error) {
 	}
 	return awsl.New(awsl.Options{
 		Region:      region,
-		Credentials: aws.NewCredentialsCache(EnvCredentials{}),
+		Credentials: aws.NewCredentialsCache(envCredentials{}),
 		HTTPClient:  hc,
 		Retryer:     aws.NopRetryer{},
 	}), nil
 }
 
-// CloseIdleConnections closes the idle connections of api's HTTP client,
-// if it is a Lambda client whose HTTP client keeps any (as NewInvokeAPI's
-// does).
-func CloseIdleConnections(api InvokeAPI) {
+// closeIdleConnections closes the idle connections of api's HTTP client,
+// if it is a Lambda client whose HTTP client keeps any (as newInvokeAPI's
+// and awsdefault.Config's do).
+func closeIdleConnections(api InvokeAPI) {
 	if c, ok := api.(*awsl.Client); ok {
 		if hc, ok := c.Options().HTTPClient.(interface{ CloseIdleConnections() }); ok {
 			hc.CloseIdleConnections()
@@ -108,13 +87,13 @@ func CloseIdleConnections(api InvokeAPI) {
 	}
 }
 
-// An InvokeClient fetches values from one peer function through the
+// An invokeClient fetches values from one peer function through the
 // Lambda Invoke API. It sends the protocol's request, built and signed by
 // a protocol.Client, as a Function URL event, and reads the Function URL
 // response (BUFFERED or RESPONSE_STREAM) with the same protocol.Client, so
 // the peer serves it with its ordinary Handler. It implements
 // cache.PeerGetter and is safe for concurrent use.
-type InvokeClient struct {
+type invokeClient struct {
 	name      string // the peer's name on the ring
 	function  string // the FunctionName sent
 	qualifier *string
@@ -125,13 +104,13 @@ type InvokeClient struct {
 }
 
 // newInvokeClient returns the client of the peer named name.
-func newInvokeClient(name string, api InvokeAPI, o *InvokeOptions, proto *protocol.Client, timeout time.Duration) *InvokeClient {
-	c := &InvokeClient{name: name, function: name, api: api, proto: proto, timeout: timeout}
-	if m := functionName.FindStringSubmatch(name); o.Qualifier != "" && (m == nil || m[2] == "") {
-		c.qualifier = aws.String(o.Qualifier) // a name with its own qualifier keeps it
+func newInvokeClient(name string, api InvokeAPI, o invokeConfig, proto *protocol.Client, timeout time.Duration) *invokeClient {
+	c := &invokeClient{name: name, function: name, api: api, proto: proto, timeout: timeout}
+	if m := functionName.FindStringSubmatch(name); o.qualifier != "" && (m == nil || m[2] == "") {
+		c.qualifier = aws.String(o.qualifier) // a name with its own qualifier keeps it
 	}
-	if o.Resolve != nil {
-		fn, ep := o.Resolve(name)
+	if o.resolve != nil {
+		fn, ep := o.resolve(name)
 		if fn != "" {
 			c.function = fn
 		}
@@ -143,7 +122,7 @@ func newInvokeClient(name string, api InvokeAPI, o *InvokeOptions, proto *protoc
 }
 
 // Addr returns the peer's name (its function name or ARN).
-func (c *InvokeClient) Addr() string { return c.name }
+func (c *invokeClient) Addr() string { return c.name }
 
 // Get fetches key of group from the peer function. A key the peer's source
 // does not have yields an error wrapping getter.ErrNotFound; throttling
@@ -152,34 +131,34 @@ func (c *InvokeClient) Addr() string { return c.name }
 // cache.ErrIntegrity, and the SDK's errors are wrapped as
 // they are. Each error names the peer. The call ends when ctx does, or
 // after the timeout.
-func (c *InvokeClient) Get(ctx context.Context, group, key string) ([]byte, error) {
+func (c *invokeClient) Get(ctx context.Context, group, key string) ([]byte, error) {
 	v, _, err := c.GetTTL(ctx, group, key)
 	return v, err
 }
 
 // GetTTL is Get that also returns the lifetime the owner gives the value
 // (or its "not found"). It implements cache.PeerTTLGetter.
-func (c *InvokeClient) GetTTL(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
+func (c *invokeClient) GetTTL(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
 	return c.do(ctx, c.proto.NewRequest(ctx, c.name, group, key))
 }
 
 // Remove makes the peer function drop key of group from its memory. It
 // implements cache.PeerUpdater.
-func (c *InvokeClient) Remove(ctx context.Context, group, key string) error {
+func (c *invokeClient) Remove(ctx context.Context, group, key string) error {
 	_, _, err := c.do(ctx, c.proto.NewRemoveRequest(ctx, c.name, group, key))
 	return err
 }
 
 // Set makes the peer function, the owner of key, store value for ttl. It
 // implements cache.PeerUpdater.
-func (c *InvokeClient) Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error {
+func (c *invokeClient) Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error {
 	_, _, err := c.do(ctx, c.proto.NewSetRequest(ctx, c.name, group, key, value, ttl))
 	return err
 }
 
 // do invokes the peer function with a protocol request and reads its
 // answer.
-func (c *InvokeClient) do(ctx context.Context, preq protocol.Request) ([]byte, time.Duration, error) {
+func (c *invokeClient) do(ctx context.Context, preq protocol.Request) ([]byte, time.Duration, error) {
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.timeout {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
@@ -212,7 +191,7 @@ func (c *InvokeClient) do(ctx context.Context, preq protocol.Request) ([]byte, t
 }
 
 // invokeError maps an error of the Invoke call.
-func (c *InvokeClient) invokeError(err error) error {
+func (c *invokeClient) invokeError(err error) error {
 	var tm *types.TooManyRequestsException
 	var st interface{ HTTPStatusCode() int }
 	if errors.As(err, &tm) || (errors.As(err, &st) && st.HTTPStatusCode() == http.StatusTooManyRequests) {
@@ -222,7 +201,7 @@ func (c *InvokeClient) invokeError(err error) error {
 	return fmt.Errorf("peer %s: %w", c.name, err)
 }
 
-func (c *InvokeClient) functionError(msg string) error {
+func (c *invokeClient) functionError(msg string) error {
 	pe := protocol.NewPeerError(http.StatusBadGateway, "", msg)
 	return fmt.Errorf("peer %s: %w: %w", c.name, ErrFunctionError, pe)
 }

@@ -71,9 +71,9 @@ func invokeCluster(t *testing.T, n int, stream bool) ([]*Node, []*httptest.Serve
 		names = append(names, name)
 		srvs[i], _ = lambdatest.NewRuntime(func(ctx context.Context, payload []byte) ([]byte, error) {
 			if stream {
-				return awslambda.NewHandler(nodes[i].Handler.ServeStream).Invoke(ctx, payload)
+				return awslambda.NewHandler(nodes[i].h.ServeStream).Invoke(ctx, payload)
 			}
-			return awslambda.NewHandler(nodes[i].Handler.ServeURL).Invoke(ctx, payload)
+			return awslambda.NewHandler(nodes[i].h.ServeURL).Invoke(ctx, payload)
 		})
 		t.Cleanup(srvs[i].Close)
 		eps[name] = srvs[i].URL
@@ -88,7 +88,7 @@ func invokeCluster(t *testing.T, n int, stream bool) ([]*Node, []*httptest.Serve
 			return err
 		}
 		var err error
-		nodes[i], err = NewNode(cfg, setup, &Options{Logger: slog.New(slog.DiscardHandler), Invoke: InvokeOptions{Client: api}})
+		nodes[i], err = NewNode(cfg, setup, &Options{Logger: slog.New(slog.DiscardHandler), Peers: PeerOptions{Client: api}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,18 +107,18 @@ func TestInvokeClusterInProcess(t *testing.T) {
 			for key, want := range seedScores {
 				v, err := n.Registry.Lookup("scores").Get(t.Context(), key)
 				if err != nil || v.String() != want {
-					t.Fatalf("stream=%v %s: %s = %q, %v", stream, n.Peers.Self(), key, v.String(), err)
+					t.Fatalf("stream=%v %s: %s = %q, %v", stream, n.Config.SelfURL, key, v.String(), err)
 				}
 			}
 		}
 		for key := range seedScores {
 			for i, n := range nodes {
 				want := 0
-				if n.Peers.Owner(key) == n.Peers.Self() {
+				if n.Peers.Owner(key) == n.Config.SelfURL {
 					want = 1
 				}
 				if got := loads[i].get(key); got != want {
-					t.Errorf("stream=%v: %s loaded %s %d times, want %d", stream, n.Peers.Self(), key, got, want)
+					t.Errorf("stream=%v: %s loaded %s %d times, want %d", stream, n.Config.SelfURL, key, got, want)
 				}
 			}
 		}
@@ -131,7 +131,7 @@ func TestInvokeClusterInProcess(t *testing.T) {
 		dead := nodes[0].Peers.Owner("Tom")
 		checked := 0
 		for i, n := range nodes {
-			if n.Peers.Self() == dead {
+			if n.Config.SelfURL == dead {
 				srvs[i].Close()
 			}
 		}
@@ -140,7 +140,7 @@ func TestInvokeClusterInProcess(t *testing.T) {
 				continue
 			}
 			for i, n := range nodes {
-				if n.Peers.Self() == dead {
+				if n.Config.SelfURL == dead {
 					continue
 				}
 				checked++
@@ -151,10 +151,10 @@ func TestInvokeClusterInProcess(t *testing.T) {
 				}
 				before := loads[i].get(key)
 				if v, err := g.Get(t.Context(), key); err != nil || v.String() != want {
-					t.Fatalf("stream=%v: without %s, %s: %s = %q, %v", stream, dead, n.Peers.Self(), key, v.String(), err)
+					t.Fatalf("stream=%v: without %s, %s: %s = %q, %v", stream, dead, n.Config.SelfURL, key, v.String(), err)
 				}
 				if loads[i].get(key) != before+1 || g.Stats().PeerErrors != 1 {
-					t.Errorf("stream=%v: %s did not fall back for %s: %+v", stream, n.Peers.Self(), key, g.Stats())
+					t.Errorf("stream=%v: %s did not fall back for %s: %+v", stream, n.Config.SelfURL, key, g.Stats())
 				}
 			}
 		}

@@ -17,7 +17,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/geecache/geecache/adapters/internal/protocol"
-	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
@@ -40,7 +39,7 @@ func (f *fakeInvoke) Invoke(_ context.Context, in *awsl.InvokeInput, optFns ...f
 
 // handlerInvoke answers invocations with a test node's Handler, through
 // the runtime's JSON path, as Lambda would.
-func handlerInvoke(t *testing.T, h *Handler, stream bool) func(in *awsl.InvokeInput) (*awsl.InvokeOutput, error) {
+func handlerInvoke(t *testing.T, h *handler, stream bool) func(in *awsl.InvokeInput) (*awsl.InvokeOutput, error) {
 	var lh awslambda.Handler = awslambda.NewHandler(h.ServeURL)
 	if stream {
 		lh = awslambda.NewHandler(h.ServeStream)
@@ -54,10 +53,10 @@ func handlerInvoke(t *testing.T, h *Handler, stream bool) func(in *awsl.InvokeIn
 	}
 }
 
-func newTestPeers(t *testing.T, api InvokeAPI, inv InvokeOptions) *Peers {
+func newTestPeers(t *testing.T, api InvokeAPI, o PeersOptions) *Peers {
 	t.Helper()
-	inv.Client = api
-	p, err := NewPeers("", &PeersOptions{Invoke: inv, Pool: nethttp.PoolOptions{Secret: []byte("k"), Logger: slog.New(slog.DiscardHandler)}})
+	o.Peers.Client, o.Secret, o.Logger = api, []byte("k"), slog.New(slog.DiscardHandler)
+	p, err := NewPeers("", &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +68,10 @@ func newTestPeers(t *testing.T, api InvokeAPI, inv InvokeOptions) *Peers {
 // modes, with a qualifier and a resolved endpoint.
 func TestInvokeClientRoundTrip(t *testing.T) {
 	n := newTestNode(t, 10)
-	h := newHandler(t, n.reg, &protocol.ServerOptions{Secret: []byte("k"), Self: "node-b"}) // signed requests are bound to the node's name
+	h := newTestHandler(t, n.reg, &protocol.ServerOptions{Secret: []byte("k"), Self: "node-b"}) // signed requests are bound to the node's name
 	for _, stream := range []bool{false, true} {
 		api := &fakeInvoke{fn: handlerInvoke(t, h, stream)}
-		p := newTestPeers(t, api, InvokeOptions{Qualifier: "live", Resolve: func(name string) (string, string) {
+		p := newTestPeers(t, api, PeersOptions{Qualifier: "live", Resolve: func(name string) (string, string) {
 			return "function", "http://127.0.0.1:1/" + name
 		}})
 		if err := p.Set("node-b"); err != nil {
@@ -89,8 +88,8 @@ func TestInvokeClientRoundTrip(t *testing.T) {
 		if *api.last.FunctionName != "function" || *api.last.Qualifier != "live" || *api.opts.BaseEndpoint != "http://127.0.0.1:1/node-b" {
 			t.Errorf("invoked %s:%s at %s", *api.last.FunctionName, *api.last.Qualifier, *api.opts.BaseEndpoint)
 		}
-		if peer.(*InvokeClient).Addr() != "node-b" {
-			t.Errorf("Addr = %q", peer.(*InvokeClient).Addr())
+		if peer.(*invokeClient).Addr() != "node-b" {
+			t.Errorf("Addr = %q", peer.(*invokeClient).Addr())
 		}
 		if _, err := peer.Get(t.Context(), "scores", "kkk"); !errors.Is(err, getter.ErrNotFound) {
 			t.Errorf("stream=%v: kkk: %v, want the owner's not found", stream, err)
@@ -129,7 +128,7 @@ func TestInvokeClientErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newTestPeers(t, &fakeInvoke{fn: tc.fn}, InvokeOptions{})
+			p := newTestPeers(t, &fakeInvoke{fn: tc.fn}, PeersOptions{})
 			if err := p.Set("arn:aws:lambda:eu-west-1:123456789012:function:node-b"); err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +160,7 @@ func TestInvokeClientErrors(t *testing.T) {
 func TestInvokeQualifier(t *testing.T) {
 	api := &fakeInvoke{fn: func(*awsl.InvokeInput) (*awsl.InvokeOutput, error) { return nil, errors.New("x") }}
 	for name, want := range map[string]string{"node-b": "live", "node-b:v2": "", "arn:aws:lambda:eu-west-1:123456789012:function:b:blue": ""} {
-		p := newTestPeers(t, api, InvokeOptions{Qualifier: "live"})
+		p := newTestPeers(t, api, PeersOptions{Qualifier: "live"})
 		if err := p.Set(name); err != nil {
 			t.Fatal(err)
 		}
@@ -174,9 +173,9 @@ func TestInvokeQualifier(t *testing.T) {
 }
 
 func TestPeersNames(t *testing.T) {
-	p := newTestPeers(t, &fakeInvoke{}, InvokeOptions{})
+	p := newTestPeers(t, &fakeInvoke{}, PeersOptions{})
 	for _, bad := range []string{"no spaces", "ftp://x", "http://", "fn:a:b", strings.Repeat("x", 65)} {
-		if err := p.Set(bad); !errors.Is(err, cache.ErrConfig) {
+		if err := p.Set(bad); !errors.Is(err, cache.ErrConfig) && !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("Set(%q) = %v, want a configuration error", bad, err)
 		}
 	}
@@ -184,13 +183,13 @@ func TestPeersNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "[arn:aws:lambda:us-east-1:123456789012:function:c http://h node-a node-b:live]"
-	if got := fmt.Sprint(p.Peers()); got != want {
+	if got := fmt.Sprint(p.peers.Addrs()); got != want {
 		t.Errorf("Peers = %v, want %s", got, want)
 	}
-	if _, err := NewPeers("not a name", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}}); !errors.Is(err, cache.ErrConfig) {
+	if _, err := NewPeers("not a name", &PeersOptions{Peers: PeerOptions{Client: &fakeInvoke{}}}); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("bad self: %v", err)
 	}
-	if _, err := NewPeers("a", &PeersOptions{Invoke: InvokeOptions{Client: &fakeInvoke{}}, Pool: nethttp.PoolOptions{Timeout: -1}}); !errors.Is(err, cache.ErrConfig) {
+	if _, err := NewPeers("a", &PeersOptions{Peers: PeerOptions{Client: &fakeInvoke{}, Timeout: -1}}); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("negative timeout: %v", err)
 	}
 }
@@ -200,7 +199,7 @@ func TestPeersNames(t *testing.T) {
 func TestPeersDefaultClient(t *testing.T) {
 	t.Setenv("AWS_REGION", "")
 	t.Setenv("AWS_DEFAULT_REGION", "")
-	p, err := NewPeers("http://127.0.0.1:1", &PeersOptions{Pool: nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)}})
+	p, err := NewPeers("http://127.0.0.1:1", &PeersOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,8 +207,8 @@ func TestPeersDefaultClient(t *testing.T) {
 	if err := p.Set("http://127.0.0.1:1", "http://127.0.0.1:2"); err != nil {
 		t.Fatalf("URLs only, no region: %v", err)
 	}
-	if err := p.Set("http://127.0.0.1:1", "node-b"); !errors.Is(err, cache.ErrConfig) || len(p.Peers()) != 2 || p.Peers()[1] != "http://127.0.0.1:2" {
-		t.Fatalf("function without a region: %v, peers %v", err, p.Peers())
+	if err := p.Set("http://127.0.0.1:1", "node-b"); !errors.Is(err, cache.ErrConfig) || len(p.peers.Addrs()) != 2 || p.peers.Addrs()[1] != "http://127.0.0.1:2" {
+		t.Fatalf("function without a region: %v, peers %v", err, p.peers.Addrs())
 	}
 	t.Setenv("AWS_REGION", "eu-west-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
@@ -227,7 +226,7 @@ func TestPeersDefaultClient(t *testing.T) {
 		t.Fatalf("credentials %+v, %v", creds, err)
 	}
 	t.Setenv("AWS_ACCESS_KEY_ID", "")
-	if _, err := (EnvCredentials{}).Retrieve(t.Context()); !errors.Is(err, ErrNoCredentials) {
+	if _, err := (envCredentials{}).Retrieve(t.Context()); !errors.Is(err, errNoCredentials) {
 		t.Errorf("no credentials: %v", err)
 	}
 }
@@ -240,7 +239,7 @@ func TestThrottledPeerIsEjected(t *testing.T) {
 		calls++
 		return nil, &types.TooManyRequestsException{Message: aws.String("Rate Exceeded.")}
 	}}
-	p := newTestPeers(t, api, InvokeOptions{})
+	p := newTestPeers(t, api, PeersOptions{})
 	if err := p.Set("node-b"); err != nil {
 		t.Fatal(err)
 	}

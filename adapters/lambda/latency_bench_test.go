@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/geecache/geecache/adapters/lambda/lambdatest"
 	"io"
 	"net/http"
 	"slices"
@@ -33,7 +32,7 @@ func BenchmarkLatencyLambdaFront(b *testing.B) {
 	bootstrap := buildBootstrap(b)
 	ln := listen(b)
 	url := "http://" + ln.Addr().String()
-	e := startEmulator(b, rie, bootstrap, []string{EnvSelfURL + "=" + url, EnvPeers + "=" + url})
+	e := startEmulator(b, rie, bootstrap, []string{envSelfURL + "=" + url, envPeers + "=" + url})
 	startFront(b, ln, e)
 	measure(b, url)
 }
@@ -44,7 +43,7 @@ func BenchmarkLatencyEmulatorDirect(b *testing.B) {
 	rie := rieBinary(b)
 	bootstrap := buildBootstrap(b)
 	self := "http://127.0.0.1:1"
-	e := startEmulator(b, rie, bootstrap, []string{EnvSelfURL + "=" + self, EnvPeers + "=" + self})
+	e := startEmulator(b, rie, bootstrap, []string{envSelfURL + "=" + self, envPeers + "=" + self})
 	var ev events.LambdaFunctionURLRequest
 	ev.RawPath = protocol.Path("scores", "Tom")
 	ev.RequestContext.HTTP.Method = http.MethodGet
@@ -52,7 +51,7 @@ func BenchmarkLatencyEmulatorDirect(b *testing.B) {
 	hc := &http.Client{Transport: nethttp.NewTransport(), Timeout: 30 * time.Second}
 	defer hc.CloseIdleConnections()
 	invoke := func() {
-		res, err := hc.Post("http://"+e.addr+lambdatest.InvokePath, "application/json", bytes.NewReader(payload))
+		res, err := hc.Post("http://"+e.addr+"/2015-03-31/functions/function/invocations", "application/json", bytes.NewReader(payload))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -30,7 +30,7 @@ import (
 func serveNode(t *testing.T, ln net.Listener, n *Node) {
 	t.Helper()
 	t.Cleanup(n.Close) // runs after the front has stopped
-	serveFront(t, ln, fakeRuntime(t, awslambda.NewHandler(n.Handler.ServeURL).Invoke), 10*time.Second)
+	serveFront(t, ln, fakeRuntime(t, awslambda.NewHandler(n.h.ServeURL).Invoke), 10*time.Second)
 }
 
 // TestNodesServeEachOther runs two Lambda nodes in-process, each behind a
@@ -61,7 +61,7 @@ func TestNodesServeEachOther(t *testing.T) {
 			}), &cache.GroupOptions{Peers: peers})
 			return err
 		}
-		cfg, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: urls[i], EnvPeers: urls[0] + "," + urls[1], EnvSecret: "k"}))
+		cfg, err := ConfigFromEnv(lookupMap(map[string]string{envSelfURL: urls[i], envPeers: urls[0] + "," + urls[1], envSecret: "k"}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,11 +106,8 @@ func TestNewNodeSetupErrors(t *testing.T) {
 		t.Errorf("nil setup: err = %v, want cache.ErrConfig", err)
 	}
 	ok := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
-	if _, err := NewNode(cfg, ok, &Options{Peers: nethttp.PoolOptions{Secret: []byte("x")}}); !errors.Is(err, cache.ErrConfig) {
-		t.Errorf("secret in Options.Peers: err = %v, want cache.ErrConfig", err)
-	}
 	n, err := NewNode(cfg, ok, nil)
-	if err != nil || n.Config.MaxValueBytes != MaxValueBytes {
+	if err != nil || n.Config.MaxValueBytes != maxValueBytes {
 		t.Errorf("zero MaxValueBytes: %v, %d", err, n.Config.MaxValueBytes)
 	}
 }
@@ -123,7 +120,7 @@ func TestLambdaAndNetHTTPNodesAgreeOnOwners(t *testing.T) {
 	cfg := Config{SelfURL: urls[0], Peers: urls}
 	ok := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
 	for _, ring := range []nethttp.PoolOptions{{}, {Replicas: 3, Hash: picker.CRC32}} {
-		n, err := NewNode(cfg, ok, &Options{Peers: ring, Logger: slog.New(slog.DiscardHandler)})
+		n, err := NewNode(cfg, ok, &Options{Peers: PeerOptions{Replicas: ring.Replicas, Hash: ring.Hash}, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,13 +153,13 @@ func TestLambdaAndNetHTTPNodesAgreeOnOwners(t *testing.T) {
 func TestStartErrors(t *testing.T) {
 	setup := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
 	t.Setenv("AWS_LAMBDA_RUNTIME_API", "")
-	t.Setenv(EnvSelfURL, "")
-	t.Setenv(EnvPeers, "")
+	t.Setenv(envSelfURL, "")
+	t.Setenv(envPeers, "")
 	if err := Start(context.Background(), setup, nil); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("no config: %v, want cache.ErrConfig", err)
 	}
-	t.Setenv(EnvSelfURL, "http://127.0.0.1:1")
-	t.Setenv(EnvPeers, "http://127.0.0.1:1")
+	t.Setenv(envSelfURL, "http://127.0.0.1:1")
+	t.Setenv(envPeers, "http://127.0.0.1:1")
 	if err := Start(context.Background(), setup, nil); !errors.Is(err, ErrNoRuntime) {
 		t.Errorf("no runtime: %v, want ErrNoRuntime", err)
 	}

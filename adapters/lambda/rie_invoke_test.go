@@ -22,9 +22,9 @@ func invokeEnv(t testing.TB, name string, names []string, endpoints []string, mo
 	none := filepath.Join(t.TempDir(), "none")
 	return []string{
 		"AWS_LAMBDA_FUNCTION_NAME=" + name,
-		EnvPeers + "=" + strings.Join(names, ","),
-		EnvEndpoints + "=" + strings.Join(endpoints, ","),
-		EnvInvokeMode + "=" + mode,
+		envPeers + "=" + strings.Join(names, ","),
+		envEndpoints + "=" + strings.Join(endpoints, ","),
+		envInvokeMode + "=" + mode,
 		"AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=AKIDEXAMPLE",
 		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
@@ -67,7 +67,7 @@ func invokeNodes(t *testing.T, names, modes, extra []string) ([]string, []*emula
 // the owner of Tom is killed and the others answer everything.
 func TestRIEInvokeCluster(t *testing.T) {
 	names := []string{"geecache-a", "geecache-b", "geecache-c"}
-	fronts, ems, _ := invokeNodes(t, names, []string{ModeBuffered, ModeBuffered, ModeStream}, nil)
+	fronts, ems, _ := invokeNodes(t, names, []string{modeBuffered, modeBuffered, modeStream}, nil)
 	c := newUserClient(t, "")
 	checkAll(t, c, fronts)
 	checkOwnerLoads(t, names, waitLoads(t, ems, 5))
@@ -92,7 +92,7 @@ func TestRIEInvokeMixedCluster(t *testing.T) {
 	httpLn := listen(t)
 	self := "http://" + httpLn.Addr().String()
 	names := []string{"geecache-a", "geecache-b"}
-	fronts, ems, eps := invokeNodes(t, names, []string{ModeBuffered, ModeStream}, []string{self})
+	fronts, ems, eps := invokeNodes(t, names, []string{modeBuffered, modeStream}, []string{self})
 
 	endpoint := map[string]string{}
 	for _, p := range eps {
@@ -101,10 +101,11 @@ func TestRIEInvokeMixedCluster(t *testing.T) {
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	peers, err := NewPeers(self, &PeersOptions{
-		Pool: nethttp.PoolOptions{Logger: quiet, MaxValueBytes: MaxValueBytes},
-		Invoke: InvokeOptions{Client: sdkClient(t), Resolve: func(n string) (string, string) {
+		Logger: quiet, MaxValueBytes: maxValueBytes,
+		Peers: PeerOptions{Client: sdkClient(t)},
+		Resolve: func(n string) (string, string) {
 			return "function", endpoint[n]
-		}},
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func TestRIEInvokeMixedCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h, err := nethttp.NewPool("", reg, &nethttp.PoolOptions{Logger: quiet, MaxValueBytes: MaxValueBytes}) // serves only
+	h, err := nethttp.NewPool("", reg, &nethttp.PoolOptions{Logger: quiet, MaxValueBytes: maxValueBytes}) // serves only
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/geecache/geecache/adapters/lambda/lambdatest"
 	"net"
 	"os"
 	"os/exec"
@@ -173,7 +172,7 @@ func (e *emulator) loads() map[string]int {
 // startFront serves a Front for e on ln until the test ends.
 func startFront(t testing.TB, ln net.Listener, e *emulator) {
 	t.Helper()
-	serveFront(t, ln, "http://"+e.addr+lambdatest.InvokePath, 20*time.Second)
+	serveFront(t, ln, "http://"+e.addr, 20*time.Second)
 }
 
 // lambdaCluster starts one emulator and front per listener, each node
@@ -184,9 +183,9 @@ func lambdaCluster(t testing.TB, rie, bootstrap string, lns []net.Listener, peer
 	for _, ln := range lns {
 		self := "http://" + ln.Addr().String()
 		e := startEmulator(t, rie, bootstrap, []string{
-			EnvSelfURL + "=" + self,
-			EnvPeers + "=" + strings.Join(peers, ","),
-			EnvSecret + "=" + secret,
+			envSelfURL + "=" + self,
+			envPeers + "=" + strings.Join(peers, ","),
+			envSecret + "=" + secret,
 		})
 		startFront(t, ln, e)
 		ems = append(ems, e)

@@ -29,8 +29,10 @@ const maxBufferedBody = protocol.DefaultMaxValueBytes
 // SigV4Options configures a SigV4Transport. The zero value of a field means
 // its default; a nil pointer means all defaults.
 type SigV4Options struct {
-	// Credentials sign the requests. Nil means EnvCredentials (on
-	// Lambda, the function's role). For the SDK's full default chain, use
+	// Credentials sign the requests. Nil means the credentials in the
+	// environment, read on each use (AWS_ACCESS_KEY_ID,
+	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN: on Lambda, the function's
+	// role). For the SDK's full default chain, use
 	// awsdefault.Config's.
 	Credentials aws.CredentialsProvider
 
@@ -47,9 +49,10 @@ type SigV4Options struct {
 
 // A SigV4Transport signs each request with AWS Signature Version 4 for the
 // service "lambda" before sending it, as a Function URL whose AuthType is
-// AWS_IAM requires. Set it as the Transport of a nethttp.PoolOptions or
-// nethttp.ClientOptions (or of an http.Client), so that a net/http node, a
-// Lambda node or any Go program reaches IAM-protected nodes by URL; the
+// AWS_IAM requires. Set it as the Transport of a nethttp.PoolOptions,
+// nethttp.ClientOptions or PeerOptions (or of an http.Client), so that a
+// net/http node, a Lambda node or any Go program reaches IAM-protected
+// nodes by URL; the
 // caller's identity needs lambda:InvokeFunctionUrl and, for URLs created
 // since October 2025, lambda:InvokeFunction on them
 // (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html). The
@@ -75,7 +78,7 @@ func NewSigV4Transport(opts *SigV4Options) (*SigV4Transport, error) {
 		o = *opts
 	}
 	if o.Credentials == nil {
-		o.Credentials = EnvCredentials{}
+		o.Credentials = envCredentials{}
 	}
 	if o.Region == "" {
 		o.Region = envRegion()

@@ -143,7 +143,7 @@ func TestNodeSignsSetsToURLPeers(t *testing.T) {
 		t.Fatal(err)
 	}
 	peer := newSigV4Peer(t, h)
-	cfg, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "node-a", EnvPeers: "node-a," + peer.URL, EnvURLAuth: AuthIAM}))
+	cfg, err := ConfigFromEnv(lookupMap(map[string]string{envSelfURL: "node-a", envPeers: "node-a," + peer.URL, envURLAuth: authIAM}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -154,7 +154,7 @@ func TestNodeSignsURLPeers(t *testing.T) {
 		_, _ = w.Write([]byte("v"))
 	}))
 	defer srv.Close()
-	cfg, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "node-a", EnvPeers: "node-a," + srv.URL, EnvURLAuth: "aws_iam"}))
+	cfg, err := ConfigFromEnv(lookupMap(map[string]string{envSelfURL: "node-a", envPeers: "node-a," + srv.URL, envURLAuth: "aws_iam"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestNodeSignsURLPeers(t *testing.T) {
 	if a := <-auth; !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential="+suiteKeyID+"/") || !strings.Contains(a, "/eu-west-1/lambda/aws4_request") {
 		t.Fatalf("Authorization = %q", a)
 	}
-	if _, err := ConfigFromEnv(lookupMap(map[string]string{EnvSelfURL: "a", EnvPeers: "a", EnvURLAuth: "IAM"})); !errors.Is(err, cache.ErrConfig) {
+	if _, err := ConfigFromEnv(lookupMap(map[string]string{envSelfURL: "a", envPeers: "a", envURLAuth: "IAM"})); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("GEECACHE_URL_AUTH=IAM: %v, want cache.ErrConfig", err)
 	}
 }

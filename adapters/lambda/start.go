@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/geecache/geecache/adapters/internal/protocol"
-	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
 )
 
@@ -24,67 +25,63 @@ var ErrNoRuntime = errors.New("geecache: not running under a Lambda runtime (AWS
 type Setup func(cfg Config, reg *cache.Registry, peers cache.PeerPicker) error
 
 // A Node is a configured Lambda node: its registry, the peer picker its
-// groups fetch through, and the Handler that serves its Function URL.
+// groups fetch through, and the handlers of its Function URL events
+// (ServeURL, ServeStream).
 type Node struct {
+	// Config is the node's configuration, with its defaults set and its
+	// names as the ring knows them (Peers.Owner): SelfURL and Peers
+	// normalised.
 	Config   Config
 	Registry *cache.Registry
 	// Peers picks the owner of a key and fetches it: from peers named by
 	// function through the Lambda Invoke API, from peers named by URL
 	// (Function URLs, net/http nodes) with the net/http binding's Client.
-	// Its ring takes the same options as a nethttp.Pool's, so Lambda and
-	// net/http nodes serve each other and agree on owners.
-	Peers   *Peers
-	Handler *Handler
+	// Its ring is built as a nethttp.Pool's, so Lambda and net/http nodes
+	// serve each other and agree on owners.
+	Peers *Peers
 
-	sig *SigV4Transport // signs for URL peers with URLAuth AWS_IAM, or nil
+	h   *handler
+	sig *SigV4Transport // signs for URL peers with URLAuthIAM, or nil
 }
 
 // Options configures NewNode and Start. As everywhere in GeeCache (see
 // cache.GroupOptions), the zero value of a field means its default and a
-// nil pointer means all defaults.
+// nil pointer means all defaults. What every node of a cluster shares
+// through the environment (Secret, MaxValueBytes, Qualifier, ...) is in
+// the Config.
 type Options struct {
 	// Logger receives the node's logs. Nil means slog.Default(); on
 	// Lambda, stderr goes to CloudWatch.
 	Logger *slog.Logger
 
-	// Peers configures how the node reaches its peers and places keys:
-	// Timeout, BasePath (of the peers), Replicas, Hash, Transport,
-	// Propagator, as for a net/http node (every node must use the same
-	// ring options). Secret and MaxValueBytes come from the Config: setting
-	// them here is an error, as is UnsignedWrites (Config.UnsignedWrites).
-	// MaxSkew and Propagator also configure the node's own protocol server.
-	Peers nethttp.PoolOptions
-
-	// Invoke configures how peers named by function are invoked. Its
-	// Qualifier and Resolve default to the Config's Qualifier and
-	// Endpoints.
-	Invoke InvokeOptions
-
 	// ShowErrors sends error details (a source's error text, a peer's
 	// address) to callers that did not sign their request. Off by
-	// default: a Function URL may be reachable by anyone (see
-	// protocol.ServerOptions.HideErrors).
+	// default: a Function URL may be reachable by anyone; the detail
+	// goes to the log.
 	ShowErrors bool
+
+	// MaxSkew is how far the timestamp of a signed request to the node
+	// may lie from the node's clock; 0 means 30 s, the protocol's
+	// default.
+	MaxSkew time.Duration
+
+	// Peers says how the node reaches its peers and places keys (every
+	// node of a cluster must use the same Replicas and Hash). Its
+	// Propagator also extracts context from the requests the node serves.
+	Peers PeerOptions
 }
 
 // NewNode builds a node from cfg: the registry, the peers, the groups (by
-// calling setup) and the Handler. Start calls it; tests and custom entry
-// points can call it directly. opts may be nil. A Config.Mode or URLAuth
-// it does not know is an error wrapping cache.ErrConfig ("" means ModeBuffered
-// and AuthNone).
+// calling setup) and the handlers of its events. Start calls it; tests
+// and custom entry points can call it directly. opts may be nil.
 //
-// Without Options.Invoke.Client, NewNode makes the Lambda API client with
-// NewInvokeAPI (credentials and region from the environment).
+// Without Options.Peers.Client, NewNode makes the Lambda API client from
+// the environment's credentials and region (see PeerOptions.Client) when
+// cfg.Peers lists a peer named by function.
 func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
-	}
-	if o.Peers.Secret != nil || o.Peers.MaxValueBytes != 0 || o.Peers.UnsignedWrites {
-		return nil, fmt.Errorf("geecache: %w: Options.Peers.Secret, MaxValueBytes and UnsignedWrites come from the Config", cache.ErrConfig)
-	}
-	if err := cfg.check(); err != nil {
-		return nil, err
 	}
 	if limit := cfg.valueCap(); cfg.MaxValueBytes <= 0 || cfg.MaxValueBytes > limit {
 		cfg.MaxValueBytes = limit
@@ -93,15 +90,10 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 		o.Logger = slog.Default()
 	}
 	po := o.Peers
-	po.Secret, po.MaxValueBytes, po.Logger = cfg.Secret, cfg.MaxValueBytes, o.Logger
-	po.HideErrors = !o.ShowErrors
-	inv := o.Invoke
-	if inv.Qualifier == "" {
-		inv.Qualifier = cfg.Qualifier
-	}
-	if inv.Resolve == nil && len(cfg.Endpoints) > 0 {
+	var resolve func(string) (string, string)
+	if len(cfg.Endpoints) > 0 {
 		eps := cfg.Endpoints
-		inv.Resolve = func(name string) (string, string) {
+		resolve = func(name string) (string, string) {
 			if ep, ok := eps[name]; ok {
 				return "function", ep // the emulator's one function
 			}
@@ -109,7 +101,7 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 		}
 	}
 	var sig *SigV4Transport
-	if cfg.URLAuth == AuthIAM {
+	if cfg.URLAuthIAM {
 		var err error
 		if sig, err = NewSigV4Transport(&SigV4Options{Base: po.Transport}); err != nil {
 			return nil, err
@@ -117,18 +109,20 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 		po.Transport = sig
 	}
 	reg := cache.NewRegistry()
-	pool, err := NewPeers(cfg.SelfURL, &PeersOptions{Pool: po, Invoke: inv})
+	pool, err := NewPeers(cfg.SelfURL, &PeersOptions{Secret: cfg.Secret, MaxValueBytes: cfg.MaxValueBytes,
+		Qualifier: cfg.Qualifier, Resolve: resolve, Logger: o.Logger, Peers: po})
 	if err != nil {
 		return nil, err
 	}
 	if err := pool.Set(cfg.Peers...); err != nil {
 		return nil, err
 	}
+	cfg.SelfURL, cfg.Peers = pool.self, pool.peers.Addrs()
 	// Without a secret, writes are refused unless the user asked for them
 	// unsigned (Config.UnsignedWrites), as where IAM authenticates every
 	// caller before the function runs.
 	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: cfg.Secret, Self: cfg.SelfURL, MaxValueBytes: cfg.MaxValueBytes,
-		MaxSkew: po.MaxSkew, HideErrors: po.HideErrors, Logger: o.Logger, Propagator: po.Propagator, UnsignedWrites: cfg.UnsignedWrites})
+		MaxSkew: o.MaxSkew, HideErrors: !o.ShowErrors, Logger: o.Logger, Propagator: po.Propagator, UnsignedWrites: cfg.UnsignedWrites})
 	if err != nil {
 		return nil, err
 	}
@@ -138,11 +132,32 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if err := setup(cfg, reg, pool); err != nil {
 		return nil, fmt.Errorf("geecache: lambda node setup: %w", err)
 	}
-	h, err := NewHandler(srv, &HandlerOptions{BasePath: cfg.BasePath})
+	h, err := newHandler(srv, cfg.BasePath)
 	if err != nil {
 		return nil, err
 	}
-	return &Node{Config: cfg, Registry: reg, Peers: pool, Handler: h, sig: sig}, nil
+	return &Node{Config: cfg, Registry: reg, Peers: pool, h: h, sig: sig}, nil
+}
+
+// ServeURL answers a Function URL request in BUFFERED mode (a Function
+// URL's default InvokeMode), as Start does unless Config.Stream is set;
+// register it with aws-lambda-go's lambda.Start in a custom entry point.
+// The body of the response is always base64 with IsBase64Encoded set, so
+// that any bytes survive; a value that would not fit Lambda's 6 MiB
+// response is refused with 413 rather than cut off. It never returns an
+// error: protocol errors are HTTP statuses, as on every binding.
+func (n *Node) ServeURL(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLResponse, error) {
+	return n.h.ServeURL(ctx, ev)
+}
+
+// ServeStream answers a Function URL request in RESPONSE_STREAM mode, as
+// Start does when Config.Stream is set, for URLs configured with that
+// InvokeMode (the function must be built with -tags lambda.norpc or run on
+// a provided.* runtime). The body is sent raw after the Function URL's
+// JSON prelude; a value over the cap of Config.MaxValueBytes is refused
+// with 413 rather than cut off.
+func (n *Node) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
+	return n.h.ServeStream(ctx, ev)
 }
 
 // Close closes the idle connections to the node's peers.
@@ -187,13 +202,13 @@ func Start(ctx context.Context, setup Setup, opts *Options) error {
 		log = opts.Logger
 	}
 	log.LogAttrs(ctx, slog.LevelInfo, "geecache: lambda node starting",
-		slog.String("self", cfg.SelfURL), slog.Any("peers", n.Peers.Peers()), slog.String("mode", cfg.Mode),
+		slog.String("self", cfg.SelfURL), slog.Any("peers", n.Config.Peers), slog.String("mode", cfg.mode()),
 		slog.Bool("auth", cfg.Secret != nil), slog.Bool("unsignedWrites", cfg.Secret == nil && cfg.UnsignedWrites),
 		slog.Int64("cacheBytes", cfg.CacheBytes))
-	if cfg.Mode == ModeStream {
-		awslambda.StartWithOptions(n.Handler.ServeStream, awslambda.WithContext(ctx))
+	if cfg.Stream {
+		awslambda.StartWithOptions(n.ServeStream, awslambda.WithContext(ctx))
 	} else {
-		awslambda.StartWithOptions(n.Handler.ServeURL, awslambda.WithContext(ctx))
+		awslambda.StartWithOptions(n.ServeURL, awslambda.WithContext(ctx))
 	}
 	return nil // not reached: the runtime loop does not return
 }

@@ -15,7 +15,7 @@ import (
 
 // BenchmarkPeerFetchInvokeVsURL compares the two ways a node fetches from
 // a Lambda peer, against one emulated node: the Invoke API (an
-// InvokeClient through the SDK, straight to the emulator) and the Function
+// invokeClient through the SDK, straight to the emulator) and the Function
 // URL path (a nethttp.Client through a Front, which invokes the emulator).
 // Both fetch the same cached key, one at a time, in alternating blocks of
 // 100 (Invoke, URL, Invoke, URL...), b.N rounds; it reports each block's
@@ -28,18 +28,18 @@ func BenchmarkPeerFetchInvokeVsURL(b *testing.B) {
 	bootstrap := buildBootstrap(b)
 	const name = "geecache-b"
 	addr := freeAddr(b)
-	e := startEmulatorAt(b, rie, bootstrap, addr, invokeEnv(b, name, []string{name}, nil, ModeBuffered))
+	e := startEmulatorAt(b, rie, bootstrap, addr, invokeEnv(b, name, []string{name}, nil, modeBuffered))
 	ln := listen(b)
 	startFront(b, ln, e)
 
 	quiet := slog.New(slog.DiscardHandler)
-	byURL, err := nethttp.NewClient("http://"+ln.Addr().String(), &nethttp.ClientOptions{MaxValueBytes: MaxValueBytes})
+	byURL, err := nethttp.NewClient("http://"+ln.Addr().String(), &nethttp.ClientOptions{MaxValueBytes: maxValueBytes})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(byURL.CloseIdleConnections)
-	peers, err := NewPeers("", &PeersOptions{Pool: nethttp.PoolOptions{Logger: quiet, MaxValueBytes: MaxValueBytes},
-		Invoke: InvokeOptions{Client: sdkClient(b), Resolve: func(string) (string, string) { return "function", "http://" + addr }}})
+	peers, err := NewPeers("", &PeersOptions{Logger: quiet, MaxValueBytes: maxValueBytes, Peers: PeerOptions{Client: sdkClient(b)},
+		Resolve: func(string) (string, string) { return "function", "http://" + addr }})
 	if err != nil {
 		b.Fatal(err)
 	}

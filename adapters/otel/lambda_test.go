@@ -14,7 +14,6 @@ import (
 
 	"github.com/geecache/geecache/adapters/lambda"
 	"github.com/geecache/geecache/adapters/lambda/lambdatest"
-	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
 )
 
@@ -48,7 +47,7 @@ func TestOneTraceCrossesLambdaNodes(t *testing.T) {
 		}
 		cfg := lambda.Config{SelfURL: urls[i], Peers: urls, Secret: []byte("k"), CacheBytes: 1 << 20}
 		nodes[i], err = lambda.NewNode(cfg, setup, &lambda.Options{Logger: quiet,
-			Peers: nethttp.PoolOptions{Propagator: NewPropagator(nil), Timeout: 10 * time.Second}})
+			Peers: lambda.PeerOptions{Propagator: NewPropagator(nil), Timeout: 10 * time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +55,7 @@ func TestOneTraceCrossesLambdaNodes(t *testing.T) {
 	}
 	var key string
 	for i := 0; key == ""; i++ {
-		if k := fmt.Sprintf("key-%d", i); nodes[0].Peers.Owner(k) == nodes[1].Peers.Self() {
+		if k := fmt.Sprintf("key-%d", i); nodes[0].Peers.Owner(k) == nodes[1].Config.SelfURL {
 			key = k
 		} else if i > 1000 {
 			t.Fatal("node 1 owns none of 1000 keys")
@@ -80,7 +79,7 @@ func TestOneTraceCrossesLambdaNodes(t *testing.T) {
 // invoking n's Handler through the Lambda runtime's JSON path.
 func serveLambda(t *testing.T, ln net.Listener, n *lambda.Node) {
 	t.Helper()
-	rt, endpoint := lambdatest.NewRuntime(awslambda.NewHandler(n.Handler.ServeURL).Invoke)
+	rt, endpoint := lambdatest.NewRuntime(awslambda.NewHandler(n.ServeURL).Invoke)
 	f, err := lambdatest.NewFront([]string{endpoint}, &lambdatest.FrontOptions{Logger: quiet, InvokeTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

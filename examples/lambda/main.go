@@ -36,7 +36,7 @@ func main() {
 // invoke (GEECACHE_QUALIFIER) if it has none of its own.
 func nodeName(cfg lambda.Config) string {
 	self := cfg.SelfURL
-	if cfg.Qualifier == "" || !lambda.IsFunctionName(self) {
+	if cfg.Qualifier == "" || strings.Contains(self, "://") { // none, or a URL
 		return self
 	}
 	unqualified := 1 // name

@@ -4,7 +4,7 @@
 // region from the environment or shared files. A program that runs
 // outside Lambda (a net/http node on EC2 or ECS, a developer's tool) uses
 // it to reach Lambda nodes; a node on Lambda does not need it, since its
-// role's credentials are in its environment (lambda.EnvCredentials).
+// role's credentials are in its environment.
 //
 // It is a package of its own because the chain's providers (STS, SSO and
 // instance metadata clients) make a binary about 30% larger, and Go links
@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
-	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
 )
@@ -31,7 +30,9 @@ import (
 // not pressed further), over a keep-alive pool sized like
 // nethttp.NewTransport's (every peer is the same Lambda API host) with a
 // 5 s dial timeout. It reads the environment and configuration files, and
-// does not contact AWS. Its Credentials and Region also suit
+// does not contact AWS. The SDK's lambda.NewFromConfig(cfg) makes the
+// client for lambda.PeerOptions.Client (whose idle connections
+// lambda.Peers.Close closes); its Credentials and Region also suit
 // lambda.SigV4Options.
 func Config(ctx context.Context) (aws.Config, error) {
 	hc := awshttp.NewBuildableClient().
@@ -47,18 +48,8 @@ func Config(ctx context.Context) (aws.Config, error) {
 	}
 	if b, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
 		// Built now, with what the configuration added (a CA bundle), so
-		// that lambda.CloseIdleConnections reaches its connections.
+		// that lambda.Peers.Close reaches its connections.
 		cfg.HTTPClient = b.Freeze()
 	}
 	return cfg, nil
-}
-
-// InvokeAPI returns a Lambda client on Config, for lambda.InvokeOptions.Client.
-// Close its idle connections with lambda.CloseIdleConnections.
-func InvokeAPI(ctx context.Context) (*awsl.Client, error) {
-	cfg, err := Config(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return awsl.NewFromConfig(cfg), nil
 }

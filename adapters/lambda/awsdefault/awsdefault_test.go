@@ -5,23 +5,24 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-
-	"github.com/geecache/geecache/adapters/lambda"
+	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
 )
 
-func TestInvokeAPI(t *testing.T) {
+// Config reads the region and credentials of the environment, turns the
+// SDK's retries off, and gives a Lambda client an HTTP client whose idle
+// connections can be closed (as lambda.Peers.Close does).
+func TestConfig(t *testing.T) {
 	none := filepath.Join(t.TempDir(), "none")
 	t.Setenv("AWS_CONFIG_FILE", none)
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", none)
 	t.Setenv("AWS_REGION", "ap-south-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
-	c, err := InvokeAPI(t.Context())
+	cfg, err := Config(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lambda.CloseIdleConnections(c)
-	o := c.Options()
+	o := awsl.NewFromConfig(cfg).Options()
 	if o.Region != "ap-south-1" {
 		t.Errorf("region %q", o.Region)
 	}
@@ -32,7 +33,9 @@ func TestInvokeAPI(t *testing.T) {
 	if err != nil || creds.AccessKeyID != "AKIDEXAMPLE" {
 		t.Errorf("credentials %+v, %v", creds, err)
 	}
-	if _, ok := o.HTTPClient.(interface{ CloseIdleConnections() }); !ok {
-		t.Errorf("HTTP client %T cannot close its idle connections", o.HTTPClient)
+	hc, ok := o.HTTPClient.(interface{ CloseIdleConnections() })
+	if !ok {
+		t.Fatalf("HTTP client %T cannot close its idle connections", o.HTTPClient)
 	}
+	hc.CloseIdleConnections()
 }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"log"
 
+	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
+
 	"github.com/geecache/geecache/adapters/lambda"
 	"github.com/geecache/geecache/adapters/lambda/awsdefault"
-	"github.com/geecache/geecache/adapters/nethttp"
 )
 
 // A net/http node running on EC2 or ECS reaches Lambda peers with the
@@ -22,20 +23,16 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	api, err := awsdefault.InvokeAPI(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	// Peers named by function are invoked with api; peers named by URL
-	// (Function URLs with AuthType AWS_IAM) are called through sig.
+	// Peers named by function are invoked with the SDK's client on cfg;
+	// peers named by URL (Function URLs with AuthType AWS_IAM) are called
+	// through sig.
 	peers, err := lambda.NewPeers("http://10.0.0.1:8001", &lambda.PeersOptions{
-		Pool:   nethttp.PoolOptions{Transport: sig},
-		Invoke: lambda.InvokeOptions{Client: api},
+		Peers: lambda.PeerOptions{Client: awsl.NewFromConfig(cfg), Transport: sig},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer lambda.CloseIdleConnections(api)
+	defer peers.Close() // the client's idle connections
 	defer sig.CloseIdleConnections()
 	if err := peers.Set("http://10.0.0.1:8001", "geecache-a", "https://abc.lambda-url.eu-west-1.on.aws"); err != nil {
 		log.Fatal(err)

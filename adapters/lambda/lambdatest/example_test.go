@@ -4,35 +4,33 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/lambda"
 	"github.com/geecache/geecache/adapters/lambda/lambdatest"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
-// A Lambda node's Handler, run in-process by NewRuntime through the same
-// JSON path as the Lambda runtime, and reached over plain HTTP through a
-// Front, as callers reach a Function URL.
+// A Lambda node, run in-process by NewRuntime through the same JSON path
+// as the Lambda runtime, and reached over plain HTTP through a Front, as
+// callers reach a Function URL. Under the emulator, give NewFront its
+// address ("http://127.0.0.1:9001") instead.
 func Example() {
-	reg := cache.NewRegistry()
-	if _, err := reg.NewGroup("scores", 1<<20, getter.Map(map[string]string{"Tom": "630"}), nil); err != nil {
-		panic(err)
-	}
-	srv, err := protocol.NewServer(reg, nil)
+	cfg := lambda.Config{SelfURL: "geecache-a", Peers: []string{"geecache-a"}, CacheBytes: 1 << 20}
+	node, err := lambda.NewNode(cfg, func(cfg lambda.Config, reg *cache.Registry, peers cache.PeerPicker) error {
+		_, err := reg.NewGroup("scores", cfg.CacheBytes, getter.Map(map[string]string{"Tom": "630"}), &cache.GroupOptions{Peers: peers})
+		return err
+	}, &lambda.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
 	}
-	h, err := lambda.NewHandler(srv, nil)
-	if err != nil {
-		panic(err)
-	}
-	runtime, endpoint := lambdatest.NewRuntime(awslambda.NewHandler(h.ServeURL).Invoke)
+	defer node.Close()
+	runtime, endpoint := lambdatest.NewRuntime(awslambda.NewHandler(node.ServeURL).Invoke)
 	defer runtime.Close()
 	front, err := lambdatest.NewFront([]string{endpoint}, nil)
 	if err != nil {
@@ -42,7 +40,7 @@ func Example() {
 	url := httptest.NewServer(front)
 	defer url.Close()
 
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url.URL+protocol.Path("scores", "Tom"), nil)
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url.URL+"/_geecache/scores/Tom", nil)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		panic(err)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -18,34 +19,24 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// InvokePath is the path of the Lambda runtime's invoke endpoint, as served
-// by the AWS Lambda Runtime Interface Emulator (aws-lambda-rie):
+// invokePath is the path of the Lambda runtime's invoke endpoint, as
+// served by the AWS Lambda Runtime Interface Emulator (aws-lambda-rie):
 // POST http://HOST:PORT/2015-03-31/functions/function/invocations.
-const InvokePath = "/2015-03-31/functions/function/invocations"
+const invokePath = "/2015-03-31/functions/function/invocations"
 
-// Limits of a Function URL in BUFFERED mode.
+// Limits of a Function URL.
 const (
-	// MaxPayloadBytes is the largest request or response payload (the
-	// whole event or response JSON) that Lambda accepts: 6 MiB, as
-	// lambda.MaxPayloadBytes.
-	MaxPayloadBytes = 6 << 20
-	// MaxStreamPayloadBytes is the largest RESPONSE_STREAM answer a Front
+	// maxPayloadBytes is the largest request or response payload (the
+	// whole event or response JSON) that Lambda accepts in BUFFERED
+	// mode: 6 MiB.
+	maxPayloadBytes = 6 << 20
+	// maxStreamPayloadBytes is the largest RESPONSE_STREAM answer a Front
 	// passes on (prelude and body): 200 MB, Lambda's documented maximum
-	// for streamed responses, as lambda.MaxStreamPayloadBytes.
-	MaxStreamPayloadBytes = 200_000_000
+	// for streamed responses.
+	maxStreamPayloadBytes = 200_000_000
 	// maxRequestBody bounds the HTTP body a Front accepts. Base64 makes a
 	// body a third larger, and the rest of the event needs room too.
-	maxRequestBody = MaxPayloadBytes/4*3 - 64<<10
-)
-
-// Errors a Front reports (to its logger, and as a 502 or 503 to its client).
-var (
-	// ErrFunctionError: the function returned an error instead of a
-	// response (the runtime still answers the invoke with HTTP 200).
-	ErrFunctionError = urlevent.ErrFunctionError
-	// ErrBadInvokeResponse: the runtime's answer is not a valid Function URL
-	// response (malformed JSON or base64, or over the payload limit).
-	ErrBadInvokeResponse = urlevent.ErrBadResponse
+	maxRequestBody = maxPayloadBytes/4*3 - 64<<10
 )
 
 // A Front plays the part of a Lambda Function URL in front of Lambda
@@ -53,10 +44,12 @@ var (
 // a plain HTTP request into an events.LambdaFunctionURLRequest, invokes a
 // runtime with it, and turns the function's answer back into HTTP, in
 // either invoke mode: an events.LambdaFunctionURLResponse (BUFFERED, at
-// most MaxPayloadBytes), or the RESPONSE_STREAM format that the emulator
-// passes through raw (a JSON prelude with status and headers, 8 NUL bytes,
-// the body; at most MaxStreamPayloadBytes). A function error becomes a 502
-// Bad Gateway.
+// most 6 MiB), or the RESPONSE_STREAM format that the emulator passes
+// through raw (a JSON prelude with status and headers, 8 NUL bytes, the
+// body; at most 200 MB, Lambda's documented maximum). A function error
+// (the runtime still answers the invoke with HTTP 200), or an answer that
+// is not a valid Function URL response, becomes a 502 Bad Gateway, and
+// goes to the Front's log.
 //
 // Each endpoint is treated as one execution environment: it is sent one
 // invoke at a time (the emulator crashes on overlapping invokes), and a
@@ -94,10 +87,13 @@ type FrontOptions struct {
 	Client *http.Client
 }
 
-// NewFront returns a Front that invokes the given endpoints, each the full
-// URL of a runtime invoke endpoint, such as
-// "http://127.0.0.1:9001"+InvokePath. opts may be nil. It fails, with an
-// error wrapping cache.ErrConfig, for endpoints or options that cannot work.
+// NewFront returns a Front that invokes the given endpoints, each the base
+// URL of a Lambda runtime (the emulator's
+// --runtime-interface-emulator-address, such as "http://127.0.0.1:9001",
+// whose invoke endpoint is /2015-03-31/functions/function/invocations) or
+// the full URL of its invoke endpoint (as NewRuntime returns). opts may
+// be nil. It fails, with an error wrapping cache.ErrConfig, for endpoints
+// or options that cannot work.
 func NewFront(endpoints []string, opts *FrontOptions) (*Front, error) {
 	if len(endpoints) == 0 {
 		return nil, fmt.Errorf("geecache: %w: NewFront needs at least one endpoint", cache.ErrConfig)
@@ -122,8 +118,12 @@ func NewFront(endpoints []string, opts *FrontOptions) (*Front, error) {
 		f.log = slog.Default()
 	}
 	for _, ep := range endpoints {
-		if !strings.HasPrefix(ep, "http://") && !strings.HasPrefix(ep, "https://") {
+		u, err := url.Parse(ep)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("geecache: %w: endpoint %q is not an http(s) URL", cache.ErrConfig, ep)
+		}
+		if u.Path == "" || u.Path == "/" {
+			ep = strings.TrimSuffix(ep, "/") + invokePath
 		}
 		f.free <- ep
 	}
@@ -176,8 +176,8 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, err := urlevent.Decode(raw)
-	if err == nil && !resp.Streamed && len(raw) > MaxPayloadBytes {
-		err = fmt.Errorf("%w: over %d bytes", ErrBadInvokeResponse, MaxPayloadBytes)
+	if err == nil && !resp.Streamed && len(raw) > maxPayloadBytes {
+		err = fmt.Errorf("%w: over %d bytes", urlevent.ErrBadResponse, maxPayloadBytes)
 	}
 	if err != nil {
 		f.fail(w, r, http.StatusBadGateway, err)
@@ -206,7 +206,7 @@ func (f *Front) invoke(ctx context.Context, ep string, payload []byte) ([]byte, 
 	defer res.Body.Close()
 	// One byte over the limit tells a too-large answer from one that fits;
 	// the smaller limit of a BUFFERED answer is checked once decoded.
-	raw, err := io.ReadAll(io.LimitReader(res.Body, MaxStreamPayloadBytes+1))
+	raw, err := io.ReadAll(io.LimitReader(res.Body, maxStreamPayloadBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("invoke %s: reading answer: %w", ep, err)
 	}
@@ -214,11 +214,11 @@ func (f *Front) invoke(ctx context.Context, ep string, payload []byte) ([]byte, 
 	if res.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("invoke %s: runtime answered %s: %.200s", ep, res.Status, raw)
 	}
-	if len(raw) > MaxStreamPayloadBytes {
-		return nil, fmt.Errorf("%w: over %d bytes", ErrBadInvokeResponse, MaxStreamPayloadBytes)
+	if len(raw) > maxStreamPayloadBytes {
+		return nil, fmt.Errorf("%w: over %d bytes", urlevent.ErrBadResponse, maxStreamPayloadBytes)
 	}
 	if res.Header.Get("X-Amz-Function-Error") != "" {
-		return nil, fmt.Errorf("%w: %.500s", ErrFunctionError, raw)
+		return nil, fmt.Errorf("%w: %.500s", urlevent.ErrFunctionError, raw)
 	}
 	return raw, nil
 }
@@ -235,18 +235,18 @@ func (f *Front) fail(w http.ResponseWriter, r *http.Request, status int, err err
 }
 
 // NewRuntime serves a Lambda runtime's invoke endpoint in-process, for
-// tests without the emulator: each POST to InvokePath runs invoke (for
-// example awslambda.NewHandler(h.ServeURL).Invoke, the same JSON path as
+// tests without the emulator: each POST to the invoke path runs invoke (for
+// example awslambda.NewHandler(node.ServeURL).Invoke, the same JSON path as
 // the real runtime) and answers its result with HTTP 200, as the emulator
 // does even for a function error. It returns the server (close it when
 // done) and the endpoint to give NewFront.
 func NewRuntime(invoke func(ctx context.Context, payload []byte) ([]byte, error)) (*httptest.Server, string) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != InvokePath {
+		if r.Method != http.MethodPost || r.URL.Path != invokePath {
 			http.Error(w, "not the invoke endpoint", http.StatusNotFound)
 			return
 		}
-		payload, err := io.ReadAll(io.LimitReader(r.Body, MaxPayloadBytes+1))
+		payload, err := io.ReadAll(io.LimitReader(r.Body, maxPayloadBytes+1))
 		if err != nil {
 			return
 		}
@@ -256,5 +256,5 @@ func NewRuntime(invoke func(ctx context.Context, payload []byte) ([]byte, error)
 		}
 		_, _ = w.Write(out)
 	}))
-	return srv, srv.URL + InvokePath
+	return srv, srv.URL + invokePath
 }

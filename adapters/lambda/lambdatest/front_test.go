@@ -183,11 +183,34 @@ func TestFrontOneInvokePerEndpoint(t *testing.T) {
 	}
 }
 
+// A Front takes a runtime's base URL, as the emulator's address is
+// given, and invokes the runtime's invoke endpoint under it; a full
+// endpoint URL works too.
+func TestFrontRuntimeBaseURL(t *testing.T) {
+	paths := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths <- r.URL.Path
+		_, _ = w.Write([]byte(`{"statusCode":200,"body":"ok"}`))
+	}))
+	t.Cleanup(srv.Close)
+	for _, ep := range []string{srv.URL, srv.URL + "/", srv.URL + "/2015-03-31/functions/function/invocations"} {
+		front := newFront(t, ep)
+		if code, _, body := httpGet(t, front.URL+"/x"); code != 200 || string(body) != "ok" {
+			t.Errorf("endpoint %q: %d %q", ep, code, body)
+		}
+		if p := <-paths; p != "/2015-03-31/functions/function/invocations" {
+			t.Errorf("endpoint %q: runtime saw %q, want the invoke path", ep, p)
+		}
+	}
+}
+
 func TestNewFrontErrors(t *testing.T) {
 	if _, err := NewFront(nil, nil); err == nil {
 		t.Error("no endpoints: no error")
 	}
-	if _, err := NewFront([]string{"127.0.0.1:9001"}, nil); err == nil {
-		t.Error("endpoint without scheme: no error")
+	for _, ep := range []string{"127.0.0.1:9001", "ftp://127.0.0.1:9001", "http://"} {
+		if _, err := NewFront([]string{ep}, nil); err == nil {
+			t.Errorf("endpoint %q: no error", ep)
+		}
 	}
 }

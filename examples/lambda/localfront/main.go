@@ -42,7 +42,7 @@ func main() {
 func run(ctx context.Context, listen string, bases []string, log *slog.Logger) error {
 	var endpoints []string
 	for _, b := range bases {
-		endpoints = append(endpoints, strings.TrimRight(strings.TrimSpace(b), "/")+lambdatest.InvokePath)
+		endpoints = append(endpoints, strings.TrimSpace(b)) // NewFront adds the invoke path
 	}
 	front, err := lambdatest.NewFront(endpoints, &lambdatest.FrontOptions{Logger: log})
 	if err != nil {

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"github.com/geecache/geecache/adapters/lambda/lambdatest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -21,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // TestRun serves a fake runtime through run and stops it.
 func TestRun(t *testing.T) {
 	rt := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != lambdatest.InvokePath {
+		if r.URL.Path != "/2015-03-31/functions/function/invocations" {
 			http.NotFound(w, r)
 			return
 		}
