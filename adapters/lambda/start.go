@@ -30,7 +30,7 @@ type Setup func(cfg Config, reg *cache.Registry, peers cache.PeerPicker) error
 type Node struct {
 	// Config is the node's configuration, with its defaults set and its
 	// names as the ring knows them (Peers.Owner): SelfURL and Peers
-	// normalised.
+	// normalised (nethttp.NormalizeURL), in the given order.
 	Config   Config
 	Registry *cache.Registry
 	// Peers picks the owner of a key and fetches it: from peers named by
@@ -114,10 +114,14 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := pool.Set(cfg.Peers...); err != nil {
+	names := cfg.Peers
+	if err := pool.Set(names...); err != nil {
 		return nil, err
 	}
-	cfg.SelfURL, cfg.Peers = pool.self, pool.peers.Addrs()
+	cfg.SelfURL, cfg.Peers = pool.self, make([]string, len(cfg.Peers))
+	for i, name := range names {
+		cfg.Peers[i], _ = normalizeName(name) // Set has checked it
+	}
 	// Without a secret, writes are refused unless the user asked for them
 	// unsigned (Config.UnsignedWrites), as where IAM authenticates every
 	// caller before the function runs.
