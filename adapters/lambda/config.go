@@ -56,7 +56,7 @@ type Config struct {
 	// Endpoints maps peer names to the Lambda API endpoint that serves
 	// them, for local runs under the Runtime Interface Emulator, which
 	// serves one function, named "function", per process (see
-	// InvokeOptions.Resolve). Empty in a deployment.
+	// PeersOptions.Resolve). Empty in a deployment.
 	Endpoints map[string]string
 	// Secret, if not empty, signs requests to peers and is required of
 	// requests from them.

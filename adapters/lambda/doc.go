@@ -7,24 +7,27 @@
 // protocol does the work for both), so the two kinds of nodes serve each
 // other in one cluster. Its parts:
 //
-//   - Handler turns Function URL events (payload format 2.0) into protocol
-//     requests and back: ServeURL for the BUFFERED invoke mode (a Function
-//     URL's default), ServeStream for RESPONSE_STREAM. Buffered responses
-//     carry the value base64 with IsBase64Encoded, so any bytes survive; a
-//     value that would not fit the 6 MiB response (maxValueBytes, about
-//     4.4 MiB of value) is refused with 413 rather than cut off. Streamed
-//     responses carry it raw, up to maxStreamValueBytes (Lambda's documented
-//     maximum for a streamed response is 200 MB, the first 6 MB at full
-//     speed and the rest at up to 2 MB/s:
+//   - A Node (NewNode, or Start in a function's main) turns Function URL
+//     events (payload format 2.0) into protocol requests and back:
+//     Node.ServeURL for the BUFFERED invoke mode (a Function URL's
+//     default), Node.ServeStream for RESPONSE_STREAM (Config.Stream).
+//     Buffered responses carry the value base64 with IsBase64Encoded, so
+//     any bytes survive; a value that would not fit the 6 MiB response
+//     (about 4.5 MB of value, see Config.MaxValueBytes) is refused with
+//     413 rather than cut off. Streamed responses carry it raw, up to
+//     about 200 MB (Lambda's documented maximum for a streamed response,
+//     the first 6 MB at full speed and the rest at up to 2 MB/s:
 //     https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html).
-//     HandlerOptions.BasePath strips a prefix such as an API Gateway stage;
+//     Config.BasePath strips a prefix such as an API Gateway stage;
 //     API Gateway HTTP API events, whose rawPath arrives decoded, are told
 //     apart by their requestContext.domainName and escaped again, so a key
 //     is never read as another.
-//   - Peers is the peer picker: a consistent-hash ring (the ring options of
-//     nethttp.Pool, so every kind of node agrees on owners) whose members
-//     are function names or ARNs, fetched from with an InvokeClient through
-//     the Invoke API, or http(s) URLs, fetched from with a nethttp.Client.
+//   - Peers is the peer picker: a consistent-hash ring (built as
+//     nethttp.Pool's, so every kind of node agrees on owners) whose members
+//     are function names or ARNs, fetched from through the Invoke API, or
+//     http(s) URLs, fetched from with a nethttp.Client. PeerOptions says
+//     how they are reached (the same struct in a node's Options and in
+//     PeersOptions).
 //     Peers named by function need no URL and no shared secret: IAM
 //     authenticates the caller (lambda:InvokeFunction on the peer), and the
 //     names are known before a deploy. A net/http node uses a Peers to
@@ -33,17 +36,17 @@
 //     itself, and ejects a peer that keeps failing (cache.PeerPolicy).
 //   - SigV4Transport signs requests for Function URLs whose AuthType is
 //     AWS_IAM; set it as the Transport of a nethttp.Pool, a nethttp.Client
-//     or a Peers.
+//     or a PeerOptions (Config.URLAuthIAM does it for a node).
 //   - Start is the entry point of a node's main: it reads the configuration
 //     from the environment, lets the caller add its groups with the node's
 //     peer picker, and starts the Lambda runtime loop. NewNode does the same
 //     without the loop.
 //
-// The Lambda client of a node defaults to NewInvokeAPI: the credentials and
+// The Lambda client of a node defaults to one with the credentials and
 // region in the environment, which on Lambda are the function's role and
-// region. Package awsdefault loads the SDK's full default chain for
-// programs that run elsewhere; it is a package of its own so that a node's
-// binary does not carry it.
+// region (see PeerOptions.Client). Package awsdefault loads the SDK's full
+// default chain for programs that run elsewhere; it is a package of its
+// own so that a node's binary does not carry it.
 //
 // Package lambdatest runs nodes locally: a Front stands in for a Function
 // URL before a Lambda runtime endpoint (aws-lambda-rie, or an in-process
@@ -55,7 +58,10 @@
 //
 // # Configuration
 //
-// Start reads these environment variables (ConfigFromEnv):
+// Start reads these environment variables (ConfigFromEnv) into the Config
+// fields of the same names (GEECACHE_INVOKE_MODE sets Config.Stream,
+// GEECACHE_URL_AUTH Config.URLAuthIAM, GEECACHE_LOCAL_ENDPOINTS
+// Config.Endpoints):
 //
 //	GEECACHE_PEERS           required  comma-separated names of every node, this one included:
 //	                                   function names or ARNs (Invoke API) and http(s) URLs
@@ -68,8 +74,8 @@
 //	                                   false by default: such writes are refused. Only where IAM
 //	                                   authenticates every caller (Invoke API, URLs with AuthType AWS_IAM)
 //	GEECACHE_CACHE_BYTES     optional  cache size per group in bytes (default 64 MiB)
-//	GEECACHE_MAX_VALUE_BYTES optional  largest value served or fetched (default and cap maxValueBytes,
-//	                                   or maxStreamValueBytes in RESPONSE_STREAM mode)
+//	GEECACHE_MAX_VALUE_BYTES optional  largest value served or fetched (default and cap 4712448,
+//	                                   or 199991808 in RESPONSE_STREAM mode)
 //	GEECACHE_INVOKE_MODE     optional  BUFFERED (default) or RESPONSE_STREAM, as the URL is configured
 //	GEECACHE_BASE_PATH       optional  path prefix before /_geecache/, such as an API Gateway stage
 //	GEECACHE_URL_AUTH        optional  NONE (default) or AWS_IAM: sign requests to peers named by URL

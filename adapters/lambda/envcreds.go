@@ -14,7 +14,7 @@ import (
 // role's credentials for the life of each execution environment, so a node
 // on Lambda needs nothing else; the rest of the chain is in package
 // awsdefault. It reads them on every Retrieve (wrap it in an
-// aws.CredentialsCache, as NewInvokeAPI does).
+// aws.CredentialsCache, as newInvokeAPI does).
 type envCredentials struct{}
 
 // errNoCredentials is returned by envCredentials.Retrieve when the

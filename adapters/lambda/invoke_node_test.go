@@ -21,7 +21,7 @@ import (
 
 // sdkClient is a real Lambda API client with static credentials, no
 // retries, and a transport closed when the test ends. Tests point it at
-// local runtimes with InvokeOptions.Resolve.
+// local runtimes with PeersOptions.Resolve or Config.Endpoints.
 func sdkClient(t testing.TB) *awsl.Client {
 	t.Helper()
 	tr := nethttp.NewTransport()

@@ -42,9 +42,6 @@ type SigV4Options struct {
 
 	// Base sends the signed requests. Nil means nethttp.NewTransport().
 	Base http.RoundTripper
-
-	// Now replaces time.Now as the signing time; it is meant for tests.
-	Now func() time.Time
 }
 
 // A SigV4Transport signs each request with AWS Signature Version 4 for the
@@ -66,7 +63,6 @@ type SigV4Transport struct {
 	region string
 	base   http.RoundTripper
 	signer *v4.Signer
-	now    func() time.Time
 }
 
 // NewSigV4Transport returns a SigV4Transport configured by opts (nil for
@@ -89,13 +85,10 @@ func NewSigV4Transport(opts *SigV4Options) (*SigV4Transport, error) {
 	if o.Base == nil {
 		o.Base = nethttp.NewTransport()
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if _, ok := o.Credentials.(*aws.CredentialsCache); !ok {
 		o.Credentials = aws.NewCredentialsCache(o.Credentials)
 	}
-	return &SigV4Transport{creds: o.Credentials, region: o.Region, base: o.Base, signer: v4.NewSigner(), now: o.Now}, nil
+	return &SigV4Transport{creds: o.Credentials, region: o.Region, base: o.Base, signer: v4.NewSigner()}, nil
 }
 
 // RoundTrip signs a copy of req and sends it with the base transport.
@@ -115,7 +108,7 @@ func (t *SigV4Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("geecache: AWS credentials: %w", err)
 	}
-	if err := t.signer.SignHTTP(req.Context(), creds, r, hash, "lambda", t.region, t.now()); err != nil {
+	if err := t.signer.SignHTTP(req.Context(), creds, r, hash, "lambda", t.region, time.Now()); err != nil {
 		if r.Body != nil {
 			_ = r.Body.Close()
 		}

@@ -180,10 +180,9 @@ func (n *Node) Close() {
 //	}, nil)
 //
 // It reads the Config from the environment (see the package doc), builds
-// the node with NewNode, and hands the Handler to the Lambda runtime loop,
-// serving Handler.ServeURL, or Handler.ServeStream when
-// GEECACHE_INVOKE_MODE is RESPONSE_STREAM. ctx is the base context of every
-// invocation.
+// the node with NewNode, and hands it to the Lambda runtime loop, serving
+// Node.ServeURL, or Node.ServeStream when GEECACHE_INVOKE_MODE is
+// RESPONSE_STREAM. ctx is the base context of every invocation.
 //
 // Start returns only an error from before the loop starts (configuration,
 // setup, or ErrNoRuntime outside Lambda); once the loop runs it does not
