@@ -7,13 +7,14 @@
 # BUDGET is a ratchet: it is the count the tree has now, and it only goes
 # down. When a change removes exported names, lower it to the new count in
 # the same commit; a change that needs a new exported name removes another
-# one (or argues for it in review). 199 is the count after branches
+# one (or argues for it in review). 156 is the count after branches
 # h-api-core (issue 16's cut of cache, getter, picker, nethttp, otel,
-# wasmjs; 315 before) and h-api-proto (adapters/protocol internal, one
-# config sentinel); lower it again as the other parts of issue 16 merge.
-# Issue 16's target is 150.
+# wasmjs; 315 before), h-api-proto (adapters/protocol internal, one
+# config sentinel; 199) and h-api-lambda (lambda 66 -> 28, lambdatest
+# 11 -> 6, awsdefault 2 -> 1); lower it again as the other parts of issue
+# 16 merge. Issue 16's target is 150.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=199
+BUDGET=156
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

@@ -29,7 +29,7 @@ type PeerOptions struct {
 	Hash     picker.Hash
 
 	// Timeout bounds one request to a peer, of either kind; 0 means
-	// nethttp.DefaultTimeout (10 s), and a negative value is an error. A
+	// 10 s (as for a nethttp.Pool), and a negative value is an error. A
 	// caller's context with a sooner deadline wins. When it expires the
 	// calling group loads the key itself.
 	Timeout time.Duration
@@ -256,8 +256,9 @@ func (p *Peers) PickPeer(key string) (cache.PeerGetter, bool) { return p.peers.P
 func (p *Peers) PeerGetters() []cache.PeerGetter { return p.peers.PeerGetters() }
 
 // Owner returns the name of the node that owns key (self included), as
-// the ring knows it: a function name as given, a URL normalised with
-// nethttp.NormalizeURL (Node.Config holds a node's own name so).
+// the ring knows it: a function name as given, a URL normalised as every
+// binding does (scheme and host in lower case, no default port, no
+// trailing "/"; Node.Config holds a node's names so).
 func (p *Peers) Owner(key string) string { return p.peers.Owner(key) }
 
 // Close closes the idle connections of the transport that NewPeers made

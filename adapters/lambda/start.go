@@ -30,7 +30,8 @@ type Setup func(cfg Config, reg *cache.Registry, peers cache.PeerPicker) error
 type Node struct {
 	// Config is the node's configuration, with its defaults set and its
 	// names as the ring knows them (Peers.Owner): SelfURL and Peers
-	// normalised (nethttp.NormalizeURL), in the given order.
+	// normalised (a URL's scheme and host in lower case, without a default
+	// port or a trailing "/"), in the given order.
 	Config   Config
 	Registry *cache.Registry
 	// Peers picks the owner of a key and fetches it: from peers named by
