@@ -175,7 +175,7 @@ func TestInvokeQualifier(t *testing.T) {
 func TestPeersNames(t *testing.T) {
 	p := newTestPeers(t, &fakeInvoke{}, PeersOptions{})
 	for _, bad := range []string{"no spaces", "ftp://x", "http://", "fn:a:b", strings.Repeat("x", 65)} {
-		if err := p.Set(bad); !errors.Is(err, cache.ErrConfig) && !errors.Is(err, cache.ErrConfig) {
+		if err := p.Set(bad); !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("Set(%q) = %v, want a configuration error", bad, err)
 		}
 	}
