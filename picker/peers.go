@@ -1,6 +1,8 @@
 package picker
 
 import (
+	"context"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,8 @@ type Peers struct {
 	self      string
 	newGetter func(addr string) cache.PeerGetter
 	cfg       config
+	normalize func(addr string) (string, error) // Options.Normalize, or nil
+	log       *slog.Logger
 
 	mu    sync.Mutex // serialises Set
 	state atomic.Pointer[peerState]
@@ -44,27 +48,63 @@ type peerState struct {
 // nil or returns nil for an address, keys owned by that address are
 // loaded locally (PickPeer reports ok == false for them), though the
 // address still owns its share of the ring. Until Set is called, the ring
-// holds only self. opts may be nil for the defaults; NewPeers fails, with
-// an error wrapping [cache.ErrConfig], only for options that cannot work.
+// holds only self. A non-empty self is normalised (Options.Normalize).
+// opts may be nil for the defaults; NewPeers fails, with an error wrapping
+// [cache.ErrConfig] (or Normalize's error), for a self or options that
+// cannot work.
 func NewPeers(self string, newGetter func(addr string) cache.PeerGetter, opts *Options) (*Peers, error) {
 	c, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	p := &Peers{self: self, newGetter: newGetter, cfg: c}
+	p := &Peers{newGetter: newGetter, cfg: c, log: slog.Default()}
+	if opts != nil {
+		p.normalize = opts.Normalize
+		if opts.Logger != nil {
+			p.log = opts.Logger
+		}
+	}
+	if self != "" && p.normalize != nil {
+		if self, err = p.normalize(self); err != nil {
+			return nil, err
+		}
+	}
+	p.self = self
 	p.state.Store(p.snapshot(nil, nil))
 	return p, nil
 }
 
-// Set replaces the peer list. Self is added if it is missing; duplicate
-// and empty addresses are ignored, and the order does not matter.
-// Getters of addresses that stay are reused; getters of removed addresses
-// are dropped without being closed (lookups in flight may still use
-// them). Set is safe to call while other goroutines call PickPeer.
-func (p *Peers) Set(addrs ...string) {
+// Set replaces the peer list. Each address is normalised first
+// (Options.Normalize); if one is invalid, Set returns the error and keeps
+// the old list. Self is added if it is missing; duplicate and empty
+// addresses are ignored, and the order does not matter. Getters of
+// addresses that stay are reused; getters of removed addresses are dropped
+// without being closed (lookups in flight may still use them). Keys move
+// only between the nodes that were added or removed. Set logs the new
+// list (Options.Logger) and is safe to call while other goroutines call
+// PickPeer.
+func (p *Peers) Set(addrs ...string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.state.Store(p.snapshot(p.state.Load(), addrs))
+	if p.normalize != nil {
+		norm := make([]string, 0, len(addrs))
+		for _, a := range addrs {
+			if a == "" {
+				continue
+			}
+			n, err := p.normalize(a)
+			if err != nil {
+				return err
+			}
+			norm = append(norm, n)
+		}
+		addrs = norm
+	}
+	st := p.snapshot(p.state.Load(), addrs)
+	p.state.Store(st)
+	p.log.LogAttrs(context.Background(), slog.LevelInfo, "geecache: peers set",
+		slog.String("self", p.self), slog.Any("peers", st.ring.nodes))
+	return nil
 }
 
 func (p *Peers) snapshot(old *peerState, addrs []string) *peerState {
@@ -145,6 +185,10 @@ func (p *Peers) Owner(key string) string {
 
 // Addrs returns the current addresses on the ring, self included, sorted.
 func (p *Peers) Addrs() []string { return slices.Clone(p.state.Load().ring.nodes) }
+
+// Self returns this node's own address, normalised; "" for a node that
+// owns no keys.
+func (p *Peers) Self() string { return p.self }
 
 var (
 	_ cache.PeerPicker = (*Peers)(nil)

@@ -22,6 +22,7 @@ package picker
 import (
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"math/bits"
 	"unsafe"
 
@@ -74,6 +75,17 @@ type Options struct {
 	// Replicas is how many points (virtual nodes) each node gets on the
 	// ring. 0 means 1024; a negative value is an error.
 	Replicas int
+
+	// Normalize, if not nil, checks an address given to NewPeers (self)
+	// or Peers.Set and returns it as the ring knows it, so that two
+	// spellings of one node are one node; an error fails the call (Set
+	// keeps the old list). A transport plugs in its own: URLs in lower
+	// case without a default port, say. Nil takes addresses as given.
+	Normalize func(addr string) (string, error)
+
+	// Logger receives the changes of the peer list (at info level). Nil
+	// means slog.Default().
+	Logger *slog.Logger
 }
 
 type config struct {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -391,9 +392,17 @@ func mustNew(nodes []string, o *Options) *ring {
 	return r
 }
 
-// mustPeers is NewPeers for options known to be valid.
+// mustPeers is NewPeers for options known to be valid, logging nowhere
+// unless o names a Logger.
 func mustPeers(self string, newGetter func(string) cache.PeerGetter, o *Options) *Peers {
-	p, err := NewPeers(self, newGetter, o)
+	q := Options{Logger: slog.New(slog.DiscardHandler)}
+	if o != nil {
+		q = *o
+		if q.Logger == nil {
+			q.Logger = slog.New(slog.DiscardHandler)
+		}
+	}
+	p, err := NewPeers(self, newGetter, &q)
 	if err != nil {
 		panic(err)
 	}
