@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
+	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
 )
 
@@ -58,9 +59,6 @@ type Config struct {
 	// serves one function, named "function", per process (see
 	// PeersOptions.Resolve). Empty in a deployment.
 	Endpoints map[string]string
-	// Secret, if not empty, signs requests to peers and is required of
-	// requests from them.
-	Secret []byte
 	// UnsignedWrites makes a node without a Secret take PUT and DELETE
 	// (its peers' Group.Set and Group.Remove) unsigned. Off by default:
 	// without a secret anyone who can reach the node (a Function URL
@@ -74,14 +72,6 @@ type Config struct {
 	// (each group's size is set when the user creates it). ConfigFromEnv
 	// sets 64 MiB when GEECACHE_CACHE_BYTES is unset.
 	CacheBytes int64
-	// MaxValueBytes is the largest value the node serves or fetches. Its
-	// cap, and the meaning of 0 or of more than the cap, is what one
-	// Lambda response can carry: 4,712,448 bytes in BUFFERED mode (a
-	// 6 MiB response JSON, less 8 KiB for status and headers, with the
-	// value in base64), 199,991,808 bytes when Stream is set (Lambda's
-	// documented 200 MB maximum for a streamed response, less the same
-	// 8 KiB).
-	MaxValueBytes int64
 	// Stream is true if the node's Function URL has InvokeMode
 	// RESPONSE_STREAM (Start then serves Node.ServeStream), false for
 	// BUFFERED, a Function URL's default (Node.ServeURL).
@@ -90,14 +80,30 @@ type Config struct {
 	// with SigV4 (a SigV4Transport with the environment's credentials),
 	// as Function URLs with AuthType AWS_IAM require.
 	URLAuthIAM bool
-	// BasePath is a path prefix in front of the protocol's paths, such as
-	// "/prod" for an API Gateway stage or "/cache" for a route: the node
-	// removes it from a request's path before the protocol reads it. It
-	// must start with "/" and not end with one (NewNode refuses it
-	// otherwise). A path without the prefix is served as it is, so that
-	// peers, whose Invoke events carry none, need not know it. "" (the
-	// default) means no prefix.
-	BasePath string
+	// Cluster is what every node of the cluster, of any binding, is
+	// given alike (see nethttp.Cluster). ConfigFromEnv reads its Secret,
+	// MaxValueBytes and BasePath; Replicas and Hash are not in the
+	// environment (0 and nil, the defaults): a node that needs others sets
+	// them on the Config it gives NewNode. On a Lambda node:
+	//
+	//   - Secret, if not empty, signs requests to peers and is required of
+	//     requests from them.
+	//   - MaxValueBytes is the largest value the node serves or fetches.
+	//     Its cap, and the meaning of 0 or of more than the cap, is what
+	//     one Lambda response can carry: 4,712,448 bytes in BUFFERED mode
+	//     (a 6 MiB response JSON, less 8 KiB for status and headers, with
+	//     the value in base64), 199,991,808 bytes when Stream is set
+	//     (Lambda's documented 200 MB maximum for a streamed response,
+	//     less the same 8 KiB).
+	//   - BasePath is a path prefix in front of the protocol's paths, such
+	//     as "/prod" for an API Gateway stage or "/cache" for a route: the
+	//     node removes it from a request's path before the protocol reads
+	//     it, and asks its peers named by URL under it. It must start with
+	//     "/" and not end with one (NewNode refuses it otherwise). A path
+	//     without the prefix is served as it is, so that peers, whose
+	//     Invoke events carry none, need not know it. "" (the default)
+	//     means no prefix.
+	Cluster nethttp.Cluster
 }
 
 // ConfigFromEnv reads a Config from the environment through lookup, which
@@ -105,7 +111,7 @@ type Config struct {
 // table of the package doc. Errors wrap cache.ErrConfig and name the variable at
 // fault.
 func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
-	c := Config{CacheBytes: defaultCacheBytes, MaxValueBytes: maxValueBytes}
+	c := Config{CacheBytes: defaultCacheBytes, Cluster: nethttp.Cluster{MaxValueBytes: maxValueBytes}}
 	var errs []error
 	bad := func(name, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("geecache: %w: %s: %s", cache.ErrConfig, name, fmt.Sprintf(format, args...)))
@@ -157,7 +163,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 
 	if s, ok := lookup(envSecret); ok && s != "" {
-		c.Secret = []byte(s)
+		c.Cluster.Secret = []byte(s)
 	}
 	if v := get(envUnsignedWrites); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -178,7 +184,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	case "", modeBuffered:
 	case modeStream:
 		c.Stream = true
-		c.MaxValueBytes = maxStreamValueBytes
+		c.Cluster.MaxValueBytes = maxStreamValueBytes
 	default:
 		bad(envInvokeMode, "%q is neither %s nor %s", v, modeBuffered, modeStream)
 	}
@@ -190,7 +196,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		case n > c.valueCap():
 			bad(envMaxValueBytes, "%d is over %d, the most a Lambda response in %s mode can carry", n, c.valueCap(), c.mode())
 		default:
-			c.MaxValueBytes = n
+			c.Cluster.MaxValueBytes = n
 		}
 	}
 	switch v := strings.ToUpper(get(envURLAuth)); v {
@@ -200,9 +206,9 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	default:
 		bad(envURLAuth, "%q is neither %s nor %s", v, authNone, authIAM)
 	}
-	c.BasePath = get(envBasePath)
-	if err := checkBasePath(c.BasePath); err != nil {
-		bad(envBasePath, "%q must start with \"/\" and have no trailing \"/\", query or fragment", c.BasePath)
+	c.Cluster.BasePath = get(envBasePath)
+	if err := checkBasePath(c.Cluster.BasePath); err != nil {
+		bad(envBasePath, "%q must start with \"/\" and have no trailing \"/\", query or fragment", c.Cluster.BasePath)
 	}
 	c.Qualifier = get(envQualifier)
 	if c.Qualifier != "" && !isFunctionName("f:"+c.Qualifier) {

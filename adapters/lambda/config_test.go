@@ -32,7 +32,7 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 	wantPeers := []string{"https://a.lambda-url.eu-west-1.on.aws", "https://b.lambda-url.eu-west-1.on.aws", "http://127.0.0.1:8001"}
 	if c.SelfURL != "https://b.lambda-url.eu-west-1.on.aws" || !slices.Equal(c.Peers, wantPeers) ||
-		string(c.Secret) != "k" || c.CacheBytes != 1<<20 || c.MaxValueBytes != 1000 || !c.Stream {
+		string(c.Cluster.Secret) != "k" || c.CacheBytes != 1<<20 || c.Cluster.MaxValueBytes != 1000 || !c.Stream {
 		t.Fatalf("got %+v", c)
 	}
 }
@@ -42,7 +42,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Secret != nil || c.CacheBytes != defaultCacheBytes || c.MaxValueBytes != maxValueBytes || c.Stream {
+	if c.Cluster.Secret != nil || c.CacheBytes != defaultCacheBytes || c.Cluster.MaxValueBytes != maxValueBytes || c.Stream {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -127,18 +127,18 @@ func TestConfigValueCapByMode(t *testing.T) {
 		return m
 	}
 	c, err := ConfigFromEnv(lookupMap(with(envInvokeMode, modeStream)))
-	if err != nil || c.MaxValueBytes != maxStreamValueBytes {
-		t.Fatalf("stream default: %d, %v", c.MaxValueBytes, err)
+	if err != nil || c.Cluster.MaxValueBytes != maxStreamValueBytes {
+		t.Fatalf("stream default: %d, %v", c.Cluster.MaxValueBytes, err)
 	}
-	if c, err := ConfigFromEnv(lookupMap(with(envInvokeMode, modeStream, envMaxValueBytes, "10000000"))); err != nil || c.MaxValueBytes != 10_000_000 {
-		t.Fatalf("10 MB streamed: %d, %v", c.MaxValueBytes, err)
+	if c, err := ConfigFromEnv(lookupMap(with(envInvokeMode, modeStream, envMaxValueBytes, "10000000"))); err != nil || c.Cluster.MaxValueBytes != 10_000_000 {
+		t.Fatalf("10 MB streamed: %d, %v", c.Cluster.MaxValueBytes, err)
 	}
 	if _, err := ConfigFromEnv(lookupMap(with(envMaxValueBytes, "10000000"))); !errors.Is(err, cache.ErrConfig) {
 		t.Fatalf("10 MB buffered: %v, want cache.ErrConfig", err)
 	}
 	n, err := NewNode(Config{SelfURL: "a", Peers: []string{"a"}, Stream: true}, func(Config, *cache.Registry, cache.PeerPicker) error { return nil },
 		&Options{Peers: PeerOptions{Client: &fakeInvoke{}}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil || n.Config.MaxValueBytes != maxStreamValueBytes {
+	if err != nil || n.Config.Cluster.MaxValueBytes != maxStreamValueBytes {
 		t.Fatalf("NewNode stream: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
@@ -105,7 +106,7 @@ func TestEventKinds(t *testing.T) {
 
 func TestHandlerBasePathErrors(t *testing.T) {
 	for _, base := range []string{"prod", "/prod/", "/p?x"} {
-		cfg := Config{SelfURL: "a", Peers: []string{"a"}, BasePath: base}
+		cfg := Config{SelfURL: "a", Peers: []string{"a"}, Cluster: nethttp.Cluster{BasePath: base}}
 		setup := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
 		if _, err := NewNode(cfg, setup, &Options{Logger: slog.New(slog.DiscardHandler)}); !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("BasePath %q: %v, want cache.ErrConfig", base, err)

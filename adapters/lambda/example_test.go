@@ -62,7 +62,7 @@ func ExampleConfigFromEnv() {
 		"GEECACHE_INVOKE_MODE": "RESPONSE_STREAM",
 	}
 	cfg, err := lambda.ConfigFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	fmt.Println(len(cfg.Peers), cfg.Stream, cfg.CacheBytes, cfg.MaxValueBytes, err)
+	fmt.Println(len(cfg.Peers), cfg.Stream, cfg.CacheBytes, cfg.Cluster.MaxValueBytes, err)
 
 	_, err = lambda.ConfigFromEnv(func(string) (string, bool) { return "", false })
 	fmt.Println(err)

@@ -38,7 +38,7 @@ func TestRemoveAndSetInAMixedCluster(t *testing.T) {
 	noHedge := cache.PeerPolicy{NoHedge: true} // the test counts who loads a key
 
 	var lambdaGroup *cache.Group
-	cfg := Config{SelfURL: urls[0], Peers: urls, Secret: []byte(secret)}
+	cfg := Config{SelfURL: urls[0], Peers: urls, Cluster: nethttp.Cluster{Secret: []byte(secret)}}
 	n, err := NewNode(cfg, func(cfg Config, reg *cache.Registry, peers cache.PeerPicker) error {
 		lambdaGroup, err = reg.NewGroup("scores", 1<<20, src(0), &cache.GroupOptions{Peers: peers, Logger: quiet, PeerPolicy: noHedge})
 		return err
@@ -49,7 +49,7 @@ func TestRemoveAndSetInAMixedCluster(t *testing.T) {
 	serveNode(t, lambdaLn, n)
 
 	reg := cache.NewRegistry()
-	pool, err := nethttp.NewPool(urls[1], reg, &nethttp.PoolOptions{Secret: []byte(secret), MaxValueBytes: maxValueBytes, Logger: quiet})
+	pool, err := nethttp.NewPool(urls[1], reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte(secret), MaxValueBytes: maxValueBytes}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

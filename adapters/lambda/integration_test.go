@@ -175,8 +175,7 @@ func TestRIEMixedCluster(t *testing.T) {
 		})
 	}
 	reg := cache.NewRegistry()
-	pool, err := nethttp.NewPool(nodes[0], reg, &nethttp.PoolOptions{Secret: []byte(secret), MaxValueBytes: maxValueBytes,
-		Logger: slog.New(slog.DiscardHandler)})
+	pool, err := nethttp.NewPool(nodes[0], reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte(secret), MaxValueBytes: maxValueBytes}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

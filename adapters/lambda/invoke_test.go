@@ -55,7 +55,7 @@ func handlerInvoke(t *testing.T, h *handler, stream bool) func(in *awsl.InvokeIn
 
 func newTestPeers(t *testing.T, api InvokeAPI, o PeersOptions) *Peers {
 	t.Helper()
-	o.Peers.Client, o.Secret, o.Logger = api, []byte("k"), slog.New(slog.DiscardHandler)
+	o.Peers.Client, o.Cluster.Secret, o.Logger = api, []byte("k"), slog.New(slog.DiscardHandler)
 	p, err := NewPeers("", &o)
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestPeersNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "[arn:aws:lambda:us-east-1:123456789012:function:c http://h node-a node-b:live]"
-	if got := fmt.Sprint(p.peers.Addrs()); got != want {
+	if got := fmt.Sprint(p.Addrs()); got != want {
 		t.Errorf("Peers = %v, want %s", got, want)
 	}
 	if _, err := NewPeers("not a name", &PeersOptions{Peers: PeerOptions{Client: &fakeInvoke{}}}); !errors.Is(err, cache.ErrConfig) {
@@ -207,8 +207,8 @@ func TestPeersDefaultClient(t *testing.T) {
 	if err := p.Set("http://127.0.0.1:1", "http://127.0.0.1:2"); err != nil {
 		t.Fatalf("URLs only, no region: %v", err)
 	}
-	if err := p.Set("http://127.0.0.1:1", "node-b"); !errors.Is(err, cache.ErrConfig) || len(p.peers.Addrs()) != 2 || p.peers.Addrs()[1] != "http://127.0.0.1:2" {
-		t.Fatalf("function without a region: %v, peers %v", err, p.peers.Addrs())
+	if err := p.Set("http://127.0.0.1:1", "node-b"); !errors.Is(err, cache.ErrConfig) || len(p.Addrs()) != 2 || p.Addrs()[1] != "http://127.0.0.1:2" {
+		t.Fatalf("function without a region: %v, peers %v", err, p.Addrs())
 	}
 	t.Setenv("AWS_REGION", "eu-west-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")

@@ -107,33 +107,35 @@ func TestNewNodeSetupErrors(t *testing.T) {
 	}
 	ok := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
 	n, err := NewNode(cfg, ok, nil)
-	if err != nil || n.Config.MaxValueBytes != maxValueBytes {
-		t.Errorf("zero MaxValueBytes: %v, %d", err, n.Config.MaxValueBytes)
+	if err != nil || n.Config.Cluster.MaxValueBytes != maxValueBytes {
+		t.Errorf("zero MaxValueBytes: %v, %d", err, n.Config.Cluster.MaxValueBytes)
 	}
 }
 
 // A Lambda node and a net/http node given the same ring options agree on
-// every owner: the Lambda node builds its peers with nethttp.Pool, so no
-// option is lost on the way.
+// every owner: both place keys with a picker.Peers built from the same
+// nethttp.Cluster, so no option is lost on the way.
 func TestLambdaAndNetHTTPNodesAgreeOnOwners(t *testing.T) {
 	urls := []string{"https://a.lambda-url.eu-west-1.on.aws", "https://b.lambda-url.eu-west-1.on.aws", "http://10.0.0.3:8001"}
 	cfg := Config{SelfURL: urls[0], Peers: urls}
 	ok := func(Config, *cache.Registry, cache.PeerPicker) error { return nil }
-	for _, ring := range []nethttp.PoolOptions{{}, {Replicas: 3, Hash: picker.CRC32}} {
-		n, err := NewNode(cfg, ok, &Options{Peers: PeerOptions{Replicas: ring.Replicas, Hash: ring.Hash}, Logger: slog.New(slog.DiscardHandler)})
+	for _, ring := range []nethttp.Cluster{{}, {Replicas: 3, Hash: picker.CRC32}} {
+		cfg.Cluster = ring
+		n, err := NewNode(cfg, ok, &Options{Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ring.Logger = slog.New(slog.DiscardHandler)
-		pool, err := nethttp.NewPool(urls[2], cache.NewRegistry(), &ring)
+		pool, err := nethttp.NewPool(urls[2], cache.NewRegistry(), &nethttp.PoolOptions{Cluster: ring, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := pool.Set(urls...); err != nil {
 			t.Fatal(err)
 		}
-		def, _ := picker.NewPeers("", nil, nil) // the default ring
-		def.Set(urls...)
+		def, _ := picker.NewPeers("", nil, &picker.Options{Logger: slog.New(slog.DiscardHandler)}) // the default ring
+		if err := def.Set(urls...); err != nil {
+			t.Fatal(err)
+		}
 		differs := 0
 		for i := range 2000 {
 			k := fmt.Sprintf("key-%d", i)

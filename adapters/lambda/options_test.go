@@ -58,7 +58,7 @@ func serveEvent(t *testing.T, n *Node, path string, hdr http.Header) *events.Lam
 func TestNodeMaxSkew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		secret := []byte("k")
-		cfg := Config{SelfURL: "node-a", Peers: []string{"node-a"}, Secret: secret}
+		cfg := Config{SelfURL: "node-a", Peers: []string{"node-a"}, Cluster: nethttp.Cluster{Secret: secret}}
 		quiet := slog.New(slog.DiscardHandler)
 		lenient, err := NewNode(cfg, scoresSetup, &Options{Logger: quiet, MaxSkew: time.Minute})
 		if err != nil {
@@ -97,7 +97,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // A Lambda node reaches a peer named by URL through PeerOptions.Transport,
-// under PeerOptions.BasePath; Node.Config holds the peer's name as the ring
+// under Config.Cluster.BasePath; Node.Config holds the peer's name as the ring
 // knows it (normalised), which is what Peers.Owner returns. A key the URL
 // peer's source does not have is not found there, and the node says so
 // without loading it.
@@ -112,7 +112,7 @@ func TestNodeReachesURLPeersWithPeerOptions(t *testing.T) {
 	if _, err := peerReg.NewGroup("scores", 1<<20, fromPeer, nil); err != nil {
 		t.Fatal(err)
 	}
-	h, err := nethttp.NewPool("", peerReg, &nethttp.PoolOptions{BasePath: "/cache", Logger: slog.New(slog.DiscardHandler)}) // serves only
+	h, err := nethttp.NewPool("", peerReg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{BasePath: "/cache"}, Logger: slog.New(slog.DiscardHandler)}) // serves only
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +123,9 @@ func TestNodeReachesURLPeersWithPeerOptions(t *testing.T) {
 	tr := &countingTransport{base: base}
 
 	given := strings.Replace(srv.URL, "http://", "HTTP://", 1) + "/"
-	cfg := Config{SelfURL: "node-a", Peers: []string{"node-a", given}}
+	cfg := Config{SelfURL: "node-a", Peers: []string{"node-a", given}, Cluster: nethttp.Cluster{BasePath: "/cache"}}
 	n, err := NewNode(cfg, scoresSetup, &Options{Logger: slog.New(slog.DiscardHandler),
-		Peers: PeerOptions{Transport: tr, BasePath: "/cache"}})
+		Peers: PeerOptions{Transport: tr}})
 	if err != nil {
 		t.Fatal(err)
 	}

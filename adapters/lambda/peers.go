@@ -1,7 +1,6 @@
 package lambda
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -17,17 +16,14 @@ import (
 	"github.com/geecache/geecache/picker"
 )
 
-// PeerOptions says how a program reaches the peers of a cluster and
-// places keys on them. A Lambda node takes it as Options.Peers, a Peers as
-// PeersOptions.Peers; every field is read by both. As everywhere in
-// GeeCache, the zero value of a field means its default.
+// PeerOptions says how a program reaches the peers of a cluster. A
+// Lambda node takes it as Options.Peers, a Peers as PeersOptions.Peers;
+// every field is read by both. What every node of a cluster must share
+// (the ring's Replicas and Hash, the BasePath URL peers are asked under,
+// the Secret) is a nethttp.Cluster, in Config.Cluster or
+// PeersOptions.Cluster. As everywhere in GeeCache, the zero value of a
+// field means its default.
 type PeerOptions struct {
-	// Replicas and Hash configure the consistent-hash ring (see
-	// picker.Options). Every node of a cluster, of any binding, must use
-	// the same, as with nethttp.PoolOptions, so that they agree on owners.
-	Replicas int
-	Hash     picker.Hash
-
 	// Timeout bounds one request to a peer, of either kind; 0 means
 	// 10 s (as for a nethttp.Pool), and a negative value is an error. A
 	// caller's context with a sooner deadline wins. When it expires the
@@ -38,12 +34,6 @@ type PeerOptions struct {
 	// to peers; a Lambda node also extracts it from the requests it
 	// serves.
 	Propagator protocol.Propagator
-
-	// BasePath is the escaped path prefix under which the peers named by
-	// URL serve the protocol (see nethttp.ClientOptions.BasePath), such as
-	// "/cache" for net/http nodes; "" for Function URLs, which serve it at
-	// the root.
-	BasePath string
 
 	// Transport sends the requests to peers named by URL. Nil means one
 	// transport from nethttp.NewTransport, whose idle connections
@@ -72,14 +62,15 @@ type PeerOptions struct {
 // Config, and the PeerOptions. The conventions are those of PeerOptions;
 // a nil pointer means all defaults.
 type PeersOptions struct {
-	// Secret, if not empty, signs every request to a peer and checks
-	// every answer (as nethttp.ClientOptions.Secret). Not needed between
-	// nodes named by function: IAM authenticates them.
-	Secret []byte
-
-	// MaxValueBytes is the largest value read from a peer; 0 means
-	// 64 MiB, the protocol's default.
-	MaxValueBytes int64
+	// Cluster is what every node of the cluster, of any binding, is given
+	// alike: the ring's Replicas and Hash; the BasePath under which peers
+	// named by URL are asked ("" for Function URLs, which serve at the
+	// root, unless their Config.Cluster.BasePath names the same prefix);
+	// the Secret that signs every request to a peer and checks every
+	// answer (not needed between nodes named by function: IAM
+	// authenticates them); the largest value read from a peer,
+	// MaxValueBytes (0 means 64 MiB).
+	Cluster nethttp.Cluster
 
 	// Qualifier, if set, is the version or alias invoked on every peer
 	// named by function (for example "live"). A peer named
@@ -98,26 +89,28 @@ type PeersOptions struct {
 	// slog.Default().
 	Logger *slog.Logger
 
-	// Peers says how the peers are reached and keys placed.
+	// Peers says how the peers are reached.
 	Peers PeerOptions
 }
 
 // Peers is a cache.PeerPicker for clusters of Lambda functions, net/http
-// nodes, or both: a consistent-hash ring (package picker, with the ring
-// options of nethttp.Pool) whose members are named either by a function
-// name or ARN, fetched from through the Lambda Invoke API, or by an
-// http(s) base URL (a net/http node, or a Function URL),
-// fetched from with a nethttp.Client. Every node of a cluster is given the
-// same list of names. A net/http node uses a Peers as its groups' picker
-// to reach Lambda peers, and serves its own peers as usual (a nethttp.Pool).
-// It is safe for concurrent use, including Set while keys are picked.
+// nodes, or both: a picker.Peers (the consistent-hash ring every binding
+// uses, embedded: Set, Owner, Self and Addrs are its) whose members are
+// named either by a function name or ARN, fetched from through the Lambda
+// Invoke API, or by an http(s) base URL (a net/http node, or a Function
+// URL), fetched from with a nethttp.Client. Every node of a cluster is
+// given the same list of names. Set normalises URLs as nethttp.Pool does
+// and takes function names as they are; if any name is invalid, or the
+// default Lambda client cannot be made (no region in the environment),
+// it returns an error wrapping cache.ErrConfig and keeps the old list. A
+// net/http node uses a Peers as its groups' picker to reach Lambda peers,
+// and serves its own peers as usual (a nethttp.Pool). It is safe for
+// concurrent use, including Set while keys are picked.
 type Peers struct {
-	self  string
-	peers *picker.Peers
-	rt    http.RoundTripper // the transport NewPeers made, or nil
-	log   *slog.Logger
+	*picker.Peers
+	rt http.RoundTripper // the transport NewPeers made, or nil
 
-	mu  sync.Mutex // serialises Set
+	mu  sync.Mutex // guards api
 	api InvokeAPI  // PeerOptions.Client, or the default made by Set
 }
 
@@ -146,8 +139,8 @@ func normalizeName(s string) (string, error) {
 // no keys). Until Set is called the node owns every key. opts may be nil.
 // If opts.Peers.Client is nil, the first Set that lists a peer named by
 // function makes one (see PeerOptions.Client).
-// It fails, with an error wrapping cache.ErrConfig (or protocol.ErrConfig), for a
-// name or options that cannot work.
+// It fails, with an error wrapping cache.ErrConfig, for a name or options
+// that cannot work.
 func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 	var o PeersOptions
 	if opts != nil {
@@ -159,9 +152,6 @@ func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 			return nil, err
 		}
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
 	po := o.Peers
 	switch {
 	case po.Timeout < 0:
@@ -169,71 +159,64 @@ func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 	case po.Timeout == 0:
 		po.Timeout = peerhttp.Timeout
 	}
-	p := &Peers{self: self, log: o.Logger}
+	if err := checkBasePath(o.Cluster.BasePath); err != nil {
+		return nil, err
+	}
+	proto, err := protocol.NewClient(&protocol.ClientOptions{Secret: o.Cluster.Secret, MaxValueBytes: o.Cluster.MaxValueBytes, Propagator: po.Propagator})
+	if err != nil {
+		return nil, err
+	}
+	p := &Peers{api: po.Client}
 	if po.Transport == nil {
 		p.rt = nethttp.NewTransport()
 		po.Transport = p.rt
 	}
-	co := nethttp.ClientOptions{BasePath: po.BasePath, Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
+	co := nethttp.ClientOptions{BasePath: o.Cluster.BasePath, Secret: o.Cluster.Secret, MaxValueBytes: o.Cluster.MaxValueBytes,
 		Timeout: po.Timeout, Transport: po.Transport, Propagator: po.Propagator}
-	if _, err := nethttp.NewClient("http://localhost", &co); err != nil { // checks the options
-		return nil, err
-	}
-	proto, err := protocol.NewClient(&protocol.ClientOptions{Secret: o.Secret, MaxValueBytes: o.MaxValueBytes, Propagator: po.Propagator})
-	if err != nil {
-		return nil, err
-	}
 	inv := invokeConfig{qualifier: o.Qualifier, resolve: o.Resolve}
-	p.api = po.Client
+	// normalize checks a name for the ring and, the first time a peer
+	// named by function is listed, makes the default Lambda client, so
+	// that Set fails (and keeps the old list) when it cannot be made.
+	normalize := func(name string) (string, error) {
+		s, err := normalizeName(name)
+		if err != nil || strings.Contains(s, "://") || s == self {
+			return s, err
+		}
+		return s, p.defaultAPI()
+	}
 	newGetter := func(name string) cache.PeerGetter {
 		if !strings.Contains(name, "://") {
-			return newInvokeClient(name, p.api, inv, proto, po.Timeout) // Set made p.api
+			return newInvokeClient(name, p.invokeAPI(), inv, proto, po.Timeout) // normalize made it
 		}
 		c, err := nethttp.NewClient(name, &co)
-		if err != nil { // not reached: names and options are checked
-			p.log.Error("geecache: peer client", "peer", name, "err", err)
+		if err != nil { // not reached: the name and the options are checked
 			return nil
 		}
 		return c
 	}
-	p.peers, err = picker.NewPeers(self, newGetter, &picker.Options{Replicas: po.Replicas, Hash: po.Hash})
+	p.Peers, err = picker.NewPeers(self, newGetter, &picker.Options{Replicas: o.Cluster.Replicas, Hash: o.Cluster.Hash,
+		Normalize: normalize, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// Set replaces the peer list with names (function names or ARNs, and
-// http(s) base URLs; listing self too is recommended, so that every node
-// gets the same list). URLs are normalised as nethttp.Pool.Set does. If
-// any name is invalid, or the default Lambda client cannot be made (no
-// region in the environment), Set returns an error wrapping cache.ErrConfig and
-// keeps the old list.
-func (p *Peers) Set(names ...string) error {
+// invokeAPI returns the Lambda client of peers named by function.
+func (p *Peers) invokeAPI() InvokeAPI {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	norm := make([]string, 0, len(names))
-	for _, n := range names {
-		s, err := normalizeName(n)
-		if err != nil {
-			return err
-		}
-		norm = append(norm, s)
-		if p.api == nil && !strings.Contains(s, "://") && s != p.self {
-			if err := p.defaultAPI(); err != nil {
-				return err
-			}
-		}
-	}
-	p.peers.Set(norm...)
-	p.log.LogAttrs(context.Background(), slog.LevelInfo, "geecache: peers set",
-		slog.String("self", p.self), slog.Any("peers", p.peers.Addrs()))
-	return nil
+	return p.api
 }
 
 // defaultAPI makes the Lambda client of peers named by function when
 // PeerOptions.Client is nil, the first time one is listed.
 func (p *Peers) defaultAPI() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.api != nil {
+		return nil
+	}
 	rt := p.rt
 	if rt == nil { // the given Transport may sign for URLs: not for the API
 		rt = nethttp.NewTransport() // closed by Close, through the client
@@ -245,21 +228,6 @@ func (p *Peers) defaultAPI() error {
 	p.api = c
 	return nil
 }
-
-// PickPeer returns the getter of the peer that owns key, or ok == false
-// if this node owns it. It implements cache.PeerPicker.
-func (p *Peers) PickPeer(key string) (cache.PeerGetter, bool) { return p.peers.PickPeer(key) }
-
-// PeerGetters returns the getters of every peer but this node. It
-// implements cache.PeerLister, so that Group.Remove and Group.Set reach
-// every node.
-func (p *Peers) PeerGetters() []cache.PeerGetter { return p.peers.PeerGetters() }
-
-// Owner returns the name of the node that owns key (self included), as
-// the ring knows it: a function name as given, a URL normalised as every
-// binding does (scheme and host in lower case, no default port, no
-// trailing "/"; Node.Config holds a node's names so).
-func (p *Peers) Owner(key string) string { return p.peers.Owner(key) }
 
 // Close closes the idle connections of the transport that NewPeers made
 // for peers named by URL (if PeerOptions.Transport was nil) and of the

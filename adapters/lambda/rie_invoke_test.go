@@ -101,7 +101,7 @@ func TestRIEInvokeMixedCluster(t *testing.T) {
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	peers, err := NewPeers(self, &PeersOptions{
-		Logger: quiet, MaxValueBytes: maxValueBytes,
+		Logger: quiet, Cluster: nethttp.Cluster{MaxValueBytes: maxValueBytes},
 		Peers: PeerOptions{Client: sdkClient(t)},
 		Resolve: func(n string) (string, string) {
 			return "function", endpoint[n]
@@ -126,7 +126,7 @@ func TestRIEInvokeMixedCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h, err := nethttp.NewPool("", reg, &nethttp.PoolOptions{Logger: quiet, MaxValueBytes: maxValueBytes}) // serves only
+	h, err := nethttp.NewPool("", reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{MaxValueBytes: maxValueBytes}, Logger: quiet}) // serves only
 	if err != nil {
 		t.Fatal(err)
 	}

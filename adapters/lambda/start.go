@@ -66,9 +66,9 @@ type Options struct {
 	// default.
 	MaxSkew time.Duration
 
-	// Peers says how the node reaches its peers and places keys (every
-	// node of a cluster must use the same Replicas and Hash). Its
-	// Propagator also extracts context from the requests the node serves.
+	// Peers says how the node reaches its peers (what every node of a
+	// cluster must share is in Config.Cluster). Its Propagator also
+	// extracts context from the requests the node serves.
 	Peers PeerOptions
 }
 
@@ -84,8 +84,8 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if limit := cfg.valueCap(); cfg.MaxValueBytes <= 0 || cfg.MaxValueBytes > limit {
-		cfg.MaxValueBytes = limit
+	if limit := cfg.valueCap(); cfg.Cluster.MaxValueBytes <= 0 || cfg.Cluster.MaxValueBytes > limit {
+		cfg.Cluster.MaxValueBytes = limit
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -110,7 +110,7 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 		po.Transport = sig
 	}
 	reg := cache.NewRegistry()
-	pool, err := NewPeers(cfg.SelfURL, &PeersOptions{Secret: cfg.Secret, MaxValueBytes: cfg.MaxValueBytes,
+	pool, err := NewPeers(cfg.SelfURL, &PeersOptions{Cluster: cfg.Cluster,
 		Qualifier: cfg.Qualifier, Resolve: resolve, Logger: o.Logger, Peers: po})
 	if err != nil {
 		return nil, err
@@ -119,14 +119,14 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if err := pool.Set(names...); err != nil {
 		return nil, err
 	}
-	cfg.SelfURL, cfg.Peers = pool.self, make([]string, len(cfg.Peers))
+	cfg.SelfURL, cfg.Peers = pool.Self(), make([]string, len(cfg.Peers))
 	for i, name := range names {
 		cfg.Peers[i], _ = normalizeName(name) // Set has checked it
 	}
 	// Without a secret, writes are refused unless the user asked for them
 	// unsigned (Config.UnsignedWrites), as where IAM authenticates every
 	// caller before the function runs.
-	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: cfg.Secret, Self: cfg.SelfURL, MaxValueBytes: cfg.MaxValueBytes,
+	srv, err := protocol.NewServer(reg, &protocol.ServerOptions{Secret: cfg.Cluster.Secret, Self: cfg.SelfURL, MaxValueBytes: cfg.Cluster.MaxValueBytes,
 		MaxSkew: o.MaxSkew, HideErrors: !o.ShowErrors, Logger: o.Logger, Propagator: po.Propagator, UnsignedWrites: cfg.UnsignedWrites})
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 	if err := setup(cfg, reg, pool); err != nil {
 		return nil, fmt.Errorf("geecache: lambda node setup: %w", err)
 	}
-	h, err := newHandler(srv, cfg.BasePath)
+	h, err := newHandler(srv, cfg.Cluster.BasePath)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func (n *Node) ServeURL(ctx context.Context, ev *events.LambdaFunctionURLRequest
 // Start does when Config.Stream is set, for URLs configured with that
 // InvokeMode (the function must be built with -tags lambda.norpc or run on
 // a provided.* runtime). The body is sent raw after the Function URL's
-// JSON prelude; a value over the cap of Config.MaxValueBytes is refused
+// JSON prelude; a value over the cap of Config.Cluster.MaxValueBytes is refused
 // with 413 rather than cut off.
 func (n *Node) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
 	return n.h.ServeStream(ctx, ev)
@@ -207,7 +207,7 @@ func Start(ctx context.Context, setup Setup, opts *Options) error {
 	}
 	log.LogAttrs(ctx, slog.LevelInfo, "geecache: lambda node starting",
 		slog.String("self", cfg.SelfURL), slog.Any("peers", n.Config.Peers), slog.String("mode", cfg.mode()),
-		slog.Bool("auth", cfg.Secret != nil), slog.Bool("unsignedWrites", cfg.Secret == nil && cfg.UnsignedWrites),
+		slog.Bool("auth", cfg.Cluster.Secret != nil), slog.Bool("unsignedWrites", cfg.Cluster.Secret == nil && cfg.UnsignedWrites),
 		slog.Int64("cacheBytes", cfg.CacheBytes))
 	if cfg.Stream {
 		awslambda.StartWithOptions(n.ServeStream, awslambda.WithContext(ctx))

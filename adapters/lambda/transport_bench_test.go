@@ -38,7 +38,7 @@ func BenchmarkPeerFetchInvokeVsURL(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(byURL.CloseIdleConnections)
-	peers, err := NewPeers("", &PeersOptions{Logger: quiet, MaxValueBytes: maxValueBytes, Peers: PeerOptions{Client: sdkClient(b)},
+	peers, err := NewPeers("", &PeersOptions{Logger: quiet, Cluster: nethttp.Cluster{MaxValueBytes: maxValueBytes}, Peers: PeerOptions{Client: sdkClient(b)},
 		Resolve: func(string) (string, string) { return "function", "http://" + addr }})
 	if err != nil {
 		b.Fatal(err)

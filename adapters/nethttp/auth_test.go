@@ -28,7 +28,7 @@ func rawGet(t *testing.T, req *http.Request) (int, string) {
 }
 
 func TestAuthOverHTTP(t *testing.T) {
-	nodes := startNodes(t, 1, true, &PoolOptions{Secret: []byte("cluster secret")})
+	nodes := startNodes(t, 1, true, &PoolOptions{Cluster: Cluster{Secret: []byte("cluster secret")}})
 	n := nodes[0]
 	ctx := context.Background()
 
@@ -81,7 +81,7 @@ func TestAuthOverHTTP(t *testing.T) {
 // covers the target's base URL, which each node knows as its Self.
 func TestSignatureBoundToTheTargetNode(t *testing.T) {
 	secret := []byte("cluster secret")
-	nodes := startNodes(t, 2, true, &PoolOptions{Secret: secret})
+	nodes := startNodes(t, 2, true, &PoolOptions{Cluster: Cluster{Secret: secret}})
 	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: secret})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestSecretNeedsSelf(t *testing.T) {
 	}
 	// A client-only pool (no self) with a secret serves nothing: no
 	// request can be signed for it.
-	p, err := NewPool("", reg, &PoolOptions{Secret: []byte("k"), Logger: slog.New(slog.DiscardHandler)})
+	p, err := NewPool("", reg, &PoolOptions{Cluster: Cluster{Secret: []byte("k")}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

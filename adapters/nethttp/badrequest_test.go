@@ -42,7 +42,7 @@ func TestBadEscapeGetsTheProtocolsBadRequest(t *testing.T) {
 	mux.Handle("/_geecache/", newTestPool(t, &PoolOptions{}))
 	routed, _ := serve(t, NewServer("", mux, nil))
 	secret := []byte("0123456789abcdef0123456789abcdef")
-	signed, _ := serve(t, NewServer("", newTestPool(t, &PoolOptions{Secret: secret}), nil))
+	signed, _ := serve(t, NewServer("", newTestPool(t, &PoolOptions{Cluster: Cluster{Secret: secret}}), nil))
 	t.Run("pool", func(t *testing.T) { checkBadEscapes(t, direct, nil) })
 	t.Run("router", func(t *testing.T) { checkBadEscapes(t, routed, nil) })
 	t.Run("signed pool", func(t *testing.T) { checkBadEscapes(t, signed, secret) })

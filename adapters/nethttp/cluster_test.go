@@ -92,7 +92,7 @@ func TestClusterAwkwardKeys(t *testing.T) {
 		t.Run(fmt.Sprintf("auth=%v", auth), func(t *testing.T) {
 			opts := &PoolOptions{}
 			if auth {
-				opts.Secret = []byte("k")
+				opts.Cluster.Secret = []byte("k")
 			}
 			nodes := startNodes(t, 3, true, opts)
 			remote := 0

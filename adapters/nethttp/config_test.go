@@ -30,22 +30,22 @@ func TestPoolRefusesBadConfiguration(t *testing.T) {
 	if err := p.Set("http://127.0.0.1:8001", "HTTP://127.0.0.1:8002/", "http://127.0.0.1:8002"); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Peers(); len(got) != 2 || got[0] != "http://127.0.0.1:8001" || got[1] != "http://127.0.0.1:8002" {
-		t.Fatalf("Peers = %v; want the two nodes, normalised", got)
+	if got := p.Addrs(); len(got) != 2 || got[0] != "http://127.0.0.1:8001" || got[1] != "http://127.0.0.1:8002" {
+		t.Fatalf("Addrs = %v; want the two nodes, normalised", got)
 	}
 	for name, o := range map[string]*PoolOptions{
 		"negative timeout": {Timeout: -1},
-		"bad base path":    {BasePath: "cache/"},
-		"negative size":    {MaxValueBytes: -1},
+		"bad base path":    {Cluster: Cluster{BasePath: "cache/"}},
+		"negative size":    {Cluster: Cluster{MaxValueBytes: -1}},
 		"negative skew":    {MaxSkew: -1},
-		"negative ring":    {Replicas: -1},
+		"negative ring":    {Cluster: Cluster{Replicas: -1}},
 	} {
 		if _, err := NewPool("http://h:1", reg, o); !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("%s: NewPool err = %v; want ErrConfig", name, err)
 		}
 	}
 	// The ring's error has one prefix.
-	if _, err := NewPool("http://h:1", reg, &PoolOptions{Replicas: -1}); !errors.Is(err, cache.ErrConfig) ||
+	if _, err := NewPool("http://h:1", reg, &PoolOptions{Cluster: Cluster{Replicas: -1}}); !errors.Is(err, cache.ErrConfig) ||
 		strings.Count(err.Error(), "geecache: ") != 1 {
 		t.Errorf("Replicas -1: NewPool err = %v; want ErrConfig, one prefix", err)
 	}

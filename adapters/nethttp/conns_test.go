@@ -72,7 +72,7 @@ func newTestPool(t *testing.T, o *PoolOptions) *Pool {
 // ReadTimeout for a caller that never sends it).
 func TestRefusedBodyClosesTheConnection(t *testing.T) {
 	strict, _ := serve(t, NewServer("", newTestPool(t, &PoolOptions{}), nil))
-	lenient, _ := serve(t, NewServer("", newTestPool(t, &PoolOptions{UnsignedWrites: true, MaxValueBytes: 100}), nil))
+	lenient, _ := serve(t, NewServer("", newTestPool(t, &PoolOptions{Cluster: Cluster{MaxValueBytes: 100}, UnsignedWrites: true}), nil))
 	for _, tc := range []struct {
 		name, addr, req, body string
 		status                int

@@ -197,7 +197,7 @@ func TestFetchSetOverOneMiB(t *testing.T) {
 	}
 	// A Pool's clients get the same default transport, with the Pool's
 	// MaxValueBytes.
-	pool, err := NewPool("", cache.NewRegistry(), &PoolOptions{Secret: fetchSecret, MaxValueBytes: limit})
+	pool, err := NewPool("", cache.NewRegistry(), &PoolOptions{Cluster: Cluster{Secret: fetchSecret, MaxValueBytes: limit}})
 	if err != nil {
 		t.Fatal(err)
 	}

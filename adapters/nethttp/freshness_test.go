@@ -17,7 +17,7 @@ import (
 // After a Remove or a Set on any node, a Get on every node returns the new
 // state, and the source is read once, at the owner.
 func TestRemoveAndSetAcrossTheCluster(t *testing.T) {
-	nodes := startNodes(t, 3, true, &PoolOptions{Secret: []byte("k")})
+	nodes := startNodes(t, 3, true, &PoolOptions{Cluster: Cluster{Secret: []byte("k")}})
 	ctx := t.Context()
 	key := "Tom"
 	own := owner(nodes, key)

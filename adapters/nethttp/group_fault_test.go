@@ -25,11 +25,11 @@ func TestBadPeerNeverPoisonsTheGroup(t *testing.T) {
 		"wrong checksum": {answer: rawAnswer("HTTP/1.1 200 OK\nContent-Length: 7\nX-Geecache-Checksum: "+protocol.Checksum([]byte("v:x")), garbage, false)},
 		"forged value, secret": {
 			answer: rawAnswer("HTTP/1.1 200 OK\nContent-Length: 7\nX-Geecache-Checksum: "+protocol.Checksum(garbage), garbage, false),
-			opts:   PoolOptions{Secret: []byte("k")},
+			opts:   PoolOptions{Cluster: Cluster{Secret: []byte("k")}},
 		},
 		"forged not-found, secret": {
 			answer: rawAnswer("HTTP/1.1 404 Not Found\nContent-Length: 10\nX-Geecache-Error: not_found\nX-Geecache-Checksum: "+protocol.Checksum(msg), msg, false),
-			opts:   PoolOptions{Secret: []byte("k")},
+			opts:   PoolOptions{Cluster: Cluster{Secret: []byte("k")}},
 		},
 		"never answers": {answer: hang, opts: PoolOptions{Timeout: 20 * time.Millisecond}},
 	} {

@@ -33,7 +33,7 @@ type handlerOptions struct {
 // constructor fail.
 type ClientOptions struct {
 	// BasePath is the escaped path prefix under which the peer serves the
-	// protocol (see PoolOptions.BasePath).
+	// protocol (see Cluster.BasePath).
 	BasePath string
 
 	// Secret, if not empty, signs every request.
@@ -55,35 +55,52 @@ type ClientOptions struct {
 	Propagator protocol.Propagator
 }
 
-// PoolOptions configures a Pool: the settings of the side that serves its
-// peers, of the Clients it fetches from them with, and of its
-// consistent-hash ring, in one flat struct so that a setting both sides
-// share (BasePath, Secret, MaxValueBytes) is given once. As everywhere in
-// GeeCache (see cache.GroupOptions), the zero value of a field means its
-// default, a nil pointer means all defaults, and a value that cannot work
-// makes the constructor fail. Every node of a cluster needs the same
-// BasePath, Secret, MaxValueBytes, Replicas and Hash.
-type PoolOptions struct {
-	// BasePath is the escaped path prefix under which the protocol is
-	// served and asked for, such as "/cache": the Pool answers
+// Cluster holds the settings every node of a cluster must share, whatever
+// its binding: a Pool takes it as PoolOptions.Cluster (and so does a node
+// served from JavaScript through package adapters/wasmjs), a Lambda node
+// as lambda.Config.Cluster. Nodes that differ in one of them disagree on
+// owners (Replicas, Hash) or refuse each other's requests (BasePath,
+// Secret, MaxValueBytes). As everywhere in GeeCache, the zero value of a
+// field means its default.
+type Cluster struct {
+	// BasePath is the escaped path prefix under which every node serves
+	// the protocol and is asked for it, such as "/cache": a node answers
 	// BasePath+"/_geecache/…". It must start with "/" and not end with
 	// one. "" (the default) serves the protocol at the root.
 	BasePath string
 
 	// Secret turns on peer authentication: every request to a peer is
-	// signed with it, and the Pool refuses peers' requests that are not
-	// (see protocol.ServerOptions).
+	// signed with it and every answer checked, and a request without a
+	// valid, fresh signature is refused (401) before anything is loaded
+	// for it. Empty (the default) leaves authentication off.
 	Secret []byte
 
 	// MaxValueBytes is the largest value sent or read; 0 means 64 MiB.
 	MaxValueBytes int64
 
+	// Replicas is how many points each node gets on the consistent-hash
+	// ring (0 means 1024), and Hash places keys and points on it (nil
+	// means xxHash); see picker.Options.
+	Replicas int
+	Hash     picker.Hash
+}
+
+// PoolOptions configures a Pool: the settings every node shares
+// (Cluster), then those of this node alone, for the side that serves its
+// peers and the Clients it fetches from them with. As everywhere in
+// GeeCache (see cache.GroupOptions), the zero value of a field means its
+// default, a nil pointer means all defaults, and a value that cannot work
+// makes the constructor fail.
+type PoolOptions struct {
+	// Cluster is what every node of the cluster is given alike.
+	Cluster Cluster
+
 	// MaxSkew is how old, or how far in the future, a signed request may
 	// be; 0 means 30 seconds.
 	MaxSkew time.Duration
 
-	// HideErrors sends generic error bodies to callers that did not sign
-	// (see protocol.ServerOptions).
+	// HideErrors sends generic error bodies (no source error text, no
+	// peer address) to callers that did not sign their request.
 	HideErrors bool
 
 	// Timeout bounds one request to a peer (connect, send, wait, read);
@@ -99,33 +116,34 @@ type PoolOptions struct {
 	// transport from NewTransport, whose idle connections Close closes.
 	Transport http.RoundTripper
 
-	// Logger receives rejected requests, load failures and, at debug
-	// level, each choice of owner. Nil means slog.Default().
+	// Logger receives rejected requests, load failures, the changes of
+	// the peer list and, at debug level, each choice of owner. Nil means
+	// slog.Default().
 	Logger *slog.Logger
 
 	// AllowOrigins lists the web origins ("https://app.example.com", or
 	// "*" for any) whose pages may call the node from a browser: the Pool
 	// answers their CORS preflights and lets them read its answers. Nil
 	// (the default) allows none. A browser cannot keep a secret: a node
-	// that browsers call must not rely on Secret.
+	// that browsers call must not rely on Cluster.Secret.
 	AllowOrigins []string
 
-	// UnsignedWrites accepts peers' PUT and DELETE without a Secret (see
-	// protocol.ServerOptions.UnsignedWrites). Off by default.
+	// UnsignedWrites accepts peers' PUT and DELETE without a
+	// Cluster.Secret (their Group.Set and Group.Remove). Off by default:
+	// without a secret anyone who can reach the node could replace or
+	// drop its values, so writes are refused (401).
 	UnsignedWrites bool
-
-	// Replicas and Hash configure the ring (see picker.Options).
-	Replicas int
-	Hash     picker.Hash
 }
 
 func (o *PoolOptions) handler() handlerOptions {
-	return handlerOptions{AllowOrigins: o.AllowOrigins, UnsignedWrites: o.UnsignedWrites, BasePath: o.BasePath, Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
+	c := &o.Cluster
+	return handlerOptions{AllowOrigins: o.AllowOrigins, UnsignedWrites: o.UnsignedWrites, BasePath: c.BasePath, Secret: c.Secret, MaxValueBytes: c.MaxValueBytes,
 		MaxSkew: o.MaxSkew, HideErrors: o.HideErrors, Logger: o.Logger, Propagator: o.Propagator}
 }
 
 func (o *PoolOptions) client() ClientOptions {
-	return ClientOptions{BasePath: o.BasePath, Secret: o.Secret, MaxValueBytes: o.MaxValueBytes,
+	c := &o.Cluster
+	return ClientOptions{BasePath: c.BasePath, Secret: c.Secret, MaxValueBytes: c.MaxValueBytes,
 		Timeout: o.Timeout, Transport: o.Transport, Propagator: o.Propagator}
 }
 

@@ -21,7 +21,7 @@ import (
 // and each error names exactly the hung owner.
 func TestWriteWithHungOwnerPeer(t *testing.T) {
 	const n = 100
-	nodes := startNodes(t, 2, false, &PoolOptions{Secret: []byte("k")})
+	nodes := startNodes(t, 2, false, &PoolOptions{Cluster: Cluster{Secret: []byte("k")}})
 	hung, _ := startHungPeer(t)
 	two := []string{nodes[0].addr, nodes[1].addr}
 	three := append(slices.Clone(two), hung.addr)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/geecache/geecache/adapters/lambda"
 	"github.com/geecache/geecache/adapters/lambda/lambdatest"
+	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
 )
 
@@ -45,7 +46,7 @@ func TestOneTraceCrossesLambdaNodes(t *testing.T) {
 			groups[i] = newGroup(t, reg, "g", tr, peers)
 			return nil
 		}
-		cfg := lambda.Config{SelfURL: urls[i], Peers: urls, Secret: []byte("k"), CacheBytes: 1 << 20}
+		cfg := lambda.Config{SelfURL: urls[i], Peers: urls, Cluster: nethttp.Cluster{Secret: []byte("k")}, CacheBytes: 1 << 20}
 		nodes[i], err = lambda.NewNode(cfg, setup, &lambda.Options{Logger: quiet,
 			Peers: lambda.PeerOptions{Propagator: NewPropagator(nil), Timeout: 10 * time.Second}})
 		if err != nil {

@@ -44,7 +44,7 @@ func TestKeysRoundTripBehindNodeHTTP(t *testing.T) {
 	}
 	defer v.Call("close")
 	base := "http://127.0.0.1:" + strconv.Itoa(v.Get("port").Int())
-	srv, err := nethttp.NewPool(base, reg, &nethttp.PoolOptions{Secret: secret})
+	srv, err := nethttp.NewPool(base, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret}})
 	if err != nil {
 		t.Fatal(err)
 	}

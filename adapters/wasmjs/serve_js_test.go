@@ -59,7 +59,7 @@ func newServer(t *testing.T, withSecret bool) (*nethttp.Pool, *atomic.Int64) {
 	}
 	o := &nethttp.PoolOptions{}
 	if withSecret {
-		o = &nethttp.PoolOptions{Secret: secret}
+		o = &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret}}
 	}
 	srv, err := nethttp.NewPool(self, reg, o)
 	if err != nil {

@@ -65,7 +65,7 @@ func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, ap
 		log := o.log.With("node", addr)
 		// Without a secret the demo's nodes take each other's DELETEs
 		// unsigned: fine on loopback, not on a network others can reach.
-		pool, err := nethttp.NewPool(addr, reg, &nethttp.PoolOptions{Secret: o.secret, Logger: log, UnsignedWrites: len(o.secret) == 0})
+		pool, err := nethttp.NewPool(addr, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: o.secret}, Logger: log, UnsignedWrites: len(o.secret) == 0})
 		if err == nil {
 			err = pool.Set(o.peers...)
 		}

@@ -232,7 +232,7 @@ func startNative(t testing.TB, secret string, delay time.Duration) *nativeNode {
 	n := &nativeNode{url: "http://" + ln.Addr().String(), done: make(chan error, 1)}
 	reg := cache.NewRegistry()
 	quiet := slog.New(slog.DiscardHandler)
-	if n.pool, err = nethttp.NewPool(n.url, reg, &nethttp.PoolOptions{Secret: []byte(secret), Logger: quiet}); err != nil {
+	if n.pool, err = nethttp.NewPool(n.url, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte(secret)}, Logger: quiet}); err != nil {
 		t.Fatal(err)
 	}
 	n.db = seeddb.New(dataset(), delay, quiet)

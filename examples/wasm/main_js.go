@@ -47,7 +47,7 @@ func main() {
 	}
 	stop := make(chan struct{})
 	release := n.export(stop)
-	log.Info("geecache wasm node is ready", "peers", n.pool.Peers())
+	log.Info("geecache wasm node is ready", "peers", n.pool.Addrs())
 	<-stop
 	release()
 	log.Info("geecache wasm node stopped")
@@ -78,7 +78,7 @@ type node struct {
 // set here, the one place the node's protocol is configured.
 func newNode(self string, peers []string, secret []byte, delay time.Duration, log *slog.Logger) (*node, error) {
 	reg := cache.NewRegistry()
-	pool, err := nethttp.NewPool(self, reg, &nethttp.PoolOptions{Secret: secret, Logger: log})
+	pool, err := nethttp.NewPool(self, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret}, Logger: log})
 	if err != nil {
 		return nil, err
 	}

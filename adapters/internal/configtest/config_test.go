@@ -66,7 +66,7 @@ func TestEveryConstructorWrapsErrConfig(t *testing.T) {
 			return err
 		}},
 		{"nethttp.NewPool relative BasePath", func() error {
-			_, err := nethttp.NewPool("http://127.0.0.1:1", cache.NewRegistry(), &nethttp.PoolOptions{BasePath: "cache"})
+			_, err := nethttp.NewPool("http://127.0.0.1:1", cache.NewRegistry(), &nethttp.PoolOptions{Cluster: nethttp.Cluster{BasePath: "cache"}})
 			return err
 		}},
 		{"nethttp.Pool.Set without scheme", func() error { return pool.Set("localhost:8001") }},
