@@ -13,21 +13,23 @@
 //     default), Node.ServeStream for RESPONSE_STREAM (Config.Stream).
 //     Buffered responses carry the value base64 with IsBase64Encoded, so
 //     any bytes survive; a value that would not fit the 6 MiB response
-//     (about 4.5 MB of value, see Config.MaxValueBytes) is refused with
+//     (about 4.5 MB of value, see Config.Cluster) is refused with
 //     413 rather than cut off. Streamed responses carry it raw, up to
 //     about 200 MB (Lambda's documented maximum for a streamed response,
 //     the first 6 MB at full speed and the rest at up to 2 MB/s:
 //     https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html).
-//     Config.BasePath strips a prefix such as an API Gateway stage;
+//     Config.Cluster.BasePath strips a prefix such as an API Gateway stage;
 //     API Gateway HTTP API events, whose rawPath arrives decoded, are told
 //     apart by their requestContext.domainName and escaped again, so a key
 //     is never read as another.
-//   - Peers is the peer picker: a consistent-hash ring (built as
-//     nethttp.Pool's, so every kind of node agrees on owners) whose members
-//     are function names or ARNs, fetched from through the Invoke API, or
-//     http(s) URLs, fetched from with a nethttp.Client. PeerOptions says
-//     how they are reached (the same struct in a node's Options and in
-//     PeersOptions).
+//   - Peers is the peer picker: a picker.Peers, the peer set of every
+//     binding (a nethttp.Pool has one too, so every kind of node given the
+//     same nethttp.Cluster agrees on owners), whose members are function
+//     names or ARNs, fetched from through the Invoke API, or http(s) URLs,
+//     fetched from with a nethttp.Client. What every node shares is a
+//     nethttp.Cluster (Config.Cluster, PeersOptions.Cluster); PeerOptions
+//     says how this node reaches its peers (the same struct in a node's
+//     Options and in PeersOptions).
 //     Peers named by function need no URL and no shared secret: IAM
 //     authenticates the caller (lambda:InvokeFunction on the peer), and the
 //     names are known before a deploy. A net/http node uses a Peers to
@@ -59,7 +61,9 @@
 // # Configuration
 //
 // Start reads these environment variables (ConfigFromEnv) into the Config
-// fields of the same names (GEECACHE_INVOKE_MODE sets Config.Stream,
+// fields of the same names (GEECACHE_SECRET, GEECACHE_MAX_VALUE_BYTES and
+// GEECACHE_BASE_PATH into Config.Cluster, the settings every node of the
+// cluster shares; GEECACHE_INVOKE_MODE sets Config.Stream,
 // GEECACHE_URL_AUTH Config.URLAuthIAM, GEECACHE_LOCAL_ENDPOINTS
 // Config.Endpoints):
 //
@@ -78,6 +82,7 @@
 //	                                   or 199991808 in RESPONSE_STREAM mode)
 //	GEECACHE_INVOKE_MODE     optional  BUFFERED (default) or RESPONSE_STREAM, as the URL is configured
 //	GEECACHE_BASE_PATH       optional  path prefix before /_geecache/, such as an API Gateway stage
+//	                                   (peers named by URL are asked under it too)
 //	GEECACHE_URL_AUTH        optional  NONE (default) or AWS_IAM: sign requests to peers named by URL
 //	                                   (Function URLs with AuthType AWS_IAM) with SigV4
 //	GEECACHE_LOCAL_ENDPOINTS optional  local runs only: name=URL pairs, the emulator serving each peer

@@ -13,18 +13,19 @@
 //     cache.ErrIntegrity) before a value is returned.
 //   - Pool, the seed GeeCache's HTTPPool made production-grade: an
 //     http.Handler that answers peer requests for the groups of a
-//     cache.Registry (mount it at the root, under PoolOptions.BasePath, or
+//     cache.Registry (mount it at the root, under Cluster.BasePath, or
 //     behind http.StripPrefix) and a cache.PeerPicker (a consistent-hash
-//     ring from package picker) in one value, whose peer list can be
-//     replaced at run time with Set. A node that only serves is a Pool
-//     whose list is never set; a node that only asks, one with no self.
+//     ring, the picker.Peers every binding uses, embedded) in one value,
+//     whose peer list can be replaced at run time with Set. A node that
+//     only serves is a Pool whose list is never set; a node that only
+//     asks, one with no self.
 //   - NewServer, an http.Server with the timeouts peer traffic needs, and
 //     StatsHandler, the groups' Stats as JSON for operators.
 //
 // A node serves and calls its peers like this:
 //
 //	reg := cache.NewRegistry()
-//	pool, err := nethttp.NewPool("http://10.0.0.1:8001", reg, &nethttp.PoolOptions{Secret: secret})
+//	pool, err := nethttp.NewPool("http://10.0.0.1:8001", reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret}})
 //	if err != nil { ... }
 //	defer pool.Close()
 //	err = pool.Set("http://10.0.0.1:8001", "http://10.0.0.2:8001", "http://10.0.0.3:8001")
@@ -44,11 +45,13 @@
 // that does not apply to it a compile error rather than a setting silently
 // ignored. Peer URLs are normalised (scheme and host in lower case, no
 // default port, no trailing "/"), so that every node places "http://H:80/"
-// and "http://h" on the ring as the same node; Pool.Self and Pool.Peers
+// and "http://h" on the ring as the same node; Pool.Self and Pool.Addrs
 // return the normalised forms.
 //
-// Every node of a cluster must be given the same peer list, BasePath,
-// Secret, MaxValueBytes, Replicas and Hash.
+// Every node of a cluster must be given the same peer list and the same
+// Cluster (BasePath, Secret, MaxValueBytes, Replicas and Hash): a
+// PoolOptions holds it as PoolOptions.Cluster, beside the settings of the
+// node alone, and a Lambda node as lambda.Config.Cluster.
 //
 // # WebAssembly
 //
