@@ -1,6 +1,7 @@
 package lambda
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -261,4 +262,55 @@ func TestPeersCloseClosesClientIdleConnections(t *testing.T) {
 	get() // still usable
 	_ = p.Close()
 	<-closed
+}
+
+// The fields of Config.Cluster are each read by a node: Secret (an
+// unsigned request is refused), MaxValueBytes (a larger value is refused),
+// BasePath (a request under it is served; the URL peers are asked under
+// it, TestNodeReachesURLPeersWithPeerOptions); Replicas and Hash place
+// keys as a net/http node given the same Cluster does
+// (TestLambdaAndNetHTTPNodesAgreeOnOwners).
+func TestNodeClusterFieldsAreRead(t *testing.T) {
+	quiet := &Options{Logger: slog.New(slog.DiscardHandler)}
+	get := func(c nethttp.Cluster, path string) int {
+		t.Helper()
+		n, err := NewNode(Config{SelfURL: "node-a", Peers: []string{"node-a"}, Cluster: c}, scoresSetup, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(n.Close)
+		return serveEvent(t, n, path, http.Header{"X-Geecache-Peer": {"1"}}).StatusCode
+	}
+	for _, tc := range []struct {
+		name    string
+		cluster nethttp.Cluster
+		path    string
+		want    int
+	}{
+		{"defaults", nethttp.Cluster{}, "/_geecache/scores/Tom", http.StatusOK},
+		{"Secret, unsigned", nethttp.Cluster{Secret: []byte("k")}, "/_geecache/scores/Tom", http.StatusUnauthorized},
+		{"MaxValueBytes under the value", nethttp.Cluster{MaxValueBytes: 2}, "/_geecache/scores/Tom", http.StatusRequestEntityTooLarge},
+		{"BasePath", nethttp.Cluster{BasePath: "/cache"}, "/cache/_geecache/scores/Tom", http.StatusOK},
+		{"no BasePath", nethttp.Cluster{}, "/cache/_geecache/scores/Tom", http.StatusBadRequest},
+	} {
+		if got := get(tc.cluster, tc.path); got != tc.want {
+			t.Errorf("%s: GET %s answered %d, want %d", tc.name, tc.path, got, tc.want)
+		}
+	}
+}
+
+// PeersOptions.Logger receives the changes of the peer list, with the
+// names as the ring knows them.
+func TestPeersOptionsLoggerIsRead(t *testing.T) {
+	var buf bytes.Buffer
+	p, err := NewPeers("node-a", &PeersOptions{Logger: slog.New(slog.NewTextHandler(&buf, nil)), Peers: PeerOptions{Client: blockingInvoke{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Set("node-a", "HTTP://B:80/"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "peers set") || !strings.Contains(buf.String(), "http://b") {
+		t.Errorf("Logger got %q, want the new list", buf.String())
+	}
 }
