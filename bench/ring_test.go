@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"testing"
 
@@ -171,7 +172,7 @@ func BenchmarkRingBuildVsGroupcache(b *testing.B) {
 				consistenthash.New(gcReplicas, nil).Add(grown...)
 				consistenthash.New(gcReplicas, nil).Add(nodes...)
 			}),
-			build(fmt.Sprintf("geecache-r%d", geeReplicas), func() { base.Set(grown...); base.Set(nodes...) }))
+			build(fmt.Sprintf("geecache-r%d", geeReplicas), func() { _ = base.Set(grown...); _ = base.Set(nodes...) }))
 	})
 }
 
@@ -217,10 +218,17 @@ func BenchmarkRingLookup1M(b *testing.B) {
 // mustRing returns a plain ring of nodes (a picker.Peers without getters
 // or a self of its own) for options known to be valid.
 func mustRing(nodes []string, o *picker.Options) *picker.Peers {
-	r, err := picker.NewPeers("", nil, o)
+	q := picker.Options{}
+	if o != nil {
+		q = *o
+	}
+	q.Logger = slog.New(slog.DiscardHandler) // a ring that logs nothing, as groupcache's
+	r, err := picker.NewPeers("", nil, &q)
 	if err != nil {
 		panic(err)
 	}
-	r.Set(nodes...)
+	if err := r.Set(nodes...); err != nil {
+		panic(err)
+	}
 	return r
 }

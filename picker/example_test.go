@@ -16,10 +16,12 @@ func ExamplePeers_Owner() {
 	if err != nil {
 		panic(err)
 	}
-	ring.Set(nodes...)
+	if err := ring.Set(nodes...); err != nil {
+		panic(err)
+	}
 	// The order of the node list does not matter.
 	same, _ := picker.NewPeers("", nil, nil)
-	same.Set(nodes[2], nodes[0], nodes[1])
+	_ = same.Set(nodes[2], nodes[0], nodes[1])
 	for _, key := range []string{"Tom", "Jack", "Alice"} {
 		owner := ring.Owner(key)
 		fmt.Println(key, "->", owner, owner == same.Owner(key))
@@ -43,7 +45,9 @@ func ExamplePeers() {
 	if err != nil {
 		panic(err)
 	}
-	peers.Set("http://localhost:8001", "http://localhost:8002", "http://localhost:8003")
+	if err := peers.Set("http://localhost:8001", "http://localhost:8002", "http://localhost:8003"); err != nil {
+		panic(err)
+	}
 
 	for _, key := range []string{"Tom", "Alice"} {
 		peer, ok := peers.PickPeer(key)

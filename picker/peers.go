@@ -102,8 +102,10 @@ func (p *Peers) Set(addrs ...string) error {
 	}
 	st := p.snapshot(p.state.Load(), addrs)
 	p.state.Store(st)
-	p.log.LogAttrs(context.Background(), slog.LevelInfo, "geecache: peers set",
-		slog.String("self", p.self), slog.Any("peers", st.ring.nodes))
+	if ctx := context.Background(); p.log.Enabled(ctx, slog.LevelInfo) {
+		p.log.LogAttrs(ctx, slog.LevelInfo, "geecache: peers set",
+			slog.String("self", p.self), slog.Any("peers", st.ring.nodes))
+	}
 	return nil
 }
 

@@ -39,11 +39,13 @@ func checkAll(t *testing.T, c *userClient, nodes []string) {
 }
 
 func owners(nodes []string) *picker.Peers {
-	p, err := picker.NewPeers(nodes[0], func(string) cache.PeerGetter { return nil }, nil)
+	p, err := picker.NewPeers(nodes[0], func(string) cache.PeerGetter { return nil }, &picker.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
 	}
-	p.Set(nodes...)
+	if err := p.Set(nodes...); err != nil {
+		panic(err)
+	}
 	return p
 }
 

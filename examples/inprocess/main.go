@@ -71,12 +71,14 @@ func newCluster(names []string, db *seeddb.DB) ([]*node, error) {
 	for _, n := range nodes {
 		peers, err := picker.NewPeers(n.name, func(addr string) cache.PeerGetter {
 			return inMemoryPeer{target: byName[addr]}
-		}, nil)
+		}, &picker.Options{Logger: quiet})
 		if err != nil {
 			return nil, err
 		}
 		n.peers = peers
-		n.peers.Set(names...)
+		if err := n.peers.Set(names...); err != nil {
+			return nil, err
+		}
 		g, err := n.registry.NewGroup("scores", 1<<20, db.Getter(n.name), &cache.GroupOptions{Peers: n.peers, Logger: quiet})
 		if err != nil {
 			return nil, err

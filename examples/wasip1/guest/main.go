@@ -56,7 +56,9 @@ func init() {
 		initErr = err
 		return
 	}
-	peers.Set(strings.Split(os.Getenv("GEECACHE_PEERS"), ",")...)
+	if initErr = peers.Set(strings.Split(os.Getenv("GEECACHE_PEERS"), ",")...); initErr != nil {
+		return
+	}
 	reg := cache.NewRegistry()
 	scores := getter.Map(map[string]string{"Tom": "630", "Jack": "589", "Sam": "567"})
 	group, initErr = reg.NewGroup("scores", 1<<20, scores, &cache.GroupOptions{Peers: peers})
