@@ -16,7 +16,8 @@ import (
 // Func returns the JavaScript function that answers protocol requests
 // with h (see the package documentation for its arguments and result):
 // the node's nethttp.Pool, which holds the settings the node serves with
-// (Secret, MaxValueBytes, …), given there once. Give it
+// (the nethttp.Cluster every node shares, in PoolOptions.Cluster), given
+// there once. Give it
 // to the host, for example with
 //
 //	js.Global().Set("geecacheServe", wasmjs.Func(pool))
