@@ -41,7 +41,7 @@ const responseOverhead = 8 << 10
 // A handler serves the GeeCache peer protocol to AWS Lambda Function URL
 // events (payload format 2.0), whether they come from a Function URL, from
 // a peer through the Invoke API, or from an API Gateway HTTP API (see
-// Config.BasePath). It only moves requests and responses
+// Config.Cluster.BasePath). It only moves requests and responses
 // between the Lambda event format and a protocol.Server, which does the
 // protocol's work (paths, status codes, authentication, size limit),
 // exactly as for the net/http binding.

@@ -185,6 +185,15 @@ func (n *Node) Close() {
 // Node.ServeURL, or Node.ServeStream when GEECACHE_INVOKE_MODE is
 // RESPONSE_STREAM. ctx is the base context of every invocation.
 //
+// The ring's Replicas and Hash are not in the environment: Start uses the
+// defaults, as a nethttp.Pool does. A cluster with other ones starts its
+// Lambda nodes from a main of its own, with the same Cluster on every node:
+//
+//	cfg, err := lambda.ConfigFromEnv(os.LookupEnv)
+//	cfg.Cluster.Replicas, cfg.Cluster.Hash = 160, picker.CRC32
+//	n, err := lambda.NewNode(cfg, setup, nil)
+//	awslambda.Start(n.ServeURL) // aws-lambda-go's
+//
 // Start returns only an error from before the loop starts (configuration,
 // setup, or ErrNoRuntime outside Lambda); once the loop runs it does not
 // return, and a failure of the runtime API ends the process, as
