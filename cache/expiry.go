@@ -10,7 +10,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/geecache/geecache/cache/internal/lru"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -26,8 +25,7 @@ type freshness struct {
 	ttl, notFoundTTL, stale time.Duration
 	expires                 bool // entries may expire: a TTL is set, or the Getter gives them
 
-	now    func() time.Time // an injected clock, read on every call; nil: coarse
-	coarse coarseClock
+	coarse coarseClock // the clock: time.Now to a millisecond
 
 	// negative marks a cached "not found": its own allocation, so that no
 	// value can share its address.
@@ -39,23 +37,12 @@ type freshness struct {
 func newFreshness(o *GroupOptions, g getter.Getter) freshness {
 	_, ttlGetter := g.(getter.TTLGetter)
 	return freshness{ttl: min(o.TTL, maxTTL), notFoundTTL: min(o.NotFoundTTL, maxTTL), stale: min(o.StaleWhileRevalidate, maxTTL),
-		expires: o.TTL > 0 || o.NotFoundTTL > 0 || ttlGetter || o.Peers != nil, now: o.Now, negative: make([]byte, 0, 1)}
+		expires: o.TTL > 0 || o.NotFoundTTL > 0 || ttlGetter || o.Peers != nil, negative: make([]byte, 0, 1)}
 }
 
-// nanos returns the time now, in Unix nanoseconds: the injected clock's, or
-// the coarse clock's, which a hit can read without a system call.
-func (f *freshness) nanos() int64 {
-	if f.now == nil {
-		return f.coarse.nanos()
-	}
-	return f.injected()
-}
-
-// injected reads the injected clock; apart from nanos, and not inlined
-// into it, so that nanos inlines on the hit path.
-//
-//go:noinline
-func (f *freshness) injected() int64 { return f.now().UnixNano() }
+// nanos returns the time now, in Unix nanoseconds, from the coarse clock,
+// which a hit can read without a system call.
+func (f *freshness) nanos() int64 { return f.coarse.nanos() }
 
 // isFresh reports whether an entry expiring at exp may be served as fresh.
 func (f *freshness) isFresh(exp int64) bool { return exp == 0 || exp > f.nanos() }
@@ -98,48 +85,6 @@ func (f *freshness) expiry(ttl time.Duration) (exp, now int64) {
 	}
 	now = f.nanos()
 	return now + int64(min(ttl, maxTTL)), now
-}
-
-// keep stores the result of a load in c (main or hot) for ttl, unless key
-// changed since gen: a value, or with err (a "not found") the negative
-// marker when ttl is positive.
-func (g *Group) keep(c *lru.Cache, key string, v []byte, ttl time.Duration, err error, gen uint64) (entry, error) {
-	exp, now := g.fresh.expiry(ttl)
-	if err != nil {
-		if exp != 0 {
-			g.mem.add(c, key, g.fresh.negative, gen, exp, now)
-		}
-		return entry{exp: exp}, err
-	}
-	g.mem.add(c, key, v, gen, exp, now)
-	return entry{v, exp}, nil
-}
-
-// get answers a Get whose memory lookup found v expiring at exp (ok), or
-// nothing: a fresh value or cached "not found" at once, a stale one at once
-// while one refresh runs in the background, anything else by a load.
-func (g *Group) get(ctx context.Context, key string, mayForward bool, v []byte, exp int64, ok bool) (entry, error) {
-	if ok {
-		if exp == 0 {
-			return entry{v: v}, nil
-		}
-		now := g.fresh.nanos()
-		if exp > now {
-			e, err := g.fresh.cached(v, exp)
-			if err != nil {
-				err = &Error{Group: g.name, Key: key, Err: err}
-			}
-			return e, err
-		}
-		if now < exp+int64(g.fresh.stale) && !g.fresh.isNotFound(v) {
-			g.counters.staleServes.Add(1)
-			g.refresh(key, mayForward)
-			return entry{v, exp}, nil
-		}
-		g.mem.unhit(key) // found, but not usable: a miss, not a hit
-	}
-	g.counters.misses.Add(1)
-	return g.load(ctx, key, mayForward)
 }
 
 // refreshTimeout bounds a background refresh of a stale value.

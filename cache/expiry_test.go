@@ -11,7 +11,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/clocktest"
 )
 
 // versioned is a source whose values carry a version that the test bumps,
@@ -47,14 +46,27 @@ func (s *versioned) Get(ctx context.Context, key string) ([]byte, error) {
 	return v, err
 }
 
-func newFreshGroup(t *testing.T, src getter.Getter, clock *clocktest.Clock, o cache.GroupOptions) *cache.Group {
+// newFreshGroup is a group for a test in a synctest bubble, whose clock the
+// test moves with time.Sleep.
+func newFreshGroup(t *testing.T, src getter.Getter, o cache.GroupOptions) *cache.Group {
 	t.Helper()
-	o.Logger, o.Now = quiet, clock.Now
+	drainBubble(t)
+	o.Logger = quiet
 	g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// drainBubble lets the bubble's timers run out when t ends (the workers'
+// idle timers, refresh backoffs, the coarse clock), so that its goroutines
+// end: time stands still once the bubble's root goroutine has returned.
+func drainBubble(t *testing.T) {
+	t.Cleanup(func() {
+		time.Sleep(time.Hour)
+		synctest.Wait()
+	})
 }
 
 func mustGet(t *testing.T, g *cache.Group, key, want string) {
@@ -65,69 +77,72 @@ func mustGet(t *testing.T, g *cache.Group, key, want string) {
 }
 
 func TestValuesExpire(t *testing.T) {
-	clock := clocktest.New(time.Unix(1e9, 0))
-	src := &versioned{}
-	g := newFreshGroup(t, src, clock, cache.GroupOptions{TTL: time.Minute})
-	mustGet(t, g, "k", "k@0")
-	src.version.Store(1)
-	clock.Add(59 * time.Second)
-	mustGet(t, g, "k", "k@0") // still fresh
-	clock.Add(2 * time.Second)
-	mustGet(t, g, "k", "k@1") // expired: reloaded
-	if src.loads.Load() != 2 {
-		t.Fatalf("%d loads, want 2", src.loads.Load())
-	}
-	// The Getter's own TTL wins over the group's.
-	src.ttl = 5 * time.Second
-	mustGet(t, g, "other", "other@1")
-	src.version.Store(2)
-	clock.Add(6 * time.Second)
-	mustGet(t, g, "other", "other@2")
+	synctest.Test(t, func(t *testing.T) {
+		src := &versioned{}
+		g := newFreshGroup(t, src, cache.GroupOptions{TTL: time.Minute})
+		mustGet(t, g, "k", "k@0")
+		src.version.Store(1)
+		time.Sleep(59 * time.Second)
+		mustGet(t, g, "k", "k@0") // still fresh
+		time.Sleep(2 * time.Second)
+		mustGet(t, g, "k", "k@1") // expired: reloaded
+		if src.loads.Load() != 2 {
+			t.Fatalf("%d loads, want 2", src.loads.Load())
+		}
+		// The Getter's own TTL wins over the group's.
+		src.ttl = 5 * time.Second
+		mustGet(t, g, "other", "other@1")
+		src.version.Store(2)
+		time.Sleep(6 * time.Second)
+		mustGet(t, g, "other", "other@2")
+	})
 }
 
 func TestNegativeCaching(t *testing.T) {
-	clock := clocktest.New(time.Unix(1e9, 0))
-	src := &versioned{}
-	g := newFreshGroup(t, src, clock, cache.GroupOptions{NotFoundTTL: 10 * time.Second})
-	for range 100 {
-		if _, err := g.Get(t.Context(), "missing"); !errors.Is(err, getter.ErrNotFound) {
-			t.Fatalf("err = %v, want ErrNotFound", err)
+	synctest.Test(t, func(t *testing.T) {
+		src := &versioned{}
+		g := newFreshGroup(t, src, cache.GroupOptions{NotFoundTTL: 10 * time.Second})
+		for range 100 {
+			if _, err := g.Get(t.Context(), "missing"); !errors.Is(err, getter.ErrNotFound) {
+				t.Fatalf("err = %v, want ErrNotFound", err)
+			}
 		}
-	}
-	if src.loads.Load() != 1 {
-		t.Fatalf("100 Gets of a missing key made %d loads; want 1", src.loads.Load())
-	}
-	clock.Add(11 * time.Second)
-	_, _ = g.Get(t.Context(), "missing")
-	if src.loads.Load() != 2 {
-		t.Fatalf("after NotFoundTTL: %d loads; want 2", src.loads.Load())
-	}
-	// Without NotFoundTTL nothing is cached.
-	plain := newFreshGroup(t, src, clock, cache.GroupOptions{})
-	_, _ = plain.Get(t.Context(), "missing")
-	_, _ = plain.Get(t.Context(), "missing")
-	if src.loads.Load() != 4 {
-		t.Fatalf("without NotFoundTTL: %d loads; want 4", src.loads.Load())
-	}
+		if src.loads.Load() != 1 {
+			t.Fatalf("100 Gets of a missing key made %d loads; want 1", src.loads.Load())
+		}
+		time.Sleep(11 * time.Second)
+		_, _ = g.Get(t.Context(), "missing")
+		if src.loads.Load() != 2 {
+			t.Fatalf("after NotFoundTTL: %d loads; want 2", src.loads.Load())
+		}
+		// Without NotFoundTTL nothing is cached.
+		plain := newFreshGroup(t, src, cache.GroupOptions{})
+		_, _ = plain.Get(t.Context(), "missing")
+		_, _ = plain.Get(t.Context(), "missing")
+		if src.loads.Load() != 4 {
+			t.Fatalf("without NotFoundTTL: %d loads; want 4", src.loads.Load())
+		}
+	})
 }
 
 // A peer's "not found" is cached for the lifetime the peer gives it.
 func TestNegativeCachingAcrossTheHop(t *testing.T) {
-	clock := clocktest.New(time.Unix(1e9, 0))
-	calls := 0
-	peer := &ttlPeer{f: func(string) ([]byte, time.Duration, error) {
-		calls++
-		return nil, 5 * time.Second, getter.ErrNotFound
-	}}
-	g := newFreshGroup(t, getter.Map(nil), clock, cache.GroupOptions{Peers: allRemote{peer}})
-	for range 10 {
-		_, _ = g.Get(t.Context(), "missing")
-	}
-	clock.Add(6 * time.Second)
-	_, err := g.Get(t.Context(), "missing")
-	if !errors.Is(err, getter.ErrNotFound) || calls != 2 {
-		t.Fatalf("err %v, %d peer calls; want not found, and 2 calls (one per 5 s)", err, calls)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		peer := &ttlPeer{f: func(string) ([]byte, time.Duration, error) {
+			calls++
+			return nil, 5 * time.Second, getter.ErrNotFound
+		}}
+		g := newFreshGroup(t, getter.Map(nil), cache.GroupOptions{Peers: allRemote{peer}})
+		for range 10 {
+			_, _ = g.Get(t.Context(), "missing")
+		}
+		time.Sleep(6 * time.Second)
+		_, err := g.Get(t.Context(), "missing")
+		if !errors.Is(err, getter.ErrNotFound) || calls != 2 {
+			t.Fatalf("err %v, %d peer calls; want not found, and 2 calls (one per 5 s)", err, calls)
+		}
+	})
 }
 
 type ttlPeer struct {
@@ -146,34 +161,35 @@ func (p *ttlPeer) GetTTL(_ context.Context, _, key string) ([]byte, time.Duratio
 // 1,000 concurrent Gets of a key at its expiry, with a stale window: none
 // waits for the source (which is blocked), and exactly one refresh runs.
 func TestStaleWhileRevalidate(t *testing.T) {
-	clock := clocktest.New(time.Unix(1e9, 0))
-	src := &versioned{}
-	g := newFreshGroup(t, src, clock, cache.GroupOptions{TTL: time.Minute, StaleWhileRevalidate: time.Hour})
-	mustGet(t, g, "k", "k@0")
-	src.version.Store(1)
-	src.block = make(chan struct{})
-	clock.Add(61 * time.Second)
-	var wg sync.WaitGroup
-	var wrong atomic.Int64
-	for range 1000 {
-		wg.Go(func() {
-			if v, err := g.Get(t.Context(), "k"); err != nil || v.String() != "k@0" {
-				wrong.Add(1)
-			}
-		})
-	}
-	wg.Wait() // the source is still blocked: no Get waited for it
-	if wrong.Load() != 0 {
-		t.Fatalf("%d Gets did not get the stale value at once", wrong.Load())
-	}
-	waitFor(t, "the refresh to reach the source", func() bool { return src.loads.Load() == 2 })
-	s := g.Stats()
-	if s.StaleServes != 1000 || s.Refreshes != 1 || src.loads.Load() != 2 {
-		t.Fatalf("stats %+v, loads %d; want 1000 stale serves and one refresh", s, src.loads.Load())
-	}
-	close(src.block)
-	waitFor(t, "the refresh", func() bool { return g.InFlight() == 0 && g.Stats().Main.Items == 1 })
-	waitFor(t, "the refreshed value", func() bool { v, _ := g.Get(t.Context(), "k"); return v.String() == "k@1" })
+	synctest.Test(t, func(t *testing.T) {
+		src := &versioned{}
+		g := newFreshGroup(t, src, cache.GroupOptions{TTL: time.Minute, StaleWhileRevalidate: time.Hour})
+		mustGet(t, g, "k", "k@0")
+		src.version.Store(1)
+		src.block = make(chan struct{})
+		time.Sleep(61 * time.Second)
+		var wg sync.WaitGroup
+		var wrong atomic.Int64
+		for range 1000 {
+			wg.Go(func() {
+				if v, err := g.Get(t.Context(), "k"); err != nil || v.String() != "k@0" {
+					wrong.Add(1)
+				}
+			})
+		}
+		wg.Wait() // the source is still blocked: no Get waited for it
+		if wrong.Load() != 0 {
+			t.Fatalf("%d Gets did not get the stale value at once", wrong.Load())
+		}
+		waitFor(t, "the refresh to reach the source", func() bool { return src.loads.Load() == 2 })
+		s := g.Stats()
+		if s.StaleServes != 1000 || s.Refreshes != 1 || src.loads.Load() != 2 {
+			t.Fatalf("stats %+v, loads %d; want 1000 stale serves and one refresh", s, src.loads.Load())
+		}
+		close(src.block)
+		waitFor(t, "the refresh", func() bool { return g.InFlight() == 0 && g.Stats().Main.Items == 1 })
+		waitFor(t, "the refreshed value", func() bool { v, _ := g.Get(t.Context(), "k"); return v.String() == "k@1" })
+	})
 }
 
 // A failing refresh leaves the stale value served until the window ends,

@@ -5,52 +5,20 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/geecache/geecache/cache/internal/lru"
 	"github.com/geecache/geecache/cache/internal/singleflight"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/internal/progress"
 	"github.com/geecache/geecache/internal/ratelog"
 )
 
-// ErrGetterPanic is wrapped by the error every waiter gets when the load of
-// a key panicked or called runtime.Goexit in the Getter. The panic is
-// recovered and logged with its stack, and the next Get of the key loads it
-// anew. A PeerGetter that panics is a failed peer instead: the panic is
-// logged with its stack and the key is loaded locally.
-var ErrGetterPanic = singleflight.ErrPanic
-
-// A PanicError is what a load that panicked returns to every caller waiting
-// for it, inside an *Error: errors.As(err, &pe) with a *PanicError pe gives
-// the panic's value and the stack of the goroutine that panicked.
-// errors.Is(err, ErrGetterPanic) is true for it.
-type PanicError = singleflight.PanicError
-
-// An Error is the error Get and GetLocal return: the group and key, and the
-// cause (the Getter's error, a peer's answer, ctx's error, or a
-// *PanicError). Use errors.Is on it for the sentinels (getter.ErrNotFound,
-// ErrGetterPanic, context.Canceled) and errors.As for the details.
-type Error struct {
-	Group string
-	Key   string
-	Err   error
-}
-
-// Error returns "geecache: group G, key K: " and the cause (without a
-// "geecache: " of its own).
-func (e *Error) Error() string {
-	return "geecache: group " + strconv.Quote(e.Group) + ", key " + strconv.Quote(e.Key) + ": " + unprefixed(e.Err)
-}
-
-// unprefixed returns err's text without its "geecache: " prefix, if it has
-// one (a transport's error does), so that an error that wraps it says
-// "geecache: " once.
-func unprefixed(err error) string { return strings.TrimPrefix(err.Error(), "geecache: ") }
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
+// This file is the read path, top to bottom: Get and GetLocal, the memory
+// lookup (a hit, a stale value, or a miss), the load through the group's
+// flights (from the owner peer, or from this node's Getter), and keep,
+// which puts the loaded value in memory. The hedge beside a slow fetch is
+// in hedge.go, the clock and TTL arithmetic in expiry.go.
 
 // A Group is a cache namespace: a Getter that loads values, the memory
 // that keeps them, and the peers among which its keys are spread. Groups
@@ -89,17 +57,7 @@ func (g *Group) Name() string { return g.name }
 // wrapping getter.ErrNotFound. Get returns ctx's error as soon as ctx ends;
 // the load goes on for the other callers waiting for it.
 func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
-	if g.tracer != nil {
-		return g.tracedGet(ctx, key, true)
-	}
-	v, exp, ok := g.mem.get(key)
-	// A cached value that never expires (a cached "not found" always
-	// does), or one still fresh by the millisecond clock, read here so
-	// that its fast path inlines.
-	if ok && (exp == 0 || g.fresh.now == nil && exp > g.fresh.coarse.nanos() && !g.fresh.isNotFound(v)) {
-		return ByteView{v}, nil
-	}
-	e, err := g.get(ctx, key, true, v, exp, ok)
+	e, err := g.get(ctx, key, true)
 	return ByteView{e.v}, err
 }
 
@@ -115,53 +73,47 @@ func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 // so that copies on other nodes expire when this node's does.
 func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, time.Duration, error) {
 	g.counters.peerRequests.Add(1)
-	var e entry
-	var err error
-	if g.tracer != nil {
-		e, err = g.traced(ctx, key, false)
-	} else {
-		v, exp, ok := g.mem.get(key)
-		e, err = g.get(ctx, key, false, v, exp, ok)
-	}
+	e, err := g.get(ctx, key, false)
 	return ByteView{e.v}, g.fresh.remaining(e.exp), err
 }
 
-// tracedGet is Get with a Tracer.
-func (g *Group) tracedGet(ctx context.Context, key string, mayForward bool) (ByteView, error) {
-	e, err := g.traced(ctx, key, mayForward)
-	return ByteView{e.v}, err
-}
-
-// traced is get with a Tracer: a hit span, or a miss span around the load.
-func (g *Group) traced(ctx context.Context, key string, mayForward bool) (entry, error) {
+// get answers a Get (mayForward) or a GetLocal from memory when it can: a
+// fresh value, or a cached "not found", is a hit. Anything else is a miss,
+// traced as one step around what follows.
+func (g *Group) get(ctx context.Context, key string, mayForward bool) (entry, error) {
 	v, exp, ok := g.mem.get(key)
 	if ok && g.fresh.isFresh(exp) {
-		_, span := g.tracer.Start(ctx, SpanHit, g.name, key, "")
-		e, err := g.get(ctx, key, mayForward, v, exp, ok)
-		span.End(err)
+		e, err := g.fresh.cached(v, exp)
+		if err != nil {
+			err = &Error{Group: g.name, Key: key, Err: err}
+		}
+		if g.tracer != nil {
+			_, span := g.tracer.Start(ctx, SpanHit, g.name, key, "")
+			span.End(err)
+		}
 		return e, err
 	}
-	ctx, span := g.tracer.Start(ctx, SpanMiss, g.name, key, "")
-	e, err := g.get(ctx, key, mayForward, v, exp, ok)
+	ctx, span := g.step(ctx, SpanMiss, key, nil)
+	e, err := g.miss(ctx, key, mayForward, v, exp, ok)
 	span.End(err)
 	return e, err
 }
 
-// step starts a traced step of a load, or does nothing without a Tracer.
-func (g *Group) step(ctx context.Context, kind SpanKind, key string, peer PeerGetter) (context.Context, Span) {
-	if g.tracer == nil {
-		return ctx, noSpan{}
+// miss answers a Get that memory could not: an expired value (found, ok)
+// still in its stale window is served at once while one refresh runs in
+// the background (see refresh in expiry.go); anything else is loaded.
+func (g *Group) miss(ctx context.Context, key string, mayForward bool, v []byte, exp int64, found bool) (entry, error) {
+	if found {
+		if g.fresh.nanos() < exp+int64(g.fresh.stale) && !g.fresh.isNotFound(v) {
+			g.counters.staleServes.Add(1)
+			g.refresh(key, mayForward)
+			return entry{v, exp}, nil
+		}
+		g.mem.unhit(key) // found, but not usable: a miss, not a hit
 	}
-	addr := ""
-	if a, ok := peer.(interface{ Addr() string }); ok {
-		addr = a.Addr()
-	}
-	return g.tracer.Start(ctx, kind, g.name, key, addr)
+	g.counters.misses.Add(1)
+	return g.load(ctx, key, mayForward)
 }
-
-type noSpan struct{}
-
-func (noSpan) End(error) {}
 
 // load loads key through the group's flights: from the owner peer when
 // mayForward and a peer owns it, else locally.
@@ -319,3 +271,34 @@ func (g *Group) loadLocally(ctx context.Context, kind SpanKind, key string) (ent
 	}
 	return g.keep(g.mem.main, key, v, ttl, err, gen)
 }
+
+// keep stores the result of a load in c (main or hot) for ttl, unless key
+// changed since gen: a value, or with err (a "not found") the negative
+// marker when ttl is positive.
+func (g *Group) keep(c *lru.Cache, key string, v []byte, ttl time.Duration, err error, gen uint64) (entry, error) {
+	exp, now := g.fresh.expiry(ttl)
+	if err != nil {
+		if exp != 0 {
+			g.mem.add(c, key, g.fresh.negative, gen, exp, now)
+		}
+		return entry{exp: exp}, err
+	}
+	g.mem.add(c, key, v, gen, exp, now)
+	return entry{v, exp}, nil
+}
+
+// step starts a traced step of a load, or does nothing without a Tracer.
+func (g *Group) step(ctx context.Context, kind SpanKind, key string, peer PeerGetter) (context.Context, Span) {
+	if g.tracer == nil {
+		return ctx, noSpan{}
+	}
+	addr := ""
+	if a, ok := peer.(interface{ Addr() string }); ok {
+		addr = a.Addr()
+	}
+	return g.tracer.Start(ctx, kind, g.name, key, addr)
+}
+
+type noSpan struct{}
+
+func (noSpan) End(error) {}

@@ -56,12 +56,6 @@ type GroupOptions struct {
 	// local load. The zero value is the defaults.
 	PeerPolicy PeerPolicy
 
-	// Now replaces time.Now for the group's clock (expiry, peer ejections,
-	// log rate limits); it is meant for tests, and is then read on every
-	// Get of a value that expires. Nil means time.Now, read through a
-	// millisecond clock on the hit path.
-	Now func() time.Time
-
 	// Tracer, if not nil, is told of every Get and of each step of a load
 	// (package adapters/otel turns these into OpenTelemetry spans). Nil
 	// (the default) costs the hit path nothing.

@@ -145,7 +145,6 @@ type peerHealth struct {
 // peerHealths holds a group's peerHealth per PeerGetter.
 type peerHealths struct {
 	policy PeerPolicy
-	now    func() time.Time
 	m      sync.Map // PeerGetter -> *peerHealth
 	writes retries  // the writes some peers did not confirm (retry.go)
 }
@@ -181,7 +180,7 @@ func (h *peerHealths) ejected(peer PeerGetter) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !p.ejectedUntil.IsZero() && (h.now().Before(p.ejectedUntil) || p.probing)
+	return !p.ejectedUntil.IsZero() && (time.Now().Before(p.ejectedUntil) || p.probing)
 }
 
 // admit decides whether a fetch may go to the peer, and counts it in
@@ -191,7 +190,7 @@ func (h *peerHealths) admit(p *peerHealth) admission {
 	p.mu.Lock()
 	if !p.ejectedUntil.IsZero() {
 		switch {
-		case h.now().Before(p.ejectedUntil) || p.probing:
+		case time.Now().Before(p.ejectedUntil) || p.probing:
 			a = admitEjected
 		default:
 			p.probing, a = true, admitProbe
@@ -242,7 +241,7 @@ func (h *peerHealths) done(p *peerHealth, o fetchOutcome, probe bool) (ejected b
 		if probe || (p.ejectedUntil.IsZero() && p.failures >= int64(h.policy.EjectAfter)) {
 			p.streak++
 			p.ejections++
-			p.ejectedUntil = h.now().Add(h.backoff(p.streak))
+			p.ejectedUntil = time.Now().Add(h.backoff(p.streak))
 			return true
 		}
 	}
@@ -281,7 +280,7 @@ func (h *peerHealths) prune(current []PeerGetter) {
 // stats returns a snapshot of every peer's state.
 func (h *peerHealths) stats() []PeerStats {
 	var out []PeerStats
-	now := h.now()
+	now := time.Now()
 	h.m.Range(func(_, v any) bool {
 		p := v.(*peerHealth)
 		p.mu.Lock()

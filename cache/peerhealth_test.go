@@ -8,11 +8,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/clocktest"
 )
 
 // fakePeer is a controllable PeerGetter: it fails, hangs until its
@@ -47,15 +47,18 @@ type allRemote struct{ p cache.PeerGetter }
 
 func (a allRemote) PickPeer(string) (cache.PeerGetter, bool) { return a.p, true }
 
-func newPeerGroup(t *testing.T, p cache.PeerGetter, clock *clocktest.Clock, policy cache.PeerPolicy) (*cache.Group, *atomic.Int64) {
+// newPeerGroup is a group for a test in a synctest bubble whose keys p
+// owns, and the count of its local loads.
+func newPeerGroup(t *testing.T, p cache.PeerGetter, policy cache.PeerPolicy) (*cache.Group, *atomic.Int64) {
 	t.Helper()
+	drainBubble(t)
 	var loads atomic.Int64
 	src := getter.Func(func(_ context.Context, key string) ([]byte, error) {
 		loads.Add(1)
 		return []byte("local:" + key), nil
 	})
 	g, err := cache.NewRegistry().NewGroup("g", 0, src, &cache.GroupOptions{ // 0: nothing cached, every Get loads
-		Peers: allRemote{p}, Logger: quiet, Now: clock.Now, PeerPolicy: policy})
+		Peers: allRemote{p}, Logger: quiet, PeerPolicy: policy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,112 +66,115 @@ func newPeerGroup(t *testing.T, p cache.PeerGetter, clock *clocktest.Clock, poli
 }
 
 func TestFailingPeerIsEjectedAndProbedBack(t *testing.T) {
-	clock := clocktest.New(time.Unix(1e9, 0))
-	p := &fakePeer{}
-	g, _ := newPeerGroup(t, p, clock, cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Second, NoHedge: true})
-	ctx := t.Context()
-	p.mode.Store(peerFails)
-	for i := range 3 {
-		if v, err := g.Get(ctx, "k"); err != nil || v.String() != "local:k" {
-			t.Fatalf("Get #%d = %q, %v; want the local fallback", i, v, err)
+	synctest.Test(t, func(t *testing.T) {
+		p := &fakePeer{}
+		g, _ := newPeerGroup(t, p, cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Second, NoHedge: true})
+		ctx := t.Context()
+		p.mode.Store(peerFails)
+		for i := range 3 {
+			if v, err := g.Get(ctx, "k"); err != nil || v.String() != "local:k" {
+				t.Fatalf("Get #%d = %q, %v; want the local fallback", i, v, err)
+			}
 		}
-	}
-	if p.calls.Load() != 3 {
-		t.Fatalf("peer called %d times, want 3", p.calls.Load())
-	}
-	// Ejected: no request reaches the peer, and every Get is answered.
-	for range 50 {
-		if v, err := g.Get(ctx, "k"); err != nil || v.String() != "local:k" {
-			t.Fatalf("Get while ejected = %q, %v", v, err)
+		if p.calls.Load() != 3 {
+			t.Fatalf("peer called %d times, want 3", p.calls.Load())
 		}
-	}
-	s := g.Stats()
-	if p.calls.Load() != 3 || s.EjectedLoads != 50 || len(s.Peers) != 1 || !s.Peers[0].Ejected || s.Peers[0].Ejections != 1 {
-		t.Fatalf("while ejected: peer calls %d, stats %+v", p.calls.Load(), s)
-	}
-	// After the backoff (at most 1.25 s), one probe: it fails, and the
-	// peer is ejected again, for longer.
-	clock.Add(1300 * time.Millisecond)
-	_, _ = g.Get(ctx, "k")
-	_, _ = g.Get(ctx, "k")
-	if p.calls.Load() != 4 || g.Stats().Peers[0].Ejections != 2 {
-		t.Fatalf("probe: peer calls %d (want 4), stats %+v", p.calls.Load(), g.Stats().Peers)
-	}
-	clock.Add(1300 * time.Millisecond) // less than the doubled backoff
-	_, _ = g.Get(ctx, "k")
-	if p.calls.Load() != 4 {
-		t.Fatalf("second ejection ended early: peer calls %d", p.calls.Load())
-	}
-	// The peer recovers; the next probe brings it back.
-	p.mode.Store(peerAnswers)
-	clock.Add(2 * time.Second)
-	for range 3 {
-		if v, err := g.Get(ctx, "k"); err != nil || v.String() != "remote:k" {
-			t.Fatalf("after recovery Get = %q, %v", v, err)
+		// Ejected: no request reaches the peer, and every Get is answered.
+		for range 50 {
+			if v, err := g.Get(ctx, "k"); err != nil || v.String() != "local:k" {
+				t.Fatalf("Get while ejected = %q, %v", v, err)
+			}
 		}
-	}
-	if s := g.Stats(); s.Peers[0].Ejected || s.Peers[0].ConsecutiveFailures != 0 || p.calls.Load() != 7 {
-		t.Fatalf("after recovery: peer calls %d, stats %+v", p.calls.Load(), s.Peers)
-	}
+		s := g.Stats()
+		if p.calls.Load() != 3 || s.EjectedLoads != 50 || len(s.Peers) != 1 || !s.Peers[0].Ejected || s.Peers[0].Ejections != 1 {
+			t.Fatalf("while ejected: peer calls %d, stats %+v", p.calls.Load(), s)
+		}
+		// After the backoff (at most 1.25 s), one probe: it fails, and the
+		// peer is ejected again, for longer.
+		time.Sleep(1300 * time.Millisecond)
+		_, _ = g.Get(ctx, "k")
+		_, _ = g.Get(ctx, "k")
+		if p.calls.Load() != 4 || g.Stats().Peers[0].Ejections != 2 {
+			t.Fatalf("probe: peer calls %d (want 4), stats %+v", p.calls.Load(), g.Stats().Peers)
+		}
+		time.Sleep(1300 * time.Millisecond) // less than the doubled backoff
+		_, _ = g.Get(ctx, "k")
+		if p.calls.Load() != 4 {
+			t.Fatalf("second ejection ended early: peer calls %d", p.calls.Load())
+		}
+		// The peer recovers; the next probe brings it back.
+		p.mode.Store(peerAnswers)
+		time.Sleep(2 * time.Second)
+		for range 3 {
+			if v, err := g.Get(ctx, "k"); err != nil || v.String() != "remote:k" {
+				t.Fatalf("after recovery Get = %q, %v", v, err)
+			}
+		}
+		if s := g.Stats(); s.Peers[0].Ejected || s.Peers[0].ConsecutiveFailures != 0 || p.calls.Load() != 7 {
+			t.Fatalf("after recovery: peer calls %d, stats %+v", p.calls.Load(), s.Peers)
+		}
+	})
 }
 
 func TestHungPeerIsHedgedThenEjected(t *testing.T) {
-	clock := clocktest.New(time.Unix(1e9, 0))
-	p := &fakePeer{}
-	p.mode.Store(peerHangs)
-	g, loads := newPeerGroup(t, p, clock, cache.PeerPolicy{EjectAfter: 2, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond,
-		SlowAfter: time.Millisecond})
-	ctx := t.Context()
-	for i := range 2 {
-		if v, err := g.Get(ctx, "k"); err != nil || v.String() != "local:k" {
-			t.Fatalf("Get #%d = %q, %v; want the hedge's local value", i, v, err)
+	synctest.Test(t, func(t *testing.T) {
+		p := &fakePeer{}
+		p.mode.Store(peerHangs)
+		g, loads := newPeerGroup(t, p, cache.PeerPolicy{EjectAfter: 2, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond,
+			SlowAfter: time.Millisecond})
+		ctx := t.Context()
+		for i := range 2 {
+			if v, err := g.Get(ctx, "k"); err != nil || v.String() != "local:k" {
+				t.Fatalf("Get #%d = %q, %v; want the hedge's local value", i, v, err)
+			}
 		}
-	}
-	s := g.Stats()
-	if s.Hedges != 2 || s.HedgeWins != 2 || loads.Load() != 2 {
-		t.Fatalf("stats %+v, loads %d; want 2 hedges won", s, loads.Load())
-	}
-	// The fetches the hedges beat go on until SlowAfter; the peer does not
-	// answer them, so they fail, and it is ejected.
-	waitFor(t, "the ejection", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].Ejected })
-	if s := g.Stats(); s.Peers[0].InFlight != 0 || s.PeerErrors != 0 {
-		t.Fatalf("after the ejection: %+v; want no fetch left in flight, and no error seen by a caller", s)
-	}
-	// Ejected: the next Gets never reach the hung peer.
-	for range 20 {
-		_, _ = g.Get(ctx, "k")
-	}
-	if p.calls.Load() != 2 {
-		t.Fatalf("the hung peer got %d requests; want 2", p.calls.Load())
-	}
+		s := g.Stats()
+		if s.Hedges != 2 || s.HedgeWins != 2 || loads.Load() != 2 {
+			t.Fatalf("stats %+v, loads %d; want 2 hedges won", s, loads.Load())
+		}
+		// The fetches the hedges beat go on until SlowAfter; the peer does not
+		// answer them, so they fail, and it is ejected.
+		waitFor(t, "the ejection", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].Ejected })
+		if s := g.Stats(); s.Peers[0].InFlight != 0 || s.PeerErrors != 0 {
+			t.Fatalf("after the ejection: %+v; want no fetch left in flight, and no error seen by a caller", s)
+		}
+		// Ejected: the next Gets never reach the hung peer.
+		for range 20 {
+			_, _ = g.Get(ctx, "k")
+		}
+		if p.calls.Load() != 2 {
+			t.Fatalf("the hung peer got %d requests; want 2", p.calls.Load())
+		}
+	})
 }
 
 // A peer slower than the hedge delay but alive is not ejected: the fetch
 // a hedge beat goes on, the peer answers it, and that counts.
 func TestSlowPeerThatAnswersStays(t *testing.T) {
-	clock := clocktest.New(time.Unix(1e9, 0))
-	release := make(chan struct{})
-	p := &peerFunc{func(ctx context.Context, key string) ([]byte, error) {
-		select {
-		case <-release:
-			return []byte("remote:" + key), nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		p := &peerFunc{func(ctx context.Context, key string) ([]byte, error) {
+			select {
+			case <-release:
+				return []byte("remote:" + key), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}}
+		g, _ := newPeerGroup(t, p, cache.PeerPolicy{EjectAfter: 1, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond,
+			SlowAfter: time.Hour})
+		ctx := t.Context()
+		for i := range 3 {
+			if v, err := g.Get(ctx, fmt.Sprint("k", i)); err != nil || !strings.HasPrefix(v.String(), "local:") {
+				t.Fatalf("Get = %q, %v; want the hedge's value", v, err)
+			}
 		}
-	}}
-	g, _ := newPeerGroup(t, p, clock, cache.PeerPolicy{EjectAfter: 1, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond,
-		SlowAfter: time.Hour})
-	ctx := t.Context()
-	for i := range 3 {
-		if v, err := g.Get(ctx, fmt.Sprint("k", i)); err != nil || !strings.HasPrefix(v.String(), "local:") {
-			t.Fatalf("Get = %q, %v; want the hedge's value", v, err)
+		close(release) // the slow peer answers the three fetches
+		waitFor(t, "the fetches to end", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].InFlight == 0 })
+		if s := g.Stats(); s.Peers[0].Ejected || s.Peers[0].Ejections != 0 || s.HedgeWins != 3 {
+			t.Fatalf("stats %+v; want 3 hedges won and the slow peer not ejected", s)
 		}
-	}
-	close(release) // the slow peer answers the three fetches
-	waitFor(t, "the fetches to end", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].InFlight == 0 })
-	if s := g.Stats(); s.Peers[0].Ejected || s.Peers[0].Ejections != 0 || s.HedgeWins != 3 {
-		t.Fatalf("stats %+v; want 3 hedges won and the slow peer not ejected", s)
-	}
+	})
 }
 
 // A hedge joins the local load a peer request started for the same key:
@@ -210,29 +216,30 @@ func TestHedgeSharesTheLocalLoad(t *testing.T) {
 }
 
 func TestBusyPeerFallsBackInsteadOfQueueing(t *testing.T) {
-	clock := clocktest.New(time.Unix(1e9, 0))
-	block := make(chan struct{})
-	var inPeer atomic.Int64
-	peer := &peerFunc{func(ctx context.Context, key string) ([]byte, error) {
-		inPeer.Add(1)
-		<-block
-		return []byte("remote:" + key), nil
-	}}
-	g, loads := newPeerGroup(t, peer, clock, cache.PeerPolicy{MaxInFlight: 2, NoHedge: true})
-	ctx := t.Context()
-	var wg sync.WaitGroup
-	for i := range 2 {
-		wg.Go(func() { _, _ = g.Get(ctx, string(rune('a'+i))) })
-	}
-	waitFor(t, "two fetches in flight", func() bool { return inPeer.Load() == 2 })
-	if v, err := g.Get(ctx, "c"); err != nil || v.String() != "local:c" {
-		t.Fatalf("third Get = %q, %v; want a local load at once", v, err)
-	}
-	close(block)
-	wg.Wait()
-	if s := g.Stats(); s.PeerBusy != 1 || loads.Load() != 1 || s.Peers[0].InFlight != 0 {
-		t.Fatalf("stats %+v, local loads %d", s, loads.Load())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		block := make(chan struct{})
+		var inPeer atomic.Int64
+		peer := &peerFunc{func(ctx context.Context, key string) ([]byte, error) {
+			inPeer.Add(1)
+			<-block
+			return []byte("remote:" + key), nil
+		}}
+		g, loads := newPeerGroup(t, peer, cache.PeerPolicy{MaxInFlight: 2, NoHedge: true})
+		ctx := t.Context()
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Go(func() { _, _ = g.Get(ctx, string(rune('a'+i))) })
+		}
+		waitFor(t, "two fetches in flight", func() bool { return inPeer.Load() == 2 })
+		if v, err := g.Get(ctx, "c"); err != nil || v.String() != "local:c" {
+			t.Fatalf("third Get = %q, %v; want a local load at once", v, err)
+		}
+		close(block)
+		wg.Wait()
+		if s := g.Stats(); s.PeerBusy != 1 || loads.Load() != 1 || s.Peers[0].InFlight != 0 {
+			t.Fatalf("stats %+v, local loads %d", s, loads.Load())
+		}
+	})
 }
 
 // peerFunc is a PeerGetter made of a function; a pointer, so that the group

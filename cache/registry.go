@@ -74,11 +74,8 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 	}
 	grp := &Group{name: name, getter: g, peers: o.Peers, log: o.Logger, tracer: o.Tracer,
 		mem: newMemory(cacheBytes, o.CountOverhead), policy: policy, latency: newLatencies(policy), fresh: newFreshness(&o, g)}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	grp.warn = ratelog.New(o.Logger, time.Second, o.Now)
-	grp.health.policy, grp.health.now = policy, o.Now
+	grp.warn = ratelog.New(o.Logger, time.Second, nil)
+	grp.health.policy = policy
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.groups[name]; ok {
