@@ -145,8 +145,9 @@ type peerHealth struct {
 // peerHealths holds a group's peerHealth per PeerGetter.
 type peerHealths struct {
 	policy PeerPolicy
-	m      sync.Map // PeerGetter -> *peerHealth
-	writes retries  // the writes some peers did not confirm (retry.go)
+	m      sync.Map            // PeerGetter -> *peerHealth
+	list   func() []PeerGetter // the peers now, if the PeerPicker can list them
+	writes retries             // the writes some peers did not confirm (retry.go)
 }
 
 // of returns the health of peer, or nil if peer cannot be told apart from
@@ -158,7 +159,12 @@ func (h *peerHealths) of(peer PeerGetter) *peerHealth {
 	if v, ok := h.m.Load(peer); ok {
 		return v.(*peerHealth)
 	}
-	v, _ := h.m.LoadOrStore(peer, &peerHealth{addr: peerAddr(peer)})
+	v, loaded := h.m.LoadOrStore(peer, &peerHealth{addr: peerAddr(peer)})
+	if !loaded && h.list != nil {
+		// A peer new to the group: the ring changed, so this is when the
+		// state of the peers that left it is forgotten.
+		h.prune(h.list(), peer)
+	}
 	return v.(*peerHealth)
 }
 
@@ -259,30 +265,46 @@ func (h *peerHealths) backoff(streak int) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d)/4+1))
 }
 
-// prune forgets the peers not in current (those that left the ring) that
-// have nothing in flight, so that the state of a changing cluster does not
-// grow without bound.
-func (h *peerHealths) prune(current []PeerGetter) {
-	keep := make(map[PeerGetter]bool, len(current))
-	for _, p := range current {
-		if reflect.TypeOf(p).Comparable() {
-			keep[p] = true
-		}
-	}
+// prune forgets the peers other than added that are not in current (those
+// that left the ring) and have nothing in flight, so that the state of a
+// changing cluster does not grow without bound. It runs when a peer is first
+// seen, so the state a group holds is bounded by the peers it has now.
+func (h *peerHealths) prune(current []PeerGetter, added PeerGetter) {
+	keep := peerSet(current)
 	h.m.Range(func(k, v any) bool {
-		if !keep[k.(PeerGetter)] && v.(*peerHealth).inFlight.Load() == 0 {
+		if k != added && !keep[k.(PeerGetter)] && v.(*peerHealth).inFlight.Load() == 0 {
 			h.m.Delete(k)
 		}
 		return true
 	})
 }
 
-// stats returns a snapshot of every peer's state.
+// peerSet returns the comparable peers of peers, as a set.
+func peerSet(peers []PeerGetter) map[PeerGetter]bool {
+	set := make(map[PeerGetter]bool, len(peers))
+	for _, p := range peers {
+		if reflect.TypeOf(p).Comparable() {
+			set[p] = true
+		}
+	}
+	return set
+}
+
+// stats returns a snapshot of the state of the peers that are still peers
+// (all of them if the PeerPicker cannot list them), or have requests in
+// flight. It changes nothing.
 func (h *peerHealths) stats() []PeerStats {
+	var current map[PeerGetter]bool
+	if h.list != nil {
+		current = peerSet(h.list())
+	}
 	var out []PeerStats
 	now := time.Now()
-	h.m.Range(func(_, v any) bool {
+	h.m.Range(func(k, v any) bool {
 		p := v.(*peerHealth)
+		if current != nil && !current[k.(PeerGetter)] && p.inFlight.Load() == 0 {
+			return true
+		}
 		p.mu.Lock()
 		out = append(out, PeerStats{
 			Addr:                p.addr,

@@ -76,6 +76,9 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 		mem: newMemory(cacheBytes, o.CountOverhead), policy: policy, latency: newLatencies(policy), fresh: newFreshness(&o, g)}
 	grp.warn = ratelog.New(o.Logger, time.Second, nil)
 	grp.health.policy = policy
+	if _, ok := o.Peers.(PeerLister); ok {
+		grp.health.list = grp.peerList
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.groups[name]; ok {

@@ -43,7 +43,8 @@ type counters struct {
 	staleServes, refreshes, refreshFailures atomic.Int64
 }
 
-// Stats returns a snapshot of the group's counters.
+// Stats returns a snapshot of the group's counters. It only reads: calling
+// it, however often, changes nothing the group does.
 func (g *Group) Stats() Stats {
 	c := &g.counters
 	s := Stats{
@@ -62,20 +63,11 @@ func (g *Group) Stats() Stats {
 		StaleServes:   c.staleServes.Load(),
 		Refreshes:     c.refreshes.Load(),
 		RefreshFails:  c.refreshFailures.Load(),
-		Peers:         g.peerStats(),
+		Peers:         g.health.stats(),
 		Main:          CacheStats{g.mem.main.Bytes(), g.mem.main.Len(), g.mem.main.Hits(), g.mem.main.Evictions()},
 		Hot:           CacheStats{g.mem.hot.Bytes(), g.mem.hot.Len(), g.mem.hot.Hits(), g.mem.hot.Evictions()},
 	}
 	s.Hits = s.Main.Hits + s.Hot.Hits
 	s.Gets = s.Hits + c.misses.Load()
 	return s
-}
-
-// peerStats returns the state of the peers the group has fetched from and
-// that are still peers, when its PeerPicker can list them.
-func (g *Group) peerStats() []PeerStats {
-	if l, ok := g.peers.(PeerLister); ok {
-		g.health.prune(l.PeerGetters())
-	}
-	return g.health.stats()
 }

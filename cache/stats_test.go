@@ -1,0 +1,73 @@
+package cache_test
+
+import (
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// leavingPeer owns every key by p, and lists p as a peer while it is in the
+// ring (in false: p has left it).
+type leavingPeer struct {
+	p  cache.PeerGetter
+	mu sync.Mutex
+	in bool
+}
+
+func (l *leavingPeer) PickPeer(string) (cache.PeerGetter, bool) { return l.p, true }
+
+func (l *leavingPeer) PeerGetters() []cache.PeerGetter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.in {
+		return nil
+	}
+	return []cache.PeerGetter{l.p}
+}
+
+func (l *leavingPeer) set(in bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.in = in
+}
+
+// Stats observes and changes nothing: a peer ejected, gone from the ring
+// while Stats is read, and back again is still ejected. (Stats used to
+// forget the state of the peers that had left the ring.) A peer that has
+// left is not in Stats.Peers, called twice or not.
+func TestStatsChangesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		drainBubble(t)
+		p := &fakePeer{}
+		p.mode.Store(peerFails)
+		peers := &leavingPeer{p: p, in: true}
+		g, err := cache.NewRegistry().NewGroup("g", 0, getter.Map(map[string]string{"k": "local"}), &cache.GroupOptions{
+			Peers: peers, Logger: quiet, PeerPolicy: cache.PeerPolicy{EjectAfter: 1, EjectFor: time.Hour, NoHedge: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustGet(t, g, "k", "local") // the peer fails once: ejected
+		if s := g.Stats(); len(s.Peers) != 1 || !s.Peers[0].Ejected {
+			t.Fatalf("after a failure with EjectAfter 1: peers %+v; want the peer ejected", s.Peers)
+		}
+		peers.set(false)
+		for range 2 {
+			if s := g.Stats(); len(s.Peers) != 0 {
+				t.Fatalf("a peer that left the ring is in Stats: %+v", s.Peers)
+			}
+		}
+		peers.set(true)
+		p.mode.Store(peerAnswers)
+		mustGet(t, g, "k", "local") // still ejected: loaded here
+		if s := g.Stats(); p.calls.Load() != 1 || len(s.Peers) != 1 || !s.Peers[0].Ejected || s.Peers[0].Ejections != 1 {
+			t.Fatalf("after Stats while the peer was away: %d peer calls (want 1), peers %+v (want it still ejected)", p.calls.Load(), s.Peers)
+		}
+		if s := g.Stats(); s.EjectedLoads != 1 {
+			t.Fatalf("EjectedLoads = %d; want 1", s.EjectedLoads)
+		}
+	})
+}
