@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Bounds of what a Client reads.
@@ -58,7 +59,7 @@ func (c *Client) NewRequest(ctx context.Context, target, group, key string) Requ
 	path := Path(group, key)
 	h := http.Header{HeaderPeer: c.peer}
 	if c.cfg.Secret != nil {
-		sign(h, c.cfg.Secret, c.cfg.Now(), http.MethodGet, target, path)
+		sign(h, c.cfg.Secret, time.Now(), http.MethodGet, target, path)
 	}
 	if c.cfg.Propagator != nil {
 		c.cfg.Propagator.Inject(ctx, h)

@@ -83,10 +83,6 @@ type ServerOptions struct {
 
 	// Propagator, if not nil, extracts context (a trace) from requests.
 	Propagator Propagator
-
-	// Now replaces time.Now for checking timestamps; it is meant for
-	// tests. Nil means time.Now.
-	Now func() time.Time
 }
 
 // ClientOptions configures a Client. The zero value of each field means its
@@ -103,10 +99,6 @@ type ClientOptions struct {
 
 	// Propagator, if not nil, injects context (a trace) into requests.
 	Propagator Propagator
-
-	// Now replaces time.Now for signing; it is meant for tests. Nil means
-	// time.Now.
-	Now func() time.Time
 }
 
 // serverConfig is ServerOptions with the defaults filled in.
@@ -120,7 +112,7 @@ func newServerConfig(o *ServerOptions) (serverConfig, error) {
 		c.ServerOptions = *o
 	}
 	var err error
-	if c.Secret, c.MaxValueBytes, c.Now, err = common(c.Secret, c.MaxValueBytes, c.Now); err != nil {
+	if c.Secret, c.MaxValueBytes, err = common(c.Secret, c.MaxValueBytes); err != nil {
 		return c, err
 	}
 	switch {
@@ -144,25 +136,22 @@ func newClientConfig(o *ClientOptions) (ClientOptions, error) {
 		c = *o
 	}
 	var err error
-	c.Secret, c.MaxValueBytes, c.Now, err = common(c.Secret, c.MaxValueBytes, c.Now)
+	c.Secret, c.MaxValueBytes, err = common(c.Secret, c.MaxValueBytes)
 	return c, err
 }
 
 // common checks and defaults the settings both sides have.
-func common(secret []byte, maxValue int64, now func() time.Time) ([]byte, int64, func() time.Time, error) {
+func common(secret []byte, maxValue int64) ([]byte, int64, error) {
 	if maxValue < 0 {
-		return nil, 0, nil, fmt.Errorf("geecache: %w: MaxValueBytes %d is negative", cache.ErrConfig, maxValue)
+		return nil, 0, fmt.Errorf("geecache: %w: MaxValueBytes %d is negative", cache.ErrConfig, maxValue)
 	}
 	if maxValue == 0 {
 		maxValue = DefaultMaxValueBytes
-	}
-	if now == nil {
-		now = time.Now
 	}
 	if len(secret) == 0 {
 		secret = nil
 	} else {
 		secret = append([]byte(nil), secret...)
 	}
-	return secret, maxValue, now, nil
+	return secret, maxValue, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/geecache/geecache/cache"
@@ -75,12 +76,11 @@ func TestHideErrorsForUntrustedCallers(t *testing.T) {
 }
 
 func TestStaleSignatureDoesNotTellTheOffset(t *testing.T) {
-	now := time.Unix(1_700_000_000, 0)
 	secret := []byte("s")
-	s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: secret, Now: func() time.Time { return now }})
+	s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: secret})
 	ctx := context.Background()
-	old := newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(-1234 * time.Second) }})
-	r := s.Serve(ctx, old.NewRequest(ctx, testSelf, "scores", "Tom"))
+	old := newClient(t, &ClientOptions{Secret: secret}).NewRequest(ctx, testSelf, "scores", "Tom")
+	r := s.Serve(ctx, signedAt(old, secret, testSelf, -1234*time.Second))
 	if r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), "stale") || strings.ContainsAny(string(r.Body), "0123456789") {
 		t.Fatalf("stale request: %d %q; want 401 saying stale, without the offset", r.Status, r.Body)
 	}
@@ -146,22 +146,25 @@ func TestSignedCallersAreTrustedWithDetails(t *testing.T) {
 
 // A flood of rejected requests, and of failed loads, logs a line a second
 // of each kind, not a line each.
+// (In a synctest bubble: time is virtual.)
 func TestServerWarningsAreRateLimited(t *testing.T) {
-	var logs bytes.Buffer
-	now := time.Unix(1_700_000_000, 0)
-	s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: []byte("s"), Self: "http://n",
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: func() time.Time { return now }})
-	for range 1000 {
+	synctest.Test(t, func(t *testing.T) {
+		drainBubble(t)
+		var logs bytes.Buffer
+		s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: []byte("s"), Self: "http://n",
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		for range 1000 {
+			s.Serve(context.Background(), Request{Method: "GET", Path: Path("scores", "k"), Header: http.Header{}})
+		}
+		if n := strings.Count(logs.String(), "\n"); n != 1 {
+			t.Fatalf("1000 rejected requests within a second logged %d lines; want 1", n)
+		}
+		time.Sleep(time.Second)
 		s.Serve(context.Background(), Request{Method: "GET", Path: Path("scores", "k"), Header: http.Header{}})
-	}
-	if n := strings.Count(logs.String(), "\n"); n != 1 {
-		t.Fatalf("1000 rejected requests within a second logged %d lines; want 1", n)
-	}
-	now = now.Add(time.Second)
-	s.Serve(context.Background(), Request{Method: "GET", Path: Path("scores", "k"), Header: http.Header{}})
-	if !strings.Contains(logs.String(), "suppressed=999") {
-		t.Fatalf("the next line does not count the 999 left out:\n%s", logs.String())
-	}
+		if !strings.Contains(logs.String(), "suppressed=999") {
+			t.Fatalf("the next line does not count the 999 left out:\n%s", logs.String())
+		}
+	})
 }
 
 // Without a secret a node takes no writes unless told to; Admit refuses

@@ -108,7 +108,7 @@ func NewServer(reg *cache.Registry, opts *ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{reg: reg, cfg: c, warn: ratelog.New(c.Logger, time.Second, c.Now),
+	return &Server{reg: reg, cfg: c, warn: ratelog.New(c.Logger, time.Second, nil),
 		digests: sync.Pool{New: func() any { return xxhash.New() }},
 		octets:  []string{"application/octet-stream"}}, nil
 }
@@ -189,7 +189,7 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 		return r, false
 	}
 	if s.cfg.Secret != nil {
-		if err := verify(req.Header, s.cfg.Secret, s.cfg.Now(), s.cfg.MaxSkew, req.Method, s.cfg.Self, req.Path); err != nil {
+		if err := verify(req.Header, s.cfg.Secret, time.Now(), s.cfg.MaxSkew, req.Method, s.cfg.Self, req.Path); err != nil {
 			s.warn.Log(ctx, slog.LevelWarn, "unauthorized", "geecache: rejected unauthenticated request",
 				slog.String("path", clip(req.Path)), slog.String("reason", err.Error()))
 			return ErrorResponse(CodeUnauthorized, "unauthorized: "+err.Error()), false

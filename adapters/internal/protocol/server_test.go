@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/geecache/geecache/cache"
@@ -276,15 +278,37 @@ func TestClientUnexpectedResponses(t *testing.T) {
 	}
 }
 
+// drainBubble lets the bubble's timers run out when t ends (the groups'
+// idle workers, their clocks), so that its goroutines end: time stands
+// still once the bubble's root goroutine has returned.
+func drainBubble(t *testing.T) {
+	t.Cleanup(func() {
+		time.Sleep(time.Hour)
+		synctest.Wait()
+	})
+}
+
+// signedAt is req signed again for target as a client whose clock is skew
+// off would sign it.
+func signedAt(req Request, secret []byte, target string, skew time.Duration) Request {
+	sign(req.Header, secret, time.Now().Add(skew), req.Method, target, req.Path)
+	return req
+}
+
+// In a synctest bubble, whose clock stands on a whole second, so that a
+// skew of exactly MaxSkew is one.
 func TestAuth(t *testing.T) {
+	synctest.Test(t, testAuth)
+}
+
+func testAuth(t *testing.T) {
+	drainBubble(t)
 	db := newCountingDB(map[string][]byte{"Tom": []byte("630")})
-	now := time.Unix(1_700_000_000, 0)
-	clock := func() time.Time { return now }
 	secret := []byte("shared secret")
-	s := newServer(t, newTestRegistry(t, db, nil), &ServerOptions{Secret: secret, Now: clock, MaxSkew: 30 * time.Second})
+	s := newServer(t, newTestRegistry(t, db, nil), &ServerOptions{Secret: secret, MaxSkew: 30 * time.Second})
 	ctx := context.Background()
 
-	good := newClient(t, &ClientOptions{Secret: secret, Now: clock})
+	good := newClient(t, &ClientOptions{Secret: secret})
 	if v, err := roundTrip(ctx, good, s, "scores", "Tom"); err != nil || string(v) != "630" {
 		t.Fatalf("signed request = %q, %v; want 630", v, err)
 	}
@@ -297,16 +321,16 @@ func TestAuth(t *testing.T) {
 	}
 	for name, req := range map[string]Request{
 		"unsigned":      newClient(t, nil).NewRequest(ctx, testSelf, "scores", "kkk"),
-		"wrong secret":  newClient(t, &ClientOptions{Secret: []byte("guess"), Now: clock}).NewRequest(ctx, testSelf, "scores", "kkk"),
-		"stale":         newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(-31 * time.Second) }}).NewRequest(ctx, testSelf, "scores", "kkk"),
-		"future":        newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(31 * time.Second) }}).NewRequest(ctx, testSelf, "scores", "kkk"),
+		"wrong secret":  newClient(t, &ClientOptions{Secret: []byte("guess")}).NewRequest(ctx, testSelf, "scores", "kkk"),
+		"stale":         signedAt(good.NewRequest(ctx, testSelf, "scores", "kkk"), secret, testSelf, -31*time.Second),
+		"future":        signedAt(good.NewRequest(ctx, testSelf, "scores", "kkk"), secret, testSelf, 31*time.Second),
 		"other path":    tampered(func(r *Request) { r.Path = Path("scores", "Tom2") }),
-		"new timestamp": tampered(func(r *Request) { r.Header.Set(HeaderTimestamp, "1700000001") }),
+		"new timestamp": tampered(func(r *Request) { r.Header.Set(HeaderTimestamp, strconv.FormatInt(time.Now().Unix()+1, 10)) }),
 		"bad timestamp": tampered(func(r *Request) { r.Header.Set(HeaderTimestamp, "yesterday") }),
 		"bad hex":       tampered(func(r *Request) { r.Header.Set(HeaderSignature, "zz") }),
 		"no signature":  tampered(func(r *Request) { r.Header.Del(HeaderSignature) }),
 		"bad path":      tampered(func(r *Request) { r.Path = "/_geecache/scores" }),
-		"other node":    newClient(t, &ClientOptions{Secret: secret, Now: clock}).NewRequest(ctx, "http://10.0.0.3:8001", "scores", "kkk"),
+		"other node":    good.NewRequest(ctx, "http://10.0.0.3:8001", "scores", "kkk"),
 		"not a peer":    tampered(func(r *Request) { r.Header.Del(HeaderPeer) }),
 		"other peer":    tampered(func(r *Request) { r.Header.Set(HeaderPeer, "2") }),
 	} {
@@ -323,8 +347,8 @@ func TestAuth(t *testing.T) {
 	}
 	// Within the window on either side is accepted.
 	for _, d := range []time.Duration{-30 * time.Second, 30 * time.Second} {
-		c := newClient(t, &ClientOptions{Secret: secret, Now: func() time.Time { return now.Add(d) }})
-		if _, err := roundTrip(ctx, c, s, "scores", "Tom"); err != nil {
+		req := signedAt(good.NewRequest(ctx, testSelf, "scores", "Tom"), secret, testSelf, d)
+		if _, err := read(ctx, good, req, s.Serve(ctx, req), -2); err != nil {
 			t.Errorf("skew %v: %v", d, err)
 		}
 	}

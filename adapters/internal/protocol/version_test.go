@@ -33,8 +33,7 @@ func v1Request(secret []byte, now time.Time, group, key string) Request {
 // Each cell of PROTOCOL.md's rolling-upgrade table.
 func TestMixedVersions(t *testing.T) {
 	ctx := context.Background()
-	now := time.Unix(1_700_000_000, 0)
-	clock := func() time.Time { return now }
+	now := time.Now()
 	secret := []byte("s")
 	db := newCountingDB(map[string][]byte{"Tom": []byte("630")})
 	reg := newTestRegistry(t, db, nil)
@@ -47,7 +46,7 @@ func TestMixedVersions(t *testing.T) {
 	})
 	t.Run("v1 client, v2 server, secret", func(t *testing.T) {
 		before := db.count("Tom")
-		r := newServer(t, reg, &ServerOptions{Secret: secret, Now: clock}).Serve(ctx, v1Request(secret, now, "scores", "Tom"))
+		r := newServer(t, reg, &ServerOptions{Secret: secret}).Serve(ctx, v1Request(secret, now, "scores", "Tom"))
 		if r.Status != http.StatusUnauthorized || db.count("Tom") != before {
 			t.Fatalf("%d %q, %d loads; want 401 and nothing loaded", r.Status, r.Body, db.count("Tom")-before)
 		}
@@ -75,7 +74,7 @@ func TestMixedVersions(t *testing.T) {
 		{"v2 client, v1 server, secret, 401", secret, v1(401, CodeUnauthorized, "unauthorized: wrong signature\n"), ErrUnauthorized, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newClient(t, &ClientOptions{Secret: tc.secret, Now: clock})
+			c := newClient(t, &ClientOptions{Secret: tc.secret})
 			v, err := read(ctx, c, c.NewRequest(ctx, testSelf, "scores", "Tom"), tc.resp, -2)
 			if v != nil || !errors.Is(err, tc.want) || errors.Is(err, getter.ErrNotFound) != tc.wantNotFound {
 				t.Fatalf("= %q, %v; want %v (not found: %v)", v, err, tc.want, tc.wantNotFound)

@@ -60,7 +60,7 @@ func (c *Client) newRequest(ctx context.Context, method, target, group, key stri
 		}
 	}
 	if c.cfg.Secret != nil {
-		sign(h, c.cfg.Secret, c.cfg.Now(), method, target, path)
+		sign(h, c.cfg.Secret, time.Now(), method, target, path)
 	}
 	if c.cfg.Propagator != nil {
 		c.cfg.Propagator.Inject(ctx, h)

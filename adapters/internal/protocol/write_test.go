@@ -35,10 +35,7 @@ func writeNode(t *testing.T) (*cache.Registry, *cache.Group, *int) {
 // server and the client at once.
 func TestPeerWritesAndTTLs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		t.Cleanup(func() { // the group's idle workers and clock run out
-			time.Sleep(time.Hour)
-			synctest.Wait()
-		})
+		drainBubble(t)
 		secret := []byte("s")
 		reg, g, loads := writeNode(t)
 		const self = "http://owner:1"
