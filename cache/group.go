@@ -18,7 +18,8 @@ import (
 // lookup (a hit, a stale value, or a miss), the load through the group's
 // flights (from the owner peer, or from this node's Getter), and keep,
 // which puts the loaded value in memory. The hedge beside a slow fetch is
-// in hedge.go, the clock and TTL arithmetic in expiry.go.
+// in hedge.go; the clock, the TTL arithmetic and the background refresh of
+// a stale value in expiry.go.
 
 // A Group is a cache namespace: a Getter that loads values, the memory
 // that keeps them, and the peers among which its keys are spread. Groups
