@@ -116,6 +116,22 @@ func (g *Group) miss(ctx context.Context, key string, mayForward bool, v []byte,
 	return g.load(ctx, key, mayForward)
 }
 
+// step starts a traced step of a load, or does nothing without a Tracer.
+func (g *Group) step(ctx context.Context, kind SpanKind, key string, peer PeerGetter) (context.Context, Span) {
+	if g.tracer == nil {
+		return ctx, noSpan{}
+	}
+	addr := ""
+	if a, ok := peer.(interface{ Addr() string }); ok {
+		addr = a.Addr()
+	}
+	return g.tracer.Start(ctx, kind, g.name, key, addr)
+}
+
+type noSpan struct{}
+
+func (noSpan) End(error) {}
+
 // load loads key through the group's flights: from the owner peer when
 // mayForward and a peer owns it, else locally.
 func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, error) {
@@ -287,19 +303,3 @@ func (g *Group) keep(c *lru.Cache, key string, v []byte, ttl time.Duration, err 
 	g.mem.add(c, key, v, gen, exp, now)
 	return entry{v, exp}, nil
 }
-
-// step starts a traced step of a load, or does nothing without a Tracer.
-func (g *Group) step(ctx context.Context, kind SpanKind, key string, peer PeerGetter) (context.Context, Span) {
-	if g.tracer == nil {
-		return ctx, noSpan{}
-	}
-	addr := ""
-	if a, ok := peer.(interface{ Addr() string }); ok {
-		addr = a.Addr()
-	}
-	return g.tracer.Start(ctx, kind, g.name, key, addr)
-}
-
-type noSpan struct{}
-
-func (noSpan) End(error) {}
