@@ -50,23 +50,13 @@ func (s *versioned) Get(ctx context.Context, key string) ([]byte, error) {
 // test moves with time.Sleep.
 func newFreshGroup(t *testing.T, src getter.Getter, o cache.GroupOptions) *cache.Group {
 	t.Helper()
-	drainBubble(t)
+	t.Cleanup(settleBubble)
 	o.Logger = quiet
 	g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
-}
-
-// drainBubble lets the bubble's timers run out when t ends (the workers'
-// idle timers, refresh backoffs, the coarse clock), so that its goroutines
-// end: time stands still once the bubble's root goroutine has returned.
-func drainBubble(t *testing.T) {
-	t.Cleanup(func() {
-		time.Sleep(time.Hour)
-		synctest.Wait()
-	})
 }
 
 func mustGet(t *testing.T, g *cache.Group, key, want string) {

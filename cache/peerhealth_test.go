@@ -51,7 +51,7 @@ func (a allRemote) PickPeer(string) (cache.PeerGetter, bool) { return a.p, true 
 // owns, and the count of its local loads.
 func newPeerGroup(t *testing.T, p cache.PeerGetter, policy cache.PeerPolicy) (*cache.Group, *atomic.Int64) {
 	t.Helper()
-	drainBubble(t)
+	t.Cleanup(settleBubble)
 	var loads atomic.Int64
 	src := getter.Func(func(_ context.Context, key string) ([]byte, error) {
 		loads.Add(1)

@@ -18,7 +18,11 @@ type leavingPeer struct {
 	in bool
 }
 
-func (l *leavingPeer) PickPeer(string) (cache.PeerGetter, bool) { return l.p, true }
+func (l *leavingPeer) PickPeer(string) (cache.PeerGetter, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.p, true
+}
 
 func (l *leavingPeer) PeerGetters() []cache.PeerGetter {
 	l.mu.Lock()
@@ -41,7 +45,7 @@ func (l *leavingPeer) set(in bool) {
 // left is not in Stats.Peers, called twice or not.
 func TestStatsChangesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		drainBubble(t)
+		t.Cleanup(settleBubble)
 		p := &fakePeer{}
 		p.mode.Store(peerFails)
 		peers := &leavingPeer{p: p, in: true}
@@ -68,6 +72,37 @@ func TestStatsChangesNothing(t *testing.T) {
 		}
 		if s := g.Stats(); s.EjectedLoads != 1 {
 			t.Fatalf("EjectedLoads = %d; want 1", s.EjectedLoads)
+		}
+	})
+}
+
+// The state of a peer that left the ring is forgotten when the group first
+// sees a new peer, so that a changing cluster's state stays bounded: an
+// ejected peer that left, and came back after another joined, starts anew.
+func TestLeftPeersAreForgottenWhenAPeerJoins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		t.Cleanup(settleBubble)
+		a, b := &fakePeer{}, &fakePeer{}
+		a.mode.Store(peerFails)
+		owner := &leavingPeer{p: a, in: true}
+		g, err := cache.NewRegistry().NewGroup("g", 0, getter.Map(map[string]string{"k": "local"}), &cache.GroupOptions{
+			Peers: owner, Logger: quiet, PeerPolicy: cache.PeerPolicy{EjectAfter: 1, EjectFor: time.Hour, NoHedge: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustGet(t, g, "k", "local") // a fails once: ejected
+		owner.mu.Lock()
+		owner.p = b // a leaves, b joins and owns every key
+		owner.mu.Unlock()
+		b.mode.Store(peerAnswers)
+		mustGet(t, g, "k", "remote:k")
+		owner.mu.Lock()
+		owner.p = a // a is back
+		owner.mu.Unlock()
+		a.mode.Store(peerAnswers)
+		mustGet(t, g, "k", "remote:k")
+		if s := g.Stats(); len(s.Peers) != 1 || s.Peers[0].Ejected || s.Peers[0].Ejections != 0 {
+			t.Fatalf("peers %+v; want a alone, with no ejection remembered", s.Peers)
 		}
 	})
 }
