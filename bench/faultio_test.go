@@ -102,7 +102,7 @@ func fxClientSystem(tb testing.TB, name, addr string, per time.Duration, wantErr
 			if per > 0 {
 				ctx, cancel = context.WithTimeout(ctx, per)
 			}
-			v, err := c.Get(ctx, fxGroup, "k")
+			v, _, err := c.Get(ctx, fxGroup, "k")
 			cancel()
 			if (err != nil) != wantErr || (err == nil && len(v) != 1) {
 				tb.Fatalf("%s: Get = %d bytes, %v", name, len(v), err)
@@ -199,7 +199,7 @@ func fxSlowSystem(b *testing.B, name string, c *fxCluster, round *atomic.Int64, 
 		for i := range n {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			s := time.Now()
-			_, err := cl.Get(ctx, fxGroup, fmt.Sprintf("s%d/k%d", r, i))
+			_, _, err := cl.Get(ctx, fxGroup, fmt.Sprintf("s%d/k%d", r, i))
 			lat[i] = time.Since(s)
 			cancel()
 			if err != nil {

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/peertest"
 )
 
 func TestZeroRegistryIsUsable(t *testing.T) {
@@ -138,10 +140,13 @@ func (s recordedSpan) End(err error) {
 	s.t.spans = append(s.t.spans, s.name+"="+out)
 }
 
-type addrPeer struct{ err error }
+type addrPeer struct {
+	peertest.ReadOnly
+	err error
+}
 
-func (p addrPeer) Get(context.Context, string, string) ([]byte, error) {
-	return []byte("remote"), p.err
+func (p addrPeer) Get(context.Context, string, string) ([]byte, time.Duration, error) {
+	return []byte("remote"), -1, p.err
 }
 func (addrPeer) Addr() string { return "http://peer" }
 
@@ -156,7 +161,7 @@ func TestTracerSeesEveryStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g2, err := cache.NewRegistry().NewGroup("g", 1<<10, src, &cache.GroupOptions{Peers: onePeer{addrPeer{errors.New("down")}}, Logger: quiet, Tracer: tr})
+	g2, err := cache.NewRegistry().NewGroup("g", 1<<10, src, &cache.GroupOptions{Peers: onePeer{addrPeer{err: errors.New("down")}}, Logger: quiet, Tracer: tr})
 	if err != nil {
 		t.Fatal(err)
 	}

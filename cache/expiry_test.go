@@ -11,6 +11,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/peertest"
 )
 
 // versioned is a source whose values carry a version that the test bumps,
@@ -136,17 +137,15 @@ func TestNegativeCachingAcrossTheHop(t *testing.T) {
 }
 
 type ttlPeer struct {
+	peertest.ReadOnly
 	f func(key string) ([]byte, time.Duration, error)
 }
 
-func (p *ttlPeer) Get(ctx context.Context, group, key string) ([]byte, error) {
-	v, _, err := p.GetTTL(ctx, group, key)
-	return v, err
-}
-
-func (p *ttlPeer) GetTTL(_ context.Context, _, key string) ([]byte, time.Duration, error) {
+func (p *ttlPeer) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
 	return p.f(key)
 }
+
+func (*ttlPeer) Addr() string { return "http://ttl-peer" }
 
 // 1,000 concurrent Gets of a key at its expiry, with a stale window: none
 // waits for the source (which is blocked), and exactly one refresh runs.

@@ -122,8 +122,8 @@ func (g *Group) step(ctx context.Context, kind SpanKind, key string, peer PeerGe
 		return ctx, noSpan{}
 	}
 	addr := ""
-	if a, ok := peer.(interface{ Addr() string }); ok {
-		addr = a.Addr()
+	if peer != nil {
+		addr = peer.Addr()
 	}
 	return g.tracer.Start(ctx, kind, g.name, key, addr)
 }

@@ -4,15 +4,24 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/peertest"
 )
 
 // instantPeer owns every key and answers at once with a 64-byte value.
-type instantPeer struct{ value []byte }
+type instantPeer struct {
+	peertest.ReadOnly
+	value []byte
+}
 
-func (p *instantPeer) Get(context.Context, string, string) ([]byte, error) { return p.value, nil }
+func (p *instantPeer) Get(context.Context, string, string) ([]byte, time.Duration, error) {
+	return p.value, -1, nil
+}
+
+func (*instantPeer) Addr() string { return "http://instant-peer" }
 
 func (p *instantPeer) PickPeer(string) (cache.PeerGetter, bool) { return p, true }
 

@@ -96,11 +96,10 @@ func (k SpanKind) String() string {
 // calls to a tracing system. It must be safe for concurrent use.
 type Tracer interface {
 	// Start begins a step of kind for key in group. peer is the address
-	// of the peer asked (for SpanPeer, when the PeerGetter reports one
-	// through an Addr() string method), else "". The returned context is
-	// passed to what the step calls (a PeerGetter, the Getter), so that
-	// trace context reaches them; the returned Span is ended when the
-	// step ends.
+	// of the peer asked (its PeerGetter's Addr(), for SpanPeer), else "".
+	// The returned context is passed to what the step calls (a
+	// PeerGetter, the Getter), so that trace context reaches them; the
+	// returned Span is ended when the step ends.
 	Start(ctx context.Context, kind SpanKind, group, key, peer string) (context.Context, Span)
 }
 

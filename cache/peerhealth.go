@@ -111,7 +111,7 @@ func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 
 // PeerStats describes one peer as a group sees it.
 type PeerStats struct {
-	Addr                string // the PeerGetter's Addr(), or its type and address
+	Addr                string // the PeerGetter's Addr()
 	Ejected             bool   // keys it owns are loaded locally now
 	ConsecutiveFailures int64
 	Ejections           int64 // times it was ejected since the group was created
@@ -169,12 +169,7 @@ func (h *peerHealths) of(peer PeerGetter) *peerHealth {
 }
 
 // peerAddr names a peer for stats and logs.
-func peerAddr(peer PeerGetter) string {
-	if a, ok := peer.(interface{ Addr() string }); ok {
-		return a.Addr()
-	}
-	return fmt.Sprintf("%T@%p", peer, peer)
-}
+func peerAddr(peer PeerGetter) string { return peer.Addr() }
 
 // ejected reports whether peer is ejected now (or its probe is in
 // flight), without changing its state: a write is not sent to it then but

@@ -13,11 +13,13 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/peertest"
 )
 
 // fakePeer is a controllable PeerGetter: it fails, hangs until its
 // caller's context ends, or answers "remote:"+key; it counts its calls.
 type fakePeer struct {
+	peertest.ReadOnly
 	mode  atomic.Int32 // peerAnswers, peerFails, peerHangs
 	calls atomic.Int64
 }
@@ -28,19 +30,19 @@ const (
 	peerHangs
 )
 
-func (p *fakePeer) Get(ctx context.Context, _, key string) ([]byte, error) {
+func (p *fakePeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
 	p.calls.Add(1)
 	switch p.mode.Load() {
 	case peerFails:
-		return nil, errors.New("connection refused")
+		return nil, 0, errors.New("connection refused")
 	case peerHangs:
 		<-ctx.Done()
-		return nil, ctx.Err()
+		return nil, 0, ctx.Err()
 	}
-	return []byte("remote:" + key), nil
+	return []byte("remote:" + key), -1, nil
 }
 
-func (*fakePeer) Addr() string { return "http://fake-peer" }
+func (p *fakePeer) Addr() string { return fmt.Sprintf("http://fake-peer-%p", p) }
 
 // allRemote says every key is owned by the peer.
 type allRemote struct{ p cache.PeerGetter }
@@ -248,7 +250,18 @@ type peerFunc struct {
 	f func(ctx context.Context, key string) ([]byte, error)
 }
 
-func (p *peerFunc) Get(ctx context.Context, _, key string) ([]byte, error) { return p.f(ctx, key) }
+func (p *peerFunc) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
+	v, err := p.f(ctx, key)
+	return v, -1, err
+}
+
+func (*peerFunc) Remove(context.Context, string, string) error { return peertest.ErrReadOnly }
+
+func (*peerFunc) Set(context.Context, string, string, []byte, time.Duration) error {
+	return peertest.ErrReadOnly
+}
+
+func (p *peerFunc) Addr() string { return fmt.Sprintf("peerFunc@%p", p) }
 
 func TestBadPeerPolicyIsRefused(t *testing.T) {
 	for _, p := range []cache.PeerPolicy{{EjectAfter: -1}, {MaxInFlight: -1}, {SlowAfter: -1}, {HedgeMin: time.Second, HedgeMax: time.Millisecond}} {

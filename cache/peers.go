@@ -16,35 +16,49 @@ type PeerPicker interface {
 	PickPeer(key string) (peer PeerGetter, ok bool)
 }
 
-// A PeerGetter fetches a value from the group of the same name on another
-// node. Implementations must return an error wrapping getter.ErrNotFound
-// when the peer reports that the key does not exist, and must not keep or
-// change the returned slice afterwards.
+// A PeerGetter is one other node, as a group sees it: it fetches a value
+// from the group of the same name there, with the lifetime the owner gives
+// it, and changes a key there, so that Group.Remove and Group.Set reach
+// every node. It is the one interface a transport implements: the group
+// looks for no other method. Implementations must be safe for concurrent
+// use.
+//
+// A transport that cannot change keys (a read-only one) says so by
+// returning an error wrapping errors.ErrUnsupported from Remove and Set: a
+// Remove or Set then names the peer in its *UpdateError, and does not
+// retry it.
 type PeerGetter interface {
-	Get(ctx context.Context, group, key string) ([]byte, error)
+	// Get fetches key of group from the peer. ttl is the lifetime the
+	// owner gives the value, or with a "not found" how long that answer
+	// may be cached: 0 for no end, and negative when the transport does
+	// not carry it (the asking group's TTL and NotFoundTTL apply then).
+	// A key the peer reports missing yields an error wrapping
+	// getter.ErrNotFound. The peer must not keep or change the returned
+	// slice afterwards.
+	Get(ctx context.Context, group, key string) (value []byte, ttl time.Duration, err error)
+
+	// Remove drops key of group from the peer's memory.
+	Remove(ctx context.Context, group, key string) error
+
+	// Set stores value under key of group at the peer, which owns it, for
+	// ttl (0: the peer's group's default).
+	Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error
+
+	// Addr names the peer, one address per peer (a transport's base URL,
+	// say): UpdateError.Failed, PeerStats, logs and Tracer spans name it
+	// so, and the background retries of a write find the peer again by it
+	// in the peer set's list.
+	Addr() string
 }
 
-// A PeerTTLGetter is a PeerGetter whose transport also carries the
-// lifetime the owner gives a value (or its "not found"): 0 for none. A
-// group keeps the copy it fetched for that long, so that it expires when
-// the owner's does. GeeCache's transports implement it.
-type PeerTTLGetter interface {
-	GetTTL(ctx context.Context, group, key string) (value []byte, ttl time.Duration, err error)
-}
-
-// peerGet fetches from peer, with the owner's TTL if its transport says,
-// else a TTL of -1. A PeerGetter that panics gives a *PanicError: the
-// fetch may run on a goroutine of its own (see fetchHedged), where nothing
-// else would recover it.
+// peerGet fetches from peer. A PeerGetter that panics gives a
+// *PanicError: the fetch may run on a goroutine of its own (see
+// fetchHedged), where nothing else would recover it.
 func peerGet(ctx context.Context, peer PeerGetter, group, key string) (v []byte, ttl time.Duration, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, ttl, err = nil, 0, &PanicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
-	if tg, ok := peer.(PeerTTLGetter); ok {
-		return tg.GetTTL(ctx, group, key)
-	}
-	v, err = peer.Get(ctx, group, key)
-	return v, -1, err
+	return peer.Get(ctx, group, key)
 }

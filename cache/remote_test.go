@@ -49,8 +49,14 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.group = g
+	// The group names its peers by address (stats, logs, write retries).
+	f.peer.EXPECT().Addr().Return("http://owner").AnyTimes()
 	return f
 }
+
+// noTTL is the TTL of a peer's answer that carries none: the asking
+// group's own TTLs apply.
+const noTTL time.Duration = -1
 
 func (f *fixture) remoteOwner() {
 	f.picker.EXPECT().PickPeer(gomock.Any()).Return(f.peer, true).AnyTimes()
@@ -59,7 +65,7 @@ func (f *fixture) remoteOwner() {
 func TestOwnerPeerAnswers(t *testing.T) {
 	f := newFixture(t)
 	f.remoteOwner()
-	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").Return([]byte("630"), nil).Times(1)
+	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").Return([]byte("630"), noTTL, nil).Times(1)
 	for range 3 { // the second and third Gets hit the hot cache
 		v, err := f.group.Get(t.Context(), "Tom")
 		if err != nil || v.String() != "630" {
@@ -75,7 +81,7 @@ func TestOwnerPeerAnswers(t *testing.T) {
 func TestOwnerPeerFailsFallsBackOnce(t *testing.T) {
 	f := newFixture(t)
 	f.remoteOwner()
-	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").Return(nil, errors.New("connection refused")).Times(1)
+	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").Return(nil, noTTL, errors.New("connection refused")).Times(1)
 	f.src.EXPECT().Get(gomock.Any(), "Tom").Return([]byte("630"), nil).Times(1)
 	for range 2 {
 		v, err := f.group.Get(t.Context(), "Tom")
@@ -92,7 +98,7 @@ func TestOwnerPeerFailsFallsBackOnce(t *testing.T) {
 func TestOwnerPeerNotFoundIsNotLoadedAgain(t *testing.T) {
 	f := newFixture(t)
 	f.remoteOwner()
-	f.peer.EXPECT().Get(gomock.Any(), "scores", "kkk").Return(nil, fmt.Errorf("peer says: %w", getter.ErrNotFound))
+	f.peer.EXPECT().Get(gomock.Any(), "scores", "kkk").Return(nil, noTTL, fmt.Errorf("peer says: %w", getter.ErrNotFound))
 	// No expectation on f.src: a local load fails the test.
 	_, err := f.group.Get(t.Context(), "kkk")
 	if !errors.Is(err, getter.ErrNotFound) {
@@ -105,10 +111,10 @@ func TestCallerCancelledNoFallback(t *testing.T) {
 	f.remoteOwner()
 	peerCalled := make(chan struct{})
 	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").DoAndReturn(
-		func(ctx context.Context, _, _ string) ([]byte, error) {
+		func(ctx context.Context, _, _ string) ([]byte, time.Duration, error) {
 			close(peerCalled)
 			<-ctx.Done()
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		})
 	// No expectation on f.src: a fallback load fails the test.
 	ctx, cancel := context.WithCancel(t.Context())
@@ -154,9 +160,9 @@ func TestConcurrentColdGetsOnePeerFetch(t *testing.T) {
 	f.remoteOwner()
 	release := make(chan struct{})
 	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").DoAndReturn(
-		func(context.Context, string, string) ([]byte, error) {
+		func(context.Context, string, string) ([]byte, time.Duration, error) {
 			<-release
-			return []byte("630"), nil
+			return []byte("630"), noTTL, nil
 		}).Times(1)
 	const n = 100
 	var wg sync.WaitGroup
@@ -185,10 +191,10 @@ func TestGetLocalDoesNotJoinForwardingLoad(t *testing.T) {
 	)
 	peerCalled, release := make(chan struct{}), make(chan struct{})
 	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").DoAndReturn(
-		func(context.Context, string, string) ([]byte, error) {
+		func(context.Context, string, string) ([]byte, time.Duration, error) {
 			close(peerCalled)
 			<-release
-			return []byte("630"), nil
+			return []byte("630"), noTTL, nil
 		})
 	f.src.EXPECT().Get(gomock.Any(), "Tom").Return([]byte("630"), nil)
 	forwarded := make(chan error, 1)

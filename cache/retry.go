@@ -99,7 +99,7 @@ func (s *retries) end(ctx context.Context, w *write, seq uint64, failed map[stri
 		return
 	}
 	g, key := w.g, w.key
-	w = &write{g: g, key: key, owner: w.owner, apply: func(ctx context.Context, p PeerUpdater, _ bool) error {
+	w = &write{g: g, key: key, owner: w.owner, apply: func(ctx context.Context, p PeerGetter, _ bool) error {
 		return p.Remove(ctx, g.name, key)
 	}}
 	r := &retry{w: w, ctx: context.WithoutCancel(ctx), pending: map[string]bool{}, until: time.Now().Add(retryFor)}
@@ -108,7 +108,7 @@ func (s *retries) end(ctx context.Context, w *write, seq uint64, failed map[stri
 	}
 	for a, err := range failed {
 		switch {
-		case errors.Is(err, errCannotUpdate): // no retry can help
+		case errors.Is(err, errors.ErrUnsupported): // the transport cannot change keys: no retry can help
 		case w.owner != nil && a == r.ownerAddr:
 			r.owner = true
 		default:
@@ -224,7 +224,7 @@ func (r *retry) attempt(ctx context.Context) {
 		switch {
 		case owner != nil && a == r.ownerAddr:
 			r.owner = err != nil
-		case err == nil || errors.Is(err, errCannotUpdate):
+		case err == nil || errors.Is(err, errors.ErrUnsupported):
 			delete(r.pending, a)
 		default:
 			r.pending[a] = true

@@ -33,9 +33,11 @@ func TestPanickingPeerIsAFailure(t *testing.T) {
 // uncomparablePeer is a PeerGetter whose dynamic type cannot be compared.
 type uncomparablePeer struct{ _ []string } // a slice field makes it uncomparable
 
-func (uncomparablePeer) Get(_ context.Context, _, key string) ([]byte, error) {
-	return []byte("remote:" + key), nil
+func (uncomparablePeer) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
+	return []byte("remote:" + key), -1, nil
 }
+
+func (uncomparablePeer) Addr() string { return "uncomparable" }
 
 func (uncomparablePeer) Remove(context.Context, string, string) error { return nil }
 

@@ -11,17 +11,6 @@ import (
 	"time"
 )
 
-// A PeerUpdater is a PeerGetter that can also change a key on its peer, so
-// that Group.Remove and Group.Set reach every node. The transports of
-// GeeCache implement it.
-type PeerUpdater interface {
-	// Remove drops key of group from the peer's memory.
-	Remove(ctx context.Context, group, key string) error
-	// Set stores value under key of group at the peer, which owns it, for
-	// ttl (0: the group's default).
-	Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error
-}
-
 // A PeerLister is a PeerPicker that can list the getters of all peers other
 // than this node, so that a removal can reach the hot caches of every node.
 // picker.Peers and the transports' pools implement it.
@@ -54,7 +43,8 @@ var ErrPartialUpdate = errors.New("some peers did not confirm the change")
 // this node or another (the next Get loads the key from the source). Once
 // the owner confirms, it tells the other nodes again. A later Remove or
 // Set of the key on this node supersedes those retries. A peer whose
-// transport cannot update keys is named and not retried.
+// transport cannot change keys (its Remove or Set returns an error wrapping
+// errors.ErrUnsupported) is named and not retried.
 type UpdateError struct {
 	Group, Key string
 	Failed     map[string]error // by peer address
@@ -91,7 +81,7 @@ func (e *UpdateError) Unwrap() error { return ErrPartialUpdate }
 // holds is not an error. It returns an *UpdateError naming the peers that
 // did not confirm; see UpdateError for what each node may still serve.
 func (g *Group) Remove(ctx context.Context, key string) error {
-	return g.update(ctx, key, func(ctx context.Context, p PeerUpdater, owner bool) error {
+	return g.update(ctx, key, func(ctx context.Context, p PeerGetter, owner bool) error {
 		return p.Remove(ctx, g.name, key)
 	}, nil)
 }
@@ -105,7 +95,7 @@ func (g *Group) Set(ctx context.Context, key string, value []byte, ttl time.Dura
 	if ttl < 0 {
 		return &Error{Group: g.name, Key: key, Err: fmt.Errorf("negative TTL %v", ttl)}
 	}
-	return g.update(ctx, key, func(ctx context.Context, p PeerUpdater, owner bool) error {
+	return g.update(ctx, key, func(ctx context.Context, p PeerGetter, owner bool) error {
 		if owner {
 			return p.Set(ctx, g.name, key, value, ttl)
 		}
@@ -148,7 +138,7 @@ func samePeer(a, b PeerGetter) bool {
 // every other peer (through apply with owner false), as write.pass orders
 // it. The peers that do not confirm are retried in the background (see
 // retries.end) and reported.
-func (g *Group) update(ctx context.Context, key string, apply func(context.Context, PeerUpdater, bool) error, local func()) error {
+func (g *Group) update(ctx context.Context, key string, apply func(context.Context, PeerGetter, bool) error, local func()) error {
 	var owner PeerGetter
 	remote := false
 	if g.peers != nil {

@@ -53,7 +53,7 @@ func TestRemoveDuringLoadDoesNotResurrect(t *testing.T) {
 }
 
 // memNode is a node of an in-memory cluster whose peers call each other's
-// groups directly and implement PeerUpdater.
+// groups directly.
 type memNode struct {
 	name   string
 	group  *cache.Group
@@ -106,16 +106,16 @@ type memPeer struct{ n *memNode }
 
 func (p memPeer) Addr() string { return p.n.name }
 
-func (p memPeer) Get(ctx context.Context, _, key string) ([]byte, error) {
+func (p memPeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
 	if err := p.n.serve(ctx); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	v, _, err := p.n.group.GetLocal(ctx, key)
+	v, ttl, err := p.n.group.GetLocal(ctx, key)
 	var ce *cache.Error
 	if errors.As(err, &ce) {
-		return nil, ce.Err
+		return nil, ttl, ce.Err
 	}
-	return v.ByteSlice(), err
+	return v.ByteSlice(), ttl, err
 }
 
 func (p memPeer) Remove(ctx context.Context, _, key string) error {

@@ -14,22 +14,16 @@ import (
 // once, after it; a hung or slow one does not hold them up for longer.
 const ownerGrace = 100 * time.Millisecond
 
-var (
-	// errEjected is the failure of a write not sent to a peer that this
-	// node has ejected: it is not waited for, and retried in the
-	// background.
-	errEjected = errors.New("the peer is ejected: not asked now, retried in the background")
-	// errCannotUpdate is the failure of a peer whose transport is no
-	// PeerUpdater; it is not retried.
-	errCannotUpdate = errors.New("the peer's transport cannot update keys")
-)
+// errEjected is the failure of a write not sent to a peer that this node
+// has ejected: it is not waited for, and retried in the background.
+var errEjected = errors.New("the peer is ejected: not asked now, retried in the background")
 
 // A write is one Remove or Set of a key, as it is told to the nodes.
 type write struct {
 	g     *Group
 	key   string
 	owner PeerGetter // the owner peer, or nil when this node owns the key
-	apply func(ctx context.Context, p PeerUpdater, owner bool) error
+	apply func(ctx context.Context, p PeerGetter, owner bool) error
 }
 
 // others returns the peers of list other than the owner.
@@ -47,10 +41,6 @@ func (w *write) others(list []PeerGetter) []PeerGetter {
 // that each peer has its own share of the caller's time. With skipEjected,
 // a peer that is ejected is not asked: it fails at once.
 func (w *write) tell(ctx context.Context, p PeerGetter, owner, skipEjected bool) (err error) {
-	u, ok := p.(PeerUpdater)
-	if !ok {
-		return errCannotUpdate
-	}
 	if skipEjected && w.g.health.ejected(p) {
 		return errEjected
 	}
@@ -62,7 +52,7 @@ func (w *write) tell(ctx context.Context, p PeerGetter, owner, skipEjected bool)
 	ctx, cancel := context.WithTimeout(ctx, w.g.policy.SlowAfter)
 	defer cancel()
 	start := time.Now()
-	err = w.apply(ctx, u, owner)
+	err = w.apply(ctx, p, owner)
 	// What a write shows of the peer counts toward its health as a
 	// fetch's answer does, except that a failure counts only if the peer
 	// has not answered in SlowAfter (hung, as for a fetch): a peer that

@@ -3,6 +3,7 @@ package mocks_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
@@ -25,7 +26,8 @@ func Example() {
 	defer ctrl.Finish()
 
 	owner := mocks.NewMockPeerGetter(ctrl)
-	owner.EXPECT().Get(gomock.Any(), "scores", "Tom").Return([]byte("630"), nil)
+	owner.EXPECT().Addr().Return("http://10.0.0.2:8001").AnyTimes() // the group names its peers so
+	owner.EXPECT().Get(gomock.Any(), "scores", "Tom").Return([]byte("630"), time.Minute, nil)
 	peers := mocks.NewMockPeerPicker(ctrl)
 	peers.EXPECT().PickPeer("Tom").Return(owner, true)
 	source := mocks.NewMockGetter(ctrl) // no EXPECT: a local load would fail the test

@@ -73,13 +73,28 @@ func (m *MockPeerGetter) EXPECT() *MockPeerGetterMockRecorder {
 	return m.recorder
 }
 
+// Addr mocks base method.
+func (m *MockPeerGetter) Addr() string {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Addr")
+	ret0, _ := ret[0].(string)
+	return ret0
+}
+
+// Addr indicates an expected call of Addr.
+func (mr *MockPeerGetterMockRecorder) Addr() *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Addr", reflect.TypeOf((*MockPeerGetter)(nil).Addr))
+}
+
 // Get mocks base method.
-func (m *MockPeerGetter) Get(ctx context.Context, group, key string) ([]byte, error) {
+func (m *MockPeerGetter) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "Get", ctx, group, key)
 	ret0, _ := ret[0].([]byte)
-	ret1, _ := ret[1].(error)
-	return ret0, ret1
+	ret1, _ := ret[1].(time.Duration)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
 }
 
 // Get indicates an expected call of Get.
@@ -88,41 +103,30 @@ func (mr *MockPeerGetterMockRecorder) Get(ctx, group, key interface{}) *gomock.C
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Get", reflect.TypeOf((*MockPeerGetter)(nil).Get), ctx, group, key)
 }
 
-// MockPeerTTLGetter is a mock of PeerTTLGetter interface.
-type MockPeerTTLGetter struct {
-	ctrl     *gomock.Controller
-	recorder *MockPeerTTLGetterMockRecorder
-}
-
-// MockPeerTTLGetterMockRecorder is the mock recorder for MockPeerTTLGetter.
-type MockPeerTTLGetterMockRecorder struct {
-	mock *MockPeerTTLGetter
-}
-
-// NewMockPeerTTLGetter creates a new mock instance.
-func NewMockPeerTTLGetter(ctrl *gomock.Controller) *MockPeerTTLGetter {
-	mock := &MockPeerTTLGetter{ctrl: ctrl}
-	mock.recorder = &MockPeerTTLGetterMockRecorder{mock}
-	return mock
-}
-
-// EXPECT returns an object that allows the caller to indicate expected use.
-func (m *MockPeerTTLGetter) EXPECT() *MockPeerTTLGetterMockRecorder {
-	return m.recorder
-}
-
-// GetTTL mocks base method.
-func (m *MockPeerTTLGetter) GetTTL(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
+// Remove mocks base method.
+func (m *MockPeerGetter) Remove(ctx context.Context, group, key string) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "GetTTL", ctx, group, key)
-	ret0, _ := ret[0].([]byte)
-	ret1, _ := ret[1].(time.Duration)
-	ret2, _ := ret[2].(error)
-	return ret0, ret1, ret2
+	ret := m.ctrl.Call(m, "Remove", ctx, group, key)
+	ret0, _ := ret[0].(error)
+	return ret0
 }
 
-// GetTTL indicates an expected call of GetTTL.
-func (mr *MockPeerTTLGetterMockRecorder) GetTTL(ctx, group, key interface{}) *gomock.Call {
+// Remove indicates an expected call of Remove.
+func (mr *MockPeerGetterMockRecorder) Remove(ctx, group, key interface{}) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetTTL", reflect.TypeOf((*MockPeerTTLGetter)(nil).GetTTL), ctx, group, key)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Remove", reflect.TypeOf((*MockPeerGetter)(nil).Remove), ctx, group, key)
+}
+
+// Set mocks base method.
+func (m *MockPeerGetter) Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Set", ctx, group, key, value, ttl)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Set indicates an expected call of Set.
+func (mr *MockPeerGetterMockRecorder) Set(ctx, group, key, value, ttl interface{}) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Set", reflect.TypeOf((*MockPeerGetter)(nil).Set), ctx, group, key, value, ttl)
 }

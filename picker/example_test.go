@@ -2,7 +2,9 @@ package picker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/picker"
@@ -32,12 +34,23 @@ func ExamplePeers_Owner() {
 	// Alice -> http://localhost:8001 true
 }
 
-// memPeer is an in-memory PeerGetter, standing in for a transport's client.
+// memPeer is an in-memory PeerGetter, standing in for a transport's
+// client. It cannot change keys, and says so.
 type memPeer struct{ addr string }
 
-func (p memPeer) Get(_ context.Context, group, key string) ([]byte, error) {
-	return []byte(group + "/" + key + " from " + p.addr), nil
+func (p memPeer) Get(_ context.Context, group, key string) ([]byte, time.Duration, error) {
+	return []byte(group + "/" + key + " from " + p.addr), -1, nil // -1: no TTL from the owner
 }
+
+func (p memPeer) Remove(context.Context, string, string) error {
+	return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
+}
+
+func (p memPeer) Set(context.Context, string, string, []byte, time.Duration) error {
+	return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
+}
+
+func (p memPeer) Addr() string { return p.addr }
 
 func ExamplePeers() {
 	self := "http://localhost:8001"
@@ -55,7 +68,7 @@ func ExamplePeers() {
 			fmt.Println(key, "is owned by this node:", peers.Owner(key))
 			continue
 		}
-		v, _ := peer.Get(context.Background(), "scores", key)
+		v, _, _ := peer.Get(context.Background(), "scores", key)
 		fmt.Println(string(v))
 	}
 	// Output:

@@ -6,16 +6,23 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/internal/peertest"
 )
 
 // addrGetter is a PeerGetter that only knows its address.
-type addrGetter struct{ addr string }
-
-func (g *addrGetter) Get(context.Context, string, string) ([]byte, error) {
-	return []byte(g.addr), nil
+type addrGetter struct {
+	peertest.ReadOnly
+	addr string
 }
+
+func (g *addrGetter) Get(context.Context, string, string) ([]byte, time.Duration, error) {
+	return []byte(g.addr), -1, nil
+}
+
+func (g *addrGetter) Addr() string { return g.addr }
 
 // countingFactory returns a getter constructor and a count of calls per address.
 func countingFactory() (func(string) cache.PeerGetter, func(string) int) {
@@ -25,7 +32,7 @@ func countingFactory() (func(string) cache.PeerGetter, func(string) int) {
 		mu.Lock()
 		defer mu.Unlock()
 		calls[addr]++
-		return &addrGetter{addr}
+		return &addrGetter{addr: addr}
 	}
 	count := func(addr string) int {
 		mu.Lock()
@@ -261,7 +268,7 @@ func TestPeersConcurrentSet(t *testing.T) {
 }
 
 func TestPeerGettersListsEveryPeerButSelf(t *testing.T) {
-	p := mustPeers("b", func(addr string) cache.PeerGetter { return &addrGetter{addr} }, nil)
+	p := mustPeers("b", func(addr string) cache.PeerGetter { return &addrGetter{addr: addr} }, nil)
 	p.Set("a", "b", "c")
 	var got []string
 	for _, g := range p.PeerGetters() {

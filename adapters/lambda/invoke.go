@@ -124,33 +124,27 @@ func newInvokeClient(name string, api InvokeAPI, o invokeConfig, proto *protocol
 // Addr returns the peer's name (its function name or ARN).
 func (c *invokeClient) Addr() string { return c.name }
 
-// Get fetches key of group from the peer function. A key the peer's source
-// does not have yields an error wrapping getter.ErrNotFound; throttling
-// yields ErrThrottled, a function failure ErrFunctionError, another error
-// answer a *cache.PeerError, an answer that fails the integrity checks
-// cache.ErrIntegrity, and the SDK's errors are wrapped as
+// Get fetches key of group from the peer function, with the lifetime the
+// owner gives the value (or its "not found"; 0: none). A key the peer's
+// source does not have yields an error wrapping getter.ErrNotFound;
+// throttling yields ErrThrottled, a function failure ErrFunctionError,
+// another error answer a *cache.PeerError, an answer that fails the
+// integrity checks cache.ErrIntegrity, and the SDK's errors are wrapped as
 // they are. Each error names the peer. The call ends when ctx does, or
 // after the timeout.
-func (c *invokeClient) Get(ctx context.Context, group, key string) ([]byte, error) {
-	v, _, err := c.GetTTL(ctx, group, key)
-	return v, err
-}
-
-// GetTTL is Get that also returns the lifetime the owner gives the value
-// (or its "not found"). It implements cache.PeerTTLGetter.
-func (c *invokeClient) GetTTL(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
+func (c *invokeClient) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
 	return c.do(ctx, c.proto.NewRequest(ctx, c.name, group, key))
 }
 
-// Remove makes the peer function drop key of group from its memory. It
-// implements cache.PeerUpdater.
+// Remove makes the peer function drop key of group from its memory, for
+// Group.Remove.
 func (c *invokeClient) Remove(ctx context.Context, group, key string) error {
 	_, _, err := c.do(ctx, c.proto.NewRemoveRequest(ctx, c.name, group, key))
 	return err
 }
 
-// Set makes the peer function, the owner of key, store value for ttl. It
-// implements cache.PeerUpdater.
+// Set makes the peer function, the owner of key, store value for ttl, for
+// Group.Set.
 func (c *invokeClient) Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error {
 	_, _, err := c.do(ctx, c.proto.NewSetRequest(ctx, c.name, group, key, value, ttl))
 	return err

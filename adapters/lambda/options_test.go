@@ -188,7 +188,7 @@ func TestPeerOptionsTimeoutBoundsInvokes(t *testing.T) {
 				peer, _ = p.PickPeer(fmt.Sprintf("k%d", i))
 			}
 			start := time.Now()
-			_, err = peer.Get(t.Context(), "scores", "Tom")
+			_, _, err = peer.Get(t.Context(), "scores", "Tom")
 			if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took != tc.want {
 				t.Errorf("Timeout %v: %v after %v, want DeadlineExceeded after %v", tc.timeout, err, took, tc.want)
 			}
@@ -246,7 +246,7 @@ func TestPeersCloseClosesClientIdleConnections(t *testing.T) {
 	}
 	get := func() {
 		t.Helper()
-		if v, err := peer.Get(t.Context(), "scores", "Tom"); err != nil || string(v) != "630" {
+		if v, _, err := peer.Get(t.Context(), "scores", "Tom"); err != nil || string(v) != "630" {
 			t.Fatalf("Get through the Invoke API: %q, %v", v, err)
 		}
 	}

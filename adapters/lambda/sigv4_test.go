@@ -124,7 +124,7 @@ func testSigV4TransportFixedVector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := c.Get(t.Context(), "scores", "a/b c%"); err != nil || string(v) != "630" {
+	if v, _, err := c.Get(t.Context(), "scores", "a/b c%"); err != nil || string(v) != "630" {
 		t.Fatalf("Get = %q, %v", v, err)
 	}
 	// The headers a peer request carries, from the protocol itself.

@@ -46,7 +46,7 @@ func BenchmarkGetLargeValue(b *testing.B) {
 	b.SetBytes(int64(len(value)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if v, err := c.Get(b.Context(), "scores", "big"); err != nil || len(v) != len(value) {
+		if v, _, err := c.Get(b.Context(), "scores", "big"); err != nil || len(v) != len(value) {
 			b.Fatalf("Get = %d bytes, %v", len(v), err)
 		}
 	}

@@ -35,7 +35,7 @@ func TestAuthOverHTTP(t *testing.T) {
 	// Signed by a Client with the secret: 200.
 	good := mustClient(t, n.addr, &ClientOptions{Secret: []byte("cluster secret")})
 	defer good.CloseIdleConnections()
-	if v, err := good.Get(ctx, "scores", "Tom"); err != nil || string(v) != "v:Tom" {
+	if v, _, err := good.Get(ctx, "scores", "Tom"); err != nil || string(v) != "v:Tom" {
 		t.Fatalf("signed Get = %q, %v", v, err)
 	}
 
@@ -48,7 +48,7 @@ func TestAuthOverHTTP(t *testing.T) {
 		"unsigned":     mustClient(t, n.addr, nil),
 		"wrong secret": mustClient(t, n.addr, &ClientOptions{Secret: []byte("guess")}),
 	} {
-		_, err := c.Get(ctx, "scores", "Sam")
+		_, _, err := c.Get(ctx, "scores", "Sam")
 		c.CloseIdleConnections()
 		if !errors.Is(err, protocol.ErrUnauthorized) {
 			t.Errorf("%s: err = %v; want ErrUnauthorized", name, err)

@@ -124,39 +124,31 @@ func (cc clientConfig) client(addr string) *Client {
 // Addr returns the peer's address, normalised.
 func (c *Client) Addr() string { return c.addr }
 
-// Get fetches key of group from the peer. A key the peer's source does not
-// have yields an error wrapping getter.ErrNotFound, with the peer's
-// message; another error answer is a *cache.PeerError (status, code,
-// message), and an answer that fails the integrity checks wraps
-// cache.ErrIntegrity; a
-// peer that cannot be reached yields the net/http error. Each error names
-// the peer and, like every GeeCache error, starts with "geecache: " (a
-// Group that wraps it keeps one). The request ends when ctx does, or after
-// the client's timeout; a peer that stalls, or sends its body slowly,
-// never holds Get past that.
-// Get allocates no more than twice what has arrived, plus one bounded
-// chunk, whatever length the peer announces.
-func (c *Client) Get(ctx context.Context, group, key string) ([]byte, error) {
-	v, _, err := c.GetTTL(ctx, group, key)
-	return v, err
-}
-
-// GetTTL is Get that also returns the lifetime the owner gives the value,
-// or with a "not found" how long that answer may be cached (0: none). It
-// implements cache.PeerTTLGetter.
-func (c *Client) GetTTL(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
+// Get fetches key of group from the peer, with the lifetime the owner
+// gives the value, or with a "not found" how long that answer may be
+// cached (0: none). A key the peer's source does not have yields an error
+// wrapping getter.ErrNotFound, with the peer's message; another error
+// answer is a *cache.PeerError (status, code, message), and an answer that
+// fails the integrity checks wraps cache.ErrIntegrity; a peer that cannot
+// be reached yields the net/http error. Each error names the peer and,
+// like every GeeCache error, starts with "geecache: " (a Group that wraps
+// it keeps one). The request ends when ctx does, or after the client's
+// timeout; a peer that stalls, or sends its body slowly, never holds Get
+// past that. Get allocates no more than twice what has arrived, plus one
+// bounded chunk, whatever length the peer announces.
+func (c *Client) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
 	return c.do(ctx, c.proto.NewRequest(ctx, c.addr, group, key))
 }
 
-// Remove makes the peer drop key of group from its memory. It implements
-// cache.PeerUpdater, for Group.Remove.
+// Remove makes the peer drop key of group from its memory, for
+// Group.Remove.
 func (c *Client) Remove(ctx context.Context, group, key string) error {
 	_, _, err := c.do(ctx, c.proto.NewRemoveRequest(ctx, c.addr, group, key))
 	return err
 }
 
 // Set makes the peer, the owner of key, store value for ttl (0: its
-// group's default). It implements cache.PeerUpdater, for Group.Set.
+// group's default), for Group.Set.
 func (c *Client) Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error {
 	_, _, err := c.do(ctx, c.proto.NewSetRequest(ctx, c.addr, group, key, value, ttl))
 	return err

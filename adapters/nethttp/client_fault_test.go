@@ -54,7 +54,7 @@ func TestPeerThatNeverAnswers(t *testing.T) {
 		defer c.CloseIdleConnections()
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		defer cancel()
-		v, err := c.Get(ctx, "scores", "Tom")
+		v, _, err := c.Get(ctx, "scores", "Tom")
 		if v != nil || !errors.Is(err, context.DeadlineExceeded) || ctx.Err() == nil {
 			t.Fatalf("Get = %q, %v (ctx err %v); want the caller's deadline error once it has passed", v, err, ctx.Err())
 		}
@@ -63,7 +63,7 @@ func TestPeerThatNeverAnswers(t *testing.T) {
 	t.Run("client timeout", func(t *testing.T) {
 		c := mustClient(t, p.addr, &ClientOptions{Timeout: 20 * time.Millisecond})
 		defer c.CloseIdleConnections()
-		v, err := c.Get(t.Context(), "scores", "Tom")
+		v, _, err := c.Get(t.Context(), "scores", "Tom")
 		if v != nil || !errors.Is(err, context.DeadlineExceeded) || t.Context().Err() != nil {
 			t.Fatalf("Get = %q, %v; want the client's timeout", v, err)
 		}
@@ -91,7 +91,7 @@ func TestStalledErrorBody(t *testing.T) {
 		defer c.CloseIdleConnections()
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		defer cancel()
-		v, err := c.Get(ctx, "scores", "Tom")
+		v, _, err := c.Get(ctx, "scores", "Tom")
 		if v != nil || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, protocol.ErrBadResponse) || ctx.Err() == nil {
 			t.Fatalf("Get = %q, %v; want a bad response ended by the deadline", v, err)
 		}
@@ -108,7 +108,7 @@ func TestStalledErrorBody(t *testing.T) {
 		defer c.CloseIdleConnections()
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
-		v, err := c.Get(ctx, "scores", "Tom")
+		v, _, err := c.Get(ctx, "scores", "Tom")
 		if v != nil || !errors.Is(err, protocol.ErrLoad) || ctx.Err() != nil {
 			t.Fatalf("Get = %q, %v (ctx err %v); want ErrLoad before the deadline", v, err, ctx.Err())
 		}
@@ -142,7 +142,7 @@ func TestPeerThatLies(t *testing.T) {
 			p := startFakePeer(t, rawAnswer(head, body, false))
 			c := mustClient(t, p.addr, &ClientOptions{Secret: tc.secret})
 			defer c.CloseIdleConnections()
-			v, err := c.Get(t.Context(), "scores", "Tom")
+			v, _, err := c.Get(t.Context(), "scores", "Tom")
 			if v != nil || !errors.Is(err, cache.ErrIntegrity) || !errors.Is(err, protocol.ErrBadResponse) {
 				t.Fatalf("Get = %q, %v; want no value and ErrIntegrity", v, err)
 			}
@@ -171,7 +171,7 @@ func TestForgedNotFound(t *testing.T) {
 			p := startFakePeer(t, rawAnswer(tc.head, msg, false))
 			c := mustClient(t, p.addr, &ClientOptions{Secret: tc.secret})
 			defer c.CloseIdleConnections()
-			v, err := c.Get(t.Context(), "scores", "Tom")
+			v, _, err := c.Get(t.Context(), "scores", "Tom")
 			if v != nil || errors.Is(err, getter.ErrNotFound) != tc.wantNotFound {
 				t.Fatalf("Get = %q, %v; want not found: %v", v, err, tc.wantNotFound)
 			}
@@ -190,7 +190,7 @@ func allocsPerGet(t *testing.T, c *Client, n int, timeout time.Duration, fails f
 	get := func() {
 		ctx, cancel := context.WithTimeout(t.Context(), timeout)
 		defer cancel()
-		v, err := c.Get(ctx, "scores", "Tom")
+		v, _, err := c.Get(ctx, "scores", "Tom")
 		if fails != nil && (v != nil || !fails(err)) || fails == nil && (err != nil || !bytes.Equal(v, want)) {
 			t.Fatalf("Get = %d bytes, %v", len(v), err)
 		}

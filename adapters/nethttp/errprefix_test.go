@@ -41,12 +41,12 @@ func TestClientErrorsHaveOnePrefix(t *testing.T) {
 	c := mustClient(t, nodes[1].addr, nil)
 	defer c.CloseIdleConnections()
 
-	_, err := c.Get(ctx, "scores", key)
+	_, _, err := c.Get(ctx, "scores", key)
 	if !errors.Is(err, getter.ErrNotFound) {
 		t.Fatalf("Get(%s) err = %v; want ErrNotFound", key, err)
 	}
 	onePrefix(t, "Client.Get of a missing key", err)
-	_, err = c.Get(ctx, "nosuchgroup", "Tom")
+	_, _, err = c.Get(ctx, "nosuchgroup", "Tom")
 	onePrefix(t, "Client.Get of an unknown group", err)
 	onePrefix(t, "Client.Remove, unsigned", c.Remove(ctx, "scores", "Tom"))
 	onePrefix(t, "Client.Set, unsigned", c.Set(ctx, "scores", "Tom", []byte("1"), 0))
@@ -58,7 +58,7 @@ func TestClientErrorsHaveOnePrefix(t *testing.T) {
 	}
 	gone := "http://" + ln.Addr().String()
 	_ = ln.Close()
-	_, err = mustClient(t, gone, nil).Get(ctx, "scores", "Tom")
+	_, _, err = mustClient(t, gone, nil).Get(ctx, "scores", "Tom")
 	onePrefix(t, "Client.Get of an unreachable peer", err)
 
 	// Through a Group: the Group's error wraps the Client's.

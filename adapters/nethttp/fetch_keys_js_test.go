@@ -149,7 +149,7 @@ func TestFetchKeysRoundTrip(t *testing.T) {
 	n := startProtoNode(t)
 	c := mustClient(t, n.base, &ClientOptions{Secret: fetchSecret})
 	for i, key := range keytest.Keys(rand.New(rand.NewPCG(15, 2)), 300) {
-		v, err := c.Get(t.Context(), "scores", key)
+		v, _, err := c.Get(t.Context(), "scores", key)
 		if err != nil || string(v) != "v="+key {
 			t.Fatalf("key #%d %q: %q, %v; node.js got the path %q, the protocol's is %q",
 				i, key, v, err, n.lastPath(), protocol.Path("scores", key))
@@ -158,7 +158,7 @@ func TestFetchKeysRoundTrip(t *testing.T) {
 			t.Fatalf("key #%d %q: node.js got the path %q; want %q", i, key, got, protocol.Path("scores", key))
 		}
 	}
-	if _, err := c.Get(t.Context(), "scores", "missing"); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := c.Get(t.Context(), "scores", "missing"); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("missing key: %v; want getter.ErrNotFound", err)
 	}
 }
@@ -192,7 +192,7 @@ func TestFetchSetOverOneMiB(t *testing.T) {
 	if err := c.Set(t.Context(), "scores", "big", big, 0); err != nil {
 		t.Fatalf("Set of %d bytes: %v", len(big), err)
 	}
-	if v, err := c.Get(t.Context(), "scores", "big"); err != nil || !bytes.Equal(v, big) {
+	if v, _, err := c.Get(t.Context(), "scores", "big"); err != nil || !bytes.Equal(v, big) {
 		t.Fatalf("Get after Set: %d bytes, %v; want the %d bytes set", len(v), err, len(big))
 	}
 	// A Pool's clients get the same default transport, with the Pool's
@@ -211,7 +211,7 @@ func TestFetchSetOverOneMiB(t *testing.T) {
 	if err := peer.(*Client).Set(t.Context(), "scores", "big2", big, 0); err != nil {
 		t.Fatalf("Set of %d bytes through a Pool: %v", len(big), err)
 	}
-	if v, err := c.Get(t.Context(), "scores", "big2"); err != nil || !bytes.Equal(v, big) {
+	if v, _, err := c.Get(t.Context(), "scores", "big2"); err != nil || !bytes.Equal(v, big) {
 		t.Fatalf("Get after the Pool's Set: %d bytes, %v; want the %d bytes set", len(v), err, len(big))
 	}
 
@@ -219,7 +219,7 @@ func TestFetchSetOverOneMiB(t *testing.T) {
 	if err := c.Set(t.Context(), "scores", "huge", make([]byte, limit+1), 0); err == nil {
 		t.Fatalf("Set of %d bytes over a limit of %d: no error", limit+1, limit)
 	}
-	if v, err := c.Get(t.Context(), "scores", "huge"); err != nil || string(v) != "v=huge" {
+	if v, _, err := c.Get(t.Context(), "scores", "huge"); err != nil || string(v) != "v=huge" {
 		t.Fatalf("Get of the refused key: %q, %v; want the source's v=huge", v, err)
 	}
 	if got := n.requests() - sent; got != 1 {

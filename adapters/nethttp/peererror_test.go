@@ -43,7 +43,8 @@ func TestPeerErrorsReachableByUsers(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.CloseIdleConnections()
-		return c.Get(ctx, group, key)
+		v, _, err := c.Get(ctx, group, key)
+		return v, err
 	}
 	if v, err := get(node.URL, "scores", "Tom"); err != nil || string(v) != "630" {
 		t.Fatalf("present key: %q, %v; want 630", v, err)

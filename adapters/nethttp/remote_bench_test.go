@@ -33,7 +33,7 @@ func BenchmarkRemoteGet(b *testing.B) {
 			b.SetBytes(int64(bc.size))
 			b.ReportAllocs()
 			for b.Loop() {
-				if v, err := c.Get(b.Context(), "scores", "k"); err != nil || len(v) != bc.size {
+				if v, _, err := c.Get(b.Context(), "scores", "k"); err != nil || len(v) != bc.size {
 					b.Fatalf("Get = %d bytes, %v", len(v), err)
 				}
 			}

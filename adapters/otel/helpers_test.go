@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/peertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -39,17 +41,18 @@ func source(_ context.Context, key string) ([]byte, error) {
 // remote is a PeerGetter at addr that owns the keys starting with
 // "remote"; it answers "r:"+key, or fails with err.
 type remote struct {
+	peertest.ReadOnly
 	addr string
 	err  error
 }
 
 func (r *remote) Addr() string { return r.addr }
 
-func (r *remote) Get(_ context.Context, _, key string) ([]byte, error) {
+func (r *remote) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
 	if r.err != nil {
-		return nil, r.err
+		return nil, 0, r.err
 	}
-	return []byte("r:" + key), nil
+	return []byte("r:" + key), -1, nil
 }
 
 func (r *remote) PickPeer(key string) (cache.PeerGetter, bool) {

@@ -265,14 +265,14 @@ func TestServeBehindNodeHTTP(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			got, err := c.Get(context.Background(), "scores", "Tom")
+			got, _, err := c.Get(context.Background(), "scores", "Tom")
 			if err != nil || string(got) != "630" {
 				t.Errorf("Get(Tom) = %q, %v; want 630", got, err)
 			}
 		})
 	}
 	wg.Wait()
-	if _, err := c.Get(context.Background(), "scores", "kkk"); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := c.Get(context.Background(), "scores", "kkk"); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("Get(kkk) err = %v; want getter.ErrNotFound", err)
 	}
 	if n := loads.Load(); n != 2 {

@@ -39,24 +39,55 @@ type node struct {
 
 // inMemoryPeer is a PeerGetter that calls another node in the same
 // process, as a transport would over the network: the owner serves the
-// request with GetLocal, so it never forwards it again.
-type inMemoryPeer struct{ target *cache.Registry }
+// request with GetLocal, so it never forwards it again, and a Remove or
+// Set with RemoveLocal or SetLocal.
+type inMemoryPeer struct {
+	addr   string
+	target *cache.Registry
+}
 
-func (p inMemoryPeer) Get(ctx context.Context, group, key string) ([]byte, error) {
-	g := p.target.Lookup(group)
-	if g == nil {
-		return nil, fmt.Errorf("no group %q on peer", group)
+func (p inMemoryPeer) group(name string) (*cache.Group, error) {
+	if g := p.target.Lookup(name); g != nil {
+		return g, nil
 	}
-	v, _, err := g.GetLocal(ctx, key)
+	return nil, fmt.Errorf("no group %q on peer %s", name, p.addr)
+}
+
+// Get returns the owner's value and the time it has left, as a
+// transport carries them.
+func (p inMemoryPeer) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
+	g, err := p.group(group)
+	if err != nil {
+		return nil, 0, err
+	}
+	v, ttl, err := g.GetLocal(ctx, key)
 	var ce *cache.Error
 	if errors.As(err, &ce) {
-		return nil, ce.Err // the owner's own words, as the wire protocol carries them
+		return nil, ttl, ce.Err // the owner's own words, as the wire protocol carries them
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return v.ByteSlice(), nil
+	return v.ByteSlice(), ttl, nil
 }
+
+func (p inMemoryPeer) Remove(_ context.Context, group, key string) error {
+	g, err := p.group(group)
+	if err == nil {
+		g.RemoveLocal(key)
+	}
+	return err
+}
+
+func (p inMemoryPeer) Set(_ context.Context, group, key string, value []byte, ttl time.Duration) error {
+	g, err := p.group(group)
+	if err == nil {
+		g.SetLocal(key, value, ttl)
+	}
+	return err
+}
+
+func (p inMemoryPeer) Addr() string { return p.addr }
 
 // newCluster starts nodes named names that share db as their source of
 // truth.
@@ -70,7 +101,7 @@ func newCluster(names []string, db *seeddb.DB) ([]*node, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	for _, n := range nodes {
 		peers, err := picker.NewPeers(n.name, func(addr string) cache.PeerGetter {
-			return inMemoryPeer{target: byName[addr]}
+			return inMemoryPeer{addr: addr, target: byName[addr]}
 		}, &picker.Options{Logger: quiet})
 		if err != nil {
 			return nil, err

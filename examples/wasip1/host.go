@@ -88,7 +88,8 @@ func (d *demo) fetch(ctx context.Context, peer, group, key string) ([]byte, erro
 		return nil, fmt.Errorf("unknown peer %q", peer)
 	}
 	d.fetches.Add(1)
-	return d.client.Get(ctx, group, key)
+	v, _, err := d.client.Get(ctx, group, key)
+	return v, err
 }
 
 func (d *demo) close(ctx context.Context) error {

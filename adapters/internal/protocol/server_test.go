@@ -16,6 +16,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/peertest"
 )
 
 // countingDB is a Getter over fixed data that counts its calls per key.
@@ -56,16 +57,19 @@ func (p remotePicker) PickPeer(string) (cache.PeerGetter, bool) { return p.peer,
 
 // recordingPeer answers every Get with "remote:"+key and counts the calls.
 type recordingPeer struct {
+	peertest.ReadOnly
 	mu    sync.Mutex
 	calls int
 }
 
-func (p *recordingPeer) Get(_ context.Context, _, key string) ([]byte, error) {
+func (p *recordingPeer) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls++
-	return []byte("remote:" + key), nil
+	return []byte("remote:" + key), -1, nil
 }
+
+func (*recordingPeer) Addr() string { return "http://recording-peer" }
 
 func newTestRegistry(t *testing.T, db getter.Getter, opts *cache.GroupOptions) *cache.Registry {
 	t.Helper()

@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/geecache/geecache/cache"
@@ -71,27 +72,40 @@ func hostFetch(peer unsafe.Pointer, peerLen uint32, group unsafe.Pointer, groupL
 	key unsafe.Pointer, keyLen uint32, out unsafe.Pointer, outCap uint32) int32
 
 // hostPeer is a cache.PeerGetter for the peer of that name, through the
-// host's fetch.
+// host's fetch. The host's import carries neither the owner's TTL nor
+// writes: Get says "no TTL" (-1, this group's own apply), and Remove and
+// Set fail with errors.ErrUnsupported, which a Group names in its
+// UpdateError and does not retry.
 type hostPeer string
 
 var errPeer = errors.New("geecache/wasip1: the host's fetch failed")
 
-func (p hostPeer) Get(_ context.Context, group, key string) ([]byte, error) {
+func (p hostPeer) Get(_ context.Context, group, key string) ([]byte, time.Duration, error) {
 	out := make([]byte, 256)
 	for {
 		n := hostFetch(ptr(string(p)), uint32(len(p)), ptr(group), uint32(len(group)),
 			ptr(key), uint32(len(key)), unsafe.Pointer(unsafe.SliceData(out)), uint32(len(out)))
 		switch {
 		case n == -1:
-			return nil, fmt.Errorf("peer %s: %q: %w", string(p), key, getter.ErrNotFound)
+			return nil, -1, fmt.Errorf("peer %s: %q: %w", string(p), key, getter.ErrNotFound)
 		case n < 0:
-			return nil, fmt.Errorf("peer %s: %q: %w", string(p), key, errPeer)
+			return nil, 0, fmt.Errorf("peer %s: %q: %w", string(p), key, errPeer)
 		case int(n) <= len(out):
-			return out[:n], nil
+			return out[:n], -1, nil
 		}
 		out = make([]byte, n) // too small: once more, with room for it
 	}
 }
+
+func (p hostPeer) Remove(context.Context, string, string) error {
+	return fmt.Errorf("peer %s: the host's import has no writes: %w", string(p), errors.ErrUnsupported)
+}
+
+func (p hostPeer) Set(context.Context, string, string, []byte, time.Duration) error {
+	return fmt.Errorf("peer %s: the host's import has no writes: %w", string(p), errors.ErrUnsupported)
+}
+
+func (p hostPeer) Addr() string { return string(p) }
 
 // ptr is the address of s's bytes (never written through).
 func ptr(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
