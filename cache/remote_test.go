@@ -215,3 +215,30 @@ func TestGetLocalDoesNotJoinForwardingLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The mock peer covers the writes too: a Group.Set reaches the owner's Set
+// with the value and TTL, a Group.Remove its Remove, and an owner that
+// fails a Remove is named in the *UpdateError by its Addr.
+func TestMockPeerCoversWrites(t *testing.T) {
+	f := newFixture(t)
+	f.remoteOwner()
+	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").Return([]byte("630"), noTTL, nil).Times(1)
+	gomock.InOrder(
+		f.peer.EXPECT().Set(gomock.Any(), "scores", "Tom", []byte("631"), time.Minute).Return(nil),
+		f.peer.EXPECT().Remove(gomock.Any(), "scores", "Tom").Return(nil),
+		f.peer.EXPECT().Remove(gomock.Any(), "scores", "Sam").Return(fmt.Errorf("no writes here: %w", errors.ErrUnsupported)),
+	)
+	if v, err := f.group.Get(t.Context(), "Tom"); err != nil || v.String() != "630" {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+	if err := f.group.Set(t.Context(), "Tom", []byte("631"), time.Minute); err != nil {
+		t.Fatalf("Set = %v", err)
+	}
+	if err := f.group.Remove(t.Context(), "Tom"); err != nil {
+		t.Fatalf("Remove = %v", err)
+	}
+	var ue *cache.UpdateError
+	if err := f.group.Remove(t.Context(), "Sam"); !errors.As(err, &ue) || !errors.Is(ue.Failed["http://owner"], errors.ErrUnsupported) {
+		t.Fatalf("Remove(Sam) = %v; want an *UpdateError naming http://owner", err)
+	}
+}
