@@ -124,7 +124,7 @@ func TestClusterFieldsAreRead(t *testing.T) {
 		asker := optionsPool(t, "http://ask", PoolOptions{Cluster: Cluster{BasePath: "/cache"}, Transport: tr})
 		mustSet(t, asker, "http://ask", "http://peer")
 		key, g := firstRemote(t, asker)
-		if v, err := g.Get(t.Context(), "scores", key); err != nil || string(v) != "v:"+key {
+		if v, _, err := g.Get(t.Context(), "scores", key); err != nil || string(v) != "v:"+key {
 			t.Fatalf("Get through the peer: %q, %v", v, err)
 		}
 		if len(tr.paths) != 1 || !strings.HasPrefix(tr.paths[0], "/cache/_geecache/scores/") {
@@ -141,7 +141,7 @@ func TestClusterFieldsAreRead(t *testing.T) {
 		asker := optionsPool(t, "http://ask", PoolOptions{Cluster: c, Transport: tr})
 		mustSet(t, asker, "http://ask", "http://peer")
 		key, g := firstRemote(t, asker)
-		if v, err := g.Get(t.Context(), "scores", key); err != nil || string(v) != "v:"+key {
+		if v, _, err := g.Get(t.Context(), "scores", key); err != nil || string(v) != "v:"+key {
 			t.Fatalf("signed Get: %q, %v", v, err)
 		}
 		if tr.headers[0].Get(protocol.HeaderSignature) == "" {
@@ -256,7 +256,7 @@ func TestPoolOptionsFieldsAreRead(t *testing.T) {
 				mustSet(t, p, "http://ask", "http://peer")
 				key, g := firstRemote(t, p)
 				start := time.Now()
-				_, err := g.Get(t.Context(), "scores", key)
+				_, _, err := g.Get(t.Context(), "scores", key)
 				if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took != tc.want {
 					t.Errorf("Timeout %v: %v after %v, want DeadlineExceeded after %v", tc.timeout, err, took, tc.want)
 				}
@@ -272,7 +272,7 @@ func TestPoolOptionsFieldsAreRead(t *testing.T) {
 		mustSet(t, asker, "http://ask", "http://peer")
 		key, g := firstRemote(t, asker)
 		ctx := context.WithValue(t.Context(), testKey{}, "trace-1")
-		if v, err := g.Get(ctx, "scores", key); err != nil || string(v) != "v:"+key {
+		if v, _, err := g.Get(ctx, "scores", key); err != nil || string(v) != "v:"+key {
 			t.Fatalf("Get: %q, %v", v, err)
 		}
 		if len(tr.headers) != 1 || tr.headers[0].Get("X-Test") != "trace-1" {
