@@ -254,7 +254,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 		return entry{}, err
 	}
 	g.counters.fallbacks.Add(1)
-	g.warn.Log(ctx, slog.LevelWarn, "fail "+peerAddr(owner), "geecache: peer failed, loading locally",
+	g.warn.Log(ctx, slog.LevelWarn, "fail "+owner.Addr(), "geecache: peer failed, loading locally",
 		slog.String("group", g.name), slog.Any("err", err))
 	return g.loadLocally(ctx, SpanFallback, key)
 }

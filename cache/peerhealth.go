@@ -159,7 +159,7 @@ func (h *peerHealths) of(peer PeerGetter) *peerHealth {
 	if v, ok := h.m.Load(peer); ok {
 		return v.(*peerHealth)
 	}
-	v, loaded := h.m.LoadOrStore(peer, &peerHealth{addr: peerAddr(peer)})
+	v, loaded := h.m.LoadOrStore(peer, &peerHealth{addr: peer.Addr()})
 	if !loaded && h.list != nil {
 		// A peer new to the group: the ring changed, so this is when the
 		// state of the peers that left it is forgotten.
@@ -167,9 +167,6 @@ func (h *peerHealths) of(peer PeerGetter) *peerHealth {
 	}
 	return v.(*peerHealth)
 }
-
-// peerAddr names a peer for stats and logs.
-func peerAddr(peer PeerGetter) string { return peer.Addr() }
 
 // ejected reports whether peer is ejected now (or its probe is in
 // flight), without changing its state: a write is not sent to it then but

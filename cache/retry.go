@@ -104,7 +104,7 @@ func (s *retries) end(ctx context.Context, w *write, seq uint64, failed map[stri
 	}}
 	r := &retry{w: w, ctx: context.WithoutCancel(ctx), pending: map[string]bool{}, until: time.Now().Add(retryFor)}
 	if w.owner != nil {
-		r.ownerAddr = peerAddr(w.owner)
+		r.ownerAddr = w.owner.Addr()
 	}
 	for a, err := range failed {
 		switch {
@@ -201,7 +201,7 @@ func (r *retry) attempt(ctx context.Context) {
 	}
 	cur := make(map[string]PeerGetter, len(list))
 	for _, p := range list {
-		cur[peerAddr(p)] = p
+		cur[p.Addr()] = p
 	}
 	var owner PeerGetter
 	if r.owner {

@@ -89,7 +89,7 @@ func (w *write) pass(ctx context.Context, owner PeerGetter, others []PeerGetter,
 	var mu sync.Mutex
 	record := func(p PeerGetter, err error) {
 		mu.Lock()
-		results[peerAddr(p)] = err
+		results[p.Addr()] = err
 		mu.Unlock()
 	}
 	ownerDone := make(chan struct{})
@@ -107,7 +107,7 @@ func (w *write) pass(ctx context.Context, owner PeerGetter, others []PeerGetter,
 	}
 	late := !w.waitOwner(ctx, ownerDone)
 	for _, p := range others {
-		pend := pending == nil || pending[peerAddr(p)]
+		pend := pending == nil || pending[p.Addr()]
 		if !pend && owner == nil {
 			continue
 		}
