@@ -14,10 +14,11 @@
 # 11 -> 6, awsdefault 2 -> 1); 149 after h-shape-config (one
 # nethttp.Cluster, one peer set: Pool and lambda.Peers embed picker.Peers);
 # 146 after h-shape-peer (one peer interface: cache.PeerTTLGetter,
-# cache.PeerUpdater and nethttp.Client.GetTTL gone). Lower it again as the other parts of issue 16 merge. Issue 16's target
+# cache.PeerUpdater and nethttp.Client.GetTTL gone); 150 after h-clustertest
+# (issue 16 item 7: package nethttptest, 4 names). Lower it again as the other parts of issue 16 merge. Issue 16's target
 # is 150.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=146
+BUDGET=150
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

@@ -1,0 +1,296 @@
+// Package nethttptest starts a GeeCache cluster of net/http nodes inside
+// one test: n nodes on 127.0.0.1, on ports the OS picks, that all know each
+// other, with a fault that can be injected into each node (hung, slow,
+// lying, down, partitioned). It has no package-level state, so parallel
+// tests each get their own cluster; t.Cleanup stops every node and waits
+// for its goroutines, so goleak passes.
+//
+// It exists because a Pool needs its own URL before its server exists:
+// Start listens first, then builds each node on the address it got.
+package nethttptest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// Options configures a test cluster. Every field may be left zero.
+type Options struct {
+	// Group is the name of the one group every node serves
+	// (default "scores").
+	Group string
+	// CacheBytes is each node's cache size (default 1 MiB).
+	CacheBytes int64
+	// Getter returns node i's source. The default answers "v:"+key,
+	// and getter.ErrNotFound for a key that begins with "missing".
+	Getter func(i int) getter.Getter
+	// GroupOptions are each node's group options; Peers is set to the
+	// node's Pool, and a nil Logger discards.
+	GroupOptions cache.GroupOptions
+	// PoolOptions are each node's Pool options; a nil Logger discards.
+	// A Transport given here is wrapped (to cut partitioned nodes off);
+	// without one the nodes share one from nethttp.NewTransport,
+	// whose connections Cleanup closes.
+	PoolOptions nethttp.PoolOptions
+}
+
+// Fault is what a node does wrong. The zero Fault is a healthy node.
+type Fault struct {
+	// Hang accepts each request and never answers it: the client's
+	// context, timeout or hedge has to end it.
+	Hang bool
+	// Delay answers each request after this long (a slow node).
+	Delay time.Duration
+	// Lie answers every GET with 200 and a wrong value, without the
+	// checksum a node sends: a client reports cache.ErrIntegrity and
+	// never returns the value.
+	Lie bool
+	// Down closes the node's listener and connections, as a crash
+	// would: its peers' connections are refused. Clearing it listens on
+	// the same address again.
+	Down bool
+	// Partitioned cuts the node off from the others, both ways (their
+	// requests to it and its requests to them fail at once), while it
+	// still serves its own Gets and any client outside the cluster.
+	Partitioned bool
+}
+
+// Node is one node of a test cluster.
+type Node struct {
+	// Addr is the node's URL, "http://127.0.0.1:port".
+	Addr     string
+	Registry *cache.Registry
+	Pool     *nethttp.Pool
+	Group    *cache.Group
+	// Fault sets the node's fault (the zero Fault clears it); it is
+	// safe to call from any goroutine.
+	Fault func(Fault)
+	// Owner returns the node that owns key by this node's ring, or nil
+	// if no node of the cluster does.
+	Owner func(key string) *Node
+
+	t      testing.TB
+	fault  atomic.Pointer[Fault]
+	stop   chan struct{} // closed by Cleanup: ends hung requests
+	reqs   sync.WaitGroup
+	mu     sync.Mutex // guards srv and done
+	srv    *http.Server
+	done   chan struct{} // closed when srv's Serve returns
+	closed bool
+}
+
+// Start starts n nodes that all know each other and returns them in the
+// order of their ring's peer list given to Set. opts may be nil.
+// t.Cleanup stops them.
+func Start(t testing.TB, n int, opts *Options) []*Node {
+	t.Helper()
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Group == "" {
+		o.Group = "scores"
+	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = 1 << 20
+	}
+	if o.Getter == nil {
+		o.Getter = func(int) getter.Getter { return getter.Func(answer) }
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	base := o.PoolOptions.Transport
+	var own *http.Transport
+	if base == nil {
+		own = nethttp.NewTransport()
+		base = own
+	}
+	nodes := make([]*Node, n)
+	byHost := make(map[string]*Node, n)
+	addrs := make([]string, n)
+	lns := make([]net.Listener, n)
+	for i := range nodes {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[i], addrs[i] = ln, "http://"+ln.Addr().String()
+		nodes[i] = &Node{Addr: addrs[i], t: t, stop: make(chan struct{})}
+		byHost[ln.Addr().String()] = nodes[i]
+	}
+	t.Cleanup(func() {
+		for _, nd := range nodes {
+			nd.shutdown()
+		}
+		if own != nil {
+			own.CloseIdleConnections()
+		}
+	})
+	for i, nd := range nodes {
+		nd.Registry = cache.NewRegistry()
+		po := o.PoolOptions
+		if po.Logger == nil {
+			po.Logger = quiet
+		}
+		po.Transport = &partition{from: nd, byHost: byHost, base: base}
+		var err error
+		if nd.Pool, err = nethttp.NewPool(nd.Addr, nd.Registry, &po); err != nil {
+			t.Fatal(err)
+		}
+		if err := nd.Pool.Set(addrs...); err != nil {
+			t.Fatal(err)
+		}
+		gopts := o.GroupOptions
+		gopts.Peers = nd.Pool
+		if gopts.Logger == nil {
+			gopts.Logger = quiet
+		}
+		if nd.Group, err = nd.Registry.NewGroup(o.Group, o.CacheBytes, o.Getter(i), &gopts); err != nil {
+			t.Fatal(err)
+		}
+		nd.Fault = nd.setFault
+		nd.Owner = func(key string) *Node { return byHost[strings.TrimPrefix(nd.Pool.Owner(key), "http://")] }
+		nd.serve(lns[i])
+	}
+	return nodes
+}
+
+// answer is the default source.
+func answer(_ context.Context, key string) ([]byte, error) {
+	if strings.HasPrefix(key, "missing") {
+		return nil, fmt.Errorf("%s not exist: %w", key, getter.ErrNotFound)
+	}
+	return []byte("v:" + key), nil
+}
+
+// serve starts serving ln. The caller holds no lock.
+func (n *Node) serve(ln net.Listener) {
+	srv := &http.Server{Handler: http.HandlerFunc(n.handle)}
+	done := make(chan struct{})
+	n.srv, n.done = srv, done
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			n.t.Errorf("nethttptest: serve %s: %v", n.Addr, err)
+		}
+	}()
+}
+
+func (n *Node) handle(w http.ResponseWriter, r *http.Request) {
+	n.reqs.Add(1)
+	defer n.reqs.Done()
+	f := n.fault.Load()
+	if f == nil {
+		n.Pool.ServeHTTP(w, r)
+		return
+	}
+	if f.Hang {
+		select {
+		case <-r.Context().Done():
+		case <-n.stop:
+		}
+		return
+	}
+	if f.Delay > 0 {
+		tm := time.NewTimer(f.Delay)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+		case <-r.Context().Done():
+			return
+		case <-n.stop:
+			return
+		}
+	}
+	if f.Lie && r.Method == http.MethodGet {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write([]byte("a lie"))
+		return
+	}
+	n.Pool.ServeHTTP(w, r)
+}
+
+func (n *Node) setFault(f Fault) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	old := n.fault.Load()
+	wasDown := old != nil && old.Down
+	if f == (Fault{}) {
+		n.fault.Store(nil)
+	} else {
+		n.fault.Store(&f)
+	}
+	if n.closed || f.Down == wasDown {
+		return
+	}
+	if f.Down {
+		_ = n.srv.Close()
+		<-n.done
+		return
+	}
+	ln, err := net.Listen("tcp", strings.TrimPrefix(n.Addr, "http://"))
+	if err != nil {
+		n.t.Errorf("nethttptest: %s back up: %v", n.Addr, err)
+		return
+	}
+	n.serve(ln)
+}
+
+// shutdown stops the node for good and waits for its goroutines. Its
+// peer list is emptied so that background retries of its writes end.
+func (n *Node) shutdown() {
+	n.mu.Lock()
+	n.closed = true
+	close(n.stop)
+	if n.srv != nil {
+		_ = n.srv.Close()
+		<-n.done
+	}
+	n.mu.Unlock()
+	n.reqs.Wait()
+	if n.Pool != nil {
+		_ = n.Pool.Set()
+		_ = n.Pool.Close()
+	}
+}
+
+// errPartitioned is what a request across a partition fails with.
+var errPartitioned = errors.New("nethttptest: partitioned")
+
+// partition is a node's transport: it fails at once a request from or
+// to a partitioned node of the cluster.
+type partition struct {
+	from   *Node
+	byHost map[string]*Node // never written after Start
+	base   http.RoundTripper
+}
+
+func (p *partition) RoundTrip(r *http.Request) (*http.Response, error) {
+	if cut(p.from) || cut(p.byHost[r.URL.Host]) {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
+		return nil, fmt.Errorf("%s -> %s: %w", p.from.Addr, r.URL.Host, errPartitioned)
+	}
+	return p.base.RoundTrip(r)
+}
+
+func cut(n *Node) bool {
+	if n == nil {
+		return false
+	}
+	f := n.fault.Load()
+	return f != nil && f.Partitioned
+}
