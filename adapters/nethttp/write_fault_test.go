@@ -1,4 +1,4 @@
-package nethttp
+package nethttp_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
 	"github.com/geecache/geecache/cache"
 )
 
@@ -21,18 +23,20 @@ import (
 // and each error names exactly the hung owner.
 func TestWriteWithHungOwnerPeer(t *testing.T) {
 	const n = 100
-	nodes := startNodes(t, 2, false, &PoolOptions{Cluster: Cluster{Secret: []byte("k")}})
-	hung, _ := startHungPeer(t)
-	two := []string{nodes[0].addr, nodes[1].addr}
-	three := append(slices.Clone(two), hung.addr)
+	var src loads
+	all := nethttptest.Start(t, 3, &nethttptest.Options{Getter: src.getter,
+		PoolOptions: nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte("k")}}})
+	nodes, hung := all[:2], all[2]
+	hung.Fault(nethttptest.Fault{Hang: true})
+	two := []string{nodes[0].Addr, nodes[1].Addr}
+	three := append(slices.Clone(two), hung.Addr)
 	setAll := func(addrs []string) {
 		for _, n := range nodes {
-			mustSet(t, n.pool, addrs...)
+			if err := n.Pool.Set(addrs...); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	// Runs before the fake peer is closed: with no peers left, the
-	// background retries toward it end at their next attempt.
-	t.Cleanup(func() { setAll(nil) })
 
 	// Keys that node1 owns in the two-node ring and the hung peer in the
 	// three-node one, so that both healthy nodes hold a copy (node1 in its
@@ -40,13 +44,13 @@ func TestWriteWithHungOwnerPeer(t *testing.T) {
 	setAll(two)
 	var candidates, keys []string
 	for i := 0; len(candidates) < 20*n; i++ {
-		if k := fmt.Sprint("w", i); nodes[0].pool.Owner(k) == nodes[1].addr {
+		if k := fmt.Sprint("w", i); nodes[0].Pool.Owner(k) == nodes[1].Addr {
 			candidates = append(candidates, k)
 		}
 	}
 	setAll(three)
 	for _, k := range candidates {
-		if nodes[0].pool.Owner(k) == hung.addr && len(keys) < n {
+		if nodes[0].Pool.Owner(k) == hung.Addr && len(keys) < n {
 			keys = append(keys, k)
 		}
 	}
@@ -55,7 +59,7 @@ func TestWriteWithHungOwnerPeer(t *testing.T) {
 	}
 	setAll(two)
 	for _, k := range keys {
-		if v, err := nodes[0].group.Get(t.Context(), k); err != nil || v.String() != "v:"+k {
+		if v, err := nodes[0].Group.Get(t.Context(), k); err != nil || v.String() != "v:"+k {
 			t.Fatalf("warming %q: %q, %v", k, v, err)
 		}
 	}
@@ -63,16 +67,17 @@ func TestWriteWithHungOwnerPeer(t *testing.T) {
 	// While the owner hangs, a Get that answers within 200 ms without a
 	// load from the node's source (as it does once it has ejected the
 	// owner) answers from its memory: the copy from before the write.
-	fromMemory := func(nd *node, k string) bool {
+	fromMemory := func(i int, k string) bool {
+		nd := nodes[i]
 		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 		defer cancel()
-		loads := nd.db.count(k)
-		v, err := nd.group.Get(ctx, k)
-		return err == nil && v.String() == "v:"+k && nd.db.count(k) == loads
+		before := src.count(i, k)
+		v, err := nd.Group.Get(ctx, k)
+		return err == nil && v.String() == "v:"+k && src.count(i, k) == before
 	}
-	for _, nd := range nodes {
-		if !fromMemory(nd, keys[0]) {
-			t.Fatalf("%s holds no copy of %q before the writes", nd.addr, keys[0])
+	for i, nd := range nodes {
+		if !fromMemory(i, keys[0]) {
+			t.Fatalf("%s holds no copy of %q before the writes", nd.Addr, keys[0])
 		}
 	}
 
@@ -83,9 +88,9 @@ func TestWriteWithHungOwnerPeer(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 			defer cancel()
 			if i%2 == 0 {
-				errs[i] = nodes[0].group.Remove(ctx, k)
+				errs[i] = nodes[0].Group.Remove(ctx, k)
 			} else {
-				errs[i] = nodes[0].group.Set(ctx, k, []byte("new"), 0)
+				errs[i] = nodes[0].Group.Set(ctx, k, []byte("new"), 0)
 			}
 		})
 	}
@@ -94,14 +99,14 @@ func TestWriteWithHungOwnerPeer(t *testing.T) {
 	var stale atomic.Int64
 	for i, k := range keys {
 		var ue *cache.UpdateError
-		if !errors.As(errs[i], &ue) || !slices.Equal(slices.Sorted(maps.Keys(ue.Failed)), []string{hung.addr}) {
+		if !errors.As(errs[i], &ue) || !slices.Equal(slices.Sorted(maps.Keys(ue.Failed)), []string{hung.Addr}) {
 			if misnamed++; misnamed == 1 {
-				t.Errorf("write of %q: %v; want an UpdateError naming exactly the hung owner %s", k, errs[i], hung.addr)
+				t.Errorf("write of %q: %v; want an UpdateError naming exactly the hung owner %s", k, errs[i], hung.Addr)
 			}
 		}
-		for _, nd := range nodes {
+		for j := range nodes {
 			wg.Go(func() { // at once: each Get that goes to the hung owner waits 200 ms
-				if fromMemory(nd, k) {
+				if fromMemory(j, k) {
 					stale.Add(1)
 				}
 			})

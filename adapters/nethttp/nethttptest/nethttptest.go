@@ -54,9 +54,9 @@ type Fault struct {
 	Hang bool
 	// Delay answers each request after this long (a slow node).
 	Delay time.Duration
-	// Lie answers every GET with 200 and a wrong value, without the
-	// checksum a node sends: a client reports cache.ErrIntegrity and
-	// never returns the value.
+	// Lie answers every request (a Get, a Remove, a Set) with 200 and
+	// a wrong value, without the checksum a node sends: a client reports
+	// cache.ErrIntegrity and never returns the value.
 	Lie bool
 	// Down closes the node's listener and connections, as a crash
 	// would: its peers' connections are refused. Clearing it listens on
@@ -214,7 +214,7 @@ func (n *Node) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if f.Lie && r.Method == http.MethodGet {
+	if f.Lie {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		_, _ = w.Write([]byte("a lie"))
 		return
