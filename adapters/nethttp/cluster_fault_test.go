@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
 	"github.com/geecache/geecache/cache"
@@ -45,24 +47,42 @@ func (l *loads) count(node int, key string) int {
 	return l.calls[fmt.Sprint(node, "/", key)]
 }
 
-// countingTransport counts the requests sent to each host.
+// countingTransport counts the requests sent to each host, and to each
+// host for each key.
 type countingTransport struct {
 	http.RoundTripper
-	mu   sync.Mutex
-	sent map[string]int64
+	mu    sync.Mutex
+	sent  map[string]int64    // by host
+	byKey map[[2]string]int64 // by host and key
+}
+
+func newCountingTransport(t *testing.T) *countingTransport {
+	rt := nethttp.NewTransport()
+	t.Cleanup(rt.CloseIdleConnections)
+	return &countingTransport{RoundTripper: rt, sent: map[string]int64{}, byKey: map[[2]string]int64{}}
 }
 
 func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	_, key, _ := protocol.ParsePath(r.URL.EscapedPath())
 	c.mu.Lock()
 	c.sent[r.URL.Host]++
+	c.byKey[[2]string{r.URL.Host, key}]++
 	c.mu.Unlock()
 	return c.RoundTripper.RoundTrip(r)
 }
 
+// to returns how many requests were sent to the node at addr.
 func (c *countingTransport) to(addr string) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sent[addr[len("http://"):]]
+	return c.sent[strings.TrimPrefix(addr, "http://")]
+}
+
+// toFor returns how many requests for key were sent to the node at addr.
+func (c *countingTransport) toFor(addr, key string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byKey[[2]string{strings.TrimPrefix(addr, "http://"), key}]
 }
 
 // ownedBy returns n keys, prefix plus a number, that owner owns.
@@ -80,8 +100,7 @@ func ownedBy(owner *nethttptest.Node, prefix string, n int) []string {
 // hedge's local load), the peer is ejected after EjectAfter slow fetches,
 // and then no request reaches it at all; nothing leaks (goleak).
 func TestHungPeerIsHedgedAndEjected(t *testing.T) {
-	rt := &countingTransport{RoundTripper: nethttp.NewTransport(), sent: map[string]int64{}}
-	t.Cleanup(rt.RoundTripper.(*http.Transport).CloseIdleConnections)
+	rt := newCountingTransport(t)
 	nodes := nethttptest.Start(t, 2, &nethttptest.Options{PoolOptions: nethttp.PoolOptions{Transport: rt},
 		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Hour,
 			HedgeMin: time.Millisecond, HedgeMax: time.Millisecond, SlowAfter: 50 * time.Millisecond}}})

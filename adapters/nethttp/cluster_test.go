@@ -1,24 +1,41 @@
-package nethttp
+package nethttp_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
+// startCluster starts n nodes without hedging (these clusters test who
+// loads a key, and a hedge on a loaded test machine would load it here
+// too), with sources that count their loads and a transport that counts
+// the peer requests.
+func startCluster(t *testing.T, n int, po nethttp.PoolOptions) ([]*nethttptest.Node, *loads, *countingTransport) {
+	t.Helper()
+	src, rt := &loads{}, newCountingTransport(t)
+	po.Transport = rt
+	nodes := nethttptest.Start(t, n, &nethttptest.Options{Getter: src.getter, PoolOptions: po,
+		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
+	return nodes, src, rt
+}
+
 func TestClusterEveryKeyFromAnyNode(t *testing.T) {
-	nodes := startNodes(t, 3, true, nil)
+	nodes, src, rt := startCluster(t, 3, nethttp.PoolOptions{})
 	ctx := context.Background()
 	keys := make([]string, 60)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("key-%d", i)
 	}
-	owned := map[*node]int{}
+	owned := map[*nethttptest.Node]int{}
 	for _, k := range keys {
-		owned[owner(nodes, k)]++
+		owned[nodes[0].Owner(k)]++
 	}
 	if len(owned) != 3 {
 		t.Fatalf("60 keys spread over %d nodes; want all 3 to own some", len(owned))
@@ -27,9 +44,9 @@ func TestClusterEveryKeyFromAnyNode(t *testing.T) {
 	for round := range 3 {
 		for _, n := range nodes {
 			for _, k := range keys {
-				v, err := n.group.Get(ctx, k)
+				v, err := n.Group.Get(ctx, k)
 				if err != nil || v.String() != "v:"+k {
-					t.Fatalf("round %d: %s Get(%q) = %q, %v", round, n.addr, k, v.String(), err)
+					t.Fatalf("round %d: %s Get(%q) = %q, %v", round, n.Addr, k, v.String(), err)
 				}
 			}
 		}
@@ -40,48 +57,49 @@ func TestClusterEveryKeyFromAnyNode(t *testing.T) {
 		// takes the repeated remote hits, so owners see no new peer requests.
 		for _, n := range nodes {
 			for _, k := range keys {
-				want := 0
-				if owner(nodes, k) == n {
+				var want int64
+				if nodes[0].Owner(k) == n {
 					want = 2 // one from each other node, in round 0 only
 				}
-				if got := n.peerRequests(k); got != want {
-					t.Fatalf("round %d: %s served %d peer requests for %q; want %d", round, n.addr, got, k, want)
+				if got := rt.toFor(n.Addr, k); got != want {
+					t.Fatalf("round %d: %s served %d peer requests for %q; want %d", round, n.Addr, got, k, want)
 				}
 			}
 		}
 	}
-	for _, n := range nodes {
+	for i, n := range nodes {
 		for _, k := range keys {
 			want := 0
-			if owner(nodes, k) == n {
+			if nodes[0].Owner(k) == n {
 				want = 1
 			}
-			if got := n.db.count(k); got != want {
-				t.Errorf("%s loaded %q %d times; want %d (owner %s)", n.addr, k, got, want, owner(nodes, k).addr)
+			if got := src.count(i, k); got != want {
+				t.Errorf("%s loaded %q %d times; want %d (owner %s)", n.Addr, k, got, want, nodes[0].Owner(k).Addr)
 			}
 		}
-		st := n.group.Stats()
+		st := n.Group.Stats()
 		if st.Hot.Hits == 0 || st.FallbackLoads != 0 || st.PeerErrors != 0 {
-			t.Errorf("%s stats: %+v; want hot hits and no peer errors", n.addr, st)
+			t.Errorf("%s stats: %+v; want hot hits and no peer errors", n.Addr, st)
 		}
 	}
 }
 
 func TestClusterNotFoundCrossesTheHop(t *testing.T) {
-	nodes := startNodes(t, 3, true, nil)
+	nodes, src, _ := startCluster(t, 3, nethttp.PoolOptions{})
 	var key string
 	for i := 0; key == ""; i++ {
-		if k := fmt.Sprintf("missing-%d", i); owner(nodes, k) != nodes[0] {
+		if k := fmt.Sprintf("missing-%d", i); nodes[0].Owner(k) != nodes[0] {
 			key = k
 		}
 	}
-	_, err := nodes[0].group.Get(context.Background(), key)
+	_, err := nodes[0].Group.Get(context.Background(), key)
 	if !errors.Is(err, getter.ErrNotFound) {
 		t.Fatalf("Get(%q) = %v; want ErrNotFound", key, err)
 	}
-	if nodes[0].db.count(key) != 0 || owner(nodes, key).db.count(key) != 1 {
+	o := slices.Index(nodes, nodes[0].Owner(key))
+	if src.count(0, key) != 0 || src.count(o, key) != 1 {
 		t.Fatalf("not-found key loaded %d times here, %d on its owner; want 0 and 1 (no fallback)",
-			nodes[0].db.count(key), owner(nodes, key).db.count(key))
+			src.count(0, key), src.count(o, key))
 	}
 }
 
@@ -90,25 +108,25 @@ func TestClusterAwkwardKeys(t *testing.T) {
 		"ключ", "日本語", "..", "tab\tnl\n", "semi;colon"}
 	for _, auth := range []bool{false, true} {
 		t.Run(fmt.Sprintf("auth=%v", auth), func(t *testing.T) {
-			opts := &PoolOptions{}
+			var opts nethttp.PoolOptions
 			if auth {
 				opts.Cluster.Secret = []byte("k")
 			}
-			nodes := startNodes(t, 3, true, opts)
+			nodes, src, _ := startCluster(t, 3, opts)
 			remote := 0
 			for _, n := range nodes {
 				for _, k := range keys {
-					v, err := n.group.Get(context.Background(), k)
+					v, err := n.Group.Get(context.Background(), k)
 					if err != nil || v.String() != "v:"+k {
-						t.Errorf("%s Get(%q) = %q, %v", n.addr, k, v.String(), err)
+						t.Errorf("%s Get(%q) = %q, %v", n.Addr, k, v.String(), err)
 					}
-					if owner(nodes, k) != n {
+					if nodes[0].Owner(k) != n {
 						remote++
 					}
 				}
 			}
 			for _, k := range keys {
-				if got := owner(nodes, k).db.count(k); got != 1 {
+				if got := src.count(slices.Index(nodes, nodes[0].Owner(k)), k); got != 1 {
 					t.Errorf("owner loaded %q %d times; want 1 (the key got mangled on the way?)", k, got)
 				}
 			}
