@@ -53,6 +53,12 @@
 // PoolOptions holds it as PoolOptions.Cluster, beside the settings of the
 // node alone, and a Lambda node as lambda.Config.Cluster.
 //
+// # Testing
+//
+// Package nethttptest starts n nodes inside one test, on 127.0.0.1 ports
+// the OS picks, each with its own source and a fault that can be set per
+// node (hung, slow, lying, down, partitioned).
+//
 // # WebAssembly
 //
 // Under GOOS=js the default transport of Client and Pool is FetchTransport,

@@ -1,12 +1,14 @@
 // Package nethttptest starts a GeeCache cluster of net/http nodes inside
 // one test: n nodes on 127.0.0.1, on ports the OS picks, that all know each
 // other, with a fault that can be injected into each node (hung, slow,
-// lying, down, partitioned). It has no package-level state, so parallel
-// tests each get their own cluster; t.Cleanup stops every node and waits
-// for its goroutines, so goleak passes.
+// lying, down, partitioned). It keeps no state outside the clusters it
+// starts, so parallel tests each get their own; t.Cleanup stops every node
+// and waits for its goroutines, so goleak passes.
 //
 // It exists because a Pool needs its own URL before its server exists:
-// Start listens first, then builds each node on the address it got.
+// Start listens first, then builds each node on the address it got. The
+// caller gives each node its source and its group and pool options; the
+// nodes talk to each other over net/http.
 package nethttptest
 
 import (
@@ -92,9 +94,10 @@ type Node struct {
 	closed bool
 }
 
-// Start starts n nodes that all know each other and returns them in the
-// order of their ring's peer list given to Set. opts may be nil.
-// t.Cleanup stops them.
+// Start starts n nodes that all know each other (each node's Pool is Set
+// to every node's Addr, in the order returned) and returns them. opts may
+// be nil. t.Cleanup stops them; a test may call Pool.Set itself to change
+// who is in the ring.
 func Start(t testing.TB, n int, opts *Options) []*Node {
 	t.Helper()
 	var o Options
