@@ -178,7 +178,8 @@ func TestMissingKeyOfHungOwnerIsNotFoundAtOnce(t *testing.T) {
 // ends, a probe brings it back and its keys are fetched from it again.
 func TestPeerCrashAndRestart(t *testing.T) {
 	var src loads
-	nodes := nethttptest.Start(t, 2, &nethttptest.Options{Getter: src.getter})
+	nodes := nethttptest.Start(t, 2, &nethttptest.Options{Getter: src.getter,
+		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
 	a, b := nodes[0], nodes[1]
 	keys := ownedBy(b, "k", 20)
 	ctx := context.Background()

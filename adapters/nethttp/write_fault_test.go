@@ -25,7 +25,8 @@ func TestWriteWithHungOwnerPeer(t *testing.T) {
 	const n = 100
 	var src loads
 	all := nethttptest.Start(t, 3, &nethttptest.Options{Getter: src.getter,
-		PoolOptions: nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte("k")}}})
+		PoolOptions:  nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte("k")}},
+		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
 	nodes, hung := all[:2], all[2]
 	hung.Fault(nethttptest.Fault{Hang: true})
 	two := []string{nodes[0].Addr, nodes[1].Addr}

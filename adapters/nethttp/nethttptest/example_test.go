@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -17,7 +18,10 @@ func Example() {
 	t := &exampleT{} // in a test, pass its t (a *testing.T or *testing.B)
 	defer t.cleanup()
 
-	nodes := nethttptest.Start(t, 3, nil) // the default source answers "v:"+key
+	// The default source answers "v:"+key. No hedge: this test counts who
+	// loads a key, and a hedge on a busy machine would load it here too.
+	nodes := nethttptest.Start(t, 3, &nethttptest.Options{
+		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
 	a := nodes[0]
 	var owner *nethttptest.Node
 	var keys []string // two keys another node owns (ports, so owners, differ each run)

@@ -15,6 +15,12 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
+// noHedge leaves hedging off: these tests count who loads a key, and a
+// hedge on a loaded test machine would load it on the asking node too.
+func noHedge() *nethttptest.Options {
+	return &nethttptest.Options{GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}}
+}
+
 // keyOf returns a key (prefix plus a number) that owner owns.
 func keyOf(t *testing.T, owner *nethttptest.Node, prefix string) string {
 	t.Helper()
@@ -40,7 +46,7 @@ func mustGet(t *testing.T, g *cache.Group, key string) {
 // its owner, and a missing one is "not found" from every node.
 func TestClusterPresentAndMissing(t *testing.T) {
 	t.Parallel()
-	nodes := nethttptest.Start(t, 3, nil)
+	nodes := nethttptest.Start(t, 3, noHedge())
 	for i := range 50 {
 		k := fmt.Sprint("k", i)
 		o := nodes[0].Owner(k)
@@ -97,7 +103,7 @@ func TestFaultHang(t *testing.T) {
 // node that asked. Back up, it serves on the same address.
 func TestFaultDown(t *testing.T) {
 	t.Parallel()
-	nodes := nethttptest.Start(t, 2, nil)
+	nodes := nethttptest.Start(t, 2, noHedge())
 	a, b := nodes[0], nodes[1]
 	b.Fault(nethttptest.Fault{Down: true})
 	_, err := net.Dial("tcp", b.Addr[len("http://"):])
@@ -125,7 +131,7 @@ func TestFaultDown(t *testing.T) {
 // the lie.
 func TestFaultLie(t *testing.T) {
 	t.Parallel()
-	nodes := nethttptest.Start(t, 2, nil)
+	nodes := nethttptest.Start(t, 2, noHedge())
 	a, b := nodes[0], nodes[1]
 	b.Fault(nethttptest.Fault{Lie: true})
 	k := keyOf(t, b, "l")
@@ -147,7 +153,7 @@ func TestFaultLie(t *testing.T) {
 // shorter than it, and correctly within one much longer.
 func TestFaultSlow(t *testing.T) {
 	t.Parallel()
-	nodes := nethttptest.Start(t, 1, nil)
+	nodes := nethttptest.Start(t, 1, noHedge())
 	n := nodes[0]
 	c, err := nethttp.NewClient(n.Addr, nil)
 	if err != nil {
@@ -173,7 +179,7 @@ func TestFaultSlow(t *testing.T) {
 // outside the cluster.
 func TestFaultPartitioned(t *testing.T) {
 	t.Parallel()
-	nodes := nethttptest.Start(t, 2, nil)
+	nodes := nethttptest.Start(t, 2, noHedge())
 	a, b := nodes[0], nodes[1]
 	b.Fault(nethttptest.Fault{Partitioned: true})
 	kb, ka := keyOf(t, b, "p"), keyOf(t, a, "p")
@@ -202,7 +208,7 @@ func TestParallelClusters(t *testing.T) {
 	for i := range 6 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			t.Parallel()
-			nodes := nethttptest.Start(t, 3, nil)
+			nodes := nethttptest.Start(t, 3, noHedge())
 			a, b := nodes[0], nodes[1]
 			if i%2 == 1 {
 				nodes[2].Fault(nethttptest.Fault{Down: true})
