@@ -1,21 +1,24 @@
-package nethttp
+package nethttp_test
 
 import (
 	"context"
 	"fmt"
-	"github.com/geecache/geecache/cache"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
+	"github.com/geecache/geecache/cache"
 )
 
 // Kill one node while 16 clients read from the other two: no client sees an
 // error (the survivors load the dead node's keys themselves), and the
 // source is hit at most once per key per surviving node.
 func TestKillNodeWhileReading(t *testing.T) {
-	nodes := startNodes(t, 3, true, nil)
+	nodes, src, _ := startCluster(t, 3, nethttp.PoolOptions{})
 	survivors, victim := nodes[:2], nodes[2]
 
 	// before: keys read from the start; after: keys read only once the
@@ -28,7 +31,7 @@ func TestKillNodeWhileReading(t *testing.T) {
 		switch {
 		case len(before) < 40:
 			before = append(before, k)
-		case owner(nodes, k) == victim:
+		case nodes[0].Owner(k) == victim:
 			after = append(after, k)
 			victimAfter++
 		}
@@ -50,13 +53,13 @@ func TestKillNodeWhileReading(t *testing.T) {
 	read := func(r *rand.Rand, keys []string) {
 		k := keys[r.IntN(len(keys))]
 		n := survivors[r.IntN(len(survivors))]
-		v, err := n.group.Get(ctx, k)
+		v, err := n.Group.Get(ctx, k)
 		if err == nil && v.String() != "v:"+k {
 			err = fmt.Errorf("wrong value %q", v.String())
 		}
 		if err != nil {
 			errCount.Add(1)
-			firstErr.CompareAndSwap(nil, fmt.Errorf("%s Get(%q): %w", n.addr, k, err))
+			firstErr.CompareAndSwap(nil, fmt.Errorf("%s Get(%q): %w", n.Addr, k, err))
 		}
 		done.Add(1)
 	}
@@ -74,7 +77,7 @@ func TestKillNodeWhileReading(t *testing.T) {
 	for done.Load() < clients*20 && ctx.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
-	victim.kill()
+	victim.Fault(nethttptest.Fault{Down: true})
 	killed.Store(true)
 	wg.Wait()
 	if ctx.Err() != nil {
@@ -85,13 +88,13 @@ func TestKillNodeWhileReading(t *testing.T) {
 	}
 	fallbacks := int64(0)
 	var stats []cache.Stats
-	for _, n := range survivors {
+	for i, n := range survivors {
 		for _, k := range all {
-			if c := n.db.count(k); c > 1 {
-				t.Errorf("%s loaded %q %d times; want at most 1", n.addr, k, c)
+			if c := src.count(i, k); c > 1 {
+				t.Errorf("%s loaded %q %d times; want at most 1", n.Addr, k, c)
 			}
 		}
-		s := n.group.Stats()
+		s := n.Group.Stats()
 		stats = append(stats, s)
 		fallbacks += s.FallbackLoads + s.EjectedLoads + s.HedgeWins + s.PeerBusy // every way of loading the dead owner's keys here
 	}
@@ -103,39 +106,34 @@ func TestKillNodeWhileReading(t *testing.T) {
 // Nodes whose peer lists disagree must not pass a request on: every
 // request takes at most one hop.
 func TestDisagreeingPeersOneHop(t *testing.T) {
-	nodes := startNodes(t, 3, false, nil)
+	nodes, _, rt := startCluster(t, 3, nethttp.PoolOptions{})
 	a, b, c := nodes[0], nodes[1], nodes[2]
-	mustSet(t, a.pool, a.addr, b.addr)
-	mustSet(t, b.pool, b.addr, c.addr)
-	mustSet(t, c.pool, c.addr, a.addr)
+	for _, ring := range [][]*nethttptest.Node{{a, b}, {b, c}, {c, a}} {
+		if err := ring[0].Pool.Set(ring[0].Addr, ring[1].Addr); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	ctx := context.Background()
 	wouldLoop := 0
 	for i, origin := range nodes {
 		for j := range 50 {
 			k := fmt.Sprintf("key-%d-%d", i, j)
-			first := origin.pool.Owner(k)
-			if first != origin.addr {
-				var next *node
-				for _, n := range nodes {
-					if n.addr == first {
-						next = n
-					}
-				}
-				if next.pool.Owner(k) != next.addr {
+			if next := origin.Owner(k); next != origin {
+				if next.Owner(k) != next {
 					wouldLoop++ // the receiving node thinks a third node owns k
 				}
 			}
-			v, err := origin.group.Get(ctx, k)
+			v, err := origin.Group.Get(ctx, k)
 			if err != nil || v.String() != "v:"+k {
-				t.Fatalf("%s Get(%q) = %q, %v", origin.addr, k, v.String(), err)
+				t.Fatalf("%s Get(%q) = %q, %v", origin.Addr, k, v.String(), err)
 			}
-			hops := 0
+			var hops int64
 			for _, n := range nodes {
-				hops += n.peerRequests(k)
+				hops += rt.toFor(n.Addr, k)
 			}
 			if hops > 1 {
-				t.Fatalf("Get(%q) from %s took %d hops", k, origin.addr, hops)
+				t.Fatalf("Get(%q) from %s took %d hops", k, origin.Addr, hops)
 			}
 		}
 	}
