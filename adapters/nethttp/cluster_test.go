@@ -136,3 +136,59 @@ func TestClusterAwkwardKeys(t *testing.T) {
 		})
 	}
 }
+
+// After a Remove or a Set on any node, a Get on every node returns the new
+// state, and the source is read once, at the owner.
+func TestRemoveAndSetAcrossTheCluster(t *testing.T) {
+	nodes, src, _ := startCluster(t, 3, nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte("k")}})
+	ctx := t.Context()
+	key := "Tom"
+	own := nodes[0].Owner(key)
+	ownIdx := slices.Index(nodes, own)
+	readAll := func(want string) {
+		t.Helper()
+		for _, n := range nodes {
+			if v, err := n.Group.Get(ctx, key); err != nil || v.String() != want {
+				t.Fatalf("%s: Get = %q, %v; want %q", n.Addr, v, err, want)
+			}
+		}
+	}
+	readAll("v:Tom")
+	for i, from := range nodes {
+		if err := from.Group.Set(ctx, key, []byte("set-by-"+from.Addr), 0); err != nil {
+			t.Fatalf("Set from node %d: %v", i, err)
+		}
+		readAll("set-by-" + from.Addr)
+		before := src.count(ownIdx, key)
+		if err := from.Group.Remove(ctx, key); err != nil {
+			t.Fatalf("Remove from node %d: %v", i, err)
+		}
+		readAll("v:Tom")
+		if got := src.count(ownIdx, key) - before; got != 1 {
+			t.Fatalf("after a Remove from node %d the owner read the source %d times; want 1", i, got)
+		}
+	}
+	for j, n := range nodes {
+		if n != own && src.count(j, key) != 0 {
+			t.Fatalf("%s read the source for a key it does not own", n.Addr)
+		}
+	}
+	// A node that is gone is reported, and the others still change.
+	gone := nodes[0]
+	if gone == own {
+		gone = nodes[1]
+	}
+	gone.Fault(nethttptest.Fault{Down: true})
+	var from *nethttptest.Node
+	for _, n := range nodes {
+		if n != gone {
+			from = n
+			break
+		}
+	}
+	err := from.Group.Remove(ctx, key)
+	var ue *cache.UpdateError
+	if !errors.As(err, &ue) || len(ue.Failed) != 1 || ue.Failed[gone.Addr] == nil {
+		t.Fatalf("Remove with %s down: %v; want an UpdateError naming it", gone.Addr, err)
+	}
+}

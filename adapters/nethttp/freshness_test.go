@@ -2,7 +2,6 @@ package nethttp
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,61 +13,6 @@ import (
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
-
-// After a Remove or a Set on any node, a Get on every node returns the new
-// state, and the source is read once, at the owner.
-func TestRemoveAndSetAcrossTheCluster(t *testing.T) {
-	nodes := startNodes(t, 3, true, &PoolOptions{Cluster: Cluster{Secret: []byte("k")}})
-	ctx := t.Context()
-	key := "Tom"
-	own := owner(nodes, key)
-	readAll := func(want string) {
-		t.Helper()
-		for _, n := range nodes {
-			if v, err := n.group.Get(ctx, key); err != nil || v.String() != want {
-				t.Fatalf("%s: Get = %q, %v; want %q", n.addr, v, err, want)
-			}
-		}
-	}
-	readAll("v:Tom")
-	for i, from := range nodes {
-		if err := from.group.Set(ctx, key, []byte("set-by-"+from.addr), 0); err != nil {
-			t.Fatalf("Set from node %d: %v", i, err)
-		}
-		readAll("set-by-" + from.addr)
-		before := own.db.count(key)
-		if err := from.group.Remove(ctx, key); err != nil {
-			t.Fatalf("Remove from node %d: %v", i, err)
-		}
-		readAll("v:Tom")
-		if got := own.db.count(key) - before; got != 1 {
-			t.Fatalf("after a Remove from node %d the owner read the source %d times; want 1", i, got)
-		}
-	}
-	for _, n := range nodes {
-		if n != own && n.db.count(key) != 0 {
-			t.Fatalf("%s read the source for a key it does not own", n.addr)
-		}
-	}
-	// A node that is gone is reported, and the others still change.
-	gone := nodes[0]
-	if gone == own {
-		gone = nodes[1]
-	}
-	gone.kill()
-	var from *node
-	for _, n := range nodes {
-		if n != gone {
-			from = n
-			break
-		}
-	}
-	err := from.group.Remove(ctx, key)
-	var ue *cache.UpdateError
-	if !errors.As(err, &ue) || len(ue.Failed) != 1 || ue.Failed[gone.addr] == nil {
-		t.Fatalf("Remove with %s down: %v; want an UpdateError naming it", gone.addr, err)
-	}
-}
 
 // The owner's TTL travels as a remaining lifetime (the protocol's
 // TestPeerWritesAndTTLs checks the header): a copy fetched 40 s into the
