@@ -2,6 +2,7 @@ package nethttp
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
 )
 
 // serve serves srv on a 127.0.0.1 port the OS picked, with read timeouts
@@ -60,7 +62,7 @@ func newTestPool(t *testing.T, o *PoolOptions) *Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reg.NewGroup("scores", 1<<20, &db{calls: map[string]int{}}, nil); err != nil {
+	if _, err := reg.NewGroup("scores", 1<<20, getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte("v:" + key), nil }), nil); err != nil {
 		t.Fatal(err)
 	}
 	return p

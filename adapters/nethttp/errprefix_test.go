@@ -1,4 +1,4 @@
-package nethttp
+package nethttp_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -28,17 +29,17 @@ func onePrefix(t *testing.T, what string, err error) {
 // Client's inside it.
 func TestClientErrorsHaveOnePrefix(t *testing.T) {
 	ctx := context.Background()
-	nodes := startNodes(t, 2, true, nil)
+	nodes, _, _ := startCluster(t, 2, nethttp.PoolOptions{})
 	var key string // a missing key nodes[1] owns
 	for i := 0; key == "" && i < 1000; i++ {
-		if k := "missing" + strconv.Itoa(i); owner(nodes, k) == nodes[1] {
+		if k := "missing" + strconv.Itoa(i); nodes[0].Owner(k) == nodes[1] {
 			key = k
 		}
 	}
 	if key == "" {
 		t.Fatal("no missing key owned by nodes[1]")
 	}
-	c := mustClient(t, nodes[1].addr, nil)
+	c := nethttp.MustClient(t, nodes[1].Addr, nil)
 	defer c.CloseIdleConnections()
 
 	_, _, err := c.Get(ctx, "scores", key)
@@ -58,18 +59,18 @@ func TestClientErrorsHaveOnePrefix(t *testing.T) {
 	}
 	gone := "http://" + ln.Addr().String()
 	_ = ln.Close()
-	_, _, err = mustClient(t, gone, nil).Get(ctx, "scores", "Tom")
+	_, _, err = nethttp.MustClient(t, gone, nil).Get(ctx, "scores", "Tom")
 	onePrefix(t, "Client.Get of an unreachable peer", err)
 
 	// Through a Group: the Group's error wraps the Client's.
-	_, err = nodes[0].group.Get(ctx, key)
-	if !errors.Is(err, getter.ErrNotFound) || !strings.Contains(err.Error(), "peer "+nodes[1].addr) {
+	_, err = nodes[0].Group.Get(ctx, key)
+	if !errors.Is(err, getter.ErrNotFound) || !strings.Contains(err.Error(), "peer "+nodes[1].Addr) {
 		t.Fatalf("Group.Get(%s) err = %v; want ErrNotFound from the peer", key, err)
 	}
 	onePrefix(t, "Group.Get of a missing key owned by a peer", err)
 	// The peers refuse unsigned writes: the UpdateError lists the Client's error.
-	err = nodes[0].group.Remove(ctx, key)
-	if err == nil || !strings.Contains(err.Error(), nodes[1].addr) {
+	err = nodes[0].Group.Remove(ctx, key)
+	if err == nil || !strings.Contains(err.Error(), nodes[1].Addr) {
 		t.Fatalf("Group.Remove err = %v; want the peer's refusal", err)
 	}
 	onePrefix(t, "Group.Remove refused by a peer", err)

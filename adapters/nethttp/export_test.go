@@ -1,4 +1,23 @@
 package nethttp
 
-// WaitFor is waitFor, for the tests of package nethttp_test.
-var WaitFor = waitFor
+import (
+	"net"
+	"net/http"
+	"testing"
+)
+
+// For the tests of package nethttp_test.
+var (
+	WaitFor    = waitFor
+	MustClient = mustClient
+	RawGet     = rawGet
+	RawAnswer  = rawAnswer
+	Hang       = hang
+	NoLeaks    = noLeaks
+)
+
+// StartFakePeer is startFakePeer, returning the fake peer's URL.
+func StartFakePeer(t *testing.T, answer func(*http.Request, net.Conn) bool) string {
+	t.Helper()
+	return startFakePeer(t, answer).addr
+}

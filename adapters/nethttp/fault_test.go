@@ -1,4 +1,4 @@
-package nethttp
+package nethttp_test
 
 import (
 	"context"
@@ -7,15 +7,18 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
 )
 
 // A node built with NewServer closes connections whose requests trickle in
 // (a slow-loris caller) once its ReadTimeout passes, and meanwhile answers
 // its peers.
 func TestSlowRequestsAreCutOff(t *testing.T) {
-	nodes := startNodes(t, 1, true, nil)
+	nodes := nethttptest.Start(t, 1, nil)
 	n := nodes[0]
-	srv := NewServer("", n.pool, nil)
+	srv := nethttp.NewServer("", n.Pool, nil)
 	srv.ReadHeaderTimeout, srv.ReadTimeout = 200*time.Millisecond, 200*time.Millisecond // short, for the test
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,7 +47,7 @@ func TestSlowRequestsAreCutOff(t *testing.T) {
 		conns = append(conns, c)
 	}
 	// A peer is still answered while they hang on.
-	c := mustClient(t, "http://"+ln.Addr().String(), nil)
+	c := nethttp.MustClient(t, "http://"+ln.Addr().String(), nil)
 	defer c.CloseIdleConnections()
 	if v, _, err := c.Get(context.Background(), "scores", "Tom"); err != nil || string(v) != "v:Tom" {
 		t.Fatalf("peer request during the slow ones: %q, %v", v, err)
