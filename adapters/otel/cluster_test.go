@@ -2,9 +2,7 @@ package otel
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 
@@ -14,7 +12,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
 )
 
 // tracedNode is a net/http node with a TracerProvider of its own, so that
@@ -30,48 +30,21 @@ type tracedNode struct {
 func startTraced(t *testing.T, prop *Propagator) [2]*tracedNode {
 	t.Helper()
 	var nodes [2]*tracedNode
-	var lns [2]net.Listener
-	var addrs []string
-	for i := range lns {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns[i] = ln
-		addrs = append(addrs, "http://"+ln.Addr().String())
+	opts := &nethttptest.Options{Group: "g", Getter: func(int) getter.Getter { return getter.Func(source) }}
+	if prop != nil {
+		opts.PoolOptions.Propagator = prop
 	}
-	for i, ln := range lns {
-		opts := &nethttp.PoolOptions{Logger: quiet}
-		if prop != nil {
-			opts.Propagator = prop
-		}
-		reg := cache.NewRegistry()
-		pool, err := nethttp.NewPool(addrs[i], reg, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pool.Set(addrs...); err != nil {
-			t.Fatal(err)
-		}
+	opts.PerNode = func(i int, o *cache.GroupOptions) {
 		tp, exp := newTracing(t)
 		tr, err := NewTracer(tp, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		nodes[i] = &tracedNode{pool: pool, group: newGroup(t, reg, "g", tr, pool), spans: exp}
-		srv := nethttp.NewServer("", pool, nil)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				t.Errorf("Serve: %v", err)
-			}
-		}()
-		t.Cleanup(func() {
-			_ = srv.Close()
-			<-done
-			_ = pool.Close()
-		})
+		o.Tracer = tr
+		nodes[i] = &tracedNode{spans: exp}
+	}
+	for i, n := range nethttptest.Start(t, 2, opts) {
+		nodes[i].pool, nodes[i].group = n.Pool, n.Group
 	}
 	return nodes
 }

@@ -222,3 +222,19 @@ func TestParallelClusters(t *testing.T) {
 		})
 	}
 }
+
+// PerNode is called once for each node, with that node's options (its
+// Pool as the Peers), before its group is made.
+func TestPerNode(t *testing.T) {
+	t.Parallel()
+	peers := map[int]cache.PeerPicker{}
+	nodes := nethttptest.Start(t, 3, &nethttptest.Options{PerNode: func(i int, o *cache.GroupOptions) { peers[i] = o.Peers }})
+	if len(peers) != 3 {
+		t.Fatalf("PerNode called for %d nodes; want 3", len(peers))
+	}
+	for i, n := range nodes {
+		if peers[i] != n.Pool {
+			t.Errorf("PerNode(%d) got Peers %v; want node %d's Pool", i, peers[i], i)
+		}
+	}
+}

@@ -42,6 +42,10 @@ type Options struct {
 	// GroupOptions are each node's group options; Peers is set to the
 	// node's Pool, and a nil Logger discards.
 	GroupOptions cache.GroupOptions
+	// PerNode, if set, is called with node i's copy of GroupOptions
+	// before its group is made, for what differs between nodes (a Tracer
+	// of each node's own, for example).
+	PerNode func(i int, o *cache.GroupOptions)
 	// PoolOptions are each node's Pool options; a nil Logger discards.
 	// A Transport given here is wrapped (to cut partitioned nodes off);
 	// without one the nodes share one from nethttp.NewTransport,
@@ -159,6 +163,9 @@ func Start(t testing.TB, n int, opts *Options) []*Node {
 		gopts.Peers = nd.Pool
 		if gopts.Logger == nil {
 			gopts.Logger = quiet
+		}
+		if o.PerNode != nil {
+			o.PerNode(i, &gopts)
 		}
 		if nd.Group, err = nd.Registry.NewGroup(o.Group, o.CacheBytes, o.Getter(i), &gopts); err != nil {
 			t.Fatal(err)
