@@ -163,7 +163,7 @@ func TestRegistry(t *testing.T) {
 	if _, err := r.NewGroup("a", 1, src, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.NewGroup("a", 1, src, nil); !errors.Is(err, cache.ErrGroupExists) {
+	if _, err := r.NewGroup("a", 1, src, nil); !errors.Is(err, cache.ErrConfig) {
 		t.Fatalf("duplicate: err = %v", err)
 	}
 	if _, err := r.NewGroup("", 1, src, nil); !errors.Is(err, cache.ErrConfig) {

@@ -13,10 +13,6 @@ import (
 	"github.com/geecache/geecache/internal/ratelog"
 )
 
-// ErrGroupExists is wrapped by the error Registry.NewGroup returns for a
-// name the registry already has.
-var ErrGroupExists = errors.New("group already exists")
-
 // ErrConfig is wrapped by the error of every GeeCache constructor (and of
 // lambda.ConfigFromEnv and Pool.Set) given settings that cannot work, in
 // this package and in every binding: errors.Is(err, cache.ErrConfig) tells
@@ -41,7 +37,7 @@ func NewRegistry() *Registry { return new(Registry) }
 // NewGroup creates a group named name that loads values with g and keeps
 // at most cacheBytes bytes of keys and values in memory (0 keeps nothing,
 // but concurrent loads are still shared). opts may be nil for the
-// defaults. It returns an error wrapping ErrGroupExists if the registry has
+// defaults. It returns an error wrapping ErrConfig if the registry has
 // a group of that name, and ErrConfig for an empty name, a nil Getter
 // (including a nil function or pointer inside the interface) or a negative
 // cacheBytes.
@@ -82,7 +78,7 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.groups[name]; ok {
-		return nil, fmt.Errorf("geecache: %w: %q", ErrGroupExists, name)
+		return nil, fmt.Errorf("geecache: %w: group %q already exists", ErrConfig, name)
 	}
 	if r.groups == nil {
 		r.groups = make(map[string]*Group)

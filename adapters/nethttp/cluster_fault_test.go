@@ -105,7 +105,7 @@ func TestHungPeerIsHedgedAndEjected(t *testing.T) {
 		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Hour,
 			HedgeMin: time.Millisecond, HedgeMax: time.Millisecond, SlowAfter: 50 * time.Millisecond}}})
 	a, hung := nodes[0], nodes[1]
-	hung.Fault(nethttptest.Fault{Hang: true})
+	hung.SetFault(nethttptest.Fault{Hang: true})
 	keys := ownedBy(hung, "key-", 1000)
 	g := a.Group
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -154,7 +154,7 @@ func TestMissingKeyOfHungOwnerIsNotFoundAtOnce(t *testing.T) {
 	nodes := nethttptest.Start(t, 2, &nethttptest.Options{
 		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{SlowAfter: 50 * time.Millisecond}}})
 	a, hung := nodes[0], nodes[1]
-	hung.Fault(nethttptest.Fault{Hang: true})
+	hung.SetFault(nethttptest.Fault{Hang: true})
 	g := a.Group
 	missing, present := ownedBy(hung, "missing-", 3), ownedBy(hung, "key-", 3)
 	// A deadline far beyond the hedge delay: a Get that waited for the
@@ -183,7 +183,7 @@ func TestPeerCrashAndRestart(t *testing.T) {
 	a, b := nodes[0], nodes[1]
 	keys := ownedBy(b, "k", 20)
 	ctx := context.Background()
-	b.Fault(nethttptest.Fault{Down: true})
+	b.SetFault(nethttptest.Fault{Down: true})
 	for _, k := range keys[:10] {
 		if v, err := a.Group.Get(ctx, k); err != nil || v.String() != "v:"+k {
 			t.Fatalf("with b down: Get(%q) = %q, %v", k, v, err)
@@ -192,7 +192,7 @@ func TestPeerCrashAndRestart(t *testing.T) {
 	if s := a.Group.Stats(); s.Peers[0].Ejections == 0 {
 		t.Fatalf("b was not ejected: %+v", s.Peers)
 	}
-	b.Fault(nethttptest.Fault{}) // b restarts on its address
+	b.SetFault(nethttptest.Fault{}) // b restarts on its address
 	// The ejection lasts at most 1.25 s by default; after it, keys of b
 	// come from b again. Bounded: at most 10 s of Gets.
 	deadline := time.Now().Add(10 * time.Second)
@@ -218,8 +218,8 @@ func TestPeerCrashAndRestart(t *testing.T) {
 func TestWritesToBadPeers(t *testing.T) {
 	nodes := nethttptest.Start(t, 3, nil)
 	a, hung, liar := nodes[0], nodes[1], nodes[2]
-	hung.Fault(nethttptest.Fault{Hang: true})
-	liar.Fault(nethttptest.Fault{Lie: true})
+	hung.SetFault(nethttptest.Fault{Hang: true})
+	liar.SetFault(nethttptest.Fault{Lie: true})
 	// A key the liar owns, which answers at once (with a lie): the hung
 	// peer, told beside it, is given its own share of the deadline.
 	key := ownedBy(liar, "k", 1)[0]

@@ -178,7 +178,7 @@ func TestRemoveAndSetAcrossTheCluster(t *testing.T) {
 	if gone == own {
 		gone = nodes[1]
 	}
-	gone.Fault(nethttptest.Fault{Down: true})
+	gone.SetFault(nethttptest.Fault{Down: true})
 	var from *nethttptest.Node
 	for _, n := range nodes {
 		if n != gone {

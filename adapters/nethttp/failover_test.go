@@ -77,7 +77,7 @@ func TestKillNodeWhileReading(t *testing.T) {
 	for done.Load() < clients*20 && ctx.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
-	victim.Fault(nethttptest.Fault{Down: true})
+	victim.SetFault(nethttptest.Fault{Down: true})
 	killed.Store(true)
 	wg.Wait()
 	if ctx.Err() != nil {

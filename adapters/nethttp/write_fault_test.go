@@ -28,7 +28,7 @@ func TestWriteWithHungOwnerPeer(t *testing.T) {
 		PoolOptions:  nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte("k")}},
 		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
 	nodes, hung := all[:2], all[2]
-	hung.Fault(nethttptest.Fault{Hang: true})
+	hung.SetFault(nethttptest.Fault{Hang: true})
 	two := []string{nodes[0].Addr, nodes[1].Addr}
 	three := append(slices.Clone(two), hung.Addr)
 	setAll := func(addrs []string) {

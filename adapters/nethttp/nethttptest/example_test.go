@@ -36,7 +36,7 @@ func Example() {
 	v, err := a.Group.Get(ctx, keys[0])
 	fmt.Println(v.String() == "v:"+keys[0], err, a.Group.Stats().PeerLoads)
 
-	owner.Fault(nethttptest.Fault{Down: true})
+	owner.SetFault(nethttptest.Fault{Down: true})
 	v, err = a.Group.Get(ctx, keys[1])
 	fmt.Println(v.String() == "v:"+keys[1], err, a.Group.Stats().FallbackLoads)
 

@@ -81,7 +81,7 @@ func TestFaultHang(t *testing.T) {
 	nodes := nethttptest.Start(t, 2, &nethttptest.Options{GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{
 		EjectAfter: 3, EjectFor: time.Hour, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond, SlowAfter: 50 * time.Millisecond}}})
 	a, b := nodes[0], nodes[1]
-	b.Fault(nethttptest.Fault{Hang: true})
+	b.SetFault(nethttptest.Fault{Hang: true})
 	deadline := time.Now().Add(10 * time.Second) // a bound, not a timing assertion
 	for i := 0; ; i++ {
 		s := a.Group.Stats()
@@ -105,7 +105,7 @@ func TestFaultDown(t *testing.T) {
 	t.Parallel()
 	nodes := nethttptest.Start(t, 2, noHedge())
 	a, b := nodes[0], nodes[1]
-	b.Fault(nethttptest.Fault{Down: true})
+	b.SetFault(nethttptest.Fault{Down: true})
 	_, err := net.Dial("tcp", b.Addr[len("http://"):])
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("dial a down node: %v; want connection refused", err)
@@ -115,7 +115,7 @@ func TestFaultDown(t *testing.T) {
 	if s := a.Group.Stats(); s.FallbackLoads != 1 || s.PeerLoads != 0 {
 		t.Fatalf("a's stats: %+v; want one fallback load", s)
 	}
-	b.Fault(nethttptest.Fault{})
+	b.SetFault(nethttptest.Fault{})
 	c, err := nethttp.NewClient(b.Addr, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestFaultLie(t *testing.T) {
 	t.Parallel()
 	nodes := nethttptest.Start(t, 2, noHedge())
 	a, b := nodes[0], nodes[1]
-	b.Fault(nethttptest.Fault{Lie: true})
+	b.SetFault(nethttptest.Fault{Lie: true})
 	k := keyOf(t, b, "l")
 	c, err := nethttp.NewClient(b.Addr, nil)
 	if err != nil {
@@ -160,13 +160,13 @@ func TestFaultSlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
-	n.Fault(nethttptest.Fault{Delay: time.Hour})
+	n.SetFault(nethttptest.Fault{Delay: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, _, err := c.Get(ctx, "scores", "k"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Get from a node an hour slow: %v; want DeadlineExceeded", err)
 	}
-	n.Fault(nethttptest.Fault{Delay: time.Millisecond})
+	n.SetFault(nethttptest.Fault{Delay: time.Millisecond})
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel2()
 	if v, _, err := c.Get(ctx2, "scores", "k"); err != nil || string(v) != "v:k" {
@@ -181,7 +181,7 @@ func TestFaultPartitioned(t *testing.T) {
 	t.Parallel()
 	nodes := nethttptest.Start(t, 2, noHedge())
 	a, b := nodes[0], nodes[1]
-	b.Fault(nethttptest.Fault{Partitioned: true})
+	b.SetFault(nethttptest.Fault{Partitioned: true})
 	kb, ka := keyOf(t, b, "p"), keyOf(t, a, "p")
 	mustGet(t, a.Group, kb)
 	mustGet(t, b.Group, ka)
@@ -211,7 +211,7 @@ func TestParallelClusters(t *testing.T) {
 			nodes := nethttptest.Start(t, 3, noHedge())
 			a, b := nodes[0], nodes[1]
 			if i%2 == 1 {
-				nodes[2].Fault(nethttptest.Fault{Down: true})
+				nodes[2].SetFault(nethttptest.Fault{Down: true})
 			}
 			for j := range 20 {
 				mustGet(t, a.Group, keyOf(t, b, fmt.Sprint("c", j, "-")))

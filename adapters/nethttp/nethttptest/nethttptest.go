@@ -81,14 +81,9 @@ type Node struct {
 	Registry *cache.Registry
 	Pool     *nethttp.Pool
 	Group    *cache.Group
-	// Fault sets the node's fault (the zero Fault clears it); it is
-	// safe to call from any goroutine.
-	Fault func(Fault)
-	// Owner returns the node that owns key by this node's ring, or nil
-	// if no node of the cluster does.
-	Owner func(key string) *Node
 
 	t      testing.TB
+	byHost map[string]*Node // the cluster's nodes, by host:port
 	fault  atomic.Pointer[Fault]
 	stop   chan struct{} // closed by Cleanup: ends hung requests
 	reqs   sync.WaitGroup
@@ -170,8 +165,7 @@ func Start(t testing.TB, n int, opts *Options) []*Node {
 		if nd.Group, err = nd.Registry.NewGroup(o.Group, o.CacheBytes, o.Getter(i), &gopts); err != nil {
 			t.Fatal(err)
 		}
-		nd.Fault = nd.setFault
-		nd.Owner = func(key string) *Node { return byHost[strings.TrimPrefix(nd.Pool.Owner(key), "http://")] }
+		nd.byHost = byHost
 		nd.serve(lns[i])
 	}
 	return nodes
@@ -232,7 +226,15 @@ func (n *Node) handle(w http.ResponseWriter, r *http.Request) {
 	n.Pool.ServeHTTP(w, r)
 }
 
-func (n *Node) setFault(f Fault) {
+// Owner returns the node that owns key by this node's ring, or nil if no
+// node of the cluster does.
+func (n *Node) Owner(key string) *Node {
+	return n.byHost[strings.TrimPrefix(n.Pool.Owner(key), "http://")]
+}
+
+// SetFault sets the node's fault (the zero Fault clears it); it is safe to
+// call from any goroutine.
+func (n *Node) SetFault(f Fault) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	old := n.fault.Load()
