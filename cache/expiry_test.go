@@ -12,6 +12,7 @@ import (
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/internal/peertest"
+	"github.com/geecache/geecache/internal/testkit"
 )
 
 // versioned is a source whose values carry a version that the test bumps,
@@ -170,14 +171,14 @@ func TestStaleWhileRevalidate(t *testing.T) {
 		if wrong.Load() != 0 {
 			t.Fatalf("%d Gets did not get the stale value at once", wrong.Load())
 		}
-		waitFor(t, "the refresh to reach the source", func() bool { return src.loads.Load() == 2 })
+		testkit.WaitFor(t, "the refresh to reach the source", func() bool { return src.loads.Load() == 2 })
 		s := g.Stats()
 		if s.StaleServes != 1000 || s.Refreshes != 1 || src.loads.Load() != 2 {
 			t.Fatalf("stats %+v, loads %d; want 1000 stale serves and one refresh", s, src.loads.Load())
 		}
 		close(src.block)
-		waitFor(t, "the refresh", func() bool { return g.InFlight() == 0 && g.Stats().Main.Items == 1 })
-		waitFor(t, "the refreshed value", func() bool { v, _ := g.Get(t.Context(), "k"); return v.String() == "k@1" })
+		testkit.WaitFor(t, "the refresh", func() bool { return g.InFlight() == 0 && g.Stats().Main.Items == 1 })
+		testkit.WaitFor(t, "the refreshed value", func() bool { v, _ := g.Get(t.Context(), "k"); return v.String() == "k@1" })
 	})
 }
 

@@ -1,7 +1,6 @@
 package cache_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/internal/progress"
+	"github.com/geecache/geecache/internal/testkit"
 )
 
 // The tests in this file run in a synctest bubble: time is virtual, so the
@@ -215,7 +214,7 @@ func TestOwnerThatStopsWhileLoadingCostsHedgeMax(t *testing.T) {
 // the panic is logged with its stack.
 func TestPeerPanicIsLoggedWithItsStack(t *testing.T) {
 	for _, noHedge := range []bool{false, true} {
-		var logs syncBuffer
+		var logs testkit.Buffer
 		p := &peerFunc{func(context.Context, string) ([]byte, error) { panic("peer bug") }}
 		src := getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte("local:" + key), nil })
 		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: allRemote{p},
@@ -226,7 +225,7 @@ func TestPeerPanicIsLoggedWithItsStack(t *testing.T) {
 		if v, err := g.Get(t.Context(), "k"); err != nil || v.String() != "local:k" {
 			t.Fatalf("noHedge=%v: Get = %q, %v; want the local load", noHedge, v, err)
 		}
-		waitFor(t, "the log line", func() bool { return strings.Contains(logs.String(), "peer bug") })
+		testkit.WaitFor(t, "the log line", func() bool { return strings.Contains(logs.String(), "peer bug") })
 		if out := logs.String(); !strings.Contains(out, "hedge_test.go") || !strings.Contains(out, "goroutine") {
 			t.Fatalf("noHedge=%v: log %q; want the panic's stack", noHedge, out)
 		}
@@ -260,22 +259,3 @@ func TestGetterGoexitReturns(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var _ atomic.Int64 // keep sync/atomic for the helpers above

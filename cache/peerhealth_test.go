@@ -14,6 +14,7 @@ import (
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/internal/peertest"
+	"github.com/geecache/geecache/internal/testkit"
 )
 
 // fakePeer is a controllable PeerGetter: it fails, hangs until its
@@ -136,7 +137,7 @@ func TestHungPeerIsHedgedThenEjected(t *testing.T) {
 		}
 		// The fetches the hedges beat go on until SlowAfter; the peer does not
 		// answer them, so they fail, and it is ejected.
-		waitFor(t, "the ejection", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].Ejected })
+		testkit.WaitFor(t, "the ejection", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].Ejected })
 		if s := g.Stats(); s.Peers[0].InFlight != 0 || s.PeerErrors != 0 {
 			t.Fatalf("after the ejection: %+v; want no fetch left in flight, and no error seen by a caller", s)
 		}
@@ -172,7 +173,7 @@ func TestSlowPeerThatAnswersStays(t *testing.T) {
 			}
 		}
 		close(release) // the slow peer answers the three fetches
-		waitFor(t, "the fetches to end", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].InFlight == 0 })
+		testkit.WaitFor(t, "the fetches to end", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].InFlight == 0 })
 		if s := g.Stats(); s.Peers[0].Ejected || s.Peers[0].Ejections != 0 || s.HedgeWins != 3 {
 			t.Fatalf("stats %+v; want 3 hedges won and the slow peer not ejected", s)
 		}
@@ -200,10 +201,10 @@ func TestHedgeSharesTheLocalLoad(t *testing.T) {
 	var wg sync.WaitGroup
 	results := make(chan string, 2)
 	wg.Go(func() { v, _, _ := g.GetLocal(ctx, "k"); results <- v.String() }) // a peer's request: loads here
-	waitFor(t, "the peer request's load", func() bool { return loads.Load() == 1 })
+	testkit.WaitFor(t, "the peer request's load", func() bool { return loads.Load() == 1 })
 	wg.Go(func() { v, _ := g.Get(ctx, "k"); results <- v.String() }) // forwards, hangs, hedges
 	// The hedge has joined the peer request's load (a shared wait).
-	waitFor(t, "the hedge to join the load", func() bool { s := g.Stats(); return s.Hedges == 1 && s.DedupWaits == 1 })
+	testkit.WaitFor(t, "the hedge to join the load", func() bool { s := g.Stats(); return s.Hedges == 1 && s.DedupWaits == 1 })
 	close(release)
 	wg.Wait()
 	close(results)
@@ -232,7 +233,7 @@ func TestBusyPeerFallsBackInsteadOfQueueing(t *testing.T) {
 		for i := range 2 {
 			wg.Go(func() { _, _ = g.Get(ctx, string(rune('a'+i))) })
 		}
-		waitFor(t, "two fetches in flight", func() bool { return inPeer.Load() == 2 })
+		testkit.WaitFor(t, "two fetches in flight", func() bool { return inPeer.Load() == 2 })
 		if v, err := g.Get(ctx, "c"); err != nil || v.String() != "local:c" {
 			t.Fatalf("third Get = %q, %v; want a local load at once", v, err)
 		}

@@ -12,23 +12,12 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/testkit"
 	"github.com/geecache/geecache/mocks"
 	"github.com/golang/mock/gomock"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-// waitFor polls cond for up to 10 s; a bound, not a timing assertion.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 type fixture struct {
 	group  *cache.Group
@@ -122,7 +111,7 @@ func TestCallerCancelledNoFallback(t *testing.T) {
 	if _, err := f.group.Get(ctx, "Tom"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	waitFor(t, "the abandoned load to end", func() bool { return f.group.InFlight() == 0 })
+	testkit.WaitFor(t, "the abandoned load to end", func() bool { return f.group.InFlight() == 0 })
 	if s := f.group.Stats(); s.Abandoned != 1 || s.FallbackLoads != 0 {
 		t.Fatalf("stats = %+v", s)
 	}
@@ -175,7 +164,7 @@ func TestConcurrentColdGetsOnePeerFetch(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, "all Gets to wait on one load", func() bool { return f.group.Stats().DedupWaits == n-1 })
+	testkit.WaitFor(t, "all Gets to wait on one load", func() bool { return f.group.Stats().DedupWaits == n-1 })
 	once.Do(func() { close(release) })
 }
 

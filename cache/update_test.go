@@ -11,6 +11,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/testkit"
 )
 
 // A slow load, then a Remove, then the load finishes: its waiter gets the
@@ -31,7 +32,7 @@ func TestRemoveDuringLoadDoesNotResurrect(t *testing.T) {
 	ctx := t.Context()
 	first := make(chan string, 1)
 	go func() { v, _ := g.Get(ctx, "k"); first <- v.String() }()
-	waitFor(t, "the slow load", func() bool { return loads.Load() == 1 })
+	testkit.WaitFor(t, "the slow load", func() bool { return loads.Load() == 1 })
 	version.Store(1)
 	if err := g.Remove(ctx, "k"); err != nil {
 		t.Fatal(err)

@@ -4,10 +4,10 @@ package lambda
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/geecache/geecache/internal/testkit"
 	"net"
 	"os"
 	"os/exec"
@@ -22,24 +22,6 @@ import (
 // Helpers that run the example node under the real Lambda Runtime Interface
 // Emulator. GEECACHE_RIE names the aws-lambda-rie binary
 // (scripts/lambda-integration.sh installs the pinned version and sets it).
-
-// lockedBuffer collects a process's output.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // rieBinary returns the emulator's path, or skips the test.
 func rieBinary(t testing.TB) string {
@@ -93,7 +75,7 @@ func freeAddr(t testing.TB) string {
 type emulator struct {
 	cmd    *exec.Cmd
 	addr   string // invoke address
-	out    *lockedBuffer
+	out    *testkit.Buffer
 	mu     sync.Mutex
 	killed bool
 }
@@ -110,7 +92,7 @@ func startEmulator(t testing.TB, rie, bootstrap string, env []string) *emulator 
 // nodes that must know each other's endpoints before they start.
 func startEmulatorAt(t testing.TB, rie, bootstrap, addr string, env []string) *emulator {
 	t.Helper()
-	e := &emulator{addr: addr, out: &lockedBuffer{}}
+	e := &emulator{addr: addr, out: &testkit.Buffer{}}
 	api := freeAddr(t)
 	// Both addresses, always on 127.0.0.1: an unknown flag or a missing
 	// address makes the emulator listen on 0.0.0.0:8080.

@@ -15,6 +15,7 @@ import (
 	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/testkit"
 )
 
 // The tests of faulty peers that a cluster of nethttptest can stage.
@@ -139,7 +140,7 @@ func TestHungPeerIsHedgedAndEjected(t *testing.T) {
 	if s.EjectedLoads-before.EjectedLoads != 100 || s.Hedges != before.Hedges || s.PeerErrors != 0 {
 		t.Fatalf("after the ejection: %+v; want 100 loads without a fetch, no hedge, no error seen by a caller", s)
 	}
-	nethttp.WaitFor(t, "the fetches the hedges beat to end", func() bool { return g.Stats().Peers[0].InFlight == 0 })
+	testkit.WaitFor(t, "the fetches the hedges beat to end", func() bool { return g.Stats().Peers[0].InFlight == 0 })
 	if n := rt.to(hung.Addr); n > s.Hedges {
 		t.Fatalf("the hung peer got %d requests; want at most the %d hedged fetches", n, s.Hedges)
 	}
@@ -169,8 +170,8 @@ func TestMissingKeyOfHungOwnerIsNotFoundAtOnce(t *testing.T) {
 			t.Fatalf("Get(%s) = %q, %v", present[i], v, err)
 		}
 	}
-	nethttp.WaitFor(t, "the ejection", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].Ejected })
-	nethttp.WaitFor(t, "the fetches to end", func() bool { return g.Stats().Peers[0].InFlight == 0 })
+	testkit.WaitFor(t, "the ejection", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].Ejected })
+	testkit.WaitFor(t, "the fetches to end", func() bool { return g.Stats().Peers[0].InFlight == 0 })
 }
 
 // A peer that crashes and comes back: while it is gone its keys are loaded

@@ -15,6 +15,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/testkit"
 )
 
 // serve serves srv on a 127.0.0.1 port the OS picked, with read timeouts
@@ -182,7 +183,7 @@ func TestMaxConnsHoldsTheNextConnection(t *testing.T) {
 		}
 	}
 	c, rc := dialGet(t, addr, "/c")
-	waitFor(t, "the third connection to be taken off the socket", func() bool { return ln.accepted.Load() == 3 })
+	testkit.WaitFor(t, "the third connection to be taken off the socket", func() bool { return ln.accepted.Load() == 3 })
 	// Time for a server without the cap to serve it (and fail above); the
 	// test cannot fail for being slow.
 	time.Sleep(50 * time.Millisecond)

@@ -8,7 +8,6 @@ import (
 
 // For the tests of package nethttp_test.
 var (
-	WaitFor    = waitFor
 	MustClient = mustClient
 	RawGet     = rawGet
 	RawAnswer  = rawAnswer

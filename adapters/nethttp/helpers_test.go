@@ -3,7 +3,6 @@ package nethttp
 import (
 	"log/slog"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -40,17 +39,5 @@ func mustSet(t testing.TB, p *Pool, addrs ...string) {
 	t.Helper()
 	if err := p.Set(addrs...); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitFor polls cond for up to 10 s; a bound, not a timing assertion.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

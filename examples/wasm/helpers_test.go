@@ -18,7 +18,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/examples/internal/seeddb"
+	"github.com/geecache/geecache/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -76,29 +76,11 @@ func buildWasm(t testing.TB) (wasm, wasmExec string) {
 	return wasm, wasmExec
 }
 
-// lockedBuffer collects a process's output.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // wasmNode is the wasm node running in node.js.
 type wasmNode struct {
 	url    string
 	cmd    *exec.Cmd
-	out    *lockedBuffer
+	out    *testkit.Buffer
 	done   chan struct{} // closed when the process has exited
 	client *http.Client
 }
@@ -120,7 +102,7 @@ func startWasmNode(t testing.TB, node, wasm, wasmExec, secret string, goFlags ..
 // is stopped when the test ends.
 func startProcess(t testing.TB, cmd *exec.Cmd) *wasmNode {
 	t.Helper()
-	out := &lockedBuffer{}
+	out := &testkit.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting node: %v", err)

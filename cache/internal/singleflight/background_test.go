@@ -3,6 +3,7 @@ package singleflight
 import (
 	"context"
 	"errors"
+	"github.com/geecache/geecache/internal/testkit"
 	"runtime"
 	"testing"
 )
@@ -30,7 +31,7 @@ func TestBackgroundLoadLetsJoinersLeave(t *testing.T) {
 		v, _ := g.Do(context.Background(), "k", fn)
 		leaderDone <- v
 	}()
-	waitFor(t, "the leader", func() bool { return g.waiters("k") == 1 })
+	testkit.WaitFor(t, "the leader", func() bool { return g.waiters("k") == 1 })
 
 	leaver, leave := context.WithCancel(t.Context())
 	leftErr := make(chan error, 1)
@@ -38,7 +39,7 @@ func TestBackgroundLoadLetsJoinersLeave(t *testing.T) {
 		_, err := g.Do(leaver, "k", fn)
 		leftErr <- err
 	}()
-	waitFor(t, "the joiner", func() bool { return g.waiters("k") == 2 })
+	testkit.WaitFor(t, "the joiner", func() bool { return g.waiters("k") == 2 })
 	leave()
 	if err := <-leftErr; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the joiner got %v, want context.Canceled while the load still ran", err)
@@ -49,7 +50,7 @@ func TestBackgroundLoadLetsJoinersLeave(t *testing.T) {
 		v, _ := g.Do(t.Context(), "k", fn)
 		stayerDone <- v
 	}()
-	waitFor(t, "a second joiner", func() bool { return g.Joins() == 2 && g.waiters("k") == 2 })
+	testkit.WaitFor(t, "a second joiner", func() bool { return g.Joins() == 2 && g.waiters("k") == 2 })
 	close(release)
 	if v1, v2 := <-leaderDone, <-stayerDone; v1 != "v" || v2 != "v" {
 		t.Fatalf("leader got %q, joiner got %q; want v, v", v1, v2)
@@ -75,13 +76,13 @@ func TestBackgroundPanicReachesJoiners(t *testing.T) {
 		})
 		leaderErr <- err
 	}()
-	waitFor(t, "the leader", func() bool { return g.waiters("k") == 1 })
+	testkit.WaitFor(t, "the leader", func() bool { return g.waiters("k") == 1 })
 	joinerErr := make(chan error, 1)
 	go func() {
 		_, err := g.Do(t.Context(), "k", func(context.Context) (string, error) { return "joiner's own load", nil })
 		joinerErr <- err
 	}()
-	waitFor(t, "the joiner", func() bool { return g.waiters("k") == 2 })
+	testkit.WaitFor(t, "the joiner", func() bool { return g.waiters("k") == 2 })
 	close(release)
 	for who, c := range map[string]chan error{"leader": leaderErr, "joiner": joinerErr} {
 		var pe *PanicError
@@ -109,13 +110,13 @@ func TestBackgroundGoexitReturns(t *testing.T) {
 		})
 		leaderErr <- err
 	}()
-	waitFor(t, "the leader", func() bool { return g.waiters("k") == 1 })
+	testkit.WaitFor(t, "the leader", func() bool { return g.waiters("k") == 1 })
 	joinerErr := make(chan error, 1)
 	go func() {
 		_, err := g.Do(t.Context(), "k", func(context.Context) (string, error) { return "joiner's own load", nil })
 		joinerErr <- err
 	}()
-	waitFor(t, "the joiner", func() bool { return g.waiters("k") == 2 })
+	testkit.WaitFor(t, "the joiner", func() bool { return g.waiters("k") == 2 })
 	close(release)
 	<-leaderEnded
 	if len(leaderErr) == 0 {

@@ -3,6 +3,7 @@ package singleflight
 import (
 	"context"
 	"errors"
+	"github.com/geecache/geecache/internal/testkit"
 	"runtime"
 	"testing"
 )
@@ -66,9 +67,9 @@ func TestLoadContextOfDetachedLoad(t *testing.T) {
 		_, err := g.Do(stayer, "k", nil) // joins: its fn is never called
 		stayerErr <- err
 	}()
-	waitFor(t, "the second caller", func() bool { return g.waiters("k") == 2 })
+	testkit.WaitFor(t, "the second caller", func() bool { return g.waiters("k") == 2 })
 	leave(errFirstLeft) // the first caller goes; one still waits
-	waitFor(t, "the first caller to leave", func() bool { return g.waiters("k") == 1 })
+	testkit.WaitFor(t, "the first caller to leave", func() bool { return g.waiters("k") == 1 })
 	close(release)
 	s := <-whileRunning
 	if s.value != "trace-1" || s.err != nil || s.cause != nil {
@@ -87,7 +88,7 @@ func TestLoadContextOfDetachedLoad(t *testing.T) {
 	if got := <-ran; got != "kept" {
 		t.Fatalf("AfterFunc %q ran", got)
 	}
-	waitFor(t, "the load to end", func() bool { return g.InFlight() == 0 })
+	testkit.WaitFor(t, "the load to end", func() bool { return g.InFlight() == 0 })
 	select {
 	case got := <-ran:
 		t.Fatalf("AfterFunc %q ran after it was stopped", got)

@@ -3,24 +3,12 @@ package singleflight
 import (
 	"context"
 	"errors"
+	"github.com/geecache/geecache/internal/testkit"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
-
-// waitFor polls cond for up to 10 s; a bound, not a timing assertion.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 func (g *Group[V]) waiters(key string) int {
 	g.mu.Lock()
@@ -61,7 +49,7 @@ func TestDoSharesOneLoad(t *testing.T) {
 					}
 				})
 			}
-			waitFor(t, "all callers to wait", func() bool { return g.waiters("k") == n })
+			testkit.WaitFor(t, "all callers to wait", func() bool { return g.waiters("k") == n })
 			close(release)
 			wg.Wait()
 			if calls.Load() != 1 || g.Joins() != n-1 {
@@ -89,13 +77,13 @@ func TestWaiterLeavesWithoutCancellingOthers(t *testing.T) {
 		_, err := g.Do(leaver, "k", fn)
 		leftErr <- err
 	}()
-	waitFor(t, "first caller", func() bool { return g.waiters("k") == 1 })
+	testkit.WaitFor(t, "first caller", func() bool { return g.waiters("k") == 1 })
 	stayerDone := make(chan string, 1)
 	go func() {
 		v, _ := g.Do(t.Context(), "k", fn)
 		stayerDone <- v
 	}()
-	waitFor(t, "second caller", func() bool { return g.waiters("k") == 2 })
+	testkit.WaitFor(t, "second caller", func() bool { return g.waiters("k") == 2 })
 	leave()
 	if err := <-leftErr; !errors.Is(err, context.Canceled) {
 		t.Fatalf("leaver got %v, want context.Canceled", err)
@@ -127,7 +115,7 @@ func TestLoadCancelledWhenAllLeave(t *testing.T) {
 	if err := <-loadErr; !errors.Is(err, context.Canceled) {
 		t.Fatalf("load ctx err = %v", err)
 	}
-	waitFor(t, "load to finish", func() bool { return g.InFlight() == 0 })
+	testkit.WaitFor(t, "load to finish", func() bool { return g.InFlight() == 0 })
 }
 
 func TestPanicIsAnErrorAndKeyIsFree(t *testing.T) {
@@ -195,7 +183,7 @@ func TestJoinAfterAllLeftStartsFresh(t *testing.T) {
 		_, err := g.Do(ctx, "k", first)
 		errc <- err
 	}()
-	waitFor(t, "first caller", func() bool { return g.waiters("k") == 1 })
+	testkit.WaitFor(t, "first caller", func() bool { return g.waiters("k") == 1 })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("first caller: %v", err)
@@ -206,7 +194,7 @@ func TestJoinAfterAllLeftStartsFresh(t *testing.T) {
 		t.Fatalf("second caller got %q, %v; want a fresh load", v, err)
 	}
 	close(release)
-	waitFor(t, "the abandoned load to end", func() bool { return g.InFlight() == 0 })
+	testkit.WaitFor(t, "the abandoned load to end", func() bool { return g.InFlight() == 0 })
 }
 
 func TestGoexitIsAnErrorNotAValue(t *testing.T) {

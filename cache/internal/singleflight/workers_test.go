@@ -3,6 +3,7 @@ package singleflight
 import (
 	"bytes"
 	"context"
+	"github.com/geecache/geecache/internal/testkit"
 	"runtime"
 	"testing"
 )
@@ -46,7 +47,7 @@ func TestDetachedLoadsReuseAWorker(t *testing.T) {
 	}
 	for _, key := range []string{"b", "c", "d"} {
 		// The worker waits workerIdle for the next load once it is idle.
-		waitFor(t, "the worker to be idle", func() bool { return idleWorker(first) })
+		testkit.WaitFor(t, "the worker to be idle", func() bool { return idleWorker(first) })
 		if got, err := g.Do(ctx, key, load); err != nil || got != first {
 			t.Fatalf("load of %s ran on goroutine %q, err %v; want the worker %q again", key, got, err, first)
 		}

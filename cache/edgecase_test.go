@@ -9,6 +9,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/testkit"
 )
 
 // A PeerGetter that panics, on the hedging path (its own goroutine) and
@@ -22,7 +23,7 @@ func TestPanickingPeerIsAFailure(t *testing.T) {
 			if v, err := g.Get(t.Context(), "k"); err != nil || v.String() != "local:k" {
 				t.Fatalf("noHedge=%v: Get = %q, %v; want the local fallback", noHedge, v, err)
 			}
-			waitFor(t, "the fetch to settle", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].InFlight == 0 })
+			testkit.WaitFor(t, "the fetch to settle", func() bool { s := g.Stats(); return len(s.Peers) == 1 && s.Peers[0].InFlight == 0 })
 			if s := g.Stats(); s.Peers[0].ConsecutiveFailures != 1 || loads.Load() != 1 {
 				t.Fatalf("noHedge=%v: %+v; want one failure counted", noHedge, s.Peers)
 			}
@@ -80,7 +81,7 @@ func TestStatsCountExpiredGetsOnce(t *testing.T) {
 		mustGet(t, sw, "k", "k@0")
 		time.Sleep(2 * time.Minute)
 		mustGet(t, sw, "k", "k@0") // stale, and a refresh in the background
-		waitFor(t, "the refresh", func() bool { return sw.InFlight() == 0 && src.loads.Load() == 4 })
+		testkit.WaitFor(t, "the refresh", func() bool { return sw.InFlight() == 0 && src.loads.Load() == 4 })
 		if s := sw.Stats(); s.Gets != 2 || s.Hits != 1 {
 			t.Fatalf("stats %+v; want 2 Gets (the refresh is not one), 1 hit", s)
 		}
