@@ -258,4 +258,3 @@ func TestGetterGoexitReturns(t *testing.T) {
 		}
 	}
 }
-
