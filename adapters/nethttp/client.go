@@ -166,7 +166,7 @@ func (c *Client) do(ctx context.Context, preq protocol.Request) ([]byte, time.Du
 		body = bytes.NewReader(preq.Body)
 	}
 	rctx := ctx
-	if preq.Method == http.MethodGet {
+	if preq.Method == http.MethodGet && progress.Wanted(ctx) {
 		rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{Got1xxResponse: func(code int, _ textproto.MIMEHeader) error {
 			if code == http.StatusProcessing {
 				progress.Report(ctx) // the owner is loading: the asking group waits for it

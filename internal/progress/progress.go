@@ -21,6 +21,14 @@ func With(ctx context.Context, f func()) context.Context {
 	return context.WithValue(ctx, key{}, f)
 }
 
+// Wanted reports whether ctx carries a callback of With: a transport
+// that must do work to hear a peer's "loading" (the net/http client
+// installs an httptrace) does it only when someone listens.
+func Wanted(ctx context.Context) bool {
+	_, ok := ctx.Value(key{}).(func())
+	return ok
+}
+
 // Report calls the callback of With in ctx, if any: the work the caller
 // waits for is under way. A Group calls it when a Get has to wait for a
 // load, on the Get's goroutine; a PeerGetter calls it when its peer shows

@@ -19,3 +19,13 @@ func TestReport(t *testing.T) {
 		t.Fatalf("the callback ran %d times, want 2", n)
 	}
 }
+
+func TestWanted(t *testing.T) {
+	if progress.Wanted(context.Background()) {
+		t.Fatal("Wanted without a callback")
+	}
+	ctx := progress.With(context.Background(), func() {})
+	if !progress.Wanted(context.WithValue(ctx, otherKey{}, 1)) {
+		t.Fatal("not Wanted with a callback in a parent context")
+	}
+}
