@@ -16,9 +16,10 @@
 # 146 after h-shape-peer (one peer interface: cache.PeerTTLGetter,
 # cache.PeerUpdater and nethttp.Client.GetTTL gone); 150 after h-clustertest
 # (issue 16 item 7: package nethttptest, 4 names). Lower it again as the other parts of issue 16 merge. Issue 16's target
-# is 150.
+# is 150. 145 after h-api (session of 2026-12-01: lambda.SigV4Transport and
+# nethttp.FetchTransport unexported; NewSigV4Transport returns an http.RoundTripper).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=150
+BUDGET=145
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

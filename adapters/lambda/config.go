@@ -77,7 +77,7 @@ type Config struct {
 	// BUFFERED, a Function URL's default (Node.ServeURL).
 	Stream bool
 	// URLAuthIAM makes the node sign its requests to peers named by URL
-	// with SigV4 (a SigV4Transport with the environment's credentials),
+	// with SigV4 (NewSigV4Transport's, with the environment's credentials),
 	// as Function URLs with AuthType AWS_IAM require.
 	URLAuthIAM bool
 	// Cluster is what every node of the cluster, of any binding, is

@@ -36,7 +36,7 @@
 //     reach Lambda nodes. Throttling (ErrThrottled) and function errors
 //     (ErrFunctionError) are peer failures: the calling group loads the key
 //     itself, and ejects a peer that keeps failing (cache.PeerPolicy).
-//   - SigV4Transport signs requests for Function URLs whose AuthType is
+//   - NewSigV4Transport signs requests for Function URLs whose AuthType is
 //     AWS_IAM; set it as the Transport of a nethttp.Pool, a nethttp.Client
 //     or a PeerOptions (Config.URLAuthIAM does it for a node).
 //   - Start is the entry point of a node's main: it reads the configuration

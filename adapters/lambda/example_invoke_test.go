@@ -3,7 +3,6 @@ package lambda_test
 import (
 	"fmt"
 	"log/slog"
-	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -62,12 +61,11 @@ func ExampleNewSigV4Transport() {
 	if err != nil {
 		panic(err)
 	}
-	defer tr.CloseIdleConnections()
 	c, err := nethttp.NewClient("https://abc.lambda-url.eu-west-1.on.aws", &nethttp.ClientOptions{Transport: tr})
 	if err != nil {
 		panic(err)
 	}
-	var _ http.RoundTripper = tr
+	defer c.CloseIdleConnections() // those of tr too
 	fmt.Println(c.Addr())
 	// Output: https://abc.lambda-url.eu-west-1.on.aws
 }

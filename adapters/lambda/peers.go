@@ -38,7 +38,7 @@ type PeerOptions struct {
 	// Transport sends the requests to peers named by URL. Nil means one
 	// transport from nethttp.NewTransport, whose idle connections
 	// Peers.Close and Node.Close close. For a Lambda node whose
-	// Config.URLAuthIAM is set it is the base of the SigV4Transport that
+	// Config.URLAuthIAM is set it is the base of the NewSigV4Transport transport that
 	// signs them.
 	Transport http.RoundTripper
 

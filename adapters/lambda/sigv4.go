@@ -21,12 +21,12 @@ import (
 // peer requests have none.
 const emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-// maxBufferedBody is the largest body a SigV4Transport reads into memory
+// maxBufferedBody is the largest body a sigV4Transport reads into memory
 // to sign it, when the request cannot give it again (no GetBody): the
 // largest value a node sends by default.
 const maxBufferedBody = protocol.DefaultMaxValueBytes
 
-// SigV4Options configures a SigV4Transport. The zero value of a field means
+// SigV4Options configures NewSigV4Transport. The zero value of a field means
 // its default; a nil pointer means all defaults.
 type SigV4Options struct {
 	// Credentials sign the requests. Nil means the credentials in the
@@ -44,7 +44,15 @@ type SigV4Options struct {
 	Base http.RoundTripper
 }
 
-// A SigV4Transport signs each request with AWS Signature Version 4 for the
+// A sigV4Transport is the RoundTripper NewSigV4Transport returns.
+type sigV4Transport struct {
+	creds  aws.CredentialsProvider
+	region string
+	base   http.RoundTripper
+	signer *v4.Signer
+}
+
+// NewSigV4Transport returns an http.RoundTripper that signs each request with AWS Signature Version 4 for the
 // service "lambda" before sending it, as a Function URL whose AuthType is
 // AWS_IAM requires. Set it as the Transport of a nethttp.PoolOptions,
 // nethttp.ClientOptions or PeerOptions (or of an http.Client), so that a
@@ -57,18 +65,13 @@ type SigV4Options struct {
 // A body the request can give again (GetBody, as http.NewRequest sets for
 // in-memory readers) is hashed from a second copy and sent as it is;
 // another is read into memory first, up to 64 MiB (the protocol's default
-// limit; a longer one is an error). It is safe for concurrent use.
-type SigV4Transport struct {
-	creds  aws.CredentialsProvider
-	region string
-	base   http.RoundTripper
-	signer *v4.Signer
-}
-
-// NewSigV4Transport returns a SigV4Transport configured by opts (nil for
-// the defaults). It fails, with an error wrapping cache.ErrConfig, if no region
+// limit; a longer one is an error). It is safe for concurrent use, and
+// its CloseIdleConnections (called by http.Client's) closes the base
+// transport's idle connections.
+//
+// opts may be nil for the defaults. It fails, with an error wrapping cache.ErrConfig, if no region
 // is given or set in the environment.
-func NewSigV4Transport(opts *SigV4Options) (*SigV4Transport, error) {
+func NewSigV4Transport(opts *SigV4Options) (http.RoundTripper, error) {
 	var o SigV4Options
 	if opts != nil {
 		o = *opts
@@ -88,11 +91,11 @@ func NewSigV4Transport(opts *SigV4Options) (*SigV4Transport, error) {
 	if _, ok := o.Credentials.(*aws.CredentialsCache); !ok {
 		o.Credentials = aws.NewCredentialsCache(o.Credentials)
 	}
-	return &SigV4Transport{creds: o.Credentials, region: o.Region, base: o.Base, signer: v4.NewSigner()}, nil
+	return &sigV4Transport{creds: o.Credentials, region: o.Region, base: o.Base, signer: v4.NewSigner()}, nil
 }
 
 // RoundTrip signs a copy of req and sends it with the base transport.
-func (t *SigV4Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *sigV4Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req.Clone(req.Context()) // shares req.Body, which is sent
 	hash, err := payloadHash(r)
 	if err != nil {
@@ -165,7 +168,7 @@ func payloadHash(r *http.Request) (string, error) {
 }
 
 // CloseIdleConnections closes the base transport's idle connections.
-func (t *SigV4Transport) CloseIdleConnections() {
+func (t *sigV4Transport) CloseIdleConnections() {
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}

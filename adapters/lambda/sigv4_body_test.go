@@ -215,7 +215,7 @@ func TestSigV4TransportSignsBodies(t *testing.T) {
 	peer := newSigV4Peer(t, nil)
 	base := nethttp.NewTransport()
 	defer base.CloseIdleConnections()
-	newTransport := func(rt http.RoundTripper) *SigV4Transport {
+	newTransport := func(rt http.RoundTripper) http.RoundTripper {
 		tr, err := NewSigV4Transport(&SigV4Options{
 			Credentials: credentials.NewStaticCredentialsProvider(suiteKeyID, suiteSecret, ""), Region: "eu-west-1", Base: rt,
 		})
@@ -224,7 +224,7 @@ func TestSigV4TransportSignsBodies(t *testing.T) {
 		}
 		return tr
 	}
-	send := func(tr *SigV4Transport, key string, body io.Reader) (int, error) {
+	send := func(tr http.RoundTripper, key string, body io.Reader) (int, error) {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, peer.URL+protocol.Path("scores", key), body)
 		if err != nil {
 			t.Fatal(err)

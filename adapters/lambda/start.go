@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -42,7 +43,7 @@ type Node struct {
 	Peers *Peers
 
 	h   *handler
-	sig *SigV4Transport // signs for URL peers with URLAuthIAM, or nil
+	sig http.RoundTripper // signs for URL peers with URLAuthIAM, or nil
 }
 
 // Options configures NewNode and Start. As everywhere in GeeCache (see
@@ -101,7 +102,7 @@ func NewNode(cfg Config, setup Setup, opts *Options) (*Node, error) {
 			return "", ""
 		}
 	}
-	var sig *SigV4Transport
+	var sig http.RoundTripper
 	if cfg.URLAuthIAM {
 		var err error
 		if sig, err = NewSigV4Transport(&SigV4Options{Base: po.Transport}); err != nil {
@@ -168,8 +169,8 @@ func (n *Node) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLRequ
 // Close closes the idle connections to the node's peers.
 func (n *Node) Close() {
 	_ = n.Peers.Close()
-	if n.sig != nil {
-		n.sig.CloseIdleConnections()
+	if c, ok := n.sig.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
 	}
 }
 

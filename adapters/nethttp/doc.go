@@ -61,7 +61,7 @@
 //
 // # WebAssembly
 //
-// Under GOOS=js the default transport of Client and Pool is FetchTransport,
+// Under GOOS=js the default transport of Client and Pool is fetchTransport,
 // which sends peer requests through the JavaScript host's fetch() (node.js
 // 18 or later, Deno, browsers, Workers); net/http's own transport would
 // not reach a peer there. Such a node cannot listen, so its host serves

@@ -14,21 +14,21 @@ import (
 	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
-// errFetchUnavailable is returned by FetchTransport.RoundTrip when the
+// errFetchUnavailable is returned by fetchTransport.RoundTrip when the
 // JavaScript host has no global fetch function (node.js before 18): a
 // failure of every peer request, which the group answers with local
 // loads, and which only a newer host cures.
 var errFetchUnavailable = errors.New("geecache/nethttp: the JavaScript host has no global fetch()")
 
-// A FetchTransport is an http.RoundTripper that sends requests with the
+// A fetchTransport is an http.RoundTripper that sends requests with the
 // JavaScript host's global fetch() (WHATWG Fetch): in browsers, Web and
 // Service Workers, Deno, Cloudflare Workers and node.js 18 or later. It
 // exists only under GOOS=js, where it is the default transport of Client
-// and Pool.
+// and Pool (unexported: a program gets it by not setting a Transport).
 //
 // Go's own http.Transport uses fetch() only when no Dial function is set,
 // and never under node.js (there it dials Go's in-process fake network, so
-// a peer is never reached); FetchTransport always uses fetch().
+// a peer is never reached); fetchTransport always uses fetch().
 //
 // The request's context aborts the fetch (AbortController), also while
 // the body is read. The response body is streamed: each Read takes at
@@ -38,18 +38,16 @@ var errFetchUnavailable = errors.New("geecache/nethttp: the JavaScript host has 
 // credentials of the host (credentials "omit").
 //
 // fetch() takes a request body whole, so the body is read into memory
-// first, up to a bound: the MaxValueBytes of the Client or Pool for their
-// default transport (a PUT's body is one value), and
-// 64 MiB (the protocol's default limit) for a FetchTransport of one's own. The
-// zero value is ready to use: &nethttp.FetchTransport{}, to wrap it in a
-// RoundTripper of one's own, say.
-type FetchTransport struct {
+// first, up to a bound: the MaxValueBytes of the Client or Pool (a PUT's
+// body is one value); 64 MiB, the protocol's default limit, for the zero
+// value.
+type fetchTransport struct {
 	maxBody int64 // the largest request body sent; 0: protocol.DefaultMaxValueBytes
 }
 
 // RoundTrip sends req with fetch(). It returns once the response headers
 // have arrived; the body is read as the caller reads it.
-func (t *FetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	limit := t.maxBody
 	if limit == 0 {

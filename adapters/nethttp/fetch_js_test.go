@@ -79,7 +79,7 @@ func fetchGet(t *testing.T, ctx context.Context, url string, h http.Header) (*ht
 	if h != nil {
 		req.Header = h
 	}
-	return (&FetchTransport{}).RoundTrip(req)
+	return (&fetchTransport{}).RoundTrip(req)
 }
 
 func TestFetchTransportRoundTrip(t *testing.T) {
@@ -197,8 +197,8 @@ func TestFetchTransportUnreachable(t *testing.T) {
 // Under GOOS=js the default transport is fetch(), so a Pool's client
 // reaches a real peer (a node.js server, not Go's fake network).
 func TestFetchIsTheDefault(t *testing.T) {
-	if _, ok := defaultTransport(1).(*FetchTransport); !ok {
-		t.Fatalf("defaultTransport(1) = %T; want *FetchTransport", defaultTransport(1))
+	if _, ok := defaultTransport(1).(*fetchTransport); !ok {
+		t.Fatalf("defaultTransport(1) = %T; want *fetchTransport", defaultTransport(1))
 	}
 	if err := checkPlatform(nil); err != nil {
 		t.Errorf("checkPlatform(nil) = %v; want nil under js", err)

@@ -9,9 +9,9 @@ import "net/http"
 const platformReachesPeers = true
 
 // defaultTransport is the transport of a Client or Pool not given one with
-// WithTransport. Under GOOS=js it is a FetchTransport: net/http's own
+// WithTransport. Under GOOS=js it is a fetchTransport: net/http's own
 // transport would dial Go's in-process fake network under node.js, and
 // NewTransport's tuned dialer would keep it off fetch() in browsers too.
 // It sends request bodies (a PUT's value) of up to maxBody bytes, the
 // client's MaxValueBytes.
-func defaultTransport(maxBody int64) http.RoundTripper { return &FetchTransport{maxBody: maxBody} }
+func defaultTransport(maxBody int64) http.RoundTripper { return &fetchTransport{maxBody: maxBody} }

@@ -32,8 +32,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer peers.Close() // the client's idle connections
-	defer sig.CloseIdleConnections()
+	defer peers.Close() // the idle connections of the client and of sig
 	if err := peers.Set("http://10.0.0.1:8001", "geecache-a", "https://abc.lambda-url.eu-west-1.on.aws"); err != nil {
 		log.Fatal(err)
 	}
