@@ -1,0 +1,36 @@
+package dns_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/discovery/dns"
+)
+
+// A node in a Kubernetes Deployment behind the headless Service
+// "cache-peers" (clusterIP: None): its peers are the Service's A records,
+// each one a Pod IP, on the port the Pods listen on. The Pool's self is
+// spelled as Watch spells the records, http://POD_IP:PORT.
+func ExampleWatch() {
+	podIP := "10.1.2.3" // in a Pod: os.Getenv("POD_IP") from the downward API
+	pool, err := nethttp.NewPool("http://"+podIP+":8080", cache.NewRegistry(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond) // in a node: until SIGTERM
+	defer cancel()
+	var stats dns.Stats
+	err = dns.Watch(ctx, pool, "cache-peers", &dns.Options{
+		Port:       8080,
+		Nameserver: "127.0.0.1:1", // in a Pod: leave it empty for /etc/resolv.conf's
+		Timeout:    20 * time.Millisecond,
+		Stats:      &stats,
+	})
+	// No DNS server answers here, so the ring keeps what it had: self.
+	fmt.Println(err, pool.Addrs(), stats.Kept.Load() > 0)
+	// Output: context deadline exceeded [http://10.1.2.3:8080] true
+}

@@ -1,0 +1,270 @@
+package dns
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+)
+
+// Options configures [Watch]. The zero value (with Port set for A or AAAA
+// records) works in a Kubernetes Pod.
+type Options struct {
+	// Port is the peers' port for A and AAAA records, where the records
+	// carry none: every address becomes Scheme://IP:Port. It is required
+	// unless SRV is set, and must be 0 with SRV (the records' own ports
+	// are used).
+	Port int
+
+	// SRV makes Watch ask for the SRV records of the name (for example
+	// "_http._tcp.cache.default.svc.cluster.local") instead of its A
+	// records: every record becomes Scheme://target:port with the
+	// record's own target and port. Records of every priority and weight
+	// are peers; a target of "." or a port of 0 is ignored.
+	SRV bool
+
+	// IPv6 makes Watch ask for AAAA records instead of A records. One
+	// family is asked, never both: a dual-stack Pod has one address of
+	// each, and both would be two ring members for one node.
+	IPv6 bool
+
+	// Scheme is the scheme of the peer URLs: "http" when empty. Each
+	// node's own address (its Pool's self) must be spelled as Watch
+	// builds it, for example "http://10.1.2.3:8080" (with IPv6:
+	// "http://[fd00::3]:8080"; with SRV, the record's target name).
+	Scheme string
+
+	// Nameserver is the DNS server to ask, as "host:port" or an IP
+	// address (port 53). When empty, the nameservers, search domains and
+	// ndots of /etc/resolv.conf apply, as the C library applies them (a
+	// Pod's short name "cache" finds "cache.<namespace>.svc.cluster.local.");
+	// when set, the name is taken as absolute and no search list applies.
+	Nameserver string
+
+	// MinInterval and MaxInterval bound the time between two lookups:
+	// Watch asks again when the records' TTL expires, but never sooner
+	// than MinInterval (default 1s) and never later than MaxInterval
+	// (default 30s). After a failed lookup it retries at MinInterval,
+	// doubling up to MaxInterval.
+	MinInterval, MaxInterval time.Duration
+
+	// Debounce is how long a changed answer must hold before it reaches
+	// the ring (default 500ms): Watch asks again after Debounce and
+	// applies the change when the second answer agrees, so that a record
+	// that flickers away and back never moves keys. While answers keep
+	// changing, the latest is applied once 4 debounce periods have passed
+	// since the first change, so a flood of changes makes at most one
+	// Set per 2 seconds by default. The first answer is applied at once.
+	Debounce time.Duration
+
+	// Timeout bounds each query to one nameserver, UDP and TCP retry
+	// together (default 2s).
+	Timeout time.Duration
+
+	// Logger receives a line for every change applied (at Info), every
+	// failed or empty answer that left the peers as they were (at Warn)
+	// and the recovery after such answers (at Info). Default
+	// slog.Default().
+	Logger *slog.Logger
+
+	// Stats, when not nil, counts what Watch does; read its fields at any
+	// time (they are atomic).
+	Stats *Stats
+}
+
+// Stats counts the lookups of a [Watch], for monitoring: a growing Kept is
+// a DNS problem the ring is riding out on its last good list.
+type Stats struct {
+	// Lookups is the number of lookups made (each one with its search
+	// names and nameservers).
+	Lookups atomic.Uint64
+	// Updates is the number of times the peer list was replaced.
+	Updates atomic.Uint64
+	// Kept is the number of lookups that failed (timeout, SERVFAIL,
+	// NXDOMAIN, a malformed answer, a list Set refused) or found no
+	// records, and so left the peer list as it was.
+	Kept atomic.Uint64
+}
+
+// Watch keeps peers in step with the DNS records of name until ctx is
+// done: it looks the name up, replaces the list with the addresses found
+// (peers.Set, as for a list from a flag; a *picker.Peers, an
+// *nethttp.Pool and a *lambda.Peers all fit), and asks again when the
+// records' TTL expires, within opts' bounds. A change applies after it has
+// held for opts.Debounce. A failed or empty answer never empties the ring:
+// the last good list stays, and Watch logs it and counts it in
+// opts.Stats.
+//
+// Watch blocks; run it in its own goroutine. It returns ctx's error when
+// ctx is done, or at once an error wrapping [cache.ErrConfig] for a name
+// or options that cannot work (opts must at least give the Port of A and
+// AAAA records, or set SRV).
+func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, name string, opts *Options) error {
+	cfg, src, err := newWatch(name, opts)
+	if err != nil {
+		return err
+	}
+	return watch(ctx, peers, src, cfg)
+}
+
+// config is Options with the defaults applied.
+type config struct {
+	min, max, debounce time.Duration
+	log                *slog.Logger
+	stats              *Stats
+	name               string // for the log
+}
+
+func newWatch(name string, opts *Options) (config, *dnsSource, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("geecache/discovery/dns: %w: "+format, append([]any{cache.ErrConfig}, args...)...)
+	}
+	cfg := config{min: o.MinInterval, max: o.MaxInterval, debounce: o.Debounce, log: o.Logger, stats: o.Stats, name: name}
+	if cfg.min == 0 {
+		cfg.min = time.Second
+	}
+	if cfg.max == 0 {
+		cfg.max = max(30*time.Second, cfg.min)
+	}
+	if cfg.debounce == 0 {
+		cfg.debounce = 500 * time.Millisecond
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 2 * time.Second
+	}
+	if o.Scheme == "" {
+		o.Scheme = "http"
+	}
+	if cfg.log == nil {
+		cfg.log = slog.Default()
+	}
+	switch {
+	case cfg.min < 0 || cfg.max < cfg.min || cfg.debounce < 0 || o.Timeout < 0:
+		return cfg, nil, bad("intervals, Debounce and Timeout must be positive, MaxInterval at least MinInterval")
+	case o.SRV && o.Port != 0:
+		return cfg, nil, bad("Port must be 0 with SRV: the records carry the ports")
+	case !o.SRV && (o.Port <= 0 || o.Port > 65535):
+		return cfg, nil, bad("Port %d: A and AAAA records need a port from 1 to 65535", o.Port)
+	case strings.ContainsAny(o.Scheme, ":/ "):
+		return cfg, nil, bad("Scheme %q: a scheme only, such as http", o.Scheme)
+	}
+	src := &dnsSource{c: client{timeout: o.Timeout}, qtype: typeA, scheme: o.Scheme, port: o.Port}
+	if o.SRV {
+		src.qtype = typeSRV
+	} else if o.IPv6 {
+		src.qtype = typeAAAA
+	}
+	var rc resolvConf
+	if o.Nameserver != "" {
+		srv := o.Nameserver
+		if net.ParseIP(srv) != nil {
+			srv = net.JoinHostPort(srv, "53")
+		}
+		if _, _, err := net.SplitHostPort(srv); err != nil {
+			return cfg, nil, bad("Nameserver %q: %w", o.Nameserver, err)
+		}
+		rc = resolvConf{servers: []string{srv}}
+		name = strings.TrimSuffix(name, ".") + "."
+	} else {
+		f, err := os.Open("/etc/resolv.conf")
+		if err == nil {
+			rc = parseResolvConf(f)
+			f.Close()
+		} else {
+			rc = parseResolvConf(strings.NewReader(""))
+		}
+	}
+	src.c.servers = rc.servers
+	src.names = rc.candidates(name)
+	if err := checkName(strings.TrimSuffix(name, ".") + "."); err != nil || len(src.names) == 0 {
+		return cfg, nil, bad("%v", fmt.Errorf("%q is not a domain name", name))
+	}
+	return cfg, src, nil
+}
+
+// maxHold is how many debounce periods a change waits at most while the
+// answers keep changing.
+const maxHold = 4
+
+// watch is the poll loop over any source: it only waits on timers and ctx,
+// so its tests run it in a synctest bubble.
+func watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, src source, cfg config) error {
+	var (
+		applied  []string  // the list the ring has, nil before the first good answer
+		pending  []string  // a changed answer waiting for its debounce
+		since    time.Time // when pending first appeared
+		failures int       // consecutive failed or empty lookups
+		timer    = time.NewTimer(0)
+	)
+	defer timer.Stop()
+	logCtx := context.WithoutCancel(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+		}
+		a, err := src.lookup(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if cfg.stats != nil {
+			cfg.stats.Lookups.Add(1)
+		}
+		next := min(max(a.ttl, cfg.min), cfg.max)
+		if err != nil {
+			failures++
+			next = min(cfg.min<<min(failures-1, 20), cfg.max)
+			cfg.keep(logCtx, applied, err, next)
+			timer.Reset(next)
+			continue
+		}
+		if failures > 0 {
+			cfg.log.LogAttrs(logCtx, slog.LevelInfo, "geecache: DNS answers again",
+				slog.String("name", cfg.name), slog.Int("failed_lookups", failures))
+			failures = 0
+		}
+		now := time.Now()
+		switch {
+		case slices.Equal(a.addrs, applied):
+			pending = nil // a change that did not hold
+		case applied != nil && pending == nil:
+			pending, since, next = a.addrs, now, cfg.debounce // changed: wait for it to hold
+		case applied != nil && !slices.Equal(a.addrs, pending) && now.Sub(since) < maxHold*cfg.debounce:
+			pending, next = a.addrs, cfg.debounce // changed again
+		default: // the first answer, a change that held, or one that kept changing for too long
+			pending = nil
+			if err := peers.Set(a.addrs...); err != nil {
+				cfg.keep(logCtx, applied, fmt.Errorf("the peer set refused %q: %w", a.addrs, err), next)
+				break
+			}
+			applied = a.addrs
+			cfg.log.LogAttrs(logCtx, slog.LevelInfo, "geecache: DNS peers changed",
+				slog.String("name", cfg.name), slog.Any("peers", a.addrs), slog.Duration("ttl", a.ttl))
+			if cfg.stats != nil {
+				cfg.stats.Updates.Add(1)
+			}
+		}
+		timer.Reset(next)
+	}
+}
+
+// keep logs and counts a lookup whose answer left the peers as they were.
+func (cfg config) keep(ctx context.Context, applied []string, err error, retry time.Duration) {
+	if cfg.stats != nil {
+		cfg.stats.Kept.Add(1)
+	}
+	cfg.log.LogAttrs(ctx, slog.LevelWarn, "geecache: DNS lookup failed; keeping the last good peer list",
+		slog.String("name", cfg.name), slog.Any("error", err), slog.Any("peers", applied), slog.Duration("retry_in", retry))
+}
