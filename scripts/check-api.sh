@@ -18,8 +18,10 @@
 # (issue 16 item 7: package nethttptest, 4 names). Lower it again as the other parts of issue 16 merge. Issue 16's target
 # is 150. 145 after h-api (session of 2026-12-01: lambda.SigV4Transport and
 # nethttp.FetchTransport unexported; NewSigV4Transport returns an http.RoundTripper).
+# 148 after h-dns (issue 18: package discovery/dns, 3 names: Watch, Options,
+# Stats).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=145
+BUDGET=148
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

@@ -72,6 +72,9 @@ fi
 step "SAM template: cfn-lint and the SAM transform (skipped without cfn-lint)"
 scripts/check-template.sh
 
+step "DNS discovery against a real DNS server on 127.0.0.1 (module discovery/dns/e2e, miekg/dns from the module proxy)"
+(cd discovery/dns/e2e && go vet ./... && go run "$STATICCHECK" ./... && go test -race -count=1 ./...)
+
 if [ -f bench/go.mod ]; then
   step "bench module: vet, staticcheck and its tests (benchmarks run by hand, see bench/README.md)"
   (cd bench && go vet ./... && go run "$STATICCHECK" ./... && go test -race -count=1 ./...)

@@ -219,6 +219,9 @@ func (n *node) waitRing(t *testing.T, want ...string) time.Duration {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	if got := n.pool.Addrs(); len(want) > 10 {
+		t.Fatalf("ring of %d addresses, want %d (first %q, want %q)", len(got), len(want), got[:min(3, len(got))], want[:3])
+	}
 	t.Fatalf("ring %q, want %q", n.pool.Addrs(), want)
 	return 0
 }
