@@ -225,7 +225,11 @@ func watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, s
 		next := min(max(a.ttl, cfg.min), cfg.max)
 		if err != nil {
 			failures++
-			next = min(cfg.min<<min(failures-1, 20), cfg.max)
+			next = cfg.min
+			for i := 1; i < failures && next < cfg.max; i++ {
+				next *= 2
+			}
+			next = min(next, cfg.max)
 			cfg.keep(logCtx, applied, err, next)
 			timer.Reset(next)
 			continue

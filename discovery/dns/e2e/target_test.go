@@ -26,7 +26,7 @@ var outage = flag.Duration("dns.outage", 3*time.Second,
 // TestWatchChangeReachesRingWithinTTLPlusOneSecond), and the server
 // stopped for -dns.outage changes no ring. Run it as
 //
-//	go test -run TestTarget -v -dns.outage=30s ./discovery/dns/e2e
+//	cd discovery/dns/e2e && go test -run TestTarget -v -dns.outage=30s .
 func TestTarget(t *testing.T) {
 	const nodes, ttl = 5, 2 * time.Second
 	s := startServer(t)
