@@ -17,6 +17,11 @@
 // records) never empties the ring: the last good list stays, and Watch
 // says so in its log and in [Stats].
 //
+// A node that is not in the records (a Pod not ready yet, which a
+// headless Service leaves out) still owns its share of its own ring, as
+// with any list given to Set; the other nodes send it requests once its
+// record appears.
+//
 // Why a DNS client of its own: the standard library's net.Resolver does
 // not report TTLs, and polling at a fixed interval either lags behind a
 // short TTL or asks far more often than a long one needs. The package

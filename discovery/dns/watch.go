@@ -30,9 +30,10 @@ type Options struct {
 	// are peers; a target of "." or a port of 0 is ignored.
 	SRV bool
 
-	// IPv6 makes Watch ask for AAAA records instead of A records. One
-	// family is asked, never both: a dual-stack Pod has one address of
-	// each, and both would be two ring members for one node.
+	// IPv6 makes Watch ask for AAAA records instead of A records (not
+	// with SRV). One family is asked, never both: a dual-stack Pod has
+	// one address of each, and both would be two ring members for one
+	// node.
 	IPv6 bool
 
 	// Scheme is the scheme of the peer URLs: "http" when empty. Each
@@ -152,6 +153,8 @@ func newWatch(name string, opts *Options) (config, *dnsSource, error) {
 	switch {
 	case cfg.min < 0 || cfg.max < cfg.min || cfg.debounce < 0 || o.Timeout < 0:
 		return cfg, nil, bad("intervals, Debounce and Timeout must be positive, MaxInterval at least MinInterval")
+	case o.SRV && o.IPv6:
+		return cfg, nil, bad("IPv6 does not apply to SRV records: their targets are names")
 	case o.SRV && o.Port != 0:
 		return cfg, nil, bad("Port must be 0 with SRV: the records carry the ports")
 	case !o.SRV && (o.Port <= 0 || o.Port > 65535):

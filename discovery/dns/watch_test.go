@@ -385,6 +385,7 @@ func TestWatchRejectsBadOptions(t *testing.T) {
 		"no port":              {"cache.example", &Options{}},
 		"port too big":         {"cache.example", &Options{Port: 65536}},
 		"port with SRV":        {"_http._tcp.cache.example", &Options{SRV: true, Port: 80}},
+		"IPv6 with SRV":        {"_http._tcp.cache.example", &Options{SRV: true, IPv6: true}},
 		"negative debounce":    {"cache.example", &Options{Port: 80, Debounce: -1}},
 		"max below min":        {"cache.example", &Options{Port: 80, MinInterval: time.Minute, MaxInterval: time.Second}},
 		"scheme with colon":    {"cache.example", &Options{Port: 80, Scheme: "http:"}},

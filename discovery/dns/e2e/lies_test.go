@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -12,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/discovery/dns"
 	mdns "github.com/miekg/dns"
 )
@@ -257,5 +262,41 @@ func TestFloodingServerBoundedMemory(t *testing.T) {
 	}
 	if got := n.pool.Addrs(); !slices.Equal(got, []string{self}) {
 		t.Errorf("ring %q, want self alone", got)
+	}
+}
+
+// Cancelling the context while a query hangs (a server that never
+// answers, and a Timeout of a minute) stops Watch at once: it returns
+// context.Canceled, and goleak (TestMain) finds no goroutine left.
+func TestCancelDuringHangingQuery(t *testing.T) {
+	l := startLiar(t)
+	asked := make(chan struct{}, 1)
+	l.lie(func(q []byte) [][]byte {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		return nil
+	}, nil)
+	pool, err := nethttp.NewPool(self, cache.NewRegistry(), &nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- dns.Watch(ctx, pool, "cache.test", &dns.Options{Port: 8080, Nameserver: l.addr, Timeout: time.Minute,
+			Logger: slog.New(slog.DiscardHandler)})
+	}()
+	<-asked
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Watch returned %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second): // a bound on the wait, far below the query's minute
+		t.Fatal("Watch did not return after cancel while its query hung")
 	}
 }
