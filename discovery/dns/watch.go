@@ -52,7 +52,8 @@ type Options struct {
 	// MinInterval and MaxInterval bound the time between two lookups:
 	// Watch asks again when the records' TTL expires, but never sooner
 	// than MinInterval (default 1s) and never later than MaxInterval
-	// (default 30s). After a failed lookup it retries at MinInterval,
+	// (default 30s); only a changed answer is confirmed sooner, after
+	// Debounce. After a failed lookup it retries at MinInterval,
 	// doubling up to MaxInterval.
 	MinInterval, MaxInterval time.Duration
 
