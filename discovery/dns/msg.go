@@ -58,7 +58,8 @@ func rcodeError(rcode int) error {
 }
 
 // checkName reports whether name (absolute, with its final ".") can be put
-// on the wire: labels of 1 to 63 bytes, at most 255 bytes in all.
+// on the wire: labels of 1 to 63 letters, digits, "-" or "_" (the bytes
+// readName gives back as they are), at most 255 bytes in all.
 func checkName(name string) error {
 	if name == "." || !strings.HasSuffix(name, ".") || len(name) > 254 {
 		return fmt.Errorf("name %q: not a domain name of 1 to 253 characters", name)
@@ -67,8 +68,18 @@ func checkName(name string) error {
 		if len(l) == 0 || len(l) > 63 {
 			return fmt.Errorf("name %q: a label is empty or longer than 63 characters", name)
 		}
+		for _, ch := range []byte(l) {
+			if !plain(ch) {
+				return fmt.Errorf("name %q: only letters, digits, - and _ in a label", name)
+			}
+		}
 	}
 	return nil
+}
+
+// plain reports whether ch stands for itself in a name.
+func plain(ch byte) bool {
+	return ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_'
 }
 
 // appendQuery appends a recursive query for (name, qtype) with an EDNS0
@@ -268,7 +279,7 @@ func readName(msg []byte, off int) (string, int, error) {
 			}
 			for _, ch := range msg[off+1 : off+1+c] {
 				switch {
-				case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9', ch == '-', ch == '_':
+				case plain(ch):
 					sb.WriteByte(ch)
 				default:
 					sb.WriteString(`\` + strconv.Itoa(int(ch)/100) + strconv.Itoa(int(ch)/10%10) + strconv.Itoa(int(ch)%10))

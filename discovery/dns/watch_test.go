@@ -392,6 +392,7 @@ func TestWatchRejectsBadOptions(t *testing.T) {
 		"bad nameserver":       {"cache.example", &Options{Port: 80, Nameserver: "no port"}},
 		"empty name":           {"", &Options{Port: 80, Nameserver: "127.0.0.1"}},
 		"empty label":          {"cache..example", &Options{Port: 80, Nameserver: "127.0.0.1"}},
+		"a space":              {"cache peers.example", &Options{Port: 80, Nameserver: "127.0.0.1"}},
 		"label of 64":          {strings.Repeat("a", 64) + ".example", &Options{Port: 80, Nameserver: "127.0.0.1"}},
 		"name longer than 253": {strings.Repeat("abcdefghi.", 26), &Options{Port: 80, Nameserver: "127.0.0.1"}},
 	} {
