@@ -1,0 +1,281 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/picker"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	informers "k8s.io/client-go/informers/discovery/v1"
+	k8s "k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+)
+
+// defaultDebounce is the Options.Debounce used when it is zero.
+const defaultDebounce = 200 * time.Millisecond
+
+// maxDebounce bounds Options.Debounce: a terminating pod must leave the
+// rings well within a second.
+const maxDebounce = time.Second
+
+// Options configures [Watch]. The zero value suits a Service with one port
+// whose peers speak HTTP (nethttp.Pool).
+type Options struct {
+	// Port is the name of the Service port the peers listen on, as in the
+	// Service's spec.ports[].name. Empty means the slice's only TCP port
+	// (a slice with several is then skipped, and the log says why).
+	Port string
+
+	// AddressType is the address family put on the ring,
+	// discoveryv1.AddressTypeIPv4 or AddressTypeIPv6. Empty means the
+	// family of the peer set's own address (its Self, when that is an IP),
+	// else IPv4 when the Service has any IPv4 slice, else IPv6. Every node
+	// must use the same family, and its own address must be of it, or the
+	// node finds itself on the ring under another name.
+	AddressType discoveryv1.AddressType
+
+	// Address turns an endpoint's IP (canonical form) and port into the
+	// address given to the peer set's Set; it must give each node the
+	// address the node has as its own Self. Nil means
+	// "http://IP:PORT" ("http://[IP]:PORT" for IPv6), nethttp.Pool's
+	// form; set it for https or a base path.
+	Address func(ip string, port int32) string
+
+	// Debounce is how long changes are gathered before the peer set is
+	// replaced once for all of them. Zero means 200ms; at most 1s.
+	Debounce time.Duration
+
+	// Logger receives the changes applied, the lists refused and the
+	// informer's list and watch errors. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Stats counts what a [Watcher] did.
+type Stats struct {
+	// Peers is the number of addresses in the last list given to Set.
+	Peers int
+	// Updates counts the lists given to Set (changes only).
+	Updates uint64
+	// Kept counts the empty lists refused: the peer set kept its last good
+	// list instead.
+	Kept uint64
+	// Errors counts the informer's list and watch errors and the lists
+	// that Set refused.
+	Errors uint64
+}
+
+// A Watcher is a running [Watch]. Its goroutines run until the context
+// given to Watch is done.
+type Watcher struct {
+	peers    *picker.Peers
+	lister   toolscache.Indexer
+	family   discoveryv1.AddressType
+	port     string
+	address  func(string, int32) string
+	debounce time.Duration
+	log      *slog.Logger
+	attrs    []slog.Attr // namespace and service, on every record
+	kick     chan struct{}
+	done     chan struct{}
+
+	mu    sync.Mutex // guards last and stats
+	last  []string
+	stats Stats
+}
+
+// Watch starts keeping peers in step with the EndpointSlices of the
+// Service named service in namespace, through client, until ctx is done
+// (see the package doc for what goes on the ring). It returns once the
+// informer has listed the slices and the first list (if not empty) has
+// been given to peers.Set, or with ctx's error, after its goroutines
+// have stopped, if ctx ends first (for example when the Role is missing
+// and every list is forbidden: the log says so). It fails at once, with
+// an error wrapping cache.ErrConfig, for an empty service, a nil client
+// or peers, or options that cannot work.
+func Watch(ctx context.Context, client k8s.Interface, namespace, service string, peers *picker.Peers, opts *Options) (*Watcher, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case client == nil || peers == nil:
+		return nil, fmt.Errorf("kubernetes: %w: Watch needs a client and a peer set", cache.ErrConfig)
+	case service == "":
+		return nil, fmt.Errorf("kubernetes: %w: Watch needs a Service name", cache.ErrConfig)
+	case o.Debounce < 0 || o.Debounce > maxDebounce:
+		return nil, fmt.Errorf("kubernetes: %w: Options.Debounce %v is not within [0, %v]", cache.ErrConfig, o.Debounce, maxDebounce)
+	case o.AddressType != "" && o.AddressType != discoveryv1.AddressTypeIPv4 && o.AddressType != discoveryv1.AddressTypeIPv6:
+		return nil, fmt.Errorf("kubernetes: %w: Options.AddressType %q is neither IPv4 nor IPv6", cache.ErrConfig, o.AddressType)
+	}
+	w := &Watcher{
+		peers: peers, family: o.AddressType, port: o.Port, address: o.Address, debounce: o.Debounce, log: o.Logger,
+		attrs: []slog.Attr{slog.String("namespace", namespace), slog.String("service", service)},
+		kick:  make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	if w.family == "" {
+		w.family = selfFamily(peers.Self())
+	}
+	if w.address == nil {
+		w.address = defaultAddress
+	}
+	if w.debounce == 0 {
+		w.debounce = defaultDebounce
+	}
+	if w.log == nil {
+		w.log = slog.Default()
+	}
+
+	selector := labels.Set{discoveryv1.LabelServiceName: service}.String()
+	inf := informers.NewFilteredEndpointSliceInformer(client, namespace, 0, toolscache.Indexers{},
+		func(lo *metav1.ListOptions) { lo.LabelSelector = selector })
+	w.lister = inf.GetIndexer()
+	if err := inf.SetWatchErrorHandlerWithContext(w.watchError); err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err) // only fails once started
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { w.poke() },
+		UpdateFunc: func(any, any) { w.poke() },
+		DeleteFunc: func(any) { w.poke() },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	applied := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { inf.RunWithContext(runCtx) })
+	wg.Go(func() { w.loop(runCtx, reg.HasSyncedChecker().Done(), applied) })
+	go func() { wg.Wait(); stop(); close(w.done) }()
+
+	select {
+	case <-applied:
+		return w, nil
+	case <-ctx.Done():
+		<-w.done
+		return nil, fmt.Errorf("kubernetes: no EndpointSlice list for %s/%s: %w", namespace, service, context.Cause(ctx))
+	}
+}
+
+// Done returns a channel that is closed when the Watcher's goroutines
+// (the informer's included) have stopped, after the context given to
+// Watch is done.
+func (w *Watcher) Done() <-chan struct{} { return w.done }
+
+// Stats returns what the Watcher has done so far.
+func (w *Watcher) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+// poke tells the loop that the slices changed.
+func (w *Watcher) poke() {
+	select {
+	case w.kick <- struct{}{}:
+	default: // a change is pending already
+	}
+}
+
+// loop applies the first list as soon as the informer has synced (then
+// closes applied), and every later change at most once per debounce
+// period: the first change after a quiet time starts the period, later
+// ones join it, so a change waits no longer than one period however busy
+// the Service is.
+func (w *Watcher) loop(ctx context.Context, synced <-chan struct{}, applied chan<- struct{}) {
+	select {
+	case <-synced:
+	case <-ctx.Done():
+		return
+	}
+	select { // the first list is applied now, without waiting
+	case <-w.kick:
+	default:
+	}
+	w.apply(ctx)
+	close(applied)
+
+	var fire <-chan time.Time
+	var t *time.Timer
+	for {
+		select {
+		case <-ctx.Done():
+			if t != nil {
+				t.Stop()
+			}
+			return
+		case <-w.kick:
+			if fire == nil {
+				t = time.NewTimer(w.debounce)
+				fire = t.C
+			}
+		case <-fire:
+			fire = nil
+			w.apply(ctx)
+		}
+	}
+}
+
+// apply computes the peer list from the informer's slices and gives it to
+// Set if it changed and is not empty.
+func (w *Watcher) apply(ctx context.Context) {
+	objs := w.lister.List()
+	all := make([]*discoveryv1.EndpointSlice, 0, len(objs))
+	for _, o := range objs {
+		if s, ok := o.(*discoveryv1.EndpointSlice); ok {
+			all = append(all, s)
+		}
+	}
+	set := compute(all, w.family, w.port, w.address)
+	if len(set.problems) > 0 {
+		w.log.LogAttrs(ctx, slog.LevelWarn, "geecache: kubernetes: endpoints skipped",
+			append(w.attrs, slog.Any("problems", set.problems))...)
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case len(set.addrs) == 0:
+		w.stats.Kept++
+		w.log.LogAttrs(ctx, slog.LevelWarn, "geecache: kubernetes: no ready endpoint; keeping the last good peer list",
+			append(w.attrs, slog.Int("slices", len(all)), slog.Any("kept", w.last))...)
+		return
+	case slices.Equal(set.addrs, w.last):
+		return
+	}
+	if err := w.peers.Set(set.addrs...); err != nil {
+		w.stats.Errors++
+		w.log.LogAttrs(ctx, slog.LevelWarn, "geecache: kubernetes: peer list refused; keeping the last good one",
+			append(w.attrs, slog.Any("error", err))...)
+		return
+	}
+	w.last = set.addrs
+	w.stats.Updates++
+	w.stats.Peers = len(set.addrs)
+}
+
+// watchError logs a failed list or watch of the informer (client-go
+// retries it with backoff) and counts it.
+func (w *Watcher) watchError(ctx context.Context, _ *toolscache.Reflector, err error) {
+	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+		return // stopping
+	}
+	w.mu.Lock()
+	w.stats.Errors++
+	w.mu.Unlock()
+	attrs := append(w.attrs, slog.Any("error", err))
+	if apierrors.IsForbidden(err) {
+		attrs = append(attrs, slog.String("hint",
+			`the pod's ServiceAccount needs a Role allowing get, list and watch on "endpointslices" in "discovery.k8s.io"`))
+	}
+	w.log.LogAttrs(ctx, slog.LevelWarn, "geecache: kubernetes: listing or watching EndpointSlices failed", attrs...)
+}
