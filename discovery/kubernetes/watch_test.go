@@ -23,8 +23,8 @@ const (
 	v6 = discoveryv1.AddressTypeIPv6
 )
 
-// watch starts a Watch that stops with the test (and waits for it).
-func watch(t *testing.T, cs *fake.Clientset, p *picker.Peers, opts *kubernetes.Options) *kubernetes.Watcher {
+// start starts a Watch that stops with the test (and waits for it).
+func start(t *testing.T, cs *fake.Clientset, p *picker.Peers, opts *kubernetes.Options) *kubernetes.Watcher {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := kubernetes.Watch(ctx, cs, ns, svc, p, opts)
@@ -52,7 +52,7 @@ func TestWatchMergesReadyEndpointsOfEverySlice(t *testing.T) {
 				pod{name: "other-1", ip: "10.244.1.6", ready: true}),
 		)
 		p := newPeers(t, "http://10.244.1.5:8080")
-		w := watch(t, cs, p, nil)
+		w := start(t, cs, p, nil)
 		wantAddrs(t, p, "http://10.244.1.5:8080", "http://10.244.3.9:8080")
 		if st := w.Stats(); st.Peers != 2 || st.Updates != 1 || st.Kept != 0 {
 			t.Fatalf("stats = %+v", st)
@@ -85,7 +85,7 @@ func TestWatchRolloutRemovesTerminatingWithinASecond(t *testing.T) {
 		cs := fake.NewClientset(slice(svc, "geecache-abcde", v4, httpPort(8080), old...))
 		nodes := []*picker.Peers{newPeers(t, "http://10.244.1.5:8080"), newPeers(t, "http://10.244.2.7:8080"), newPeers(t, "http://10.244.3.9:8080")}
 		for _, p := range nodes {
-			watch(t, cs, p, nil)
+			start(t, cs, p, nil)
 		}
 		all := []string{"http://10.244.1.5:8080", "http://10.244.2.7:8080", "http://10.244.3.9:8080"}
 		for _, p := range nodes {
@@ -134,7 +134,7 @@ func TestWatchDebouncesABurst(t *testing.T) {
 		cs := fake.NewClientset(slice(svc, "geecache-abcde", v4, httpPort(8080),
 			pod{name: "geecache-0", ip: "10.244.0.1", ready: true}))
 		p := newPeers(t, "")
-		w := watch(t, cs, p, &kubernetes.Options{Debounce: 500 * time.Millisecond})
+		w := start(t, cs, p, &kubernetes.Options{Debounce: 500 * time.Millisecond})
 		pods := []pod{{name: "geecache-0", ip: "10.244.0.1", ready: true}}
 		before := w.Stats().Updates
 		for i := 1; i <= 10; i++ {
@@ -164,7 +164,7 @@ func TestWatchNeverEmptiesTheRing(t *testing.T) {
 		b := slice(svc, "geecache-fghij", v4, httpPort(8080), pod{name: "geecache-2", ip: "10.244.2.7", ready: true})
 		cs := fake.NewClientset(a, b)
 		p := newPeers(t, "")
-		w := watch(t, cs, p, &kubernetes.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		w := start(t, cs, p, &kubernetes.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		wantAddrs(t, p, "http://10.244.1.5:8080", "http://10.244.2.7:8080")
 
 		remove(t, cs, b.Name)

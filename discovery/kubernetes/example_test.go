@@ -1,0 +1,47 @@
+package kubernetes_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/discovery/kubernetes"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// A node of a Deployment behind the Service "geecache" keeps its Pool's
+// peers in step with the Service's ready pods. In a pod the client comes
+// from the ServiceAccount's token:
+//
+//	cfg, err := rest.InClusterConfig()             // k8s.io/client-go/rest
+//	client, err := k8sclient.NewForConfig(cfg)     // k8s.io/client-go/kubernetes
+//	self := "http://" + os.Getenv("POD_IP") + ":8080" // the downward API
+//
+// Here a fake API server holds the slice the EndpointSlice controller
+// would write: two ready pods, one starting up.
+func Example() {
+	client := fake.NewClientset(slice(svc, "geecache-x7k2p", discoveryv1.AddressTypeIPv4, httpPort(8080),
+		pod{name: "geecache-1", ip: "10.244.1.5", ready: true},
+		pod{name: "geecache-2", ip: "10.244.2.7", ready: true},
+		pod{name: "geecache-3", ip: "10.244.3.9", ready: false}))
+
+	quiet := slog.New(slog.DiscardHandler)
+	pool, err := nethttp.NewPool("http://10.244.1.5:8080", cache.NewRegistry(), &nethttp.PoolOptions{Logger: quiet})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	w, err := kubernetes.Watch(ctx, client, "shop", "geecache", pool.Peers, &kubernetes.Options{Port: "http", Logger: quiet})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(pool.Addrs())
+	stop()
+	<-w.Done()
+	// Output: [http://10.244.1.5:8080 http://10.244.2.7:8080]
+}
