@@ -35,6 +35,7 @@ func Example() {
 		return
 	}
 	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	w, err := kubernetes.Watch(ctx, client, "shop", "geecache", pool.Peers, &kubernetes.Options{Port: "http", Logger: quiet})
 	if err != nil {
 		fmt.Println(err)

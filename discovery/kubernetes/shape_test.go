@@ -181,12 +181,21 @@ func TestWatchConfigErrors(t *testing.T) {
 	cs := fake.NewClientset()
 	p := newPeers(t, "")
 	for name, call := range map[string]func() error{
-		"no client":   func() error { _, err := kubernetes.Watch(t.Context(), nil, ns, svc, p, nil); return err },
-		"no peers":    func() error { _, err := kubernetes.Watch(t.Context(), cs, ns, svc, nil, nil); return err },
-		"no service":  func() error { _, err := kubernetes.Watch(t.Context(), cs, ns, "", p, nil); return err },
-		"debounce 2s": func() error { _, err := kubernetes.Watch(t.Context(), cs, ns, svc, p, &kubernetes.Options{Debounce: 2 * time.Second}); return err },
-		"debounce <0": func() error { _, err := kubernetes.Watch(t.Context(), cs, ns, svc, p, &kubernetes.Options{Debounce: -1}); return err },
-		"FQDN":        func() error { _, err := kubernetes.Watch(t.Context(), cs, ns, svc, p, &kubernetes.Options{AddressType: "FQDN"}); return err },
+		"no client":  func() error { _, err := kubernetes.Watch(t.Context(), nil, ns, svc, p, nil); return err },
+		"no peers":   func() error { _, err := kubernetes.Watch(t.Context(), cs, ns, svc, nil, nil); return err },
+		"no service": func() error { _, err := kubernetes.Watch(t.Context(), cs, ns, "", p, nil); return err },
+		"debounce 2s": func() error {
+			_, err := kubernetes.Watch(t.Context(), cs, ns, svc, p, &kubernetes.Options{Debounce: 2 * time.Second})
+			return err
+		},
+		"debounce <0": func() error {
+			_, err := kubernetes.Watch(t.Context(), cs, ns, svc, p, &kubernetes.Options{Debounce: -1})
+			return err
+		},
+		"FQDN": func() error {
+			_, err := kubernetes.Watch(t.Context(), cs, ns, svc, p, &kubernetes.Options{AddressType: "FQDN"})
+			return err
+		},
 	} {
 		if err := call(); !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("%s: err = %v, want cache.ErrConfig", name, err)
