@@ -34,7 +34,7 @@
 // once or twice, not ten times. A list with no endpoint at all (the Service
 // deleted, every pod unready at once, a slice controller that lags) is not
 // applied: the last good list stays, the refusal is logged at warning level
-// and counted in [Stats].Kept. A cache that forgets its peers would load
+// and counted in [Stats] (Kept). A cache that forgets its peers would load
 // every key from the source on every node.
 //
 // # The Role it needs

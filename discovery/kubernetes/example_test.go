@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
@@ -36,13 +37,18 @@ func Example() {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	w, err := kubernetes.Watch(ctx, client, "shop", "geecache", pool.Peers, &kubernetes.Options{Port: "http", Logger: quiet})
-	if err != nil {
-		fmt.Println(err)
-		return
+	var stats kubernetes.Stats
+	done := make(chan error, 1)
+	go func() { // it runs until ctx is done
+		done <- kubernetes.Watch(ctx, pool, client, "shop", "geecache", &kubernetes.Options{Port: "http", Stats: &stats, Logger: quiet})
+	}()
+	for stats.Updates.Load() == 0 { // the first list, once the informer has listed the slices
+		time.Sleep(time.Millisecond)
 	}
 	fmt.Println(pool.Addrs())
 	stop()
-	<-w.Done()
-	// Output: [http://10.244.1.5:8080 http://10.244.2.7:8080]
+	fmt.Println(<-done)
+	// Output:
+	// [http://10.244.1.5:8080 http://10.244.2.7:8080]
+	// context canceled
 }

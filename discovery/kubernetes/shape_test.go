@@ -89,8 +89,8 @@ func TestWatchPortByName(t *testing.T) {
 		p := newPeers(t, "")
 		w := start(t, fake.NewClientset(objs...), p, &kubernetes.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		wantAddrs(t, p)
-		if st := w.Stats(); st.Kept != 1 || st.Updates != 0 {
-			t.Fatalf("stats = %+v", st)
+		if st := w; st.Kept.Load() != 1 || st.Updates.Load() != 0 {
+			t.Fatalf("updates %d, kept %d", st.Updates.Load(), st.Kept.Load())
 		}
 		if !strings.Contains(logs.String(), "2 TCP ports and no Options.Port") {
 			t.Fatalf("log does not say why:\n%s", logs.String())
@@ -120,7 +120,7 @@ func TestWatchForbiddenSaysWhichRole(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		p := newPeers(t, "http://10.244.1.5:8080")
-		_, err := kubernetes.Watch(ctx, cs, ns, svc, p, &kubernetes.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		err := kubernetes.Watch(ctx, p, cs, ns, svc, &kubernetes.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Watch = %v, want the context's deadline", err)
 		}
@@ -155,8 +155,8 @@ func TestWatchResyncAndBrokenWatch(t *testing.T) {
 		first.Modify(again)
 		time.Sleep(time.Second)
 		synctest.Wait()
-		if st := w.Stats(); st.Updates != 1 {
-			t.Fatalf("a resync rebuilt the ring: %+v", st)
+		if st := w; st.Updates.Load() != 1 {
+			t.Fatalf("a resync rebuilt the ring: %d updates", st.Updates.Load())
 		}
 
 		// The watch breaks; meanwhile a pod becomes ready. The informer
@@ -170,8 +170,8 @@ func TestWatchResyncAndBrokenWatch(t *testing.T) {
 		time.Sleep(5 * time.Second) // client-go's backoff before the new list
 		synctest.Wait()
 		wantAddrs(t, p, "http://10.244.1.5:8080", "http://10.244.2.7:8080")
-		if st := w.Stats(); st.Updates != 2 {
-			t.Fatalf("stats = %+v, want 2 updates", st)
+		if st := w; st.Updates.Load() != 2 {
+			t.Fatalf("%d updates, want 2", st.Updates.Load())
 		}
 	})
 }
@@ -181,19 +181,19 @@ func TestWatchConfigErrors(t *testing.T) {
 	cs := fake.NewClientset()
 	p := newPeers(t, "")
 	for name, call := range map[string]func() error{
-		"no client":  func() error { _, err := kubernetes.Watch(t.Context(), nil, ns, svc, p, nil); return err },
-		"no peers":   func() error { _, err := kubernetes.Watch(t.Context(), cs, ns, svc, nil, nil); return err },
-		"no service": func() error { _, err := kubernetes.Watch(t.Context(), cs, ns, "", p, nil); return err },
+		"no client":  func() error { err := kubernetes.Watch(t.Context(), p, nil, ns, svc, nil); return err },
+		"no peers":   func() error { err := kubernetes.Watch(t.Context(), nil, cs, ns, svc, nil); return err },
+		"no service": func() error { err := kubernetes.Watch(t.Context(), p, cs, ns, "", nil); return err },
 		"debounce 2s": func() error {
-			_, err := kubernetes.Watch(t.Context(), cs, ns, svc, p, &kubernetes.Options{Debounce: 2 * time.Second})
+			err := kubernetes.Watch(t.Context(), p, cs, ns, svc, &kubernetes.Options{Debounce: 2 * time.Second})
 			return err
 		},
 		"debounce <0": func() error {
-			_, err := kubernetes.Watch(t.Context(), cs, ns, svc, p, &kubernetes.Options{Debounce: -1})
+			err := kubernetes.Watch(t.Context(), p, cs, ns, svc, &kubernetes.Options{Debounce: -1})
 			return err
 		},
 		"FQDN": func() error {
-			_, err := kubernetes.Watch(t.Context(), cs, ns, svc, p, &kubernetes.Options{AddressType: "FQDN"})
+			err := kubernetes.Watch(t.Context(), p, cs, ns, svc, &kubernetes.Options{AddressType: "FQDN"})
 			return err
 		},
 	} {

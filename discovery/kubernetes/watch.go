@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/picker"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,75 +54,79 @@ type Options struct {
 	// replaced once for all of them. Zero means 200ms; at most 1s.
 	Debounce time.Duration
 
+	// Stats, when not nil, counts what Watch does.
+	Stats *Stats
+
 	// Logger receives the changes applied, the lists refused and the
 	// informer's list and watch errors. Nil means slog.Default().
 	Logger *slog.Logger
 }
 
-// Stats counts what a [Watcher] did.
+// Stats counts what a [Watch] does, for monitoring: a growing Kept or
+// Errors is a problem the ring is riding out on its last good list. Read
+// its fields at any time (they are atomic).
 type Stats struct {
-	// Peers is the number of addresses in the last list given to Set.
-	Peers int
 	// Updates counts the lists given to Set (changes only).
-	Updates uint64
-	// Kept counts the empty lists refused: the peer set kept its last good
-	// list instead.
-	Kept uint64
-	// Errors counts the informer's list and watch errors and the lists
-	// that Set refused.
-	Errors uint64
+	Updates atomic.Uint64
+	// Kept counts the empty lists refused: the peer set kept its last
+	// good list instead.
+	Kept atomic.Uint64
+	// Errors counts the informer's failed lists and watches (client-go
+	// retries them with backoff) and the lists that Set refused.
+	Errors atomic.Uint64
 }
 
-// A Watcher is a running [Watch]. Its goroutines run until the context
-// given to Watch is done.
-type Watcher struct {
-	peers    *picker.Peers
+// watcher is one running Watch.
+type watcher struct {
+	peers    interface{ Set(addrs ...string) error }
 	lister   toolscache.Indexer
 	family   discoveryv1.AddressType
 	port     string
 	address  func(string, int32) string
 	debounce time.Duration
 	log      *slog.Logger
-	attrs    []slog.Attr // namespace and service, on every record
+	attrs    []slog.Attr // namespace and service, on every record (len == cap: append copies)
+	stats    *Stats
 	kick     chan struct{}
-	done     chan struct{}
-
-	mu    sync.Mutex // guards last and stats
-	last  []string
-	stats Stats
+	last     []string // the list last given to Set; only the loop touches it
 }
 
-// Watch starts keeping peers in step with the EndpointSlices of the
-// Service named service in namespace, through client, until ctx is done
-// (see the package doc for what goes on the ring). It returns once the
-// informer has listed the slices and the first list (if not empty) has
-// been given to peers.Set, or with ctx's error, after its goroutines
-// have stopped, if ctx ends first (for example when the Role is missing
-// and every list is forbidden: the log says so). It fails at once, with
-// an error wrapping cache.ErrConfig, for an empty service, a nil client
-// or peers, or options that cannot work.
-func Watch(ctx context.Context, client k8s.Interface, namespace, service string, peers *picker.Peers, opts *Options) (*Watcher, error) {
+// Watch keeps peers in step with the EndpointSlices of the Service named
+// service in namespace, read through client, until ctx is done (see the
+// package doc for what goes on the ring): it runs an informer on them and
+// replaces the list with peers.Set (a *picker.Peers, an *nethttp.Pool and
+// a *lambda.Peers all fit) as soon as the informer has listed the slices,
+// then after every change, debounced. An empty list never empties the
+// ring: the last good one stays, and Watch logs it and counts it in
+// opts.Stats. If peers has a Self method (all three do), the family of
+// that address is the default Options.AddressType.
+//
+// Watch blocks; run it in its own goroutine. It returns ctx's error when
+// ctx is done, once the informer's goroutines have stopped, or at once an
+// error wrapping [cache.ErrConfig] for a nil client or peers, an empty
+// service, or options that cannot work.
+func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, client k8s.Interface, namespace, service string, opts *Options) error {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	switch {
 	case client == nil || peers == nil:
-		return nil, fmt.Errorf("kubernetes: %w: Watch needs a client and a peer set", cache.ErrConfig)
+		return fmt.Errorf("kubernetes: %w: Watch needs a client and a peer set", cache.ErrConfig)
 	case service == "":
-		return nil, fmt.Errorf("kubernetes: %w: Watch needs a Service name", cache.ErrConfig)
+		return fmt.Errorf("kubernetes: %w: Watch needs a Service name", cache.ErrConfig)
 	case o.Debounce < 0 || o.Debounce > maxDebounce:
-		return nil, fmt.Errorf("kubernetes: %w: Options.Debounce %v is not within [0, %v]", cache.ErrConfig, o.Debounce, maxDebounce)
+		return fmt.Errorf("kubernetes: %w: Options.Debounce %v is not within [0, %v]", cache.ErrConfig, o.Debounce, maxDebounce)
 	case o.AddressType != "" && o.AddressType != discoveryv1.AddressTypeIPv4 && o.AddressType != discoveryv1.AddressTypeIPv6:
-		return nil, fmt.Errorf("kubernetes: %w: Options.AddressType %q is neither IPv4 nor IPv6", cache.ErrConfig, o.AddressType)
+		return fmt.Errorf("kubernetes: %w: Options.AddressType %q is neither IPv4 nor IPv6", cache.ErrConfig, o.AddressType)
 	}
-	w := &Watcher{
+	w := &watcher{
 		peers: peers, family: o.AddressType, port: o.Port, address: o.Address, debounce: o.Debounce, log: o.Logger,
 		attrs: []slog.Attr{slog.String("namespace", namespace), slog.String("service", service)},
-		kick:  make(chan struct{}, 1), done: make(chan struct{}),
+		stats: o.Stats, kick: make(chan struct{}, 1),
 	}
-	if w.family == "" {
-		w.family = selfFamily(peers.Self())
+	if s, ok := peers.(interface{ Self() string }); ok && w.family == "" {
+		w.family = selfFamily(s.Self())
 	}
 	if w.address == nil {
 		w.address = defaultAddress
@@ -133,13 +137,16 @@ func Watch(ctx context.Context, client k8s.Interface, namespace, service string,
 	if w.log == nil {
 		w.log = slog.Default()
 	}
+	if w.stats == nil {
+		w.stats = new(Stats)
+	}
 
 	selector := labels.Set{discoveryv1.LabelServiceName: service}.String()
 	inf := informers.NewFilteredEndpointSliceInformer(client, namespace, 0, toolscache.Indexers{},
 		func(lo *metav1.ListOptions) { lo.LabelSelector = selector })
 	w.lister = inf.GetIndexer()
 	if err := inf.SetWatchErrorHandlerWithContext(w.watchError); err != nil {
-		return nil, fmt.Errorf("kubernetes: %w", err) // only fails once started
+		return fmt.Errorf("kubernetes: %w", err) // only fails once started
 	}
 	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.poke() },
@@ -147,51 +154,28 @@ func Watch(ctx context.Context, client k8s.Interface, namespace, service string,
 		DeleteFunc: func(any) { w.poke() },
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes: %w", err)
+		return fmt.Errorf("kubernetes: %w", err)
 	}
-
-	runCtx, stop := context.WithCancel(ctx)
-	applied := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { inf.RunWithContext(runCtx) })
-	wg.Go(func() { w.loop(runCtx, reg.HasSyncedChecker().Done(), applied) })
-	go func() { wg.Wait(); stop(); close(w.done) }()
-
-	select {
-	case <-applied:
-		return w, nil
-	case <-ctx.Done():
-		<-w.done
-		return nil, fmt.Errorf("kubernetes: no EndpointSlice list for %s/%s: %w", namespace, service, context.Cause(ctx))
-	}
-}
-
-// Done returns a channel that is closed when the Watcher's goroutines
-// (the informer's included) have stopped, after the context given to
-// Watch is done.
-func (w *Watcher) Done() <-chan struct{} { return w.done }
-
-// Stats returns what the Watcher has done so far.
-func (w *Watcher) Stats() Stats {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stats
+	wg.Go(func() { inf.RunWithContext(ctx) })
+	w.loop(ctx, reg.HasSyncedChecker().Done())
+	wg.Wait()
+	return ctx.Err()
 }
 
 // poke tells the loop that the slices changed.
-func (w *Watcher) poke() {
+func (w *watcher) poke() {
 	select {
 	case w.kick <- struct{}{}:
 	default: // a change is pending already
 	}
 }
 
-// loop applies the first list as soon as the informer has synced (then
-// closes applied), and every later change at most once per debounce
+// loop applies the first list as soon as the informer has synced, and every later change at most once per debounce
 // period: the first change after a quiet time starts the period, later
 // ones join it, so a change waits no longer than one period however busy
 // the Service is.
-func (w *Watcher) loop(ctx context.Context, synced <-chan struct{}, applied chan<- struct{}) {
+func (w *watcher) loop(ctx context.Context, synced <-chan struct{}) {
 	select {
 	case <-synced:
 	case <-ctx.Done():
@@ -202,7 +186,6 @@ func (w *Watcher) loop(ctx context.Context, synced <-chan struct{}, applied chan
 	default:
 	}
 	w.apply(ctx)
-	close(applied)
 
 	var fire <-chan time.Time
 	var t *time.Timer
@@ -227,7 +210,7 @@ func (w *Watcher) loop(ctx context.Context, synced <-chan struct{}, applied chan
 
 // apply computes the peer list from the informer's slices and gives it to
 // Set if it changed and is not empty.
-func (w *Watcher) apply(ctx context.Context) {
+func (w *watcher) apply(ctx context.Context) {
 	objs := w.lister.List()
 	all := make([]*discoveryv1.EndpointSlice, 0, len(objs))
 	for _, o := range objs {
@@ -241,11 +224,9 @@ func (w *Watcher) apply(ctx context.Context) {
 			append(w.attrs, slog.Any("problems", set.problems))...)
 	}
 
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	switch {
 	case len(set.addrs) == 0:
-		w.stats.Kept++
+		w.stats.Kept.Add(1)
 		w.log.LogAttrs(ctx, slog.LevelWarn, "geecache: kubernetes: no ready endpoint; keeping the last good peer list",
 			append(w.attrs, slog.Int("slices", len(all)), slog.Any("kept", w.last))...)
 		return
@@ -253,25 +234,24 @@ func (w *Watcher) apply(ctx context.Context) {
 		return
 	}
 	if err := w.peers.Set(set.addrs...); err != nil {
-		w.stats.Errors++
+		w.stats.Errors.Add(1)
 		w.log.LogAttrs(ctx, slog.LevelWarn, "geecache: kubernetes: peer list refused; keeping the last good one",
 			append(w.attrs, slog.Any("error", err))...)
 		return
 	}
+	w.log.LogAttrs(ctx, slog.LevelInfo, "geecache: kubernetes: peers updated",
+		append(w.attrs, slog.Any("peers", set.addrs), slog.Any("before", w.last))...)
 	w.last = set.addrs
-	w.stats.Updates++
-	w.stats.Peers = len(set.addrs)
+	w.stats.Updates.Add(1)
 }
 
 // watchError logs a failed list or watch of the informer (client-go
 // retries it with backoff) and counts it.
-func (w *Watcher) watchError(ctx context.Context, _ *toolscache.Reflector, err error) {
+func (w *watcher) watchError(ctx context.Context, _ *toolscache.Reflector, err error) {
 	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 		return // stopping
 	}
-	w.mu.Lock()
-	w.stats.Errors++
-	w.mu.Unlock()
+	w.stats.Errors.Add(1)
 	attrs := append(w.attrs, slog.Any("error", err))
 	if apierrors.IsForbidden(err) {
 		attrs = append(attrs, slog.String("hint",

@@ -2,6 +2,7 @@ package kubernetes_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -23,17 +24,39 @@ const (
 	v6 = discoveryv1.AddressTypeIPv6
 )
 
-// start starts a Watch that stops with the test (and waits for it).
-func start(t *testing.T, cs *fake.Clientset, p *picker.Peers, opts *kubernetes.Options) *kubernetes.Watcher {
+// start runs Watch until the test ends (and waits for it to return),
+// and returns once Watch has applied or refused its first list. It works
+// inside a synctest bubble and outside.
+func start(t *testing.T, cs *fake.Clientset, p *picker.Peers, opts *kubernetes.Options) *kubernetes.Stats {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := kubernetes.Watch(ctx, cs, ns, svc, p, opts)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
+	var o kubernetes.Options
+	if opts != nil {
+		o = *opts
 	}
-	t.Cleanup(func() { cancel(); <-w.Done() })
-	return w
+	if o.Stats == nil {
+		o.Stats = new(kubernetes.Stats)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- kubernetes.Watch(ctx, p, cs, ns, svc, &o) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Watch returned %v, want context.Canceled", err)
+		}
+	})
+	for i := 0; o.Stats.Updates.Load()+o.Stats.Kept.Load() == 0; i++ {
+		select {
+		case err := <-done:
+			t.Fatalf("Watch returned early: %v", err)
+		default:
+		}
+		if i == 10000 {
+			t.Fatal("Watch applied no first list within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return o.Stats
 }
 
 // A Service of two slices (the controller splits them at 100 endpoints,
@@ -54,8 +77,8 @@ func TestWatchMergesReadyEndpointsOfEverySlice(t *testing.T) {
 		p := newPeers(t, "http://10.244.1.5:8080")
 		w := start(t, cs, p, nil)
 		wantAddrs(t, p, "http://10.244.1.5:8080", "http://10.244.3.9:8080")
-		if st := w.Stats(); st.Peers != 2 || st.Updates != 1 || st.Kept != 0 {
-			t.Fatalf("stats = %+v", st)
+		if st := w; st.Updates.Load() != 1 || st.Kept.Load() != 0 {
+			t.Fatalf("updates %d, kept %d", st.Updates.Load(), st.Kept.Load())
 		}
 
 		// The second pod's probe passes: it joins within a debounce.
@@ -136,7 +159,7 @@ func TestWatchDebouncesABurst(t *testing.T) {
 		p := newPeers(t, "")
 		w := start(t, cs, p, &kubernetes.Options{Debounce: 500 * time.Millisecond})
 		pods := []pod{{name: "geecache-0", ip: "10.244.0.1", ready: true}}
-		before := w.Stats().Updates
+		before := w.Updates.Load()
 		for i := 1; i <= 10; i++ {
 			pods = append(pods, pod{name: "geecache-" + strconv.Itoa(i), ip: "10.244.0." + strconv.Itoa(i+1), ready: true})
 			update(t, cs, slice(svc, "geecache-abcde", v4, httpPort(8080), pods...))
@@ -147,8 +170,8 @@ func TestWatchDebouncesABurst(t *testing.T) {
 		if got := len(p.Addrs()); got != 11 {
 			t.Fatalf("ring has %d nodes, want 11: %v", got, p.Addrs())
 		}
-		if st := w.Stats(); st.Updates-before != 1 {
-			t.Fatalf("the burst made %d updates, want 1", st.Updates-before)
+		if st := w; st.Updates.Load()-before != 1 {
+			t.Fatalf("the burst made %d updates, want 1", st.Updates.Load()-before)
 		}
 	})
 }
@@ -180,8 +203,8 @@ func TestWatchNeverEmptiesTheRing(t *testing.T) {
 		time.Sleep(time.Second)
 		synctest.Wait()
 		wantAddrs(t, p, "http://10.244.1.5:8080")
-		if st := w.Stats(); st.Kept != 2 || st.Peers != 1 {
-			t.Fatalf("stats = %+v, want 2 lists kept and 1 peer", st)
+		if st := w; st.Kept.Load() != 2 {
+			t.Fatalf("kept %d, want 2", st.Kept.Load())
 		}
 		if !strings.Contains(logs.String(), "keeping the last good peer list") {
 			t.Fatalf("no warning logged:\n%s", logs.String())
