@@ -1,0 +1,69 @@
+// Command kubernetes is a GeeCache node made to run as a Deployment
+// behind a headless Service: it serves the peer protocol, a small API
+// (GET /api?key=Tom, from the seed's slow database of scores) and its
+// probes on one port, and finds its peers in the cluster either by DNS
+// (the default: the headless Service's A records, no permission needed)
+// or by watching the Service's EndpointSlices (-discovery=endpointslices,
+// which needs the Role in deploy/endpointslices.yaml and reacts to a pod
+// that terminates within a second).
+//
+// The manifests in deploy/ run it (see the README's "Kubernetes" section):
+//
+//	kubectl create secret generic geecache --from-literal=secret="$(head -c 32 /dev/urandom | base64)"
+//	kubectl apply -f deploy/geecache.yaml                 # DNS discovery
+//	kubectl apply -f deploy/endpointslices.yaml           # or: EndpointSlices
+//
+// Flags (each defaults to an environment variable, as the manifests set
+// them):
+//
+//	-listen ADDR       where to serve (default ":8080")
+//	-self URL          this node's peer URL (default http://$POD_IP:PORT)
+//	-discovery MODE    dns or endpointslices ($GEECACHE_DISCOVERY, default dns)
+//	-service NAME      the headless Service ($GEECACHE_SERVICE, default geecache-peers);
+//	                   DNS looks up this name, EndpointSlices watches its slices
+//	-namespace NS      the Service's namespace ($POD_NAMESPACE)
+//	-dns-interval D    how often DNS is asked again (default 5s)
+//	-drain D           how long the node keeps serving after SIGTERM (default 10s)
+//
+// The peer secret is $GEECACHE_SECRET (from a Secret, never a flag, so ps
+// never shows it); without one the node refuses to start, since its peers
+// reach it over the pod network.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	cfg, err := parseFlags(os.Args[1:], os.Getenv, os.Stderr)
+	if err != nil {
+		os.Exit(2)
+	}
+	var client k8s.Interface
+	if cfg.discovery == discoveryEndpointSlices {
+		rc, err := rest.InClusterConfig()
+		if err == nil {
+			client, err = k8s.NewForConfig(rc)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kubernetes:", err)
+			os.Exit(1)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, cfg, nil, client, log)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kubernetes:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/discovery/kubernetes"
+	"github.com/geecache/geecache/examples/internal/seeddb"
+	"github.com/geecache/geecache/getter"
+	k8s "k8s.io/client-go/kubernetes"
+)
+
+const (
+	discoveryDNS            = "dns"
+	discoveryEndpointSlices = "endpointslices"
+
+	groupName  = "scores"
+	cacheBytes = 64 << 20
+
+	// shutdownTimeout bounds the wait for requests in flight once the
+	// drain is over; terminationGracePeriodSeconds must cover drain plus
+	// this (the manifests' test checks it).
+	shutdownTimeout = 5 * time.Second
+
+	// peerPortName is the name of the Service port of the peers, which
+	// the EndpointSlices carry.
+	peerPortName = "http"
+
+	// The probes' paths (the manifests' test checks the Deployment's).
+	pathHealth = "/healthz"
+	pathReady  = "/readyz"
+)
+
+// config is what the flags and the environment say.
+type config struct {
+	listen      string
+	self        string
+	discovery   string
+	service     string
+	namespace   string
+	dnsInterval time.Duration
+	drain       time.Duration
+	delay       time.Duration // the slow database's lookup time
+	secret      []byte
+}
+
+// parseFlags reads args, with defaults from getenv.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	or := func(env, def string) string {
+		if v := getenv(env); v != "" {
+			return v
+		}
+		return def
+	}
+	var c config
+	fs := flag.NewFlagSet("kubernetes", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.listen, "listen", ":8080", "address to serve the peers, the API and the probes on")
+	fs.StringVar(&c.self, "self", "", "this node's peer URL (default http://$POD_IP:PORT of -listen)")
+	fs.StringVar(&c.discovery, "discovery", or("GEECACHE_DISCOVERY", discoveryDNS), "how peers are found: dns or endpointslices")
+	fs.StringVar(&c.service, "service", or("GEECACHE_SERVICE", "geecache-peers"), "the headless Service of the peers")
+	fs.StringVar(&c.namespace, "namespace", getenv("POD_NAMESPACE"), "the Service's namespace (endpointslices)")
+	fs.DurationVar(&c.dnsInterval, "dns-interval", 5*time.Second, "how often DNS is asked again (dns)")
+	fs.DurationVar(&c.drain, "drain", 10*time.Second, "how long to keep serving after SIGTERM")
+	fs.DurationVar(&c.delay, "delay", 300*time.Millisecond, "how long a lookup in the slow database takes")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	bad := func(format string, a ...any) (config, error) {
+		err := fmt.Errorf(format, a...)
+		fmt.Fprintln(stderr, "kubernetes:", err)
+		return c, err
+	}
+	_, port, err := net.SplitHostPort(c.listen)
+	if err != nil {
+		return bad("-listen %q: %w", c.listen, err)
+	}
+	if c.self == "" {
+		ip := getenv("POD_IP")
+		if ip == "" {
+			return bad("no -self and no $POD_IP (set it from status.podIP)")
+		}
+		c.self = "http://" + net.JoinHostPort(ip, port)
+	}
+	switch {
+	case c.discovery != discoveryDNS && c.discovery != discoveryEndpointSlices:
+		return bad("-discovery %q: want %s or %s", c.discovery, discoveryDNS, discoveryEndpointSlices)
+	case c.discovery == discoveryEndpointSlices && c.namespace == "":
+		return bad("-discovery=endpointslices needs -namespace or $POD_NAMESPACE")
+	case c.dnsInterval <= 0 || c.drain < 0:
+		return bad("-dns-interval must be positive and -drain not negative")
+	}
+	if c.secret = []byte(getenv("GEECACHE_SECRET")); len(c.secret) == 0 {
+		return bad("$GEECACHE_SECRET is empty: peers reach this node over the pod network, their requests must be signed")
+	}
+	return c, nil
+}
+
+// run serves until ctx is done, then drains (the readiness probe fails,
+// the node keeps serving for cfg.drain while the other nodes' rings drop
+// it), shuts the server down and returns. ln may be nil (cfg.listen is
+// used); client is used with -discovery=endpointslices.
+func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface, log *slog.Logger) error {
+	reg := cache.NewRegistry()
+	pool, err := nethttp.NewPool(cfg.self, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: cfg.secret}, Logger: log})
+	if err != nil {
+		return err
+	}
+	db := seeddb.New(seeddb.Scores(), cfg.delay, log)
+	group, err := reg.NewGroup(groupName, cacheBytes, db.Getter(cfg.self), &cache.GroupOptions{Peers: pool, Logger: log})
+	if err != nil {
+		return err
+	}
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.listen); err != nil {
+			return err
+		}
+	}
+	var draining atomic.Bool
+	srv := nethttp.NewServer("", handler(pool, group, &draining, log), nil)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	// Discovery runs until the server has stopped, so that the ring stays
+	// right while the node drains.
+	dctx, stopDiscovery := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var err error
+		if cfg.discovery == discoveryEndpointSlices {
+			err = kubernetes.Watch(dctx, pool, client, cfg.namespace, cfg.service, &kubernetes.Options{Port: peerPortName, Logger: log})
+		} else {
+			err = watchDNS(dctx, pool, cfg.service, cfg.dnsInterval, log)
+		}
+		if !errors.Is(err, context.Canceled) {
+			log.Error("discovery stopped", "err", err)
+		}
+	})
+	log.Info("geecache node is running", "self", cfg.self, "listen", ln.Addr().String(), "discovery", cfg.discovery)
+
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+	}
+	draining.Store(true)
+	if err == nil {
+		log.Info("draining", "for", cfg.drain)
+		t := time.NewTimer(cfg.drain)
+		select {
+		case <-t.C:
+		case err = <-served:
+		}
+		t.Stop()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err == nil {
+		err = srv.Shutdown(sctx)
+		if e := <-served; !errors.Is(e, http.ErrServerClosed) {
+			err = errors.Join(err, e)
+		}
+	}
+	stopDiscovery()
+	wg.Wait()
+	return errors.Join(err, pool.Close())
+}
+
+// handler serves the peer protocol under /_geecache/, the API and the
+// probes: /healthz answers 200 while the process runs (liveness),
+// /readyz 200 until SIGTERM and 503 while the node drains (readiness).
+func handler(pool *nethttp.Pool, g *cache.Group, draining *atomic.Bool, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/_geecache/", pool)
+	mux.HandleFunc("GET "+pathHealth, func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET "+pathReady, func(w http.ResponseWriter, _ *http.Request) {
+		if draining.Load() {
+			http.Error(w, "draining", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	mux.HandleFunc("GET /api", func(w http.ResponseWriter, r *http.Request) {
+		key := r.URL.Query().Get("key")
+		if key == "" {
+			http.Error(w, "missing key parameter: use /api?key=NAME", http.StatusBadRequest)
+			return
+		}
+		v, err := g.Get(r.Context(), key)
+		switch {
+		case errors.Is(err, getter.ErrNotFound):
+			http.Error(w, key+" not exist", http.StatusNotFound)
+			return
+		case err != nil:
+			log.Warn("api request failed", "key", key, "err", err)
+			http.Error(w, "the score could not be loaded", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = v.WriteTo(w)
+		_, _ = io.WriteString(w, "\n")
+	})
+	return mux
+}
+
+// selfPort is the port of the node's own URL, which every peer shares.
+func selfPort(self string) string {
+	u, err := url.Parse(self)
+	if err != nil {
+		return ""
+	}
+	return u.Port()
+}
