@@ -80,4 +80,14 @@ if [ -f bench/go.mod ]; then
   (cd bench && go vet ./... && go run "$STATICCHECK" ./... && go test -race -count=1 ./...)
 fi
 
+# Kubernetes discovery and its example are modules of their own, so that
+# client-go never enters the main module's dependencies; this checks both.
+step "Kubernetes: discovery/kubernetes and examples/kubernetes (vet, staticcheck, tests); no k8s.io in the main module"
+if go list -deps -test ./... | grep -E '^(k8s\.io|sigs\.k8s\.io)/'; then
+  echo "the main module depends on the Kubernetes modules above: they belong in discovery/kubernetes"; exit 1
+fi
+for mod in discovery/kubernetes examples/kubernetes; do
+  (cd "$mod" && go vet ./... && go run "$STATICCHECK" ./... && go test -race -count=1 ./...)
+done
+
 step "all checks passed"
