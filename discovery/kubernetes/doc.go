@@ -1,4 +1,4 @@
-// Package kubernetes keeps a GeeCache peer set ([picker.Peers], which
+// Package kubernetes keeps a GeeCache peer set (a picker.Peers, which
 // nethttp.Pool and lambda.Peers embed) in step with the EndpointSlices of
 // a Kubernetes Service: [Watch] runs an informer on the slices labelled
 // kubernetes.io/service-name=SERVICE in one namespace and sets the peers
