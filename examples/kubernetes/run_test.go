@@ -43,7 +43,7 @@ func runNode(t *testing.T, discovery, service string, client *fake.Clientset) (s
 	}
 	env := map[string]string{"POD_IP": "127.0.0.1", "POD_NAMESPACE": "shop", "GEECACHE_SECRET": "s3cret", "GEECACHE_DISCOVERY": discovery}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	cfg, err := parseFlags([]string{"-listen=127.0.0.1:" + port, "-drain=300ms", "-delay=1ms", "-service=" + service},
+	cfg, err := parseFlags([]string{"-listen=127.0.0.1:" + port, "-drain=2s", "-delay=1ms", "-service=" + service},
 		func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
