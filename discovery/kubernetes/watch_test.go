@@ -118,11 +118,30 @@ func TestWatchRolloutRemovesTerminatingWithinASecond(t *testing.T) {
 		step := func(what string, pods []pod, want ...string) {
 			t.Helper()
 			update(t, cs, slice(svc, "geecache-abcde", v4, httpPort(8080), pods...))
-			time.Sleep(time.Second) // the target: within 1 s of the event
+			t0 := time.Now() // the bubble's clock
+			for {
+				synctest.Wait()
+				agree := true
+				for _, p := range nodes {
+					agree = agree && sameAddrs(p, slices.Concat(want, []string{p.Self()})...)
+				}
+				if agree {
+					break
+				}
+				if time.Since(t0) >= time.Second { // the target: within 1 s of the event
+					for i, p := range nodes {
+						t.Errorf("%s: node %d ring = %v, want %v", what, i, p.Addrs(), want)
+					}
+					t.FailNow()
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			t.Logf("%s: every ring right %v after the event", what, time.Since(t0))
+			time.Sleep(time.Second) // and it stays so
 			synctest.Wait()
 			for i, p := range nodes {
 				if !sameAddrs(p, slices.Concat(want, []string{p.Self()})...) {
-					t.Fatalf("%s: node %d ring = %v, want %v", what, i, p.Addrs(), want)
+					t.Fatalf("%s: node %d ring = %v later, want %v", what, i, p.Addrs(), want)
 				}
 			}
 		}
