@@ -227,7 +227,13 @@ func (w *watcher) apply(ctx context.Context) {
 	switch {
 	case len(set.addrs) == 0:
 		w.stats.Kept.Add(1)
-		w.log.LogAttrs(ctx, slog.LevelWarn, "geecache: kubernetes: no ready endpoint; keeping the last good peer list",
+		// Before any list (the first pod of a Deployment, not ready yet)
+		// there is nothing to keep, and nothing is wrong.
+		level := slog.LevelWarn
+		if w.last == nil {
+			level = slog.LevelInfo
+		}
+		w.log.LogAttrs(ctx, level, "geecache: kubernetes: no ready endpoint; keeping the last good peer list",
 			append(w.attrs, slog.Int("slices", len(all)), slog.Any("kept", w.last))...)
 		return
 	case slices.Equal(set.addrs, w.last):
