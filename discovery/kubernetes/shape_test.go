@@ -202,3 +202,20 @@ func TestWatchConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// The first pod of a new Deployment finds no ready endpoint (not even its
+// own yet): that is logged at info level, since nothing is wrong; the same
+// after a good list is a warning (TestWatchNeverEmptiesTheRing).
+func TestWatchEmptyFirstListIsNoWarning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs testkit.Buffer
+		cs := fake.NewClientset(slice(svc, "geecache-a", v4, httpPort(8080), pod{name: "geecache-1", ip: "10.244.1.5"}))
+		p := newPeers(t, "http://10.244.1.5:8080")
+		st := start(t, cs, p, &kubernetes.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if st.Kept.Load() != 1 || !strings.Contains(logs.String(), `level=INFO msg="geecache: kubernetes: no ready endpoint`) ||
+			strings.Contains(logs.String(), "level=WARN") {
+			t.Fatalf("kept %d, log:\n%s", st.Kept.Load(), logs.String())
+		}
+		wantAddrs(t, p, "http://10.244.1.5:8080")
+	})
+}
