@@ -120,12 +120,16 @@ func TestWatchForbiddenSaysWhichRole(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		p := newPeers(t, "http://10.244.1.5:8080")
-		err := kubernetes.Watch(ctx, p, cs, ns, svc, &kubernetes.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		var st kubernetes.Stats
+		err := kubernetes.Watch(ctx, p, cs, ns, svc, &kubernetes.Options{Stats: &st, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Watch = %v, want the context's deadline", err)
 		}
 		if !strings.Contains(logs.String(), `needs a Role allowing get, list and watch on \"endpointslices\"`) {
 			t.Fatalf("no hint about the Role in the log:\n%s", logs.String())
+		}
+		if st.Errors.Load() < 2 || st.Updates.Load() != 0 {
+			t.Fatalf("errors %d (want a count of the retries), updates %d", st.Errors.Load(), st.Updates.Load())
 		}
 		wantAddrs(t, p, "http://10.244.1.5:8080")
 	})
