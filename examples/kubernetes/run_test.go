@@ -35,7 +35,7 @@ func get(t *testing.T, url string) (int, string) {
 
 // runNode runs the program on 127.0.0.1 and returns its base URL, a
 // cancel (SIGTERM) and the channel run's error arrives on.
-func runNode(t *testing.T, discovery, service string, client *fake.Clientset) (string, context.CancelFunc, chan error) {
+func runNode(t *testing.T, discovery, service string, client *fake.Clientset, log *slog.Logger) (string, context.CancelFunc, chan error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -50,7 +50,7 @@ func runNode(t *testing.T, discovery, service string, client *fake.Clientset) (s
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, cfg, ln, client, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- run(ctx, cfg, ln, client, log) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -68,7 +68,7 @@ func TestRunServesAndDrains(t *testing.T) {
 	for _, discovery := range []string{discoveryDNS, discoveryEndpointSlices} {
 		t.Run(discovery, func(t *testing.T) {
 			client := fake.NewClientset()
-			base, stop, done := runNode(t, discovery, "localhost", client)
+			base, stop, done := runNode(t, discovery, "localhost", client, slog.New(slog.DiscardHandler))
 			port, _ := strconv.Atoi(base[strings.LastIndex(base, ":")+1:])
 			_, err := client.DiscoveryV1().EndpointSlices("shop").Create(context.Background(), &discoveryv1.EndpointSlice{
 				ObjectMeta:  metav1.ObjectMeta{Name: "localhost-x", Namespace: "shop", Labels: map[string]string{discoveryv1.LabelServiceName: "localhost"}},
