@@ -185,9 +185,10 @@ func TestWatchConfigErrors(t *testing.T) {
 	cs := fake.NewClientset()
 	p := newPeers(t, "")
 	for name, call := range map[string]func() error{
-		"no client":  func() error { err := kubernetes.Watch(t.Context(), p, nil, ns, svc, nil); return err },
-		"no peers":   func() error { err := kubernetes.Watch(t.Context(), nil, cs, ns, svc, nil); return err },
-		"no service": func() error { err := kubernetes.Watch(t.Context(), p, cs, ns, "", nil); return err },
+		"no client":    func() error { err := kubernetes.Watch(t.Context(), p, nil, ns, svc, nil); return err },
+		"no peers":     func() error { err := kubernetes.Watch(t.Context(), nil, cs, ns, svc, nil); return err },
+		"no service":   func() error { err := kubernetes.Watch(t.Context(), p, cs, ns, "", nil); return err },
+		"no namespace": func() error { err := kubernetes.Watch(t.Context(), p, cs, "", svc, nil); return err },
 		"debounce 2s": func() error {
 			err := kubernetes.Watch(t.Context(), p, cs, ns, svc, &kubernetes.Options{Debounce: 2 * time.Second})
 			return err

@@ -104,7 +104,7 @@ type watcher struct {
 // Watch blocks; run it in its own goroutine. It returns ctx's error when
 // ctx is done, once the informer's goroutines have stopped, or at once an
 // error wrapping [cache.ErrConfig] for a nil client or peers, an empty
-// service, or options that cannot work.
+// service or namespace, or options that cannot work.
 func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, client k8s.Interface, namespace, service string, opts *Options) error {
 	var o Options
 	if opts != nil {
@@ -113,8 +113,11 @@ func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, c
 	switch {
 	case client == nil || peers == nil:
 		return fmt.Errorf("kubernetes: %w: Watch needs a client and a peer set", cache.ErrConfig)
-	case service == "":
-		return fmt.Errorf("kubernetes: %w: Watch needs a Service name", cache.ErrConfig)
+	case service == "" || namespace == "":
+		// An empty namespace would be every namespace: Services of one
+		// name in several of them would be merged, and it needs a
+		// ClusterRole.
+		return fmt.Errorf("kubernetes: %w: Watch needs a Service name and its namespace", cache.ErrConfig)
 	case o.Debounce < 0 || o.Debounce > maxDebounce:
 		return fmt.Errorf("kubernetes: %w: Options.Debounce %v is not within [0, %v]", cache.ErrConfig, o.Debounce, maxDebounce)
 	case o.AddressType != "" && o.AddressType != discoveryv1.AddressTypeIPv4 && o.AddressType != discoveryv1.AddressTypeIPv6:
@@ -171,8 +174,9 @@ func (w *watcher) poke() {
 	}
 }
 
-// loop applies the first list as soon as the informer has synced, and every later change at most once per debounce
-// period: the first change after a quiet time starts the period, later
+// loop applies the first list as soon as the informer has synced, and
+// every later change at most once per debounce period: the first change
+// after a quiet time starts the period, later
 // ones join it, so a change waits no longer than one period however busy
 // the Service is.
 func (w *watcher) loop(ctx context.Context, synced <-chan struct{}) {
