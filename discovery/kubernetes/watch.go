@@ -176,9 +176,8 @@ func (w *watcher) poke() {
 
 // loop applies the first list as soon as the informer has synced, and
 // every later change at most once per debounce period: the first change
-// after a quiet time starts the period, later
-// ones join it, so a change waits no longer than one period however busy
-// the Service is.
+// after a quiet time starts the period, later ones join it, so a change
+// waits no longer than one period however busy the Service is.
 func (w *watcher) loop(ctx context.Context, synced <-chan struct{}) {
 	select {
 	case <-synced:
