@@ -10,6 +10,7 @@ replace (
 require (
 	github.com/geecache/geecache v0.0.0-00010101000000-000000000000
 	github.com/geecache/geecache/discovery/kubernetes v0.0.0-00010101000000-000000000000
+	github.com/miekg/dns v1.1.73
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

@@ -2,7 +2,8 @@
 // behind a headless Service: it serves the peer protocol, a small API
 // (GET /api?key=Tom, from the seed's slow database of scores) and its
 // probes on one port, and finds its peers in the cluster either by DNS
-// (the default: the headless Service's A records, no permission needed)
+// (the default: the headless Service's A records through package
+// discovery/dns, asked again at their TTL, no permission needed)
 // or by watching the Service's EndpointSlices (-discovery=endpointslices,
 // which needs the Role in deploy/endpointslices.yaml and reacts to a pod
 // that terminates within a second).
@@ -22,7 +23,7 @@
 //	-service NAME      the headless Service ($GEECACHE_SERVICE, default geecache-peers);
 //	                   DNS looks up this name, EndpointSlices watches its slices
 //	-namespace NS      the Service's namespace ($POD_NAMESPACE)
-//	-dns-interval D    how often DNS is asked again (default 5s)
+//	-dns-server ADDR   the DNS server to ask (default: those of /etc/resolv.conf)
 //	-drain D           how long the node keeps serving after SIGTERM (default 10s)
 //
 // The peer secret is $GEECACHE_SECRET (from a Secret, never a flag, so ps

@@ -9,13 +9,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/discovery/dns"
 	"github.com/geecache/geecache/discovery/kubernetes"
 	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/getter"
@@ -45,15 +48,15 @@ const (
 
 // config is what the flags and the environment say.
 type config struct {
-	listen      string
-	self        string
-	discovery   string
-	service     string
-	namespace   string
-	dnsInterval time.Duration
-	drain       time.Duration
-	delay       time.Duration // the slow database's lookup time
-	secret      []byte
+	listen    string
+	self      string
+	discovery string
+	service   string
+	namespace string
+	dnsServer string
+	drain     time.Duration
+	delay     time.Duration // the slow database's lookup time
+	secret    []byte
 }
 
 // parseFlags reads args, with defaults from getenv.
@@ -72,7 +75,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.discovery, "discovery", or("GEECACHE_DISCOVERY", discoveryDNS), "how peers are found: dns or endpointslices")
 	fs.StringVar(&c.service, "service", or("GEECACHE_SERVICE", "geecache-peers"), "the headless Service of the peers")
 	fs.StringVar(&c.namespace, "namespace", getenv("POD_NAMESPACE"), "the Service's namespace (endpointslices)")
-	fs.DurationVar(&c.dnsInterval, "dns-interval", 5*time.Second, "how often DNS is asked again (dns)")
+	fs.StringVar(&c.dnsServer, "dns-server", "", "the DNS server to ask, host:port (dns; default: those of /etc/resolv.conf)")
 	fs.DurationVar(&c.drain, "drain", 10*time.Second, "how long to keep serving after SIGTERM")
 	fs.DurationVar(&c.delay, "delay", 300*time.Millisecond, "how long a lookup in the slow database takes")
 	if err := fs.Parse(args); err != nil {
@@ -99,8 +102,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return bad("-discovery %q: want %s or %s", c.discovery, discoveryDNS, discoveryEndpointSlices)
 	case c.discovery == discoveryEndpointSlices && c.namespace == "":
 		return bad("-discovery=endpointslices needs -namespace or $POD_NAMESPACE")
-	case c.dnsInterval <= 0 || c.drain < 0:
-		return bad("-dns-interval must be positive and -drain not negative")
+	case c.drain < 0:
+		return bad("-drain must not be negative")
 	}
 	if c.secret = []byte(getenv("GEECACHE_SECRET")); len(c.secret) == 0 {
 		return bad("$GEECACHE_SECRET is empty: peers reach this node over the pod network, their requests must be signed")
@@ -142,7 +145,10 @@ func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface,
 		if cfg.discovery == discoveryEndpointSlices {
 			err = kubernetes.Watch(dctx, pool, client, cfg.namespace, cfg.service, &kubernetes.Options{Port: peerPortName, Logger: log})
 		} else {
-			err = watchDNS(dctx, pool, cfg.service, cfg.dnsInterval, log)
+			// The headless Service's A records (AAAA for an IPv6 pod), on
+			// the port of this node's own URL, which every node shares.
+			port, _ := strconv.Atoi(selfPort(cfg.self))
+			err = dns.Watch(dctx, pool, cfg.service, &dns.Options{Port: port, IPv6: selfIPv6(cfg.self), Nameserver: cfg.dnsServer, Logger: log})
 		}
 		if !errors.Is(err, context.Canceled) {
 			log.Error("discovery stopped", "err", err)
@@ -223,4 +229,14 @@ func selfPort(self string) string {
 		return ""
 	}
 	return u.Port()
+}
+
+// selfIPv6 reports whether the node's own URL has an IPv6 address.
+func selfIPv6(self string) bool {
+	u, err := url.Parse(self)
+	if err != nil {
+		return false
+	}
+	a, err := netip.ParseAddr(u.Hostname())
+	return err == nil && a.Is6() && !a.Is4In6()
 }

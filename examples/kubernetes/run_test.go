@@ -35,7 +35,7 @@ func get(t *testing.T, url string) (int, string) {
 
 // runNode runs the program on 127.0.0.1 and returns its base URL, a
 // cancel (SIGTERM) and the channel run's error arrives on.
-func runNode(t *testing.T, discovery, service string, client *fake.Clientset, log *slog.Logger) (string, context.CancelFunc, chan error) {
+func runNode(t *testing.T, discovery, service string, client *fake.Clientset, log *slog.Logger, args ...string) (string, context.CancelFunc, chan error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,7 +43,7 @@ func runNode(t *testing.T, discovery, service string, client *fake.Clientset, lo
 	}
 	env := map[string]string{"POD_IP": "127.0.0.1", "POD_NAMESPACE": "shop", "GEECACHE_SECRET": "s3cret", "GEECACHE_DISCOVERY": discovery}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	cfg, err := parseFlags([]string{"-listen=127.0.0.1:" + port, "-drain=2s", "-delay=1ms", "-service=" + service},
+	cfg, err := parseFlags(append([]string{"-listen=127.0.0.1:" + port, "-drain=2s", "-delay=1ms", "-service=" + service}, args...),
 		func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -68,10 +68,12 @@ func TestRunServesAndDrains(t *testing.T) {
 	for _, discovery := range []string{discoveryDNS, discoveryEndpointSlices} {
 		t.Run(discovery, func(t *testing.T) {
 			client := fake.NewClientset()
-			base, stop, done := runNode(t, discovery, "localhost", client, slog.New(slog.DiscardHandler))
+			var logs testkit.Buffer
+			base, stop, done := runNode(t, discovery, "geecache-peers", client, slog.New(slog.NewTextHandler(&logs, nil)),
+				"-dns-server="+dnsServer(t, "geecache-peers"))
 			port, _ := strconv.Atoi(base[strings.LastIndex(base, ":")+1:])
 			_, err := client.DiscoveryV1().EndpointSlices("shop").Create(context.Background(), &discoveryv1.EndpointSlice{
-				ObjectMeta:  metav1.ObjectMeta{Name: "localhost-x", Namespace: "shop", Labels: map[string]string{discoveryv1.LabelServiceName: "localhost"}},
+				ObjectMeta:  metav1.ObjectMeta{Name: "geecache-peers-x", Namespace: "shop", Labels: map[string]string{discoveryv1.LabelServiceName: "geecache-peers"}},
 				AddressType: discoveryv1.AddressTypeIPv4,
 				Ports:       []discoveryv1.EndpointPort{{Name: ptr(peerPortName), Port: ptr(int32(port)), Protocol: ptr(corev1.ProtocolTCP)}},
 				Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr(true)}}},
@@ -79,6 +81,9 @@ func TestRunServesAndDrains(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			testkit.WaitFor(t, "the node to find itself", func() bool {
+				return strings.Contains(logs.String(), `msg="geecache: peers set"`) && strings.Contains(logs.String(), `peers=[`+base+`]`)
+			})
 			testkit.WaitFor(t, "the node to be ready", func() bool {
 				resp, err := http.Get(base + pathReady)
 				if err != nil {
