@@ -45,8 +45,13 @@ func newGeeGroupOn(tb testing.TB, reg *cache.Registry, name string, budget int64
 // cluster whose nodes are addrs (self among them). The Pool is the node's
 // http.Handler; its clients share the library's default transport.
 func newGeeNode(tb testing.TB, self string, addrs []string, name string, budget int64, g getter.Getter) (*nethttp.Pool, *cache.Group) {
+	return newGeeNodeOpts(tb, self, addrs, name, budget, g, &nethttp.PoolOptions{Logger: quietLog()})
+}
+
+// newGeeNodeOpts is newGeeNode with the Pool's options.
+func newGeeNodeOpts(tb testing.TB, self string, addrs []string, name string, budget int64, g getter.Getter, opts *nethttp.PoolOptions) (*nethttp.Pool, *cache.Group) {
 	reg := cache.NewRegistry()
-	pool, err := nethttp.NewPool(self, reg, &nethttp.PoolOptions{Logger: quietLog()})
+	pool, err := nethttp.NewPool(self, reg, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

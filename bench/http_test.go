@@ -280,17 +280,7 @@ func newBareServer(tb testing.TB) *bareServer { return newBareServerOf(tb, hitVa
 func newBareServerOf(tb testing.TB, value func(key string) []byte) *bareServer {
 	s := &bareServer{ln: listenLoopback(tb), done: make(chan struct{})}
 	s.base = "http://" + s.ln.Addr().String() + "/k/"
-	s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, err := url.PathUnescape(r.URL.EscapedPath()[len("/k/"):])
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		w.Header().Set("Content-Type", "application/octet-stream")
-		v := value(key)
-		w.Header().Set("Content-Length", strconv.Itoa(len(v)))
-		_, _ = w.Write(v)
-	})}
+	s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: bareHandler(value)}
 	s.tr = &http.Transport{MaxIdleConnsPerHost: 2 * httpClients, IdleConnTimeout: 90 * time.Second}
 	s.hc = &http.Client{Transport: s.tr}
 	go func() {
@@ -303,6 +293,21 @@ func newBareServerOf(tb testing.TB, value func(key string) []byte) *bareServer {
 		s.tr.CloseIdleConnections()
 	})
 	return s
+}
+
+// bareHandler is the bare server's handler: GET /k/{key} answers value(key).
+func bareHandler(value func(key string) []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, err := url.PathUnescape(r.URL.EscapedPath()[len("/k/"):])
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		v := value(key)
+		w.Header().Set("Content-Length", strconv.Itoa(len(v)))
+		_, _ = w.Write(v)
+	})
 }
 
 func (s *bareServer) target() *httpTarget {
