@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,6 +43,18 @@ func h2cServerProtocols() *http.Protocols {
 	p := h1Protocols()
 	p.SetUnencryptedHTTP2(true)
 	return p
+}
+
+// h2cTuning is what the bare-h2c-tuned system changes from net/http's
+// HTTP/2 defaults, for large values: frames of up to 1 MiB (the default
+// is 16 KiB, so a 1 MiB value is 64 DATA frames, each a write of its own
+// on the server) and the largest flow-control windows net/http accepts.
+func h2cTuning() *http.HTTP2Config {
+	return &http.HTTP2Config{
+		MaxReadFrameSize:              1 << 20,
+		MaxReceiveBufferPerConnection: 4<<20 - 1,
+		MaxReceiveBufferPerStream:     4<<20 - 1,
+	}
 }
 
 // protoCounter wraps a handler and counts the requests it sees over
@@ -87,8 +100,8 @@ func (m *muxTarget) served() (all, h2 int64) {
 }
 
 // newBareServerProto is newBareServerOf's server and client over HTTP/1.1
-// or, with h2c, over HTTP/2 cleartext.
-func newBareServerProto(tb testing.TB, value func(key string) []byte, h2c bool) *muxTarget {
+// or, with h2c, over HTTP/2 cleartext; tuned sets h2cTuning on both ends.
+func newBareServerProto(tb testing.TB, value func(key string) []byte, h2c, tuned bool) *muxTarget {
 	s := &bareServer{ln: listenLoopback(tb), done: make(chan struct{})}
 	s.base = "http://" + s.ln.Addr().String() + "/k/"
 	pc := &protoCounter{h: bareHandler(value)}
@@ -97,6 +110,9 @@ func newBareServerProto(tb testing.TB, value func(key string) []byte, h2c bool) 
 	if h2c {
 		s.srv.Protocols = h2cServerProtocols()
 		s.tr.Protocols = h2cClientProtocols()
+	}
+	if tuned {
+		s.srv.HTTP2, s.tr.HTTP2 = h2cTuning(), h2cTuning()
 	}
 	s.hc = &http.Client{Transport: s.tr}
 	go func() {
@@ -179,7 +195,11 @@ var muxCases = []struct {
 	{"1MiB-c1", remoteCase{clients: 1, valueLen: largeValueLen, ownerWarm: true}},
 }
 
-// muxTargets returns the four systems of the study for values of
+// muxSystems names the systems of the study, in the order muxTargets
+// returns them.
+var muxSystems = []string{"bare-h1", "bare-h2c", "bare-h2c-tuned", "geecache-h1", "geecache-h2c"}
+
+// muxTargets returns the systems of the study for values of
 // valueLen bytes, in the order they are reported.
 func muxTargets(tb testing.TB, valueLen int) (names []string, targets []*muxTarget) {
 	budget, g, value := int64(httpBudget), cheapGetter, hitValue
@@ -188,8 +208,9 @@ func muxTargets(tb testing.TB, valueLen int) (names []string, targets []*muxTarg
 	}
 	_, gee1 := newOurClusterProto(tb, 3, budget, g, false)
 	_, gee2 := newOurClusterProto(tb, 3, budget, g, true)
-	return []string{"bare-h1", "bare-h2c", "geecache-h1", "geecache-h2c"}, []*muxTarget{
-		newBareServerProto(tb, value, false), newBareServerProto(tb, value, true), gee1, gee2,
+	return muxSystems, []*muxTarget{
+		newBareServerProto(tb, value, false, false), newBareServerProto(tb, value, true, false),
+		newBareServerProto(tb, value, true, true), gee1, gee2,
 	}
 }
 
@@ -198,7 +219,8 @@ func muxTargets(tb testing.TB, valueLen int) (names []string, targets []*muxTarg
 // cleartext with one multiplexed connection per peer:
 //
 //   - bare-h1, bare-h2c: a bare net/http server and client (BenchmarkRemoteFetch's
-//     bare-nethttp), over each protocol;
+//     bare-nethttp), over each protocol; bare-h2c-tuned with h2cTuning
+//     (1 MiB frames, the largest windows) on both ends;
 //   - geecache-h1, geecache-h2c: node A of a three-node GeeCache cluster
 //     (nethttp Pool, NewServer, NewTransport, defaults but NoHedge as in
 //     BenchmarkRemoteFetch), over each protocol.
@@ -235,17 +257,17 @@ func BenchmarkMux(b *testing.B) {
 // Its times are not a comparison.
 func BenchmarkMuxProfile(b *testing.B) {
 	var round atomic.Int64
-	for i, sys := range []string{"bare-h1", "bare-h2c", "geecache-h1", "geecache-h2c"} {
+	for _, sys := range muxSystems {
 		for _, mc := range muxCases {
 			b.Run(sys+"/"+mc.name, func(b *testing.B) {
 				var t *muxTarget
-				h2c := i%2 == 1
-				if i < 2 {
+				h2c := strings.Contains(sys, "h2c")
+				if strings.HasPrefix(sys, "bare") {
 					value := hitValue
 					if mc.c.valueLen == largeValueLen {
 						value = func(string) []byte { return largeValue() }
 					}
-					t = newBareServerProto(b, value, h2c)
+					t = newBareServerProto(b, value, h2c, strings.HasSuffix(sys, "-tuned"))
 				} else {
 					budget, g := int64(httpBudget), cheapGetter
 					if mc.c.valueLen == largeValueLen {
