@@ -282,6 +282,7 @@ func BenchmarkMuxProfile(b *testing.B) {
 				m := s.Run(b.N)
 				b.StopTimer()
 				b.ReportMetric(m["cpu-ns/op"], "cpu-ns/op")
+				b.ReportMetric(m["conns/1k-req"], "conns/1k-req")
 				t.closeIdle()
 			})
 		}
@@ -345,7 +346,14 @@ func TestMuxHarness(t *testing.T) {
 					t.Errorf("%s: warm h2c client: requests came over %d connections for %d peers", name, conns, peers)
 				}
 				if tg.forget != nil {
+					// Dropping a block's values must not reach
+					// the servers (a cluster Remove would, and
+					// retry into the next block).
+					a0, _ := tg.served()
 					tg.forget(keys)
+					if a, _ := tg.served(); a != a0 {
+						t.Errorf("%s: forgetting the keys sent %d requests", name, a-a0)
+					}
 				}
 				t.Logf("%s, load %d: %d requests, %d over HTTP/2, over %d connections, %d accepted", name, load, all, h2, conns, res.conns)
 			}
