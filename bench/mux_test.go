@@ -87,6 +87,7 @@ func (p *protoCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type muxTarget struct {
 	*httpTarget
 	h2c      bool
+	framed   bool // the framed protocol of framed_test.go, not HTTP
 	counters []*protoCounter
 }
 
@@ -197,7 +198,7 @@ var muxCases = []struct {
 
 // muxSystems names the systems of the study, in the order muxTargets
 // returns them.
-var muxSystems = []string{"bare-h1", "bare-h2c", "bare-h2c-tuned", "geecache-h1", "geecache-h2c"}
+var muxSystems = []string{"bare-h1", "bare-h2c", "bare-h2c-tuned", "bare-framed", "geecache-h1", "geecache-h2c"}
 
 // muxTargets returns the systems of the study for values of
 // valueLen bytes, in the order they are reported.
@@ -210,7 +211,7 @@ func muxTargets(tb testing.TB, valueLen int) (names []string, targets []*muxTarg
 	_, gee2 := newOurClusterProto(tb, 3, budget, g, true)
 	return muxSystems, []*muxTarget{
 		newBareServerProto(tb, value, false, false), newBareServerProto(tb, value, true, false),
-		newBareServerProto(tb, value, true, true), gee1, gee2,
+		newBareServerProto(tb, value, true, true), newFramedTarget(tb, value), gee1, gee2,
 	}
 }
 
@@ -221,6 +222,8 @@ func muxTargets(tb testing.TB, valueLen int) (names []string, targets []*muxTarg
 //   - bare-h1, bare-h2c: a bare net/http server and client (BenchmarkRemoteFetch's
 //     bare-nethttp), over each protocol; bare-h2c-tuned with h2cTuning
 //     (1 MiB frames, the largest windows) on both ends;
+//   - bare-framed: the bare framed binary protocol of framed_test.go, one
+//     TCP connection, no HTTP (the floor of a transport of that kind);
 //   - geecache-h1, geecache-h2c: node A of a three-node GeeCache cluster
 //     (nethttp Pool, NewServer, NewTransport, defaults but NoHedge as in
 //     BenchmarkRemoteFetch), over each protocol.
@@ -262,7 +265,13 @@ func BenchmarkMuxProfile(b *testing.B) {
 			b.Run(sys+"/"+mc.name, func(b *testing.B) {
 				var t *muxTarget
 				h2c := strings.Contains(sys, "h2c")
-				if strings.HasPrefix(sys, "bare") {
+				if sys == "bare-framed" {
+					value := hitValue
+					if mc.c.valueLen == largeValueLen {
+						value = func(string) []byte { return largeValue() }
+					}
+					t = newFramedTarget(b, value)
+				} else if strings.HasPrefix(sys, "bare") {
 					value := hitValue
 					if mc.c.valueLen == largeValueLen {
 						value = func(string) []byte { return largeValue() }
@@ -342,8 +351,8 @@ func TestMuxHarness(t *testing.T) {
 					c.mu.Unlock()
 				}
 				peers := max(len(tg.counters)-1, 1) // node A has two peers; the bare client one
-				if load == 1 && tg.h2c && conns > peers {
-					t.Errorf("%s: warm h2c client: requests came over %d connections for %d peers", name, conns, peers)
+				if load == 1 && (tg.h2c || tg.framed) && conns > peers {
+					t.Errorf("%s: warm multiplexed client: requests came over %d connections for %d peers", name, conns, peers)
 				}
 				if tg.forget != nil {
 					// Dropping a block's values must not reach
