@@ -8,9 +8,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/picker"
 )
 
 // A bare framed binary protocol, the second transport the study of issue
@@ -31,14 +37,27 @@ import (
 // framedServer serves the framed protocol on a loopback listener.
 type framedServer struct {
 	ln    *countingListener
-	value func(key string) []byte
+	value func(key string) framedValue
 	pc    *protoCounter // counts requests (never HTTP/2) and callers
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	conns map[net.Conn]bool
 }
 
-func newFramedServer(tb testing.TB, value func(key string) []byte) *framedServer {
+// framedValue is an answer the server writes without copying it: a
+// cache.ByteView, or rawValue.
+type framedValue interface {
+	Len() int
+	WriteTo(w io.Writer) (int64, error)
+}
+
+// rawValue is a []byte as a framedValue.
+type rawValue []byte
+
+func (v rawValue) Len() int                           { return len(v) }
+func (v rawValue) WriteTo(w io.Writer) (int64, error) { n, err := w.Write(v); return int64(n), err }
+
+func newFramedServer(tb testing.TB, value func(key string) framedValue) *framedServer {
 	s := &framedServer{ln: listenLoopback(tb), value: value, pc: &protoCounter{}, conns: map[net.Conn]bool{}}
 	s.wg.Go(func() {
 		for {
@@ -66,7 +85,7 @@ func newFramedServer(tb testing.TB, value func(key string) []byte) *framedServer
 
 type framedAnswer struct {
 	id uint32
-	v  []byte
+	v  framedValue
 }
 
 func (s *framedServer) serve(c net.Conn) {
@@ -85,9 +104,9 @@ func (s *framedServer) serve(c net.Conn) {
 		var hdr [8]byte
 		for a := range out {
 			binary.BigEndian.PutUint32(hdr[:4], a.id)
-			binary.BigEndian.PutUint32(hdr[4:], uint32(len(a.v)))
+			binary.BigEndian.PutUint32(hdr[4:], uint32(a.v.Len()))
 			_, _ = bw.Write(hdr[:])
-			_, _ = bw.Write(a.v)
+			_, _ = a.v.WriteTo(bw)
 			if len(out) == 0 {
 				if bw.Flush() != nil {
 					close(done) // the handlers stop sending
@@ -237,7 +256,7 @@ func (fc *framedClient) close() {
 
 // newFramedTarget is a framed server and one client connection to it.
 func newFramedTarget(tb testing.TB, value func(key string) []byte) *muxTarget {
-	s := newFramedServer(tb, value)
+	s := newFramedServer(tb, func(key string) framedValue { return rawValue(value(key)) })
 	fc, err := dialFramed(s.ln.Addr().String())
 	if err != nil {
 		tb.Fatal(err)
@@ -257,5 +276,108 @@ func newFramedTarget(tb testing.TB, value func(key string) []byte) *muxTarget {
 		},
 		framed:   true,
 		counters: []*protoCounter{s.pc},
+	}
+}
+
+// framedPeer is a cache.PeerGetter over a framedClient: Get only (the
+// prototype carries no TTL, no "not found" and no writes).
+type framedPeer struct {
+	addr string
+	fc   *framedClient
+}
+
+func (p *framedPeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
+	v, err := p.fc.get(ctx, key)
+	return v, -1, err
+}
+
+func (p *framedPeer) Remove(context.Context, string, string) error { return errors.ErrUnsupported }
+func (p *framedPeer) Set(context.Context, string, string, []byte, time.Duration) error {
+	return errors.ErrUnsupported
+}
+func (p *framedPeer) Addr() string { return p.addr }
+
+// newOurFramedCluster is n GeeCache nodes (groups as in newOurClusterOf,
+// the default ring of package picker) whose peers talk the framed
+// protocol: each node's framed server answers with its group's Get, and
+// each node keeps one framed connection to every other node. A study of
+// what GeeCache's own per-request costs leave of the framed transport's
+// gain; no protocol semantics (signatures, checksums, limits, errors).
+func newOurFramedCluster(tb testing.TB, n int, budget int64, g getter.Getter) *muxTarget {
+	groups := make([]*cache.Group, n)
+	servers := make([]*framedServer, n)
+	addrs := make([]string, n)
+	ready := make(chan struct{}) // closed once groups is filled in
+	for i := range n {
+		servers[i] = newFramedServer(tb, func(key string) framedValue {
+			<-ready
+			v, err := groups[i].Get(context.Background(), key)
+			if err != nil {
+				return rawValue(nil) // the caller sees a wrong length
+			}
+			return v
+		})
+		addrs[i] = servers[i].ln.Addr().String()
+	}
+	pickers := make([]*picker.Peers, n)
+	for i := range n {
+		p, err := picker.NewPeers(addrs[i], func(addr string) cache.PeerGetter {
+			fc, err := dialFramed(addr)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(fc.close)
+			return &framedPeer{addr: addr, fc: fc}
+		}, nil)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		pickers[i] = p
+		groups[i] = newGeeGroupOn(tb, cache.NewRegistry(), httpGroup, budget, g, p)
+		if err := p.Set(addrs...); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	close(ready)
+	a := groups[0]
+	var counters []*protoCounter
+	for _, s := range servers {
+		counters = append(counters, s.pc)
+	}
+	return &muxTarget{
+		httpTarget: &httpTarget{
+			get: func(ctx context.Context, key string) (int, error) {
+				v, err := a.Get(ctx, key)
+				return v.Len(), err
+			},
+			remote: func(key string) bool { return pickers[0].Owner(key) != addrs[0] },
+			accepts: func() int64 {
+				var n int64
+				for _, s := range servers {
+					n += s.ln.accepts.Load()
+				}
+				return n
+			},
+			peerErrors: func() int64 { return a.Stats().PeerErrors },
+			closeIdle:  func() {},
+			warmOwners: func(ctx context.Context, keys []string) error {
+				for _, k := range keys {
+					o := slices.Index(addrs, pickers[0].Owner(k))
+					if _, _, err := groups[o].GetLocal(ctx, k); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			forget: func(keys []string) {
+				for _, g := range groups {
+					for _, k := range keys {
+						g.RemoveLocal(k)
+					}
+				}
+			},
+		},
+		framed:   true,
+		counters: counters,
 	}
 }

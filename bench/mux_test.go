@@ -198,7 +198,7 @@ var muxCases = []struct {
 
 // muxSystems names the systems of the study, in the order muxTargets
 // returns them.
-var muxSystems = []string{"bare-h1", "bare-h2c", "bare-h2c-tuned", "bare-framed", "geecache-h1", "geecache-h2c"}
+var muxSystems = []string{"bare-h1", "bare-h2c", "bare-h2c-tuned", "bare-framed", "geecache-h1", "geecache-h2c", "geecache-framed"}
 
 // muxTargets returns the systems of the study for values of
 // valueLen bytes, in the order they are reported.
@@ -212,6 +212,7 @@ func muxTargets(tb testing.TB, valueLen int) (names []string, targets []*muxTarg
 	return muxSystems, []*muxTarget{
 		newBareServerProto(tb, value, false, false), newBareServerProto(tb, value, true, false),
 		newBareServerProto(tb, value, true, true), newFramedTarget(tb, value), gee1, gee2,
+		newOurFramedCluster(tb, 3, budget, g),
 	}
 }
 
@@ -224,6 +225,9 @@ func muxTargets(tb testing.TB, valueLen int) (names []string, targets []*muxTarg
 //     (1 MiB frames, the largest windows) on both ends;
 //   - bare-framed: the bare framed binary protocol of framed_test.go, one
 //     TCP connection, no HTTP (the floor of a transport of that kind);
+//   - geecache-framed: the GeeCache cluster with peers over that framed
+//     protocol (no protocol semantics: what GeeCache's own per-request
+//     costs leave of the transport's gain);
 //   - geecache-h1, geecache-h2c: node A of a three-node GeeCache cluster
 //     (nethttp Pool, NewServer, NewTransport, defaults but NoHedge as in
 //     BenchmarkRemoteFetch), over each protocol.
@@ -282,7 +286,11 @@ func BenchmarkMuxProfile(b *testing.B) {
 					if mc.c.valueLen == largeValueLen {
 						budget, g = largeBudget, largeGetter
 					}
-					_, t = newOurClusterProto(b, 3, budget, g, h2c)
+					if sys == "geecache-framed" {
+						t = newOurFramedCluster(b, 3, budget, g)
+					} else {
+						_, t = newOurClusterProto(b, 3, budget, g, h2c)
+					}
 				}
 				s := muxSystem(b, sys, t, &round, mc.c)
 				s.Prepare(b.N)
