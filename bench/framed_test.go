@@ -328,7 +328,7 @@ func newOurFramedCluster(tb testing.TB, n int, budget int64, g getter.Getter) *m
 			}
 			tb.Cleanup(fc.close)
 			return &framedPeer{addr: addr, fc: fc}
-		}, nil)
+		}, &picker.Options{Logger: quietLog()})
 		if err != nil {
 			tb.Fatal(err)
 		}
