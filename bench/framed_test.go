@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/picker"
@@ -22,10 +23,13 @@ import (
 // A bare framed binary protocol, the second transport the study of issue
 // 17 item 4 names: one TCP connection per peer, many requests in flight on
 // it, no HTTP. It is the floor of such a transport in this process, not a
-// design: no signature, checksum, limit, timeout or error answer.
+// design: no signature, limit, timeout or error answer; a checksum only
+// where asked (the GeeCache cluster over it: the xxhash64 of every value,
+// computed by the server on every answer and checked by the client, as
+// protocol version 2 does over HTTP).
 //
 //	request:  id uint32, key length uint16, key
-//	response: id uint32, value length uint32, value
+//	response: id uint32, value length uint32, xxhash64 uint64 (or 0), value
 //
 // The server reads requests on one goroutine per connection, answers each
 // on a goroutine of its own (a real node's load may be slow, so requests
@@ -38,6 +42,7 @@ import (
 type framedServer struct {
 	ln    *countingListener
 	value func(key string) framedValue
+	sum   bool          // send each value's xxhash64
 	pc    *protoCounter // counts requests (never HTTP/2) and callers
 	wg    sync.WaitGroup
 	mu    sync.Mutex
@@ -57,8 +62,8 @@ type rawValue []byte
 func (v rawValue) Len() int                           { return len(v) }
 func (v rawValue) WriteTo(w io.Writer) (int64, error) { n, err := w.Write(v); return int64(n), err }
 
-func newFramedServer(tb testing.TB, value func(key string) framedValue) *framedServer {
-	s := &framedServer{ln: listenLoopback(tb), value: value, pc: &protoCounter{}, conns: map[net.Conn]bool{}}
+func newFramedServer(tb testing.TB, value func(key string) framedValue, sum bool) *framedServer {
+	s := &framedServer{ln: listenLoopback(tb), value: value, sum: sum, pc: &protoCounter{}, conns: map[net.Conn]bool{}}
 	s.wg.Go(func() {
 		for {
 			c, err := s.ln.Accept()
@@ -84,8 +89,9 @@ func newFramedServer(tb testing.TB, value func(key string) framedValue) *framedS
 }
 
 type framedAnswer struct {
-	id uint32
-	v  framedValue
+	id  uint32
+	v   framedValue
+	sum uint64
 }
 
 func (s *framedServer) serve(c net.Conn) {
@@ -101,10 +107,11 @@ func (s *framedServer) serve(c net.Conn) {
 	var writer sync.WaitGroup
 	writer.Go(func() {
 		bw := bufio.NewWriterSize(c, 64<<10)
-		var hdr [8]byte
+		var hdr [16]byte
 		for a := range out {
 			binary.BigEndian.PutUint32(hdr[:4], a.id)
 			binary.BigEndian.PutUint32(hdr[4:], uint32(a.v.Len()))
+			binary.BigEndian.PutUint64(hdr[8:], a.sum)
 			_, _ = bw.Write(hdr[:])
 			_, _ = a.v.WriteTo(bw)
 			if len(out) == 0 {
@@ -137,7 +144,7 @@ func (s *framedServer) serve(c net.Conn) {
 		s.pc.mu.Unlock()
 		handlers.Go(func() {
 			select {
-			case out <- framedAnswer{id, s.value(string(key))}:
+			case out <- s.answer(id, string(key)):
 			case <-done:
 			}
 		})
@@ -147,9 +154,21 @@ func (s *framedServer) serve(c net.Conn) {
 	writer.Wait()
 }
 
+// answer is the answer to request id for key.
+func (s *framedServer) answer(id uint32, key string) framedAnswer {
+	a := framedAnswer{id: id, v: s.value(key)}
+	if s.sum {
+		d := xxhash.New()
+		_, _ = a.v.WriteTo(d)
+		a.sum = d.Sum64()
+	}
+	return a
+}
+
 // framedClient keeps one connection to a framedServer.
 type framedClient struct {
 	conn    net.Conn
+	sum     bool         // check each value's xxhash64
 	waiting atomic.Int32 // writers waiting for wmu
 	wmu     sync.Mutex
 	bw      *bufio.Writer
@@ -165,12 +184,12 @@ type framedResult struct {
 	err error
 }
 
-func dialFramed(addr string) (*framedClient, error) {
+func dialFramed(addr string, sum bool) (*framedClient, error) {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	fc := &framedClient{conn: c, bw: bufio.NewWriterSize(c, 64<<10), pending: map[uint32]chan framedResult{}, done: make(chan struct{})}
+	fc := &framedClient{conn: c, sum: sum, bw: bufio.NewWriterSize(c, 64<<10), pending: map[uint32]chan framedResult{}, done: make(chan struct{})}
 	go fc.read()
 	return fc, nil
 }
@@ -178,7 +197,7 @@ func dialFramed(addr string) (*framedClient, error) {
 func (fc *framedClient) read() {
 	defer close(fc.done)
 	br := bufio.NewReaderSize(fc.conn, 64<<10)
-	var hdr [8]byte
+	var hdr [16]byte
 	var err error
 	for {
 		if _, err = io.ReadFull(br, hdr[:]); err != nil {
@@ -189,12 +208,16 @@ func (fc *framedClient) read() {
 			break
 		}
 		id := binary.BigEndian.Uint32(hdr[:4])
+		r := framedResult{v: v}
+		if fc.sum && xxhash.Sum64(v) != binary.BigEndian.Uint64(hdr[8:]) {
+			r = framedResult{err: errors.New("framed: checksum mismatch")}
+		}
 		fc.pmu.Lock()
 		ch := fc.pending[id]
 		delete(fc.pending, id)
 		fc.pmu.Unlock()
 		if ch != nil {
-			ch <- framedResult{v: v}
+			ch <- r
 		}
 	}
 	fc.pmu.Lock()
@@ -256,8 +279,8 @@ func (fc *framedClient) close() {
 
 // newFramedTarget is a framed server and one client connection to it.
 func newFramedTarget(tb testing.TB, value func(key string) []byte) *muxTarget {
-	s := newFramedServer(tb, func(key string) framedValue { return rawValue(value(key)) })
-	fc, err := dialFramed(s.ln.Addr().String())
+	s := newFramedServer(tb, func(key string) framedValue { return rawValue(value(key)) }, false)
+	fc, err := dialFramed(s.ln.Addr().String(), false)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -302,7 +325,8 @@ func (p *framedPeer) Addr() string { return p.addr }
 // protocol: each node's framed server answers with its group's Get, and
 // each node keeps one framed connection to every other node. A study of
 // what GeeCache's own per-request costs leave of the framed transport's
-// gain; no protocol semantics (signatures, checksums, limits, errors).
+// gain; of the protocol's semantics only the checksum of every value (no
+// signature, limit, timeout, error answer, TTL or write).
 func newOurFramedCluster(tb testing.TB, n int, budget int64, g getter.Getter) *muxTarget {
 	groups := make([]*cache.Group, n)
 	servers := make([]*framedServer, n)
@@ -316,13 +340,13 @@ func newOurFramedCluster(tb testing.TB, n int, budget int64, g getter.Getter) *m
 				return rawValue(nil) // the caller sees a wrong length
 			}
 			return v
-		})
+		}, true)
 		addrs[i] = servers[i].ln.Addr().String()
 	}
 	pickers := make([]*picker.Peers, n)
 	for i := range n {
 		p, err := picker.NewPeers(addrs[i], func(addr string) cache.PeerGetter {
-			fc, err := dialFramed(addr)
+			fc, err := dialFramed(addr, true)
 			if err != nil {
 				tb.Fatal(err)
 			}
