@@ -198,7 +198,7 @@ var muxCases = []struct {
 
 // muxSystems names the systems of the study, in the order muxTargets
 // returns them.
-var muxSystems = []string{"bare-h1", "bare-h2c", "bare-h2c-tuned", "bare-framed", "geecache-h1", "geecache-h2c", "geecache-framed"}
+var muxSystems = []string{"bare-h1", "bare-h2c", "bare-h2c-tuned", "bare-framed", "geecache-h1", "geecache-h2c", "geecache-framed", "geecache-mux"}
 
 // muxTargets returns the systems of the study for values of
 // valueLen bytes, in the order they are reported.
@@ -212,7 +212,7 @@ func muxTargets(tb testing.TB, valueLen int) (names []string, targets []*muxTarg
 	return muxSystems, []*muxTarget{
 		newBareServerProto(tb, value, false, false), newBareServerProto(tb, value, true, false),
 		newBareServerProto(tb, value, true, true), newFramedTarget(tb, value), gee1, gee2,
-		newOurFramedCluster(tb, 3, budget, g),
+		newOurFramedCluster(tb, 3, budget, g), newOurMuxCluster(tb, 3, budget, g),
 	}
 }
 
@@ -228,6 +228,10 @@ func muxTargets(tb testing.TB, valueLen int) (names []string, targets []*muxTarg
 //   - geecache-framed: the GeeCache cluster with peers over that framed
 //     protocol (no protocol semantics: what GeeCache's own per-request
 //     costs leave of the transport's gain);
+//   - geecache-mux: the GeeCache cluster, nethttp client and handler
+//     unchanged, their HTTP requests carried as frames over one upgraded
+//     connection per peer (muxrt_test.go: the design of a multiplexed
+//     option of the binding, with every protocol semantic);
 //   - geecache-h1, geecache-h2c: node A of a three-node GeeCache cluster
 //     (nethttp Pool, NewServer, NewTransport, defaults but NoHedge as in
 //     BenchmarkRemoteFetch), over each protocol.
@@ -286,9 +290,12 @@ func BenchmarkMuxProfile(b *testing.B) {
 					if mc.c.valueLen == largeValueLen {
 						budget, g = largeBudget, largeGetter
 					}
-					if sys == "geecache-framed" {
+					switch sys {
+					case "geecache-framed":
 						t = newOurFramedCluster(b, 3, budget, g)
-					} else {
+					case "geecache-mux":
+						t = newOurMuxCluster(b, 3, budget, g)
+					default:
 						_, t = newOurClusterProto(b, 3, budget, g, h2c)
 					}
 				}
