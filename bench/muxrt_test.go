@@ -312,6 +312,13 @@ func (t *muxRT) close() {
 // newOurMuxCluster is newOurClusterProto's cluster with every Pool's
 // requests carried by muxRT and every node's Pool behind a muxHandler.
 func newOurMuxCluster(tb testing.TB, n int, budget int64, g getter.Getter) *muxTarget {
+	_, _, m := newOurMuxClusterOf(tb, n, budget, g)
+	return m
+}
+
+// newOurMuxClusterOf is newOurMuxCluster, with its nodes and each node's
+// muxHandler.
+func newOurMuxClusterOf(tb testing.TB, n int, budget int64, g getter.Getter) (*ourCluster, []*muxHandler, *muxTarget) {
 	c := &ourCluster{}
 	var addrs []string
 	for range n {
@@ -320,6 +327,7 @@ func newOurMuxCluster(tb testing.TB, n int, budget int64, g getter.Getter) *muxT
 		c.nodes = append(c.nodes, &ourNode{ln: ln, done: make(chan struct{})})
 	}
 	m := &muxTarget{framed: true}
+	var handlers []*muxHandler
 	for i, nd := range c.nodes {
 		rt := &muxRT{conns: map[string]*muxConn{}}
 		nd.pool, nd.group = newGeeNodeOpts(tb, addrs[i], addrs, httpGroup, budget, g,
@@ -327,6 +335,7 @@ func newOurMuxCluster(tb testing.TB, n int, budget int64, g getter.Getter) *muxT
 		pc := &protoCounter{h: nd.pool}
 		m.counters = append(m.counters, pc)
 		mh := &muxHandler{h: pc, conns: map[net.Conn]bool{}}
+		handlers = append(handlers, mh)
 		nd.srv = nethttp.NewServer("", mh, nil)
 		go func() {
 			defer close(nd.done)
@@ -337,5 +346,5 @@ func newOurMuxCluster(tb testing.TB, n int, budget int64, g getter.Getter) *muxT
 	}
 	tb.Cleanup(c.close)
 	m.httpTarget = c.target()
-	return m
+	return c, handlers, m
 }
