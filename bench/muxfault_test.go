@@ -144,7 +144,7 @@ func TestMuxResetFailsPendingAndRedials(t *testing.T) {
 		_ = conn.Close()
 	}
 	handlers[1].mu.Unlock()
-	r := <-slowDone // the fetch failed and A loaded the key itself
+	r := <-slowDone  // the fetch failed and A loaded the key itself
 	close(g.release) // B's load ends too
 	if r.err != nil || !r.v.EqualBytes(hitValue(slow)) {
 		t.Errorf("slow key after the reset: %q, %v", r.v.String(), r.err)
