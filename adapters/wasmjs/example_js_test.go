@@ -40,8 +40,10 @@ func Example() {
 		return nil
 	})
 	defer then.Release()
-	// In JavaScript: geecacheServe("GET", "/_geecache/scores/Tom", {}).then(...)
-	js.Global().Call("geecacheServe", "GET", "/_geecache/scores/Tom", map[string]any{}).Call("then", then)
+	// In JavaScript: await geecacheServe("GET", "/_geecache/scores/Tom", {})
+	// (the answer, or a Promise of it when it has to wait).
+	r0 := js.Global().Call("geecacheServe", "GET", "/_geecache/scores/Tom", map[string]any{})
+	js.Global().Get("Promise").Call("resolve", r0).Call("then", then)
 	r := <-done
 	body := make([]byte, r.Get("body").Length())
 	js.CopyBytesToGo(body, r.Get("body"))

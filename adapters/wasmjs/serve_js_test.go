@@ -84,7 +84,8 @@ func await(t *testing.T, p js.Value) (js.Value, error) {
 	})
 	defer ok.Release()
 	defer fail.Release()
-	p.Call("then", ok, fail)
+	// A request answered at once comes back as it is, not as a Promise.
+	js.Global().Get("Promise").Call("resolve", p).Call("then", ok, fail)
 	select {
 	case r := <-done:
 		return r.v, r.err
@@ -277,5 +278,100 @@ func TestServeBehindNodeHTTP(t *testing.T) {
 	}
 	if n := loads.Load(); n != 2 {
 		t.Errorf("%d loads; want 2 (Tom once, kkk once)", n)
+	}
+}
+
+// A request answered from memory comes back in the same call, as the
+// answer itself: no Promise to make and settle. One that has to wait for
+// its load comes as a Promise, settled when the load is done.
+func TestServeAnswersAtOnce(t *testing.T) {
+	srv, _ := newServer(t, false)
+	f := Func(srv)
+	defer f.Release()
+	promise := js.Global().Get("Promise")
+	for _, key := range []string{"Tom", "kkk"} { // present and missing: neither waits
+		v := f.Invoke("GET", "/_geecache/scores/"+key, js.Null())
+		if v.InstanceOf(promise) || v.Get("status").Type() != js.TypeNumber {
+			t.Fatalf("%s: serve returned %s; want the answer itself", key, js.Global().Get("String").Invoke(v).String())
+		}
+	}
+	if r := call(t, f, "GET", "/_geecache/scores/Tom", js.Null()); r.status != 200 || r.body != "630" {
+		t.Errorf("Tom: %d %q; want 200 630", r.status, r.body)
+	}
+	if p := f.Invoke("GET", "/_geecache/scores/slow", js.Null()); !p.InstanceOf(promise) {
+		t.Fatal("a load that waits: serve did not return a Promise")
+	} else if v, err := await(t, p); err != nil || v.Get("status").Int() != 200 {
+		t.Fatalf("slow: %v, %v; want 200", v, err)
+	}
+}
+
+// node's rawHeaders (names and values in turn, in one array) are read as
+// the headers; a name without its value is refused.
+func TestServeRawHeaders(t *testing.T) {
+	srv, _ := newServer(t, true)
+	f := Func(srv)
+	defer f.Release()
+	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pc.NewRequest(t.Context(), self, "scores", "Tom")
+	var raw []any
+	for k, vs := range req.Header {
+		for _, v := range vs {
+			raw = append(raw, k, v)
+		}
+	}
+	if r := call(t, f, "GET", req.Path, raw); r.status != 200 || r.body != "630" {
+		t.Errorf("signed, rawHeaders: %d %q; want 200 630", r.status, r.body)
+	}
+	if r := call(t, f, "GET", req.Path, raw[:len(raw)-2]); r.status != http.StatusUnauthorized {
+		t.Errorf("rawHeaders without the last header: %d; want 401", r.status)
+	}
+	if _, err := await(t, f.Invoke("GET", req.Path, raw[:len(raw)-1])); err == nil {
+		t.Error("rawHeaders with a name and no value: resolved; want a TypeError")
+	}
+}
+
+// A peer's PUT (its Group.Set) comes with the value as the body, a
+// Uint8Array: a signed one stores it; a body altered on the way, or
+// a body of the wrong type, is refused.
+func TestServePut(t *testing.T) {
+	srv, _ := newServer(t, true)
+	f := Func(srv)
+	defer f.Release()
+	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(s string) js.Value {
+		u := js.Global().Get("Uint8Array").New(len(s))
+		js.CopyBytesToJS(u, []byte(s))
+		return u
+	}
+	put := func(key, value, sent string) response {
+		req := pc.NewSetRequest(t.Context(), self, "scores", key, []byte(value), 0)
+		plain := map[string]any{}
+		for k, vs := range req.Header {
+			plain[k] = vs[0]
+		}
+		return call(t, f, "PUT", req.Path, plain, js.Null(), body(sent))
+	}
+	if r := put("Ann", "512", "512"); r.status != 200 {
+		t.Fatalf("PUT Ann: %d %q; want 200", r.status, r.body)
+	}
+	get := pc.NewRequest(t.Context(), self, "scores", "Ann")
+	plain := map[string]any{}
+	for k, vs := range get.Header {
+		plain[k] = vs[0]
+	}
+	if r := call(t, f, "GET", get.Path, plain); r.status != 200 || r.body != "512" {
+		t.Errorf("GET Ann after the PUT: %d %q; want 200 512", r.status, r.body)
+	}
+	if r := put("Bob", "400", "401"); r.status != http.StatusBadRequest {
+		t.Errorf("PUT with an altered body: %d %q; want 400", r.status, r.body)
+	}
+	if _, err := await(t, f.Invoke("PUT", "/_geecache/scores/Bob", map[string]any{}, js.Null(), "400")); err == nil {
+		t.Error("PUT with a string body: resolved; want a TypeError")
 	}
 }
