@@ -45,8 +45,8 @@ func Example() {
 	r0 := js.Global().Call("geecacheServe", "GET", "/_geecache/scores/Tom", map[string]any{})
 	js.Global().Get("Promise").Call("resolve", r0).Call("then", then)
 	r := <-done
-	body := make([]byte, r.Get("body").Length())
-	js.CopyBytesToGo(body, r.Get("body"))
-	fmt.Println(r.Get("status").Int(), string(body))
+	// The body is a string when it is valid UTF-8 (a host sends it as
+	// UTF-8: the same bytes), else a Uint8Array.
+	fmt.Println(r.Get("status").Int(), r.Get("body").String())
 	// Output: 200 630
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"syscall/js"
+	"unicode/utf8"
+	"unsafe"
 )
 
 // Func returns the JavaScript function that answers protocol requests
@@ -217,7 +219,8 @@ func (h *host) parseArgs(args []js.Value) (request, error) {
 }
 
 // header converts the request's headers into an http.Header: node's
-// IncomingMessage.rawHeaders (an array of names and values, in turn), a
+// IncomingMessage.rawHeaders (an array of names and values, in turn, or
+// that array joined with "\n", the cheapest to pass), a
 // Headers object (or any iterable of [name, value]), or a plain object of
 // names to strings or arrays of strings (node's IncomingMessage.headers).
 // It crosses into JavaScript a fixed number of times, however many
@@ -231,6 +234,8 @@ func (h *host) header(v js.Value) (http.Header, error) {
 	switch {
 	case v.IsUndefined() || v.IsNull():
 		return hdr, nil
+	case v.Type() == js.TypeString: // rawHeaders joined by the host: one string, the fewest calls
+		return rawHeader(hdr, v.String())
 	case v.Type() != js.TypeObject:
 		return nil, errors.New("serve: headers must be an object")
 	case v.InstanceOf(h.array): // rawHeaders: the cheapest, for the host too (node builds headers on first use)
@@ -272,12 +277,15 @@ func rawHeader(hdr http.Header, text string) (http.Header, error) {
 	}
 }
 
-// toJS turns a response into {status, headers, body}. The status and
-// headers cross as one JSON text that JSON.parse turns into objects
-// (one call, where setting each field from Go is a call per field and
-// per string), and the body as one copy into a new Uint8Array.
+// toJS turns a response into {status, headers, body}. It is made by
+// JSON.parse from one JSON text (one call, where setting each field from
+// Go is a call per field and per string, and each object handed to Go
+// costs it a finalizer): the status, the headers, and a body that is valid
+// UTF-8 as a string (sent as the same bytes, since hosts send a string
+// body as UTF-8); any other body is copied into a Uint8Array.
 func (h *host) toJS(r *recorder) js.Value {
-	b := make([]byte, 0, 256)
+	text := utf8.Valid(r.body)
+	b := make([]byte, 0, 192+len(r.body)+len(r.body)/8)
 	b = append(b, `{"status":`...)
 	b = strconv.AppendInt(b, int64(r.status), 10)
 	b = append(b, `,"headers":{`...)
@@ -292,13 +300,18 @@ func (h *host) toJS(r *recorder) js.Value {
 	}
 	b = append(b, `"Content-Length":"`...)
 	b = strconv.AppendInt(b, int64(len(r.body)), 10)
-	b = append(b, `"}}`...)
-	out := h.parse.Invoke(string(b))
-	body := h.uint8Array.New(len(r.body))
-	if len(r.body) > 0 {
-		js.CopyBytesToJS(body, r.body)
+	b = append(b, `"}`...)
+	if text {
+		b = append(b, `,"body":`...)
+		b = appendJSONString(b, string(r.body))
 	}
-	out.Set("body", body)
+	b = append(b, '}')
+	out := h.parse.Invoke(unsafe.String(unsafe.SliceData(b), len(b))) // b is not used again
+	if !text {
+		body := h.uint8Array.New(len(r.body))
+		js.CopyBytesToJS(body, r.body)
+		out.Set("body", body)
+	}
 	return out
 }
 
@@ -313,7 +326,7 @@ func appendJSONString(b []byte, s string) []byte {
 		case c < 0x20:
 			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		default:
-			b = append(b, c) // UTF-8 as it is; invalid bytes become U+FFFD in JavaScript
+			b = append(b, c) // UTF-8 as it is
 		}
 	}
 	return append(b, '"')

@@ -113,10 +113,18 @@ func call(t *testing.T, f js.Func, args ...any) response {
 		k := keys.Index(i).String()
 		r.header[k] = v.Get("headers").Get(k).String()
 	}
-	b := make([]byte, v.Get("body").Get("byteLength").Int())
-	js.CopyBytesToGo(b, v.Get("body"))
-	r.body = string(b)
+	r.body = bodyOf(v.Get("body"))
 	return r
+}
+
+// bodyOf reads an answer's body: a string (sent as UTF-8) or a Uint8Array.
+func bodyOf(v js.Value) string {
+	if v.Type() == js.TypeString {
+		return v.String()
+	}
+	b := make([]byte, v.Get("byteLength").Int())
+	js.CopyBytesToGo(b, v)
+	return string(b)
 }
 
 func TestServe(t *testing.T) {
@@ -373,5 +381,52 @@ func TestServePut(t *testing.T) {
 	}
 	if _, err := await(t, f.Invoke("PUT", "/_geecache/scores/Bob", map[string]any{}, js.Null(), "400")); err == nil {
 		t.Error("PUT with a string body: resolved; want a TypeError")
+	}
+}
+
+// A value that is valid UTF-8 comes as a string, which every host sends
+// as UTF-8, so as the same bytes; any other as a Uint8Array. Either way
+// the bytes and Content-Length are the value's.
+func TestServeBodyBytes(t *testing.T) {
+	values := map[string]string{
+		"plain":   "630",
+		"escapes": "a\"b\\c\n\r\t\x01\x1f</script>\u2028é€😀",
+		"binary":  "\xff\xfe\x00\x80ok",
+		"cut":     "€"[:2], // a UTF-8 sequence cut short
+	}
+	reg := cache.NewRegistry()
+	if _, err := reg.NewGroup("v", 1<<20, getter.Map(values), nil); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := nethttp.NewPool(self, reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	f := Func(pool)
+	defer f.Release()
+	for key, want := range values {
+		v, err := await(t, f.Invoke("GET", "/_geecache/v/"+key, js.Null()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := v.Get("body")
+		if isString := body.Type() == js.TypeString; isString != (key == "plain" || key == "escapes") {
+			t.Errorf("%s: body is a string: %v; want a string only for valid UTF-8", key, isString)
+		}
+		var got []byte
+		if body.Type() == js.TypeString { // as a host sends it
+			u := js.Global().Get("TextEncoder").New().Call("encode", body)
+			got = make([]byte, u.Length())
+			js.CopyBytesToGo(got, u)
+		} else {
+			got = []byte(bodyOf(body))
+		}
+		if string(got) != want || v.Get("headers").Get("Content-Length").String() != strconv.Itoa(len(want)) {
+			t.Errorf("%s: body %q, Content-Length %s; want %q, %d", key, got, v.Get("headers").Get("Content-Length"), want, len(want))
+		}
+	}
+	if v, err := await(t, f.Invoke("GET", "/_geecache/v/missing", js.Null())); err != nil || v.Get("status").Int() != 404 {
+		t.Errorf("missing: %v, %v; want 404", v, err)
 	}
 }
