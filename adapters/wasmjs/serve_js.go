@@ -9,12 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall/js"
-	"unicode/utf8"
-	"unsafe"
 )
 
 // Func returns the JavaScript function that answers protocol requests
@@ -59,57 +56,82 @@ func newHost() *host {
 type pending struct {
 	mu              sync.Mutex
 	done, async     bool
-	result          js.Value // the answer, or the Error to reject with
-	failed          bool     // result is an Error
-	resolve, reject js.Value // the Promise's, once async
+	answer          *recorder // once done, unless it panicked
+	panicked        string    // what it panicked with
+	resolve, reject js.Value  // the Promise's, once async
 }
 
-// serve answers one call of the function. The request is answered by a
-// goroutine, so that a load that waits on JavaScript (a peer's fetch, a
-// timer) cannot deadlock the host's event loop; this one yields to it
-// once, and a request answered from memory is answered then: the answer
-// goes back as it is, with no Promise to make (each one costs calls
-// between Go and JavaScript, and a Go callback for its executor). Only an
-// answer still pending after the yield comes as a Promise.
-func (h *host) serve(hd http.Handler, args []js.Value) any {
-	req, err := h.parseArgs(args)
-	if err != nil {
-		return h.promise.Call("reject", h.typeError.New("geecache: "+err.Error()))
-	}
+// start answers req in a goroutine of its own.
+func start(h *host, hd http.Handler, req request) *pending {
 	c := &pending{}
 	go c.run(h, hd, req)
+	return c
+}
+
+// serve answers one call of the function, serve(method, path, headers[,
+// signal[, body]]), or of serve(batch, signals[, bodies]) (serveBatch).
+// The request is answered by a goroutine, so that a load that waits on
+// JavaScript (a peer's fetch, a timer) cannot deadlock the host's event
+// loop; this one yields to it once, and a request answered from memory is
+// answered then: the answer goes back as it is, with no Promise to make
+// (each one costs calls between Go and JavaScript, and a Go callback for
+// its executor). Only an answer still pending after the yield comes as a
+// Promise.
+func (h *host) serve(hd http.Handler, args []js.Value) any {
+	if text, ok := h.batchText(args); ok {
+		return h.serveBatch(hd, text, args)
+	}
+	req, err := h.parseArgs(args)
+	if err != nil {
+		return h.rejected(err)
+	}
+	c := start(h, hd, req)
 	runtime.Gosched() // the goroutine runs now, until it is done or waits
+	return h.settle(c, func(a *recorder) js.Value { return h.toJS(a) })
+}
+
+// rejected returns a Promise rejected with a TypeError for err.
+func (h *host) rejected(err error) js.Value {
+	return h.promise.Call("reject", h.typeError.New("geecache: "+err.Error()))
+}
+
+// settle returns c's answer made by toJS if c is done, else a Promise of
+// it, settled when it is.
+func (h *host) settle(c *pending, toJS func(*recorder) js.Value) js.Value {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
-		if c.failed {
-			return h.promise.Call("reject", c.result)
+		if c.answer == nil {
+			return h.promise.Call("reject", h.panicError(c.panicked))
 		}
-		return c.result
+		return toJS(c.answer)
 	}
 	c.async = true
-	var p js.Value
 	executor := js.FuncOf(func(_ js.Value, a []js.Value) any {
 		c.resolve, c.reject = a[0], a[1]
 		return nil
 	})
-	p = h.promise.New(executor) // calls executor before it returns
+	p := h.promise.New(executor) // calls executor before it returns
 	executor.Release()
 	return p
 }
 
+func (h *host) panicError(msg string) js.Value {
+	return h.errorCtor.New("geecache: serve panicked: " + msg)
+}
+
 // run answers req with hd and settles c.
 func (c *pending) run(h *host, hd http.Handler, req request) {
-	v, failed := h.answer(hd, req)
+	a, panicked := h.answer(hd, req)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case !c.async:
-		c.done, c.result, c.failed = true, v, failed
-	case failed:
-		c.reject.Invoke(v)
+		c.done, c.answer, c.panicked = true, a, panicked
+	case a == nil:
+		c.reject.Invoke(h.panicError(panicked))
 	default:
-		c.resolve.Invoke(v)
+		c.resolve.Invoke(h.toJS(a))
 	}
 }
 
@@ -118,18 +140,20 @@ type request struct {
 	method, path string
 	header       http.Header
 	signal       js.Value // an AbortSignal, or undefined
+	signals      js.Value // in a batch: the array whose index-th is the signal, or undefined
+	index        int
 	body         []byte
 }
 
-// answer serves req with hd and returns the response object, or the Error
-// to reject with.
-func (h *host) answer(hd http.Handler, req request) (v js.Value, failed bool) {
+// answer serves req with hd and returns the answer, or what the handler
+// panicked with.
+func (h *host) answer(hd http.Handler, req request) (a *recorder, panicked string) {
 	defer func() {
 		if r := recover(); r != nil {
-			v, failed = h.errorCtor.New(fmt.Sprintf("geecache: serve panicked: %v", r)), true
+			a, panicked = nil, fmt.Sprint(r)
 		}
 	}()
-	ctx := newSignalContext(req.signal)
+	ctx := newSignalContext(req.signal, req.signals, req.index)
 	defer ctx.release()
 	// The path is unescaped, not resolved: URL.EscapedPath gives it back
 	// as it came, and dot segments are left alone.
@@ -150,45 +174,12 @@ func (h *host) answer(hd http.Handler, req request) (v js.Value, failed bool) {
 	}
 	w := &recorder{header: make(http.Header, 4), status: http.StatusOK}
 	hd.ServeHTTP(w, r)
-	return h.toJS(w), false
-}
-
-type readCloser struct{ *bytes.Reader }
-
-func (readCloser) Close() error { return nil }
-
-// recorder is the http.ResponseWriter an answer is written to before it
-// goes to JavaScript in one piece.
-type recorder struct {
-	header http.Header
-	status int
-	wrote  bool
-	body   []byte
-}
-
-func (w *recorder) Header() http.Header { return w.header }
-
-// WriteHeader keeps the first final status; an informational one (a
-// peer's "102 Processing") has no meaning for a host that answers once.
-func (w *recorder) WriteHeader(status int) {
-	if status >= 200 && !w.wrote {
-		w.status, w.wrote = status, true
-	}
-}
-
-func (w *recorder) Write(p []byte) (int, error) {
-	w.wrote = true
-	if w.body == nil {
-		w.body = p[:len(p):len(p)] // one Write (a cached value): sent as it is, copied once, into JavaScript
-		return len(p), nil
-	}
-	w.body = append(w.body[:len(w.body):len(w.body)], p...)
-	return len(p), nil
+	return w, ""
 }
 
 // parseArgs reads (method, path, headers[, signal[, body]]).
 func (h *host) parseArgs(args []js.Value) (request, error) {
-	req := request{signal: js.Undefined()}
+	req := request{signal: js.Undefined(), signals: js.Undefined()}
 	if len(args) < 3 {
 		return req, errors.New("serve(method, path, headers[, signal[, body]]) needs 3 arguments")
 	}
@@ -275,59 +266,4 @@ func rawHeader(hdr http.Header, text string) (http.Header, error) {
 		}
 		text = next
 	}
-}
-
-// toJS turns a response into {status, headers, body}. It is made by
-// JSON.parse from one JSON text (one call, where setting each field from
-// Go is a call per field and per string, and each object handed to Go
-// costs it a finalizer): the status, the headers, and a body that is valid
-// UTF-8 as a string (sent as the same bytes, since hosts send a string
-// body as UTF-8); any other body is copied into a Uint8Array.
-func (h *host) toJS(r *recorder) js.Value {
-	text := utf8.Valid(r.body)
-	b := make([]byte, 0, 192+len(r.body)+len(r.body)/8)
-	b = append(b, `{"status":`...)
-	b = strconv.AppendInt(b, int64(r.status), 10)
-	b = append(b, `,"headers":{`...)
-	for k, vs := range r.header {
-		if k == "Content-Length" { // set below, from the body
-			continue
-		}
-		b = appendJSONString(b, k)
-		b = append(b, ':')
-		b = appendJSONString(b, strings.Join(vs, ", "))
-		b = append(b, ',')
-	}
-	b = append(b, `"Content-Length":"`...)
-	b = strconv.AppendInt(b, int64(len(r.body)), 10)
-	b = append(b, `"}`...)
-	if text {
-		b = append(b, `,"body":`...)
-		b = appendJSONString(b, string(r.body))
-	}
-	b = append(b, '}')
-	out := h.parse.Invoke(unsafe.String(unsafe.SliceData(b), len(b))) // b is not used again
-	if !text {
-		body := h.uint8Array.New(len(r.body))
-		js.CopyBytesToJS(body, r.body)
-		out.Set("body", body)
-	}
-	return out
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c) // UTF-8 as it is
-		}
-	}
-	return append(b, '"')
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall/js"
@@ -428,5 +429,76 @@ func TestServeBodyBytes(t *testing.T) {
 	}
 	if v, err := await(t, f.Invoke("GET", "/_geecache/v/missing", js.Null())); err != nil || v.Get("status").Int() != 404 {
 		t.Errorf("missing: %v, %v; want 404", v, err)
+	}
+}
+
+// serve(batch, signals, bodies) answers many requests in one call: each
+// ready answer as it is, a load that waits as a Promise, a malformed
+// request as a rejected Promise, a PUT with its body, a value that is not
+// UTF-8 as a Uint8Array; an aborted signal abandons its request's load.
+func TestServeBatch(t *testing.T) {
+	srv, _ := newServer(t, true)
+	f := Func(srv)
+	defer f.Release()
+	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(r protocol.Request) string {
+		s := r.Method + "\n" + r.Path
+		for k, vs := range r.Header {
+			for _, v := range vs {
+				s += "\n" + k + "\n" + v
+			}
+		}
+		return s
+	}
+	get := func(key string) string { return line(pc.NewRequest(t.Context(), self, "scores", key)) }
+	put := pc.NewSetRequest(t.Context(), self, "scores", "bin", []byte("\xff\x00"), 0)
+	ac := js.Global().Get("AbortController").New()
+	ac.Call("abort")
+	reqs := []string{get("Tom"), get("kkk"), get("slow"), "GET", line(put), get("slow"), "GET\n/_geecache/scores/Tom"}
+	signals := []any{nil, nil, nil, nil, nil, ac.Get("signal"), nil}
+	u := js.Global().Get("Uint8Array").New(2)
+	js.CopyBytesToJS(u, put.Body)
+	bodies := []any{nil, nil, nil, nil, u, nil, nil}
+	out := f.Invoke(strings.Join(reqs, "\x00"), signals, bodies)
+	if out.Length() != len(reqs) {
+		t.Fatalf("%d answers for %d requests", out.Length(), len(reqs))
+	}
+	promise := js.Global().Get("Promise")
+	// The last is refused, and logged: a write to stderr waits on
+	// JavaScript, so its answer may come later.
+	for i, ready := range []bool{true, true, false, false, true, false} {
+		if got := !out.Index(i).InstanceOf(promise); got != ready {
+			t.Errorf("answer %d: ready at once %v; want %v", i, got, ready)
+		}
+	}
+	want := []struct {
+		status int
+		body   string
+	}{{200, "630"}, {404, ""}, {200, "done"}, {0, ""}, {200, ""}, {500, ""}, {401, ""}}
+	settled, err := await(t, promise.Call("allSettled", out)) // handles every rejection at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		s := settled.Index(i)
+		if w.status == 0 {
+			if s.Get("status").String() != "rejected" {
+				t.Errorf("answer %d (malformed): %s; want rejected", i, s.Get("status"))
+			}
+			continue
+		}
+		v := s.Get("value")
+		if s.Get("status").String() != "fulfilled" || v.Get("status").Int() != w.status || (w.body != "" && bodyOf(v.Get("body")) != w.body) {
+			t.Errorf("answer %d: %s %v; want %d %q", i, s.Get("status"), s.Get("reason"), w.status, w.body)
+		}
+	}
+	// The PUT stored its value; it is not UTF-8, so it comes as bytes. A
+	// batch of one request:
+	v, err := await(t, f.Invoke(get("bin"), js.Null()).Index(0))
+	if err != nil || v.Get("status").Int() != 200 || v.Get("body").Type() == js.TypeString || bodyOf(v.Get("body")) != "\xff\x00" {
+		t.Fatalf("bin after the batched PUT: %v, %v; want 200 and its bytes", v, err)
 	}
 }

@@ -14,7 +14,9 @@ import (
 // first called: a request answered from memory never asks, and so costs
 // no listener.
 type signalContext struct {
-	signal js.Value // an AbortSignal, or undefined
+	signal  js.Value // an AbortSignal, or undefined
+	signals js.Value // in a batch: the array of signals whose index-th is this one's, or undefined
+	index   int
 
 	mu      sync.Mutex
 	done    chan struct{} // nil until first asked
@@ -23,8 +25,8 @@ type signalContext struct {
 	watched bool // onAbort is registered
 }
 
-func newSignalContext(signal js.Value) *signalContext {
-	return &signalContext{signal: signal}
+func newSignalContext(signal, signals js.Value, index int) *signalContext {
+	return &signalContext{signal: signal, signals: signals, index: index}
 }
 
 func (c *signalContext) Deadline() (time.Time, bool) { return time.Time{}, false }
@@ -38,6 +40,11 @@ func (c *signalContext) Done() <-chan struct{} {
 		return c.done
 	}
 	c.done = make(chan struct{})
+	if c.signal.IsUndefined() && c.signals.Type() == js.TypeObject { // a batch's: looked up only now
+		if s := c.signals.Index(c.index); s.Type() == js.TypeObject && s.Get("addEventListener").Type() == js.TypeFunction {
+			c.signal = s
+		}
+	}
 	if c.signal.IsUndefined() {
 		return c.done
 	}

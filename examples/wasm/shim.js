@@ -58,6 +58,58 @@ require(path.resolve(wasmExec));
 let geecache = null; // the node's functions, once it is ready
 let inflight = 0; // requests being answered
 
+// maxValueBytes is the node's limit on a value (nethttp's default, 64 MiB).
+const maxValueBytes = 64 << 20;
+
+// readBody reads a request's body, keeping at most limit bytes (the rest
+// is read and dropped), as a Uint8Array (a Buffer).
+function readBody(req, limit) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let kept = 0;
+    req.on("data", (c) => {
+      if (kept < limit) {
+        const part = c.subarray(0, limit - kept);
+        chunks.push(part);
+        kept += part.length;
+      }
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks, kept)));
+    req.on("error", reject);
+  });
+}
+
+// serveBatched hands a peer request to the node. The requests of one turn
+// of the event loop go to it together, in one call of serve(batch,
+// signals, bodies) (see adapters/wasmjs): a call into Go costs more than
+// answering a request from memory, so under load the node makes one call
+// for many requests.
+let batch = null; // {text: [], signals: [], bodies: [], waiters: []} until flushed
+function serveBatched(method, path, rawHeaders, signal, body) {
+  if (batch === null) {
+    batch = { text: [], signals: [], bodies: [], waiters: [] };
+    setImmediate(flush);
+  }
+  batch.text.push(rawHeaders.length ? `${method}\n${path}\n${rawHeaders.join("\n")}` : `${method}\n${path}`);
+  batch.signals.push(signal);
+  batch.bodies.push(body);
+  return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
+}
+
+function flush() {
+  const b = batch;
+  batch = null;
+  let answers;
+  try {
+    answers = geecache.serve(b.text.join("\0"), b.signals, b.bodies);
+  } catch (err) {
+    for (const w of b.waiters) w.reject(err);
+    return;
+  }
+  // Each answer is ready, or a Promise of it: resolve takes both.
+  b.waiters.forEach((w, i) => w.resolve(answers[i]));
+}
+
 function send(res, status, headers, body) {
   res.writeHead(status, headers);
   res.end(body);
@@ -70,9 +122,13 @@ async function handle(req, res) {
     // The load is abandoned if the caller goes away before the answer.
     const ac = new AbortController();
     res.on("close", () => { if (!res.writableFinished) ac.abort(); });
+    // A peer's PUT (its Group.Set) carries the value: read at most one
+    // byte over the node's limit, so that the node refuses a larger one
+    // (413) without the shim holding all of it.
+    const body = req.method === "PUT" ? await readBody(req, maxValueBytes + 1) : undefined;
     // rawHeaders, joined: node builds req.headers only when asked, and
     // one string is the cheapest thing to hand to Go.
-    const r = await geecache.serve(req.method, rawPath, req.rawHeaders.join("\n"), ac.signal);
+    const r = await serveBatched(req.method, rawPath, req.rawHeaders, ac.signal, body);
     return send(res, r.status, r.headers, r.body);
   }
   if (req.method === "GET" && rawPath === "/api") {

@@ -1,0 +1,124 @@
+//go:build js && wasm
+
+package wasmjs
+
+import (
+	"errors"
+	"net/http"
+	"runtime"
+	"strings"
+	"syscall/js"
+	"unsafe"
+)
+
+// batchText tells serve(batch, signals[, bodies]) from serve(method,
+// path, headers[, signal[, body]]): a batch is one string of requests (so
+// it holds a newline), then an array or nothing where a path would be.
+// It returns the batch.
+func (h *host) batchText(args []js.Value) (string, bool) {
+	if len(args) == 0 || len(args) > 3 || args[0].Type() != js.TypeString {
+		return "", false
+	}
+	if len(args) > 1 && (args[1].Type() == js.TypeString || !args[1].IsUndefined() && !args[1].IsNull() && !args[1].InstanceOf(h.array)) {
+		return "", false // a path (a string), or anything else: serve's to refuse
+	}
+	text := args[0].String()
+	return text, strings.Contains(text, "\n")
+}
+
+// serveBatch answers serve(batch, signals[, bodies]): the requests a host
+// has gathered (from one turn of its event loop, say), in one call, which
+// is what a call between JavaScript and Go costs most for. batch holds
+// the requests, separated by NUL ("\x00"); each is its method, path and
+// headers (names and values in turn, as node's rawHeaders), each on a
+// line of its own. signals[i], if any, is the AbortSignal of request i,
+// and bodies[i] the body (a Uint8Array) of a PUT. It returns an array
+// whose element i is request i's answer, or a Promise of it for a request
+// that has to wait (or a rejected one, for a request that is malformed).
+// The answers that are ready come in one JSON text, and every request is
+// answered by a goroutine of its own, as with serve.
+func (h *host) serveBatch(hd http.Handler, text string, args []js.Value) any {
+	signals, bodies := js.Undefined(), js.Undefined()
+	if len(args) > 1 && args[1].Type() == js.TypeObject {
+		signals = args[1]
+	}
+	if len(args) > 2 && args[2].Type() == js.TypeObject {
+		bodies = args[2]
+	}
+	var calls []*pending
+	var bad []error // per request: why it is malformed, or nil
+	i := 0
+	for part := range strings.SplitSeq(text, "\x00") {
+		req, err := h.parseBatched(part, signals, bodies, i)
+		var c *pending
+		if err == nil {
+			c = start(h, hd, req)
+		}
+		calls, bad = append(calls, c), append(bad, err)
+		i++
+	}
+	runtime.Gosched() // the goroutines run now, until each is done or waits
+
+	// One JSON array of the answers that are ready; 0 stands for the rest,
+	// set afterwards.
+	b := append(make([]byte, 0, 256*len(calls)), '[')
+	var later []int // indexes set after the parse
+	var binary []int
+	for i, c := range calls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if c == nil {
+			b, later = append(b, '0'), append(later, i)
+			continue
+		}
+		c.mu.Lock()
+		if c.done && c.answer != nil {
+			var text bool
+			if b, text = appendAnswer(b, c.answer); !text {
+				binary = append(binary, i)
+			}
+		} else {
+			b, later = append(b, '0'), append(later, i)
+		}
+		c.mu.Unlock()
+	}
+	b = append(b, ']')
+	out := h.parse.Invoke(unsafe.String(unsafe.SliceData(b), len(b))) // b is not used again
+	for _, i := range binary {
+		h.setBody(out.Index(i), calls[i].answer)
+	}
+	for _, i := range later {
+		if calls[i] == nil {
+			out.SetIndex(i, h.rejected(bad[i]))
+			continue
+		}
+		out.SetIndex(i, h.settle(calls[i], func(a *recorder) js.Value { return h.toJS(a) }))
+	}
+	return out
+}
+
+// parseBatched reads request i of a batch.
+func (h *host) parseBatched(part string, signals, bodies js.Value, i int) (request, error) {
+	req := request{signal: js.Undefined(), signals: signals, index: i}
+	method, rest, ok := strings.Cut(part, "\n")
+	path, headers, _ := strings.Cut(rest, "\n")
+	if !ok || method == "" || path == "" {
+		return req, errors.New("serve: a batched request needs a method and a path, each on a line")
+	}
+	hdr, err := rawHeader(make(http.Header, 4), headers)
+	if err != nil {
+		return req, err
+	}
+	req.method, req.path, req.header = method, path, hdr
+	if method == http.MethodPut && bodies.Type() == js.TypeObject {
+		if b := bodies.Index(i); b.Truthy() {
+			if !b.InstanceOf(h.uint8Array) {
+				return req, errors.New("serve: body must be a Uint8Array")
+			}
+			req.body = make([]byte, b.Length())
+			js.CopyBytesToGo(req.body, b)
+		}
+	}
+	return req, nil
+}
