@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall/js"
 	"unsafe"
 )
@@ -46,18 +47,26 @@ func (h *host) serveBatch(hd http.Handler, text string, args []js.Value) any {
 		bodies = args[2]
 	}
 	var calls []*pending
+	var reqs []request
 	var bad []error // per request: why it is malformed, or nil
 	i := 0
 	for part := range strings.SplitSeq(text, "\x00") {
 		req, err := h.parseBatched(part, signals, bodies, i)
 		var c *pending
 		if err == nil {
-			c = start(h, hd, req)
+			c = &pending{}
 		}
-		calls, bad = append(calls, c), append(bad, err)
+		calls, reqs, bad = append(calls, c), append(reqs, req), append(bad, err)
 		i++
 	}
-	runtime.Gosched() // the goroutines run now, until each is done or waits
+	// The requests are answered in turn by a goroutine, which runs now;
+	// if it has to wait on one, the next goroutine takes the rest, and so
+	// on: a goroutine per request that waits, not per request.
+	run := &batchRun{calls: calls}
+	for run.left() {
+		go run.work(h, hd, reqs)
+		runtime.Gosched()
+	}
 
 	// One JSON array of the answers that are ready; 0 stands for the rest,
 	// set afterwards.
@@ -121,4 +130,39 @@ func (h *host) parseBatched(part string, signals, bodies js.Value, i int) (reque
 		}
 	}
 	return req, nil
+}
+
+// A batchRun hands the requests of a batch to the goroutines that answer
+// them, one at a time, in order.
+type batchRun struct {
+	mu    sync.Mutex
+	next  int
+	calls []*pending // nil for a malformed request
+}
+
+// left tells whether a request is still to be taken.
+func (b *batchRun) left() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.next < len(b.calls) && b.calls[b.next] == nil {
+		b.next++
+	}
+	return b.next < len(b.calls)
+}
+
+// work answers the requests not yet taken, one after another.
+func (b *batchRun) work(h *host, hd http.Handler, reqs []request) {
+	for {
+		b.mu.Lock()
+		for b.next < len(b.calls) && b.calls[b.next] == nil {
+			b.next++
+		}
+		i := b.next
+		b.next++
+		b.mu.Unlock()
+		if i >= len(b.calls) {
+			return
+		}
+		b.calls[i].run(h, hd, reqs[i])
+	}
 }
