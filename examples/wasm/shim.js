@@ -79,21 +79,27 @@ function readBody(req, limit) {
   });
 }
 
-// serveBatched hands a peer request to the node. The requests of one turn
-// of the event loop go to it together, in one call of serve(batch,
-// signals, bodies) (see adapters/wasmjs): a call into Go costs more than
-// answering a request from memory, so under load the node makes one call
-// for many requests.
-let batch = null; // {text: [], signals: [], bodies: [], waiters: []} until flushed
-function serveBatched(method, path, rawHeaders, signal, body) {
+// servePeer hands a peer request to the node, and sends its answer. The
+// requests of one turn of the event loop go to the node together, in one
+// call of serve(batch, signals, bodies) (see adapters/wasmjs): a call
+// into Go costs more than answering a request from memory, so under load
+// the node makes one call for many requests. The answer is sent from
+// there, with no Promise per request unless the node has to wait.
+let batch = null; // {text: [], signals: [], bodies: [], res: []} until flushed
+function servePeer(req, res, rawPath, body) {
+  // The load is abandoned if the caller goes away before the answer.
+  const ac = new AbortController();
+  res.on("close", () => { if (!res.writableFinished) ac.abort(); });
   if (batch === null) {
-    batch = { text: [], signals: [], bodies: [], waiters: [] };
+    batch = { text: [], signals: [], bodies: [], res: [] };
     setImmediate(flush);
   }
-  batch.text.push(rawHeaders.length ? `${method}\n${path}\n${rawHeaders.join("\n")}` : `${method}\n${path}`);
-  batch.signals.push(signal);
+  // rawHeaders: node builds req.headers only when asked.
+  const h = req.rawHeaders;
+  batch.text.push(h.length ? `${req.method}\n${rawPath}\n${h.join("\n")}` : `${req.method}\n${rawPath}`);
+  batch.signals.push(ac.signal);
   batch.bodies.push(body);
-  return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
+  batch.res.push(res);
 }
 
 function flush() {
@@ -103,11 +109,26 @@ function flush() {
   try {
     answers = geecache.serve(b.text.join("\0"), b.signals, b.bodies);
   } catch (err) {
-    for (const w of b.waiters) w.reject(err);
+    b.res.forEach((res) => fail(res, err));
     return;
   }
-  // Each answer is ready, or a Promise of it: resolve takes both.
-  b.waiters.forEach((w, i) => w.resolve(answers[i]));
+  b.res.forEach((res, i) => {
+    const r = answers[i];
+    if (r instanceof Promise) r.then((r) => reply(res, r), (err) => fail(res, err));
+    else reply(res, r);
+  });
+}
+
+function reply(res, r) {
+  inflight--;
+  send(res, r.status, r.headers, r.body);
+}
+
+function fail(res, err) {
+  inflight--;
+  console.error("shim.js:", err);
+  if (!res.headersSent) send(res, 500, { "Content-Type": "text/plain" }, String(err) + "\n");
+  else res.destroy();
 }
 
 function send(res, status, headers, body) {
@@ -115,22 +136,8 @@ function send(res, status, headers, body) {
   res.end(body);
 }
 
-async function handle(req, res) {
-  if (!geecache) return send(res, 503, { "Content-Type": "text/plain" }, "starting\n");
-  const [rawPath, query = ""] = req.url.split("?", 2);
-  if (rawPath.startsWith("/_geecache/")) {
-    // The load is abandoned if the caller goes away before the answer.
-    const ac = new AbortController();
-    res.on("close", () => { if (!res.writableFinished) ac.abort(); });
-    // A peer's PUT (its Group.Set) carries the value: read at most one
-    // byte over the node's limit, so that the node refuses a larger one
-    // (413) without the shim holding all of it.
-    const body = req.method === "PUT" ? await readBody(req, maxValueBytes + 1) : undefined;
-    // rawHeaders, joined: node builds req.headers only when asked, and
-    // one string is the cheapest thing to hand to Go.
-    const r = await serveBatched(req.method, rawPath, req.rawHeaders, ac.signal, body);
-    return send(res, r.status, r.headers, r.body);
-  }
+// handle answers the shim's own routes.
+async function handle(req, res, rawPath, query) {
   if (req.method === "GET" && rawPath === "/api") {
     const key = new URLSearchParams(query).get("key");
     if (!key) return send(res, 400, { "Content-Type": "text/plain" }, "missing key parameter: use /api?key=NAME\n");
@@ -144,12 +151,18 @@ async function handle(req, res) {
 }
 
 const server = http.createServer((req, res) => {
+  if (!geecache) return send(res, 503, { "Content-Type": "text/plain" }, "starting\n");
   inflight++;
-  handle(req, res).finally(() => inflight--).catch((err) => {
-    console.error("shim.js:", err);
-    if (!res.headersSent) send(res, 500, { "Content-Type": "text/plain" }, String(err) + "\n");
-    else res.destroy();
-  });
+  const q = req.url.indexOf("?");
+  const rawPath = q < 0 ? req.url : req.url.slice(0, q);
+  if (rawPath.startsWith("/_geecache/")) {
+    // A peer's PUT (its Group.Set) carries the value: read at most one
+    // byte over the node's limit, so that the node refuses a larger one
+    // (413) without the shim holding all of it.
+    if (req.method !== "PUT") return servePeer(req, res, rawPath, undefined);
+    return readBody(req, maxValueBytes + 1).then((body) => servePeer(req, res, rawPath, body), (err) => fail(res, err));
+  }
+  handle(req, res, rawPath, q < 0 ? "" : req.url.slice(q + 1)).then(() => inflight--, (err) => fail(res, err));
 });
 
 server.listen(port, host, async () => {
