@@ -14,21 +14,42 @@
 //
 // The function is
 //
-//	serve(method, path, headers[, signal]) → Promise<{status, headers, body}>
+//	serve(method, path, headers[, signal[, body]]) → answer, or Promise<answer>
+//	serve(batch, signals[, bodies]) → [answer, or Promise<answer>, ...]
+//	answer = {status, headers, body}
 //
-// method is the HTTP method; path is the request path as it was sent
-// (still percent-encoded, without the query string), relative to where
-// the node is mounted, so it starts with "/_geecache/"; headers is an
+// In the first form, method is the HTTP method; path is the request path
+// as it was sent (still percent-encoded, without the query string),
+// relative to where the node is mounted, so it starts with "/_geecache/";
+// headers is node's IncomingMessage.rawHeaders (names and values in
+// turn), or that array joined with "\n" (the cheapest to pass), or an
 // object of header names to strings or arrays of strings (node's
-// IncomingMessage.headers) or a Headers object (Fetch API); signal is an
-// optional AbortSignal that abandons the load when the caller goes away.
-// The Promise resolves to the status code, an object of response headers
-// (Content-Length included) and the body as a Uint8Array, to be sent as
-// they are. It rejects only when the arguments are malformed.
+// IncomingMessage.headers), or a Headers object (Fetch API); signal is an
+// optional AbortSignal that abandons the load when the caller goes away;
+// body is the body of a PUT (a peer's Group.Set), a Uint8Array, which the
+// host reads (bounded: the node refuses a value over its size limit).
 //
-// The function returns at once and the request is answered by a goroutine,
-// so a load that waits on JavaScript (a peer fetch, a timer) cannot
-// deadlock the host's event loop.
+// The second form answers many requests in one call: a call between
+// JavaScript and Go costs more than answering a request from memory, so
+// a host under load gathers the requests of one turn of its event loop
+// (examples/wasm/shim.js does) and makes one call for them. batch is the
+// requests separated by NUL ("\x00"), each its method, path and headers
+// (names and values in turn) on lines of their own; signals[i] and
+// bodies[i] are request i's signal and body, if any. It returns an array
+// of their answers, in order.
+//
+// An answer holds the status code, an object of response headers
+// (Content-Length included) and the body, to be sent as they are: a
+// string when the body is valid UTF-8 (every host sends a string body as
+// UTF-8, so as the same bytes), else a Uint8Array. A request answered from
+// memory is answered within the call, and its answer comes as it is; a
+// request that has to wait (a load, a peer's fetch) comes as a Promise of
+// its answer. Both can be awaited. A Promise rejects only when the
+// arguments are malformed.
+//
+// Every request is answered by a goroutine, so a load that waits on
+// JavaScript (a peer fetch, a timer) cannot deadlock the host's event
+// loop.
 //
 // The package builds only for GOOS=js.
 package wasmjs
