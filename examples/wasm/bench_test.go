@@ -4,10 +4,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,8 +22,8 @@ import (
 // Serving throughput of one node: the wasm node in node.js (shim.js and
 // wasmjs) against a net/http node, both answering the peer request for
 // scores/Tom from memory, measured in the same run in alternating blocks.
-// A third server, bare node.js (bareNodeServer: the same answer with no Go
-// behind it), shows the host's own ceiling. Each b.Loop iteration is one
+// A third server, bare node.js (bareNodeServer: the same answer, headers
+// included, with no Go behind it), shows the host's own ceiling. Each b.Loop iteration is one
 // round: a block of benchBlock requests to each server (the order rotates
 // between rounds), benchConc at a time over keep-alive connections.
 // Reported: each server's median req/s, and the min and median over the
@@ -33,13 +36,13 @@ func BenchmarkServeWasmVsNative(b *testing.B) {
 	wasm, wasmExec := buildWasm(b)
 	w := startWasmNode(b, node, wasm, wasmExec, "")
 	n := startNative(b, "", 0)
-	bare := startBareNode(b, node)
 	// A peer's request for scores/Tom, as adapters/PROTOCOL.md writes it
 	// (no secret: unsigned).
 	const path = "/_geecache/" + groupName + "/Tom"
 	peerHeader := http.Header{"X-Geecache-Peer": {"1"}}
 	tr := nethttp.NewTransport()
 	defer tr.CloseIdleConnections()
+	bare := startBareNode(b, node, answerHeaders(b, tr, w.url+path, peerHeader))
 
 	// block sends count requests to base, conc at a time, and returns
 	// the requests per second.
@@ -105,14 +108,16 @@ func BenchmarkServeWasmVsNative(b *testing.B) {
 }
 
 // bareNodeServer answers every request as shim.js routes a peer request,
-// with the bytes the node would send for scores/Tom, and no Go behind it.
+// with the bytes the wasm node sends for scores/Tom (its status, body and
+// headers, given as JSON in BARE_HEADERS), and no Go behind it.
 const bareNodeServer = `
 const http = require("http");
 const body = new Uint8Array([54, 51, 48]);
+const headers = JSON.parse(process.env.BARE_HEADERS);
 const srv = http.createServer(async (req, res) => {
   const ac = new AbortController();
   res.on("close", () => { if (!res.writableFinished) ac.abort(); });
-  const r = await Promise.resolve({status: 200, headers: {"Content-Type": "application/octet-stream", "Content-Length": "3"}, body});
+  const r = await Promise.resolve({status: 200, headers, body});
   res.writeHead(r.status, r.headers);
   res.end(r.body);
 });
@@ -120,8 +125,41 @@ srv.listen(0, "127.0.0.1", () => console.log("geecache wasm node listening on ht
 process.on("SIGTERM", () => process.exit(0));
 `
 
-// startBareNode runs bareNodeServer in node.js; it is stopped when the
-// benchmark ends.
-func startBareNode(b *testing.B, node string) *wasmNode {
-	return startProcess(b, exec.Command(node, "-e", bareNodeServer))
+// answerHeaders asks url once and returns the answer's headers, less
+// those node.js adds to every answer (Date, Connection, Keep-Alive), as
+// JSON: what the bare server sends, so that it answers the same bytes.
+func answerHeaders(b *testing.B, tr http.RoundTripper, url string, h http.Header) string {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header = h
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "630" {
+		b.Fatalf("%s: %s %q; want 200 630", url, resp.Status, body)
+	}
+	out := map[string]string{}
+	for k, vs := range resp.Header {
+		if k != "Date" && k != "Connection" && k != "Keep-Alive" {
+			out[k] = strings.Join(vs, ", ")
+		}
+	}
+	j, err := json.Marshal(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(j)
+}
+
+// startBareNode runs bareNodeServer in node.js, answering with headers (a
+// JSON object); it is stopped when the benchmark ends.
+func startBareNode(b *testing.B, node, headers string) *wasmNode {
+	cmd := exec.Command(node, "-e", bareNodeServer)
+	cmd.Env = append(os.Environ(), "BARE_HEADERS="+headers)
+	return startProcess(b, cmd)
 }
