@@ -96,21 +96,41 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var pr *processing
 	if r.Method == http.MethodGet && r.Header.Get(protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
 		pr = &processing{w: w}
-		ctx = progress.With(ctx, pr.send)
+		ctx = progress.With(ctx, pr.start)
 	}
 	resp := h.srv.ServeInto(ctx, req, w.Header())
 	pr.end()
 	send(w, resp)
 }
 
+// processingAfter is how long a load runs before the node says it is
+// loading: a load that ends sooner (a source that answers from memory)
+// costs no interim response, which would be one more write for this node
+// and one more header block for the caller to parse. It is far below the
+// asking node's hedge delay (PeerPolicy.HedgeMin, 10 ms by default), so
+// a node that is loading still says so in time.
+const processingAfter = time.Millisecond
+
 // processing sends a peer "102 Processing" when the group has to load the
-// key it asked for, at most once and never after the answer has begun: the
-// asking node then knows that this node is alive and loading, and waits
-// for it instead of loading the key itself (see cache.PeerPolicy).
+// key it asked for and the load has taken processingAfter, at most once
+// and never after the answer has begun: the asking node then knows that
+// this node is alive and loading, and waits for it instead of loading the
+// key itself (see cache.PeerPolicy).
 type processing struct {
 	mu         sync.Mutex
 	w          http.ResponseWriter
+	timer      *time.Timer // armed by the first start
 	sent, done bool
+}
+
+// start is called when the group begins a load: it arms the timer that
+// sends the 102.
+func (p *processing) start() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer == nil && !p.done {
+		p.timer = time.AfterFunc(processingAfter, p.send)
+	}
 }
 
 func (p *processing) send() {
@@ -123,13 +143,16 @@ func (p *processing) send() {
 }
 
 // end stops p: the answer follows. A load that outlives the request may
-// still call send; it does nothing then.
+// still call start; it does nothing then.
 func (p *processing) end() {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	p.done = true
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 	p.mu.Unlock()
 }
 
