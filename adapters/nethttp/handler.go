@@ -21,6 +21,7 @@ type handler struct {
 	base    string
 	srv     *protocol.Server
 	origins []string // AllowOrigins
+	headers sync.Pool // of http.Header: the answers' fields, while a 102 may be written
 }
 
 // newHandler returns a handler for reg. opts may be nil for the defaults.
@@ -48,7 +49,8 @@ func newHandler(reg *cache.Registry, opts *handlerOptions) (*handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handler{base: o.BasePath, srv: srv, origins: slices.Clone(o.AllowOrigins)}, nil
+	return &handler{base: o.BasePath, srv: srv, origins: slices.Clone(o.AllowOrigins),
+		headers: sync.Pool{New: func() any { return make(http.Header, 4) }}}, nil
 }
 
 // ServeHTTP answers a protocol request. The path is taken in its escaped
@@ -92,15 +94,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body")))
 		return
 	}
-	ctx := r.Context()
-	var pr *processing
 	if r.Method == http.MethodGet && r.Header.Get(protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
-		pr = &processing{w: w}
-		ctx = progress.With(ctx, pr.start)
+		// A 102 may be written (with w's header) while the answer is
+		// made: the answer's fields go into a map of their own, and into
+		// w's once no 102 can be.
+		pr := &processing{w: w}
+		hdr := h.headers.Get().(http.Header)
+		resp := h.srv.ServeInto(progress.With(r.Context(), pr.start), req, hdr)
+		pr.end()
+		write(w, resp)
+		clear(hdr)
+		h.headers.Put(hdr)
+		return
 	}
-	resp := h.srv.ServeInto(ctx, req, w.Header())
-	pr.end()
-	send(w, resp)
+	send(w, h.srv.ServeInto(r.Context(), req, w.Header()))
 }
 
 // processingAfter is how long a load runs before the node says it is
