@@ -20,7 +20,7 @@ import (
 type handler struct {
 	base    string
 	srv     *protocol.Server
-	origins []string // AllowOrigins
+	origins []string  // AllowOrigins
 	headers sync.Pool // of http.Header: the answers' fields, while a 102 may be written
 }
 

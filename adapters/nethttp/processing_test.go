@@ -83,4 +83,3 @@ func TestProcessingOnlyForSlowLoads(t *testing.T) {
 		})
 	}
 }
-
