@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/geecache/geecache/cache/internal/lru"
@@ -36,6 +37,7 @@ type Group struct {
 	policy  PeerPolicy
 	health  peerHealths
 	latency *latencies
+	timers  sync.Pool // of *time.Timer, for the hedge delays
 
 	fresh freshness // expiry: the clock, TTLs, stale serving
 

@@ -100,54 +100,29 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 		g.settle(ctx, ph, probe, err, ctx.Err() != nil)
 		return v, ttl, nil, err
 	}
-	var won atomic.Bool // the hedge answered first
-	fctx, fcancel := context.WithCancel(context.WithoutCancel(ctx))
-	unhook := context.AfterFunc(ctx, func() {
-		if !won.Load() {
-			fcancel() // the callers left: nobody needs the fetch
-		}
-	})
-	res := make(chan peerResult, 1)
-	begin := time.Now()
-	alive := make(chan struct{})
-	var seen atomic.Bool // the owner showed it is alive
-	showed := func() bool {
-		if !seen.CompareAndSwap(false, true) {
-			return false
-		}
-		g.latency.record(time.Since(begin))
-		return true
-	}
-	fctx = progress.With(fctx, func() {
-		if showed() {
-			close(alive)
-		}
-	})
-	go func() {
-		defer fcancel()
-		v, ttl, err := peerGet(fctx, owner, g.name, key)
-		unhook()
-		if found(err) {
-			showed()
-		}
-		g.settle(ctx, ph, probe, err, !won.Load() && ctx.Err() != nil)
-		res <- peerResult{v, ttl, err}
-	}()
-	timer := time.NewTimer(g.latency.hedgeDelay())
-	defer timer.Stop()
+	f := &fetch{g: g, begin: time.Now(), res: make(chan peerResult, 1), alive: make(chan struct{})}
+	// The fetch's own context: ctx's values, cancelled when the callers
+	// leave before the hedge has won (each select below that sees ctx end
+	// calls cancel), or after SlowAfter once it has.
+	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go f.run(progress.With(fctx, f.showAlive), cancel, ctx, owner, key, ph, probe)
+	timer := g.timer(g.latency.hedgeDelay())
+	defer g.putTimer(timer)
 	select {
-	case r := <-res:
+	case r := <-f.res:
 		return r.v, r.ttl, nil, r.err
 	case <-ctx.Done():
+		cancel()
 		return nil, 0, nil, ctx.Err()
-	case <-alive:
+	case <-f.alive:
 		// The owner is loading: wait for it rather than load a second
 		// time, up to HedgeMax in all, in case it stopped since it said so.
-		timer.Reset(max(g.policy.HedgeMax-time.Since(begin), 0))
+		timer.Reset(max(g.policy.HedgeMax-time.Since(f.begin), 0))
 		select {
-		case r := <-res:
+		case r := <-f.res:
 			return r.v, r.ttl, nil, r.err
 		case <-ctx.Done():
+			cancel()
 			return nil, 0, nil, ctx.Err()
 		case <-timer.C:
 		}
@@ -160,7 +135,7 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 		h.e, h.err = g.localFlight.DoLoader(ctx, key, (*hedgeLoader)(g), nil)
 	}()
 	select {
-	case r := <-res:
+	case r := <-f.res:
 		if found(r.err) {
 			return r.v, r.ttl, nil, r.err
 		}
@@ -168,22 +143,75 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 	case <-h.done:
 		if !found(h.err) { // the local load failed: the owner decides
 			select {
-			case r := <-res:
+			case r := <-f.res:
 				if found(r.err) {
 					return r.v, r.ttl, nil, r.err
 				}
 				return nil, 0, h, r.err
 			case <-ctx.Done():
+				cancel()
 				return nil, 0, &hedge{err: ctx.Err()}, ctx.Err()
 			}
 		}
-		won.Store(true)
+		f.won.Store(true)
 		// The owner's last chance to show it is alive.
-		time.AfterFunc(max(g.policy.SlowAfter-time.Since(begin), 0), fcancel)
+		time.AfterFunc(max(g.policy.SlowAfter-time.Since(f.begin), 0), cancel)
 		return nil, 0, h, nil
 	case <-ctx.Done():
+		cancel()
 		return nil, 0, &hedge{err: ctx.Err()}, ctx.Err()
 	}
+}
+
+// timer returns a stopped timer of the group's pool, started for d. A
+// hedged fetch needs one for its hedge delay, and nearly always stops it
+// unfired; pooled, it costs no allocation.
+func (g *Group) timer(d time.Duration) *time.Timer {
+	if t, ok := g.timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// putTimer stops t and returns it to the pool. Since Go 1.23 a stopped
+// timer's channel holds no stale tick, so the next Reset starts afresh.
+func (g *Group) putTimer(t *time.Timer) {
+	t.Stop()
+	g.timers.Put(t)
+}
+
+// A fetch is what a hedged fetch's goroutine shares with the caller that
+// waits for it: one allocation for the state, where closures would cost one
+// each.
+type fetch struct {
+	g     *Group
+	begin time.Time
+	res   chan peerResult // the answer, once
+	alive chan struct{}   // closed when the owner shows it is alive
+	seen  atomic.Bool     // alive is closed, or the fetch has ended
+	won   atomic.Bool     // the hedge answered first
+}
+
+// showAlive records that the owner is alive (it said it is loading, or
+// answered), once: the fetch's latency, and alive closed.
+func (f *fetch) showAlive() {
+	if f.seen.CompareAndSwap(false, true) {
+		f.g.latency.record(time.Since(f.begin))
+		close(f.alive)
+	}
+}
+
+// run fetches key from owner with fctx and sends the answer; cancel ends
+// fctx. ctx is the callers' context, which says whether they left.
+func (f *fetch) run(fctx context.Context, cancel context.CancelFunc, ctx context.Context, owner PeerGetter, key string, ph *peerHealth, probe bool) {
+	defer cancel()
+	v, ttl, err := peerGet(fctx, owner, f.g.name, key)
+	if found(err) {
+		f.showAlive()
+	}
+	f.g.settle(ctx, ph, probe, err, !f.won.Load() && ctx.Err() != nil)
+	f.res <- peerResult{v, ttl, err}
 }
 
 // awaitHedge waits for the local load h after the owner failed with err.
@@ -203,7 +231,7 @@ func (g *Group) awaitHedge(ctx context.Context, h *hedge, err error) ([]byte, ti
 // says nothing of the peer.
 func (g *Group) settle(ctx context.Context, ph *peerHealth, probe bool, err error, abandoned bool) {
 	var pe *PanicError
-	if errors.As(err, &pe) {
+	if err != nil && errors.As(err, &pe) {
 		g.warn.Log(ctx, slog.LevelError, "peer panic", "geecache: PeerGetter panicked, loading locally", slog.String("group", g.name),
 			slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
 	}
