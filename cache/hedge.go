@@ -230,10 +230,12 @@ func (g *Group) awaitHedge(ctx context.Context, h *hedge, err error) ([]byte, ti
 // outcome. A fetch the callers abandoned
 // says nothing of the peer.
 func (g *Group) settle(ctx context.Context, ph *peerHealth, probe bool, err error, abandoned bool) {
-	var pe *PanicError
-	if err != nil && errors.As(err, &pe) {
-		g.warn.Log(ctx, slog.LevelError, "peer panic", "geecache: PeerGetter panicked, loading locally", slog.String("group", g.name),
-			slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
+	if err != nil {
+		var pe *PanicError // declared here: it escapes, so a fetch without an error does not allocate it
+		if errors.As(err, &pe) {
+			g.warn.Log(ctx, slog.LevelError, "peer panic", "geecache: PeerGetter panicked, loading locally", slog.String("group", g.name),
+				slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
+		}
 	}
 	if ph == nil {
 		return
