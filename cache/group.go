@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/geecache/geecache/cache/internal/lru"
@@ -37,7 +36,6 @@ type Group struct {
 	policy  PeerPolicy
 	health  peerHealths
 	latency *latencies
-	timers  sync.Pool // of *time.Timer, for the hedge delays
 
 	fresh freshness // expiry: the clock, TTLs, stale serving
 
@@ -225,8 +223,9 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 	answered := found(err)
 	switch {
 	case local != nil:
-		// The hedge's local load decided: it kept the value in main.
-		if local.err == nil {
+		// The hedge's local load decided: it kept the value in main
+		// (and counted its win if it published it).
+		if local.err == nil && !local.published {
 			g.counters.hedgeLocalWins.Add(1)
 		}
 		if !answered {

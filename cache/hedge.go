@@ -63,16 +63,10 @@ func (l *latencies) hedgeDelay() time.Duration { return time.Duration(l.delay.Lo
 
 // A hedge is the local load a slow fetch started beside it.
 type hedge struct {
-	done chan struct{}
-	e    entry
-	err  error
-}
-
-// peerResult is what a fetch from a peer gave.
-type peerResult struct {
-	v   []byte
-	ttl time.Duration
-	err error
+	done      chan struct{}
+	e         entry
+	err       error
+	published bool // its answer went to the callers first (see fetch.hedge)
 }
 
 // found reports whether err is a peer's answer (a value or "not found")
@@ -82,146 +76,112 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // fetchHedged fetches key from owner (admitted through ph, which may be
 // nil) and settles the fetch's health. A hedge is for an owner that does
 // not answer, not for a source that is slow: if the owner neither answers
-// nor says it is loading (see internal/progress) within the hedge delay, it starts
-// a local load beside the fetch (through the local flight, so still one
-// local load per key) and returns whichever answers first; an owner that
-// said it is loading is waited for, up to HedgeMax. A local "not found" is as final as the
-// owner's: the owner asks the same source. local is not nil when the local
-// load decided: local.e and local.err are then the result (local.err is
-// ctx's error if the callers left first). ttl is the lifetime the owner
-// gave its answer, if its transport says.
+// nor says it is loading (see internal/progress) within the hedge delay, a
+// local load starts beside the fetch (through the local flight, so still
+// one local load per key), and whichever answers first goes to the
+// callers; an owner that said it is loading is waited for, up to HedgeMax.
+// A local "not found" is as final as the owner's: the owner asks the same
+// source. local is not nil when the local load decided: local.e and
+// local.err are then the result (local.err is ctx's error if the callers
+// left first). ttl is the lifetime the owner gave its answer, if its
+// transport says.
 //
-// A fetch that a hedge beat is not cut short: it goes on, detached from
-// the callers, until SlowAfter since it began, so that a slow peer that
-// answers counts as alive and only one that does not counts as failed.
+// The fetch runs on the caller's goroutine (the flight's worker) with
+// ctx, the load's context, and the hedge waits on a timer: a fetch that
+// answers within the hedge delay costs no goroutine and no context of its
+// own. A hedge that answers first publishes its answer to the flight's
+// callers at once (singleflight's Publish); the fetch goes on until
+// SlowAfter since it began, so that a slow peer that answers counts as
+// alive and only one that does not counts as failed.
 func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, ph *peerHealth, probe bool) (v []byte, ttl time.Duration, local *hedge, err error) {
 	if g.policy.NoHedge {
 		v, ttl, err = peerGet(ctx, owner, g.name, key)
 		g.settle(ctx, ph, probe, err, ctx.Err() != nil)
 		return v, ttl, nil, err
 	}
-	f := &fetch{g: g, begin: time.Now(), res: make(chan peerResult, 1), alive: make(chan struct{})}
-	// The fetch's own context: ctx's values, cancelled when the callers
-	// leave before the hedge has won (each select below that sees ctx end
-	// calls cancel), or after SlowAfter once it has.
-	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	go f.run(progress.With(fctx, f.showAlive), cancel, ctx, owner, key, ph, probe)
-	timer := g.timer(g.latency.hedgeDelay())
-	defer g.putTimer(timer)
-	select {
-	case r := <-f.res:
-		return r.v, r.ttl, nil, r.err
-	case <-ctx.Done():
-		cancel()
-		return nil, 0, nil, ctx.Err()
-	case <-f.alive:
-		// The owner is loading: wait for it rather than load a second
-		// time, up to HedgeMax in all, in case it stopped since it said so.
-		timer.Reset(max(g.policy.HedgeMax-time.Since(f.begin), 0))
-		select {
-		case r := <-f.res:
-			return r.v, r.ttl, nil, r.err
-		case <-ctx.Done():
-			cancel()
-			return nil, 0, nil, ctx.Err()
-		case <-timer.C:
-		}
-	case <-timer.C:
+	f := &fetch{g: g, ctx: ctx, key: key, begin: time.Now(), h: hedge{done: make(chan struct{})}}
+	f.timer = time.AfterFunc(g.latency.hedgeDelay(), f.hedge)
+	v, ttl, err = peerGet(progress.With(ctx, f.showAlive), owner, g.name, key)
+	hedged := !f.state.CompareAndSwap(waiting, fetched)
+	if !hedged {
+		f.timer.Stop()
 	}
-	g.counters.hedges.Add(1)
-	h := &hedge{done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
-		h.e, h.err = g.localFlight.DoLoader(ctx, key, (*hedgeLoader)(g), nil)
-	}()
-	select {
-	case r := <-f.res:
-		if found(r.err) {
-			return r.v, r.ttl, nil, r.err
-		}
-		return g.awaitHedge(ctx, h, r.err) // the owner failed: the local load decides
-	case <-h.done:
-		if !found(h.err) { // the local load failed: the owner decides
-			select {
-			case r := <-f.res:
-				if found(r.err) {
-					return r.v, r.ttl, nil, r.err
-				}
-				return nil, 0, h, r.err
-			case <-ctx.Done():
-				cancel()
-				return nil, 0, &hedge{err: ctx.Err()}, ctx.Err()
-			}
-		}
-		f.won.Store(true)
-		// The owner's last chance to show it is alive.
-		time.AfterFunc(max(g.policy.SlowAfter-time.Since(f.begin), 0), cancel)
-		return nil, 0, h, nil
-	case <-ctx.Done():
-		cancel()
-		return nil, 0, &hedge{err: ctx.Err()}, ctx.Err()
-	}
-}
-
-// timer returns a stopped timer of the group's pool, started for d. A
-// hedged fetch needs one for its hedge delay, and nearly always stops it
-// unfired; pooled, it costs no allocation.
-func (g *Group) timer(d time.Duration) *time.Timer {
-	if t, ok := g.timers.Get().(*time.Timer); ok {
-		t.Reset(d)
-		return t
-	}
-	return time.NewTimer(d)
-}
-
-// putTimer stops t and returns it to the pool. Since Go 1.23 a stopped
-// timer's channel holds no stale tick, so the next Reset starts afresh.
-func (g *Group) putTimer(t *time.Timer) {
-	t.Stop()
-	g.timers.Put(t)
-}
-
-// A fetch is what a hedged fetch's goroutine shares with the caller that
-// waits for it: one allocation for the state, where closures would cost one
-// each.
-type fetch struct {
-	g     *Group
-	begin time.Time
-	res   chan peerResult // the answer, once
-	alive chan struct{}   // closed when the owner shows it is alive
-	seen  atomic.Bool     // alive is closed, or the fetch has ended
-	won   atomic.Bool     // the hedge answered first
-}
-
-// showAlive records that the owner is alive (it said it is loading, or
-// answered), once: the fetch's latency, and alive closed.
-func (f *fetch) showAlive() {
-	if f.seen.CompareAndSwap(false, true) {
-		f.g.latency.record(time.Since(f.begin))
-		close(f.alive)
-	}
-}
-
-// run fetches key from owner with fctx and sends the answer; cancel ends
-// fctx. ctx is the callers' context, which says whether they left.
-func (f *fetch) run(fctx context.Context, cancel context.CancelFunc, ctx context.Context, owner PeerGetter, key string, ph *peerHealth, probe bool) {
-	defer cancel()
-	v, ttl, err := peerGet(fctx, owner, f.g.name, key)
 	if found(err) {
 		f.showAlive()
 	}
-	f.g.settle(ctx, ph, probe, err, !f.won.Load() && ctx.Err() != nil)
-	f.res <- peerResult{v, ttl, err}
-}
-
-// awaitHedge waits for the local load h after the owner failed with err.
-func (g *Group) awaitHedge(ctx context.Context, h *hedge, err error) ([]byte, time.Duration, *hedge, error) {
+	published := hedged && f.published.Load()
+	g.settle(ctx, ph, probe, err, !published && ctx.Err() != nil)
+	switch {
+	case !hedged, found(err) && !published:
+		return v, ttl, nil, err
+	case published:
+		<-f.h.done // closed right after the publish
+		return nil, 0, &f.h, nil
+	}
+	// The owner failed: the local load decides.
 	select {
-	case <-h.done:
-		return nil, 0, h, err
+	case <-f.h.done:
+		return nil, 0, &f.h, err
 	case <-ctx.Done():
 		return nil, 0, &hedge{err: ctx.Err()}, err
 	}
+}
+
+// The states of a hedged fetch.
+const (
+	waiting int32 = iota // the fetch runs, the hedge has not started
+	hedging              // the hedge has started
+	fetched              // the fetch ended first: no hedge
+)
+
+// A fetch is a hedged fetch's state, shared with its hedge timer: one
+// allocation, where closures would cost one each.
+type fetch struct {
+	g         *Group
+	ctx       context.Context // the load's
+	key       string
+	begin     time.Time
+	timer     *time.Timer // starts the hedge
+	state     atomic.Int32
+	seen      atomic.Bool // the owner showed it is alive
+	published atomic.Bool // the hedge's answer went to the callers
+	h         hedge
+}
+
+// showAlive records that the owner is alive (it said it is loading, or
+// answered), once: the fetch's latency, and while no hedge has started,
+// the owner gets up to HedgeMax since the fetch began before one does.
+func (f *fetch) showAlive() {
+	if !f.seen.CompareAndSwap(false, true) {
+		return
+	}
+	f.g.latency.record(time.Since(f.begin))
+	if f.state.Load() == waiting {
+		f.timer.Reset(max(f.g.policy.HedgeMax-time.Since(f.begin), 0))
+	}
+}
+
+// hedge runs when the hedge delay has passed: it loads the key locally,
+// beside the fetch, and if the local load answers (a value or "not found")
+// publishes its answer to the callers, leaving the fetch until SlowAfter
+// since it began.
+func (f *fetch) hedge() {
+	if !f.state.CompareAndSwap(waiting, hedging) {
+		return // the fetch ended first
+	}
+	g := f.g
+	g.counters.hedges.Add(1)
+	f.h.e, f.h.err = g.localFlight.DoLoader(f.ctx, f.key, (*hedgeLoader)(g), nil)
+	if found(f.h.err) {
+		f.h.published = g.forwardFlight.Publish(f.ctx, f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.begin), 0))
+		if f.h.published {
+			f.published.Store(true)
+			if f.h.err == nil {
+				g.counters.hedgeLocalWins.Add(1)
+			}
+		}
+	}
+	close(f.h.done)
 }
 
 // settle ends a fetch from ph's peer (nil: the peer's health is not
