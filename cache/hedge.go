@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,11 +51,30 @@ func (l *latencies) record(d time.Duration) {
 		l.mu.Unlock()
 		return
 	}
-	window := slices.Clone(l.samples[:min(l.n, latencySamples)])
+	p99 := percentile99(l.samples[:min(l.n, latencySamples)])
 	l.mu.Unlock()
-	slices.Sort(window)
-	p99 := window[len(window)*99/100]
 	l.delay.Store(int64(min(max(p99, l.min), l.max)))
+}
+
+// percentile99 returns the 99th percentile of window (at most 200
+// samples, unsorted): the sample at index len*99/100 of the sorted window,
+// which for so few samples is the largest or the second largest, found in
+// one pass without sorting or copying the window.
+func percentile99(window []time.Duration) time.Duration {
+	const _ uint = 200 - latencySamples // the window must stay within 200 samples
+	first, second := time.Duration(math.MinInt64), time.Duration(math.MinInt64)
+	for _, d := range window {
+		switch {
+		case d > first:
+			first, second = d, first
+		case d > second:
+			second = d
+		}
+	}
+	if len(window)-1-len(window)*99/100 == 0 {
+		return first
+	}
+	return second
 }
 
 // hedgeDelay returns how long to wait for the owner before hedging.
