@@ -92,6 +92,9 @@ func remoteSystem(b *testing.B, name string, t *httpTarget, round *atomic.Int64,
 				"p50-ns":       float64(res.percentile(50).Nanoseconds()),
 				"p99-ns":       float64(res.percentile(99).Nanoseconds()),
 				"conns/1k-req": float64(res.conns) * 1000 / float64(n),
+				// Local loads started beside a slow fetch (defaults on):
+				// each is a fetch the owner did not answer in time.
+				"hedges/1k-req": float64(res.hedges) * 1000 / float64(n),
 				// Every node's CPU time, in whatever process it runs.
 				"cpu-ns/op": float64(cpu.Nanoseconds()) / float64(n),
 			}
@@ -122,24 +125,32 @@ func remoteSystem(b *testing.B, name string, t *httpTarget, round *atomic.Int64,
 func BenchmarkRemoteFetch(b *testing.B) {
 	var round atomic.Int64
 	ours := newOurCluster(b, 3).target()
+	oursSigned := newOurClusterOf(b, 3, httpBudget, cheapGetter, benchSecret).target()
 	gc := newGCCluster(b)
 	bare := newBareServer(b).target()
-	oursLarge := newOurClusterOf(b, 3, largeBudget, largeGetter).target()
+	oursLarge := newOurClusterOf(b, 3, largeBudget, largeGetter, nil).target()
+	oursLargeSigned := newOurClusterOf(b, 3, largeBudget, largeGetter, benchSecret).target()
 	bareLarge := newBareServerOf(b, func(string) []byte { return largeValue() }).target()
 
 	small := func(c remoteCase) func(b *testing.B) {
 		return func(b *testing.B) {
-			fair.Run(b, fair.Options{Baseline: "bare-nethttp", Mem: true, GC: true, CPU: true, Ratios: []string{"p50-ns"}},
+			systems := []fair.System{
 				remoteSystem(b, "geecache", ours, &round, c),
 				remoteSystem(b, "groupcache", gc.target(), &round, c),
 				remoteSystem(b, "groupcache-tuned", gc.tunedTarget(), &round, c),
-				remoteSystem(b, "bare-nethttp", bare, &round, c))
+				remoteSystem(b, "bare-nethttp", bare, &round, c),
+			}
+			if c.clients == 1 {
+				systems = append(systems, remoteSystem(b, "geecache-secret", oursSigned, &round, c))
+			}
+			fair.Run(b, fair.Options{Baseline: "bare-nethttp", Mem: true, GC: true, CPU: true, Ratios: []string{"p50-ns"}}, systems...)
 		}
 	}
 	large := func(c remoteCase) func(b *testing.B) {
 		return func(b *testing.B) {
 			fair.Run(b, fair.Options{Baseline: "bare-nethttp", Mem: true, GC: true, CPU: true, Ratios: []string{"p50-ns", "B/op"}},
 				remoteSystem(b, "geecache", oursLarge, &round, c),
+				remoteSystem(b, "geecache-secret", oursLargeSigned, &round, c),
 				remoteSystem(b, "bare-nethttp", bareLarge, &round, c))
 		}
 	}
@@ -156,7 +167,7 @@ func BenchmarkRemoteFetch(b *testing.B) {
 func TestLargeValueHarness(t *testing.T) {
 	const n = 8
 	var round atomic.Int64
-	ours := newOurClusterOf(t, 3, largeBudget, largeGetter)
+	ours := newOurClusterOf(t, 3, largeBudget, largeGetter, nil)
 	for name, tg := range map[string]*httpTarget{
 		"geecache":     ours.target(),
 		"bare-nethttp": newBareServerOf(t, func(string) []byte { return largeValue() }).target(),
@@ -200,16 +211,20 @@ func BenchmarkRemoteProfile(b *testing.B) {
 		"c1":      {clients: 1, valueLen: hitValueLen},
 		"1MiB-c1": {clients: 1, valueLen: largeValueLen, ownerWarm: true},
 	}
-	for _, sys := range []string{"geecache", "bare-nethttp"} {
+	for _, sys := range []string{"geecache", "geecache-secret", "bare-nethttp"} {
 		for _, name := range []string{"c64", "c1", "1MiB-c1"} {
 			b.Run(sys+"/"+name, func(b *testing.B) {
 				c := cases[name]
 				var t *httpTarget
+				var secret []byte
+				if sys == "geecache-secret" {
+					secret = benchSecret
+				}
 				switch {
-				case sys == "geecache" && c.valueLen == largeValueLen:
-					t = newOurClusterOf(b, 3, largeBudget, largeGetter).target()
-				case sys == "geecache":
-					t = newOurCluster(b, 3).target()
+				case sys != "bare-nethttp" && c.valueLen == largeValueLen:
+					t = newOurClusterOf(b, 3, largeBudget, largeGetter, secret).target()
+				case sys != "bare-nethttp":
+					t = newOurClusterOf(b, 3, httpBudget, cheapGetter, secret).target()
 				case c.valueLen == largeValueLen:
 					t = newBareServerOf(b, func(string) []byte { return largeValue() }).target()
 				default:

@@ -223,8 +223,9 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 	answered := found(err)
 	switch {
 	case local != nil:
-		// The hedge's local load decided: it kept the value in main.
-		if local.err == nil {
+		// The hedge's local load decided: it kept the value in main
+		// (and counted its win if it published it).
+		if local.err == nil && !local.published {
 			g.counters.hedgeLocalWins.Add(1)
 		}
 		if !answered {

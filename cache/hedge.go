@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,11 +51,30 @@ func (l *latencies) record(d time.Duration) {
 		l.mu.Unlock()
 		return
 	}
-	window := slices.Clone(l.samples[:min(l.n, latencySamples)])
+	p99 := percentile99(l.samples[:min(l.n, latencySamples)])
 	l.mu.Unlock()
-	slices.Sort(window)
-	p99 := window[len(window)*99/100]
 	l.delay.Store(int64(min(max(p99, l.min), l.max)))
+}
+
+// percentile99 returns the 99th percentile of window (at most 200
+// samples, unsorted): the sample at index len*99/100 of the sorted window,
+// which for so few samples is the largest or the second largest, found in
+// one pass without sorting or copying the window.
+func percentile99(window []time.Duration) time.Duration {
+	const _ uint = 200 - latencySamples // the window must stay within 200 samples
+	first, second := time.Duration(math.MinInt64), time.Duration(math.MinInt64)
+	for _, d := range window {
+		switch {
+		case d > first:
+			first, second = d, first
+		case d > second:
+			second = d
+		}
+	}
+	if len(window)-1-len(window)*99/100 == 0 {
+		return first
+	}
+	return second
 }
 
 // hedgeDelay returns how long to wait for the owner before hedging.
@@ -63,16 +82,10 @@ func (l *latencies) hedgeDelay() time.Duration { return time.Duration(l.delay.Lo
 
 // A hedge is the local load a slow fetch started beside it.
 type hedge struct {
-	done chan struct{}
-	e    entry
-	err  error
-}
-
-// peerResult is what a fetch from a peer gave.
-type peerResult struct {
-	v   []byte
-	ttl time.Duration
-	err error
+	done      chan struct{}
+	e         entry
+	err       error
+	published bool // its answer went to the callers first (see fetch.hedge)
 }
 
 // found reports whether err is a peer's answer (a value or "not found")
@@ -82,118 +95,112 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // fetchHedged fetches key from owner (admitted through ph, which may be
 // nil) and settles the fetch's health. A hedge is for an owner that does
 // not answer, not for a source that is slow: if the owner neither answers
-// nor says it is loading (see internal/progress) within the hedge delay, it starts
-// a local load beside the fetch (through the local flight, so still one
-// local load per key) and returns whichever answers first; an owner that
-// said it is loading is waited for, up to HedgeMax. A local "not found" is as final as the
-// owner's: the owner asks the same source. local is not nil when the local
-// load decided: local.e and local.err are then the result (local.err is
-// ctx's error if the callers left first). ttl is the lifetime the owner
-// gave its answer, if its transport says.
+// nor says it is loading (see internal/progress) within the hedge delay, a
+// local load starts beside the fetch (through the local flight, so still
+// one local load per key), and whichever answers first goes to the
+// callers; an owner that said it is loading is waited for, up to HedgeMax.
+// A local "not found" is as final as the owner's: the owner asks the same
+// source. local is not nil when the local load decided: local.e and
+// local.err are then the result (local.err is ctx's error if the callers
+// left first). ttl is the lifetime the owner gave its answer, if its
+// transport says.
 //
-// A fetch that a hedge beat is not cut short: it goes on, detached from
-// the callers, until SlowAfter since it began, so that a slow peer that
-// answers counts as alive and only one that does not counts as failed.
+// The fetch runs on the caller's goroutine (the flight's worker) with
+// ctx, the load's context, and the hedge waits on a timer: a fetch that
+// answers within the hedge delay costs no goroutine and no context of its
+// own. A hedge that answers first publishes its answer to the flight's
+// callers at once (singleflight's Publish); the fetch goes on until
+// SlowAfter since it began, so that a slow peer that answers counts as
+// alive and only one that does not counts as failed.
 func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, ph *peerHealth, probe bool) (v []byte, ttl time.Duration, local *hedge, err error) {
 	if g.policy.NoHedge {
 		v, ttl, err = peerGet(ctx, owner, g.name, key)
 		g.settle(ctx, ph, probe, err, ctx.Err() != nil)
 		return v, ttl, nil, err
 	}
-	var won atomic.Bool // the hedge answered first
-	fctx, fcancel := context.WithCancel(context.WithoutCancel(ctx))
-	unhook := context.AfterFunc(ctx, func() {
-		if !won.Load() {
-			fcancel() // the callers left: nobody needs the fetch
-		}
-	})
-	res := make(chan peerResult, 1)
-	begin := time.Now()
-	alive := make(chan struct{})
-	var seen atomic.Bool // the owner showed it is alive
-	showed := func() bool {
-		if !seen.CompareAndSwap(false, true) {
-			return false
-		}
-		g.latency.record(time.Since(begin))
-		return true
+	f := &fetch{g: g, ctx: ctx, key: key, begin: time.Now(), h: hedge{done: make(chan struct{})}}
+	f.timer = time.AfterFunc(g.latency.hedgeDelay(), f.hedge)
+	v, ttl, err = peerGet(progress.With(ctx, f.showAlive), owner, g.name, key)
+	hedged := !f.state.CompareAndSwap(waiting, fetched)
+	if !hedged {
+		f.timer.Stop()
 	}
-	fctx = progress.With(fctx, func() {
-		if showed() {
-			close(alive)
-		}
-	})
-	go func() {
-		defer fcancel()
-		v, ttl, err := peerGet(fctx, owner, g.name, key)
-		unhook()
-		if found(err) {
-			showed()
-		}
-		g.settle(ctx, ph, probe, err, !won.Load() && ctx.Err() != nil)
-		res <- peerResult{v, ttl, err}
-	}()
-	timer := time.NewTimer(g.latency.hedgeDelay())
-	defer timer.Stop()
-	select {
-	case r := <-res:
-		return r.v, r.ttl, nil, r.err
-	case <-ctx.Done():
-		return nil, 0, nil, ctx.Err()
-	case <-alive:
-		// The owner is loading: wait for it rather than load a second
-		// time, up to HedgeMax in all, in case it stopped since it said so.
-		timer.Reset(max(g.policy.HedgeMax-time.Since(begin), 0))
-		select {
-		case r := <-res:
-			return r.v, r.ttl, nil, r.err
-		case <-ctx.Done():
-			return nil, 0, nil, ctx.Err()
-		case <-timer.C:
-		}
-	case <-timer.C:
+	if found(err) {
+		f.showAlive()
 	}
-	g.counters.hedges.Add(1)
-	h := &hedge{done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
-		h.e, h.err = g.localFlight.DoLoader(ctx, key, (*hedgeLoader)(g), nil)
-	}()
-	select {
-	case r := <-res:
-		if found(r.err) {
-			return r.v, r.ttl, nil, r.err
-		}
-		return g.awaitHedge(ctx, h, r.err) // the owner failed: the local load decides
-	case <-h.done:
-		if !found(h.err) { // the local load failed: the owner decides
-			select {
-			case r := <-res:
-				if found(r.err) {
-					return r.v, r.ttl, nil, r.err
-				}
-				return nil, 0, h, r.err
-			case <-ctx.Done():
-				return nil, 0, &hedge{err: ctx.Err()}, ctx.Err()
-			}
-		}
-		won.Store(true)
-		// The owner's last chance to show it is alive.
-		time.AfterFunc(max(g.policy.SlowAfter-time.Since(begin), 0), fcancel)
-		return nil, 0, h, nil
-	case <-ctx.Done():
-		return nil, 0, &hedge{err: ctx.Err()}, ctx.Err()
+	published := hedged && f.published.Load()
+	g.settle(ctx, ph, probe, err, !published && ctx.Err() != nil)
+	switch {
+	case !hedged, found(err) && !published:
+		return v, ttl, nil, err
+	case published:
+		<-f.h.done // closed right after the publish
+		return nil, 0, &f.h, nil
 	}
-}
-
-// awaitHedge waits for the local load h after the owner failed with err.
-func (g *Group) awaitHedge(ctx context.Context, h *hedge, err error) ([]byte, time.Duration, *hedge, error) {
+	// The owner failed: the local load decides.
 	select {
-	case <-h.done:
-		return nil, 0, h, err
+	case <-f.h.done:
+		return nil, 0, &f.h, err
 	case <-ctx.Done():
 		return nil, 0, &hedge{err: ctx.Err()}, err
 	}
+}
+
+// The states of a hedged fetch.
+const (
+	waiting int32 = iota // the fetch runs, the hedge has not started
+	hedging              // the hedge has started
+	fetched              // the fetch ended first: no hedge
+)
+
+// A fetch is a hedged fetch's state, shared with its hedge timer: one
+// allocation, where closures would cost one each.
+type fetch struct {
+	g         *Group
+	ctx       context.Context // the load's
+	key       string
+	begin     time.Time
+	timer     *time.Timer // starts the hedge
+	state     atomic.Int32
+	seen      atomic.Bool // the owner showed it is alive
+	published atomic.Bool // the hedge's answer went to the callers
+	h         hedge
+}
+
+// showAlive records that the owner is alive (it said it is loading, or
+// answered), once: the fetch's latency, and while no hedge has started,
+// the owner gets up to HedgeMax since the fetch began before one does.
+func (f *fetch) showAlive() {
+	if !f.seen.CompareAndSwap(false, true) {
+		return
+	}
+	f.g.latency.record(time.Since(f.begin))
+	if f.state.Load() == waiting {
+		f.timer.Reset(max(f.g.policy.HedgeMax-time.Since(f.begin), 0))
+	}
+}
+
+// hedge runs when the hedge delay has passed: it loads the key locally,
+// beside the fetch, and if the local load answers (a value or "not found")
+// publishes its answer to the callers, leaving the fetch until SlowAfter
+// since it began.
+func (f *fetch) hedge() {
+	if !f.state.CompareAndSwap(waiting, hedging) {
+		return // the fetch ended first
+	}
+	g := f.g
+	g.counters.hedges.Add(1)
+	f.h.e, f.h.err = g.localFlight.DoLoader(f.ctx, f.key, (*hedgeLoader)(g), nil)
+	if found(f.h.err) {
+		f.h.published = g.forwardFlight.Publish(f.ctx, f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.begin), 0))
+		if f.h.published {
+			f.published.Store(true)
+			if f.h.err == nil {
+				g.counters.hedgeLocalWins.Add(1)
+			}
+		}
+	}
+	close(f.h.done)
 }
 
 // settle ends a fetch from ph's peer (nil: the peer's health is not
@@ -202,10 +209,12 @@ func (g *Group) awaitHedge(ctx context.Context, h *hedge, err error) ([]byte, ti
 // outcome. A fetch the callers abandoned
 // says nothing of the peer.
 func (g *Group) settle(ctx context.Context, ph *peerHealth, probe bool, err error, abandoned bool) {
-	var pe *PanicError
-	if errors.As(err, &pe) {
-		g.warn.Log(ctx, slog.LevelError, "peer panic", "geecache: PeerGetter panicked, loading locally", slog.String("group", g.name),
-			slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
+	if err != nil {
+		var pe *PanicError // declared here: it escapes, so a fetch without an error does not allocate it
+		if errors.As(err, &pe) {
+			g.warn.Log(ctx, slog.LevelError, "peer panic", "geecache: PeerGetter panicked, loading locally", slog.String("group", g.name),
+				slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
+		}
 	}
 	if ph == nil {
 		return

@@ -52,8 +52,8 @@ type PeerGetter interface {
 }
 
 // peerGet fetches from peer. A PeerGetter that panics gives a
-// *PanicError: the fetch may run on a goroutine of its own (see
-// fetchHedged), where nothing else would recover it.
+// *PanicError, a failed fetch: the group logs it and loads the key itself,
+// rather than failing the whole load.
 func peerGet(ctx context.Context, peer PeerGetter, group, key string) (v []byte, ttl time.Duration, err error) {
 	defer func() {
 		if r := recover(); r != nil {

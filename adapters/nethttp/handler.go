@@ -20,7 +20,8 @@ import (
 type handler struct {
 	base    string
 	srv     *protocol.Server
-	origins []string // AllowOrigins
+	origins []string  // AllowOrigins
+	headers sync.Pool // of http.Header: the answers' fields, while a 102 may be written
 }
 
 // newHandler returns a handler for reg. opts may be nil for the defaults.
@@ -48,7 +49,8 @@ func newHandler(reg *cache.Registry, opts *handlerOptions) (*handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handler{base: o.BasePath, srv: srv, origins: slices.Clone(o.AllowOrigins)}, nil
+	return &handler{base: o.BasePath, srv: srv, origins: slices.Clone(o.AllowOrigins),
+		headers: sync.Pool{New: func() any { return make(http.Header, 4) }}}, nil
 }
 
 // ServeHTTP answers a protocol request. The path is taken in its escaped
@@ -92,25 +94,50 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body")))
 		return
 	}
-	ctx := r.Context()
-	var pr *processing
 	if r.Method == http.MethodGet && r.Header.Get(protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
-		pr = &processing{w: w}
-		ctx = progress.With(ctx, pr.send)
+		// A 102 may be written (with w's header) while the answer is
+		// made: the answer's fields go into a map of their own, and into
+		// w's once no 102 can be.
+		pr := &processing{w: w}
+		hdr := h.headers.Get().(http.Header)
+		resp := h.srv.ServeInto(progress.With(r.Context(), pr.start), req, hdr)
+		pr.end()
+		write(w, resp)
+		clear(hdr)
+		h.headers.Put(hdr)
+		return
 	}
-	resp := h.srv.ServeInto(ctx, req, w.Header())
-	pr.end()
-	send(w, resp)
+	send(w, h.srv.ServeInto(r.Context(), req, w.Header()))
 }
 
+// processingAfter is how long a load runs before the node says it is
+// loading: a load that ends sooner (a source that answers from memory)
+// costs no interim response, which would be one more write for this node
+// and one more header block for the caller to parse. It is far below the
+// asking node's hedge delay (PeerPolicy.HedgeMin, 10 ms by default), so
+// a node that is loading still says so in time.
+const processingAfter = time.Millisecond
+
 // processing sends a peer "102 Processing" when the group has to load the
-// key it asked for, at most once and never after the answer has begun: the
-// asking node then knows that this node is alive and loading, and waits
-// for it instead of loading the key itself (see cache.PeerPolicy).
+// key it asked for and the load has taken processingAfter, at most once
+// and never after the answer has begun: the asking node then knows that
+// this node is alive and loading, and waits for it instead of loading the
+// key itself (see cache.PeerPolicy).
 type processing struct {
 	mu         sync.Mutex
 	w          http.ResponseWriter
+	timer      *time.Timer // armed by the first start
 	sent, done bool
+}
+
+// start is called when the group begins a load: it arms the timer that
+// sends the 102.
+func (p *processing) start() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer == nil && !p.done {
+		p.timer = time.AfterFunc(processingAfter, p.send)
+	}
 }
 
 func (p *processing) send() {
@@ -123,13 +150,16 @@ func (p *processing) send() {
 }
 
 // end stops p: the answer follows. A load that outlives the request may
-// still call send; it does nothing then.
+// still call start; it does nothing then.
 func (p *processing) end() {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	p.done = true
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 	p.mu.Unlock()
 }
 

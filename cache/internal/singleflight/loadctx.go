@@ -21,6 +21,7 @@ import (
 // through context.withoutCancelCtx.Value, which allocates on every call.
 type loadContext struct {
 	first context.Context // the first caller's context: its values only
+	call  any             // the *call[V] it belongs to, for Publish (see callKey)
 
 	mu          sync.Mutex         // a leaf: nothing else is locked while it is held
 	inner       context.Context    // WithCancel(WithoutCancel(first)), made at the first need
@@ -48,7 +49,16 @@ func (c *loadContext) ctx() context.Context {
 // Value returns the first caller's value for key. It asks through
 // WithoutCancel, so that context.Cause does not find the first caller's
 // cancellation: the load's cause is the load's own.
-func (c *loadContext) Value(key any) any { return c.ctx().Value(key) }
+func (c *loadContext) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return c.call
+	}
+	return c.ctx().Value(key)
+}
+
+// callKey is the Value key under which a load's context gives its call
+// (for Publish).
+type callKey struct{}
 
 // Done returns a channel that is closed when the load is cancelled.
 func (c *loadContext) Done() <-chan struct{} { return c.ctx().Done() }

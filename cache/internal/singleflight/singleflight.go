@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 )
 
 // ErrPanic is wrapped by the error that callers get when a load panicked.
@@ -49,12 +50,16 @@ type Group[V any] struct {
 }
 
 type call[V any] struct {
-	// done is closed when the load has ended and val and err are set.
-	done    chan struct{}
-	val     V
-	err     error
-	waiters int         // callers still waiting; guarded by Group.mu
-	ctx     loadContext // the load's context, in the record: one allocation for both
+	// done is closed when val and err are set: the load has ended, or
+	// published its result early (Publish).
+	done      chan struct{}
+	val       V
+	err       error
+	group     *Group[V]
+	key       string
+	waiters   int         // callers still waiting; guarded by Group.mu
+	published bool        // val and err are set; guarded by Group.mu
+	ctx       loadContext // the load's context, in the record: one allocation for both
 }
 
 // A Loader loads the value of a key, given the argument its caller passed
@@ -101,8 +106,9 @@ func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg an
 		return g.wait(ctx, key, c)
 	}
 	g.running++
-	c := &call[V]{waiters: 1, done: make(chan struct{})}
+	c := &call[V]{waiters: 1, done: make(chan struct{}), group: g, key: key}
 	c.ctx.first = ctx
+	c.ctx.call = c
 	g.calls[key] = c
 	g.mu.Unlock()
 	g.detach(task[V]{key: key, c: c, l: l, arg: arg})
@@ -139,25 +145,67 @@ func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) 
 // worker.
 func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V], arg any) {
 	returned := false
+	var val V
+	var err error
 	defer func() {
 		if !returned {
 			// fn panicked, or called runtime.Goexit (as t.FailNow does):
 			// either way it produced no value, and must not look like one.
 			if r := recover(); r != nil {
-				c.err = &PanicError{Value: r, Stack: debug.Stack()}
+				err = &PanicError{Value: r, Stack: debug.Stack()}
 			} else {
-				c.err = fmt.Errorf("%w: the load exited its goroutine (runtime.Goexit)", ErrPanic)
+				err = fmt.Errorf("%w: the load exited its goroutine (runtime.Goexit)", ErrPanic)
 			}
 		}
 		g.mu.Lock()
-		g.forget(key, c)
 		g.running--
+		first := g.settle(c, val, err)
 		g.mu.Unlock()
 		c.ctx.cancel()
-		close(c.done) // no caller can join once c is forgotten
+		if first {
+			close(c.done) // no caller can join once c is forgotten
+		}
 	}()
-	c.val, c.err = l.Load(ctx, key, arg)
+	val, err = l.Load(ctx, key, arg)
 	returned = true
+}
+
+// settle sets c's result and forgets c, unless it was published already;
+// it reports whether it set it. g.mu must be held.
+func (g *Group[V]) settle(c *call[V], val V, err error) bool {
+	if c.published {
+		return false
+	}
+	c.published = true
+	c.val, c.err = val, err
+	g.forget(c.key, c)
+	return true
+}
+
+// Publish gives the callers of the load that ctx belongs to (ctx is the
+// context a Loader of g was called with, or one derived from it) val and
+// err at once, as if the load had returned them, and lets callers that
+// come later start a load of their own. The load itself goes on, for at
+// most grace more (then its context is cancelled); what it returns is
+// dropped. Publish reports whether it published: false if the load has
+// already ended or published, or ctx is not the context of a load of g.
+//
+// A load that races another way of getting its value (a cache's hedge)
+// publishes the first answer without ending the slower one.
+func (g *Group[V]) Publish(ctx context.Context, val V, err error, grace time.Duration) bool {
+	c, ok := ctx.Value(callKey{}).(*call[V])
+	if !ok || c.group != g {
+		return false
+	}
+	g.mu.Lock()
+	first := g.settle(c, val, err)
+	g.mu.Unlock()
+	if !first {
+		return false
+	}
+	close(c.done)
+	time.AfterFunc(grace, c.ctx.cancel)
+	return true
 }
 
 // forget removes c from the calls that callers can join, unless a newer
