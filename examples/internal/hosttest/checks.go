@@ -1,0 +1,143 @@
+package hosttest
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/geecache/geecache/internal/keytest"
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/examples/internal/wasmdata"
+	"github.com/geecache/geecache/getter"
+)
+
+// Node is a wasm node as the checks see it.
+type Node struct {
+	Proc *Proc
+	API  string // the base URL of its /api and /stats; "": Proc.URL
+	Addr string // its address in the ring, as the natives' pools hold it; "": a client that owns nothing
+}
+
+// ClusterKeys are the keys Cluster asks for: the seed's three scores and
+// 60 generated keys, enough that each of three nodes owns some.
+func ClusterKeys() []string {
+	ks := []string{"Tom", "Jack", "Sam"}
+	for i := range 60 {
+		ks = append(ks, wasmdata.Key(i))
+	}
+	return ks
+}
+
+// Cluster checks the wasm node w among natives, whose pools hold every
+// node (w.Addr included, if any): w answers every key of ClusterKeys
+// right (Tom → 630) and a missing one as missing; it fetched each key it
+// does not own from its owner with 0 fallbacks and 0 peer errors; each
+// native fetched each key w owns from w (w serves its peers); and each key
+// was loaded once in the cluster, by its owner.
+func Cluster(t *testing.T, ctx context.Context, w Node, natives []*Native) {
+	t.Helper()
+	data := wasmdata.Dataset()
+	keys := ClusterKeys()
+	owned := 0
+	for _, k := range keys {
+		if natives[0].Pool.Owner(k) == w.Addr {
+			owned++
+		}
+	}
+	if w.Addr != "" && owned == 0 {
+		t.Fatalf("%s owns none of the %d keys: the test needs it to own some", w.Addr, len(keys))
+	}
+	for _, k := range keys {
+		st, body, err := w.Proc.Get(ctx, w.API, wasmdata.Scores, k)
+		if err != nil || st != 200 || body != data[k] {
+			t.Fatalf("wasm node: %s = %d %q, %v; want 200 %q", k, st, body, err, data[k])
+		}
+	}
+	for _, n := range natives {
+		for _, k := range keys {
+			if v, err := n.Scores.Get(ctx, k); err != nil || v.String() != data[k] {
+				t.Fatalf("native %s: %s = %q, %v; want %q", n.URL, k, v.String(), err, data[k])
+			}
+		}
+	}
+	ws, err := w.Proc.Stats(ctx, w.API)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ws.Stats
+	t.Logf("wasm node owns %d of %d keys; its stats: %+v", owned, len(keys), s)
+	if s.FallbackLoads != 0 || s.PeerErrors != 0 {
+		t.Errorf("wasm node: %d fallback loads, %d peer errors; want 0 and 0", s.FallbackLoads, s.PeerErrors)
+	}
+	if want := int64(len(keys) - owned); s.PeerLoads != want {
+		t.Errorf("wasm node: %d peer loads; want %d (the keys it does not own)", s.PeerLoads, want)
+	}
+	if want := int64(len(natives) * owned); s.PeerRequests != want {
+		t.Errorf("wasm node served %d peer requests; want %d (each of its keys, to each native)", s.PeerRequests, want)
+	}
+	for _, k := range keys {
+		owner := natives[0].Pool.Owner(k)
+		got := map[string]int{w.Addr: ws.Lookups[k]}
+		for _, n := range natives {
+			got[n.URL] = n.DB.Lookups(k)
+		}
+		for u, c := range got {
+			if want := map[bool]int{true: 1}[u == owner]; u != "" && c != want {
+				t.Errorf("%s loaded by %s %d times; want %d (owner %s)", k, u, c, want, owner)
+			}
+		}
+	}
+	if st, body, err := w.Proc.Get(ctx, w.API, wasmdata.Scores, "kkk"); err != nil || st != 404 || body != "kkk not exist" {
+		t.Errorf("wasm node: kkk = %d %q, %v; want 404 %q", st, body, err, "kkk not exist")
+	}
+}
+
+// Keys sends every key of the key-escaping property test (keytest.Keys,
+// "." and ".." first) both ways through the host, in the group "echo":
+// the wasm node asks the natives for each key they own (its fetch();
+// every key a JavaScript string can hold, that is valid UTF-8), and, when
+// client is not nil (a nethttp.Client to the wasm node, with the
+// cluster's secret), client asks the wasm node for every key (the host's
+// HTTP server and URL parsing, then the node's serve function). Each comes
+// back as itself; the missing key comes back missing, both ways.
+func Keys(t *testing.T, ctx context.Context, w Node, natives []*Native, client *nethttp.Client) {
+	t.Helper()
+	keys := keytest.Keys(rand.New(rand.NewPCG(20, 1)), 100)
+	served := func() (n int64) {
+		for _, nt := range natives {
+			n += nt.Echo.Stats().PeerRequests
+		}
+		return n
+	}
+	before, sent := served(), map[string]bool{}
+	for i, k := range keys {
+		if !utf8.ValidString(k) || natives[0].Pool.Owner(k) == w.Addr {
+			continue
+		}
+		sent[k] = true // once each: a repeated key is a hit in the node's hot cache
+		st, body, err := w.Proc.Get(ctx, w.API, wasmdata.Echo, k)
+		if err != nil || st != 200 || body != "v="+k {
+			t.Fatalf("fetch: key #%d %q from the wasm node = %d %q, %v; want 200 %q", i, k, st, body, err, "v="+k)
+		}
+	}
+	if got := served() - before; got != int64(len(sent)) || len(sent) < 10 {
+		t.Errorf("the natives served %d echo requests for the %d keys they own; want as many (and at least 10)", got, len(sent))
+	}
+	if st, body, err := w.Proc.Get(ctx, w.API, wasmdata.Echo, wasmdata.EchoMissing); err != nil || st != 404 {
+		t.Errorf("fetch: the missing key = %d %q, %v; want 404", st, body, err)
+	}
+	if client == nil {
+		return
+	}
+	for i, k := range keys {
+		v, _, err := client.Get(ctx, wasmdata.Echo, k)
+		if err != nil || string(v) != "v="+k {
+			t.Fatalf("serve: key #%d %q from the wasm node = %q, %v; want %q", i, k, v, err, "v="+k)
+		}
+	}
+	if _, _, err := client.Get(ctx, wasmdata.Echo, wasmdata.EchoMissing); !errors.Is(err, getter.ErrNotFound) {
+		t.Errorf("serve: the missing key: %v; want getter.ErrNotFound", err)
+	}
+}

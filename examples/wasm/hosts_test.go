@@ -1,0 +1,58 @@
+//go:build !js && !wasip1
+
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/examples/internal/hosttest"
+)
+
+// The wasm node under a Fetch-API host (fetch.mjs) in a cluster with two
+// net/http nodes and a peer secret: see hosttest.Cluster and
+// hosttest.Keys for what each host must do. scripts/js-hosts.sh installs
+// the hosts; without one, its test skips, saying so.
+func TestDeno(t *testing.T) {
+	deno := hosttest.Tool(t, "deno")
+	testFetchHost(t, deno, "run", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", "fetch.mjs")
+}
+
+func TestBun(t *testing.T) {
+	testFetchHost(t, hosttest.Tool(t, "bun"), "fetch.mjs")
+}
+
+func testFetchHost(t *testing.T, bin string, args ...string) {
+	if out, err := exec.Command(bin, "--version").Output(); err == nil {
+		t.Logf("%s", out)
+	}
+	wasm, wasmExec := hosttest.BuildWasm(t)
+	const secret = "hosts secret"
+	opts := &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte(secret)}}
+	a, b := hosttest.StartNative(t, opts), hosttest.StartNative(t, opts)
+	args = append(args, "--listen=127.0.0.1:0", "--wasm-exec="+wasmExec, wasm, "--", "-peers="+a.URL+","+b.URL)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "GEECACHE_SECRET="+secret, "NO_COLOR=1")
+	p := hosttest.Start(t, cmd, regexp.MustCompile(`geecache wasm node listening on (http://127\.0\.0\.1:\d+)`))
+	for _, n := range []*hosttest.Native{a, b} {
+		if err := n.Pool.Set(a.URL, b.URL, p.URL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := hosttest.Node{Proc: p, Addr: p.URL}
+	natives := []*hosttest.Native{a, b}
+	hosttest.Cluster(t, ctx, w, natives)
+	c, err := nethttp.NewClient(p.URL, &nethttp.ClientOptions{Secret: []byte(secret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	hosttest.Keys(t, ctx, w, natives, c)
+}
