@@ -1,0 +1,40 @@
+package workers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/examples/internal/hosttest"
+)
+
+// worker.mjs under workerd, a member of a ring with two net/http nodes,
+// the peer secret given as a binding: the Go program starts inside the
+// first request (workerd refuses it at module load), reaches its peers
+// with 0 fallbacks, serves them, and every key of the key-escaping test
+// goes both ways through workerd.
+func TestWorker(t *testing.T) {
+	const secret = "workers secret"
+	opts := &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte(secret)}}
+	a, b := hosttest.StartNative(t, opts), hosttest.StartNative(t, opts)
+	p := startWorkerd(t, "config.capnp", []string{"worker.mjs"}, func(self string) []string {
+		return []string{"GEECACHE_SECRET=" + secret, "GEECACHE_PEERS=" + a.URL + "," + b.URL, "GEECACHE_SELF=" + self}
+	})
+	for _, n := range []*hosttest.Native{a, b} {
+		if err := n.Pool.Set(a.URL, b.URL, p.URL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := hosttest.Node{Proc: p, Addr: p.URL}
+	natives := []*hosttest.Native{a, b}
+	hosttest.Cluster(t, ctx, w, natives)
+	c, err := nethttp.NewClient(p.URL, &nethttp.ClientOptions{Secret: []byte(secret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	hosttest.Keys(t, ctx, w, natives, c)
+}
