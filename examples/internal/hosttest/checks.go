@@ -7,10 +7,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/geecache/geecache/internal/keytest"
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/examples/internal/wasmdata"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/keytest"
 )
 
 // Node is a wasm node as the checks see it.
