@@ -38,3 +38,27 @@ func TestWorker(t *testing.T) {
 	defer c.CloseIdleConnections()
 	hosttest.Keys(t, ctx, w, natives, c)
 }
+
+// worker.mjs without SELF, as it runs on Cloudflare: a client of the ring
+// (two net/http nodes) that owns no key. Every key comes from its owner
+// with 0 fallbacks, and every key a JavaScript string holds makes the
+// round trip through workerd's fetch().
+func TestWorkerAsClient(t *testing.T) {
+	const secret = "workers secret"
+	opts := &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte(secret)}}
+	a, b := hosttest.StartNative(t, opts), hosttest.StartNative(t, opts)
+	natives := []*hosttest.Native{a, b}
+	for _, n := range natives {
+		if err := n.Pool.Set(a.URL, b.URL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startWorkerd(t, "config.capnp", []string{"worker.mjs"}, func(string) []string {
+		return []string{"GEECACHE_SECRET=" + secret, "GEECACHE_PEERS=" + a.URL + "," + b.URL}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := hosttest.Node{Proc: p} // owns nothing
+	hosttest.Cluster(t, ctx, w, natives)
+	hosttest.Keys(t, ctx, w, natives, nil)
+}
