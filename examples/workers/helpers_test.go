@@ -1,11 +1,6 @@
 package workers
 
 import (
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -15,54 +10,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// startWorkerd copies config and the modules it embeds (the folder's
-// files named in files, and the js/wasm node with Go's wasm_exec.js) into
-// a temporary folder and runs `workerd serve` there, its socket "http"
-// on a 127.0.0.1 listener the OS picks, with env(its URL) added to its
-// environment. It returns the process (its URL set) once workerd says it
-// listens.
+// startWorkerd runs config of this folder under workerd (hosttest.StartWorkerd).
 func startWorkerd(t *testing.T, config string, files []string, env func(url string) []string) *hosttest.Proc {
 	t.Helper()
-	workerd := hosttest.Tool(t, "workerd")
-	if out, err := exec.Command(workerd, "--version").Output(); err == nil {
-		t.Logf("%s", out)
-	}
-	wasm, wasmExec := hosttest.BuildWasm(t)
-	dir := t.TempDir()
-	copyFile(t, wasm, filepath.Join(dir, "node.wasm"))
-	copyFile(t, wasmExec, filepath.Join(dir, "wasm_exec.js"))
-	for _, f := range append(files, config) {
-		copyFile(t, f, filepath.Join(dir, f))
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lf, err := ln.(*net.TCPListener).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	ln.Close() // lf keeps the socket open; workerd listens on it
-	defer lf.Close()
-	// fd 3 is the listener; --control-fd 1 prints {"event":"listen",...}
-	// once workerd serves.
-	cmd := exec.Command(workerd, "serve", config, "--socket-fd", "http=3", "--control-fd", "1")
-	cmd.Dir = dir
-	cmd.ExtraFiles = []*os.File{lf}
-	cmd.Env = append(os.Environ(), env(url)...)
-	p := hosttest.Start(t, cmd, regexp.MustCompile(`"event":"listen"`))
-	p.URL = url
-	return p
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return hosttest.StartWorkerd(t, ".", config, files, env)
 }

@@ -42,20 +42,32 @@ func Root(t testing.TB) string {
 	return filepath.Dir(strings.TrimSpace(string(out)))
 }
 
-// Tool returns the path of the host binary name: on PATH, else where
-// scripts/js-hosts.sh installs it (.tools/js/NAME/node_modules/.bin/NAME),
-// else the test is skipped, saying how to install it.
-func Tool(t testing.TB, name string) string {
-	t.Helper()
+// Find returns the path of the host binary name: on PATH, else where
+// scripts/js-hosts.sh installs it (.tools/js/NAME/node_modules/.bin/NAME);
+// "" if it is in neither.
+func Find(name string) string {
 	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
-	p := filepath.Join(Root(t), ".tools", "js", name, "node_modules", ".bin", name)
-	if _, err := os.Stat(p); err == nil {
-		return p
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		return ""
 	}
-	t.Skipf("%s is not installed: scripts/js-hosts.sh installs it at a pinned version into .tools/js (the test command runs it)", name)
-	return ""
+	p := filepath.Join(filepath.Dir(strings.TrimSpace(string(out))), ".tools", "js", name, "node_modules", ".bin", name)
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// Tool returns Find(name), or skips the test, saying how to install it.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	p := Find(name)
+	if p == "" {
+		t.Skipf("%s is not installed: scripts/js-hosts.sh installs it at a pinned version into .tools/js (the test command runs it)", name)
+	}
+	return p
 }
 
 // BuildWasm builds examples/wasm for js/wasm into a temporary folder and
