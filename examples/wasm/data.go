@@ -22,15 +22,8 @@ const (
 	cacheBytes = wasmdata.CacheBytes
 )
 
-// numKeys is how many generated keys the data set has besides the seed's
-// scores.
-const numKeys = wasmdata.NumKeys
-
 // dataset is the slow database's content, the same on every node.
 func dataset() map[string]string { return wasmdata.Dataset() }
-
-// genKey is the i-th generated key.
-func genKey(i int) string { return wasmdata.Key(i) }
 
 // statsReport is what the wasm node's stats() (and the shim's /stats)
 // answers, as JSON.

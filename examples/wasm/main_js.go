@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"syscall/js"
 	"time"
@@ -71,7 +72,7 @@ type node struct {
 	self  string
 	db    *seeddb.DB
 	group *cache.Group
-	echo  *cache.Group // echoGroup, for the hosts' key round-trip tests
+	echo  *cache.Group // echoGroup, for the hosts' key round-trip tests (its keys asked of the other nodes)
 	pool  *nethttp.Pool
 }
 
@@ -92,7 +93,17 @@ func newNode(self string, peers []string, secret []byte, delay time.Duration, lo
 	if err != nil {
 		return nil, err
 	}
-	echo, err := reg.NewGroup(echoGroup, cacheBytes, getter.Func(wasmdata.EchoLoad), &cache.GroupOptions{Peers: pool, Logger: log,
+	// The group echo, for the tests of every host, asks the other nodes
+	// for each key (a ring without self), so that every key asked of this
+	// node crosses the host's fetch(); it serves its peers as usual.
+	others, err := nethttp.NewPool("", cache.NewRegistry(), &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret}, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := others.Set(slices.DeleteFunc(slices.Clone(peers), func(p string) bool { return p == self })...); err != nil {
+		return nil, err
+	}
+	echo, err := reg.NewGroup(echoGroup, cacheBytes, getter.Func(wasmdata.EchoLoad), &cache.GroupOptions{Peers: others, Logger: log,
 		PeerPolicy: cache.PeerPolicy{NoHedge: true}})
 	if err != nil {
 		return nil, err
