@@ -14,10 +14,14 @@ import (
 	"github.com/geecache/geecache/examples/internal/hosttest"
 )
 
-// The wasm node under a Fetch-API host (fetch.mjs) in a cluster with two
+// The wasm node in node.js (shim.js), Deno and Bun (fetch.mjs), in a cluster with two
 // net/http nodes and a peer secret: see hosttest.Cluster and
 // hosttest.Keys for what each host must do. scripts/js-hosts.sh installs
 // the hosts; without one, its test skips, saying so.
+func TestNode(t *testing.T) {
+	testFetchHost(t, nodeJS(t), "shim.js")
+}
+
 func TestDeno(t *testing.T) {
 	deno := hosttest.Tool(t, "deno")
 	testFetchHost(t, deno, "run", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", "fetch.mjs")
@@ -27,6 +31,8 @@ func TestBun(t *testing.T) {
 	testFetchHost(t, hosttest.Tool(t, "bun"), "fetch.mjs")
 }
 
+// testFetchHost runs `bin args... --listen=... --wasm-exec=... node.wasm -- -peers=...`
+// (shim.js and fetch.mjs take the same arguments) and checks it.
 func testFetchHost(t *testing.T, bin string, args ...string) {
 	if out, err := exec.Command(bin, "--version").Output(); err == nil {
 		t.Logf("%s", out)
