@@ -32,19 +32,24 @@ func TestBun(t *testing.T) {
 }
 
 // testFetchHost runs `bin args... --listen=... --wasm-exec=... node.wasm -- -peers=...`
-// (shim.js and fetch.mjs take the same arguments) and checks it.
+// (shim.js and fetch.mjs take the same arguments) in a ring with two
+// net/http nodes and checks it (hosttest.Cluster, hosttest.Keys), then
+// once more in a ring with a peer that is down and one that lies
+// (hosttest.Faults).
 func testFetchHost(t *testing.T, bin string, args ...string) {
 	if out, err := exec.Command(bin, "--version").Output(); err == nil {
 		t.Logf("%s", out)
 	}
 	wasm, wasmExec := hosttest.BuildWasm(t)
 	const secret = "hosts secret"
+	start := func(peers string) *hosttest.Proc {
+		cmd := exec.Command(bin, append(args, "--listen=127.0.0.1:0", "--wasm-exec="+wasmExec, wasm, "--", "-peers="+peers)...)
+		cmd.Env = append(os.Environ(), "GEECACHE_SECRET="+secret, "NO_COLOR=1")
+		return hosttest.Start(t, cmd, regexp.MustCompile(`geecache wasm node listening on (http://127\.0\.0\.1:\d+)`))
+	}
 	opts := &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte(secret)}}
 	a, b := hosttest.StartNative(t, opts), hosttest.StartNative(t, opts)
-	args = append(args, "--listen=127.0.0.1:0", "--wasm-exec="+wasmExec, wasm, "--", "-peers="+a.URL+","+b.URL)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "GEECACHE_SECRET="+secret, "NO_COLOR=1")
-	p := hosttest.Start(t, cmd, regexp.MustCompile(`geecache wasm node listening on (http://127\.0\.0\.1:\d+)`))
+	p := start(a.URL + "," + b.URL)
 	for _, n := range []*hosttest.Native{a, b} {
 		if err := n.Pool.Set(a.URL, b.URL, p.URL); err != nil {
 			t.Fatal(err)
@@ -61,4 +66,9 @@ func testFetchHost(t *testing.T, bin string, args ...string) {
 	}
 	defer c.CloseIdleConnections()
 	hosttest.Keys(t, ctx, w, natives, c)
+	p.Stop(t)
+
+	f := hosttest.StartFaulty(t)
+	p = start(f.Down + "," + f.Liar)
+	hosttest.Faults(t, ctx, hosttest.Node{Proc: p, Addr: p.URL}, f)
 }

@@ -62,3 +62,16 @@ func TestWorkerAsClient(t *testing.T) {
 	hosttest.Cluster(t, ctx, w, natives)
 	hosttest.Keys(t, ctx, w, natives, nil)
 }
+
+// worker.mjs under workerd with a peer that is down and one that lies:
+// workerd's fetch() reports both failures to the node, which loads each
+// of their keys itself and never returns the liar's value.
+func TestWorkerFaults(t *testing.T) {
+	f := hosttest.StartFaulty(t)
+	p := startWorkerd(t, "config.capnp", []string{"worker.mjs"}, func(self string) []string {
+		return []string{"GEECACHE_SECRET=workers secret", "GEECACHE_PEERS=" + f.Down + "," + f.Liar, "GEECACHE_SELF=" + self}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hosttest.Faults(t, ctx, hosttest.Node{Proc: p, Addr: p.URL}, f)
+}
