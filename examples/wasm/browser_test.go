@@ -6,6 +6,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +23,8 @@ import (
 // nodes that allow the page's origin and have no secret. It answers every
 // key (Tom → 630) from its peers with 0 fallbacks, every key of the
 // key-escaping test a JavaScript string holds comes back as itself, the
-// missing key as missing.
+// missing key as missing; and a node that does not allow its origin is
+// refused to it by the browser.
 func TestChromium(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
@@ -73,4 +75,33 @@ func TestChromium(t *testing.T) {
 	w := hosttest.Node{Proc: p} // a client: it owns nothing
 	hosttest.Cluster(t, ctx, w, natives)
 	hosttest.Keys(t, ctx, w, natives, nil)
+
+	// A node that does not list the page's origin: Chromium refuses the
+	// page its answer (the CORS preflight fails), so the page loads the key
+	// itself, counted as a fallback, and the node never serves the GET.
+	closed := hosttest.StartNative(t, nil)
+	page := origin + "/page.html?peers=" + closed.URL
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL+"/open?url="+url.QueryEscape(page), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("opening %s: %s", page, resp.Status)
+	}
+	if st, body, err := p.Get(ctx, "", "scores", "Tom"); err != nil || st != 200 || body != "630" {
+		t.Fatalf("Tom from the page, its peer closed to its origin = %d %q, %v; want 200 630", st, body, err)
+	}
+	r, err := p.Stats(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Stats.FallbackLoads != 1 || r.Stats.PeerLoads != 0 || closed.Scores.Stats().PeerRequests != 0 {
+		t.Errorf("page: %d fallbacks, %d peer loads, the closed node served %d; want 1, 0, 0",
+			r.Stats.FallbackLoads, r.Stats.PeerLoads, closed.Scores.Stats().PeerRequests)
+	}
 }

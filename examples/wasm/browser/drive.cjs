@@ -12,8 +12,9 @@
 //
 //   geecache browser node listening on http://127.0.0.1:PORT
 //
-// Routes: GET /api?key=K[&group=echo] (the page's geecache.get), GET /stats.
-// SIGINT/SIGTERM close the browser and stop.
+// Routes: GET /api?key=K[&group=echo] (the page's geecache.get), GET /stats,
+// POST /open?url=URL (load another page, for example with other peers, and
+// wait until its node is ready). SIGINT/SIGTERM close the browser and stop.
 "use strict";
 const http = require("http");
 
@@ -40,8 +41,11 @@ const { chromium } = require(playwright);
   const page = await browser.newPage();
   page.on("console", (m) => console.log(`page: ${m.text()}`));
   page.on("pageerror", (e) => console.log(`page error: ${e}`));
-  await page.goto(pageURL);
-  await page.waitForFunction(() => globalThis.geecache !== undefined, null, { timeout: 30000 });
+  const open = async (url) => {
+    await page.goto(url);
+    await page.waitForFunction(() => globalThis.geecache !== undefined, null, { timeout: 30000 });
+  };
+  await open(pageURL);
   console.log(`chromium ${browser.version()}`);
 
   const server = http.createServer(async (req, res) => {
@@ -51,6 +55,11 @@ const { chromium } = require(playwright);
         const r = await page.evaluate(([k, g]) => geecache.get(k, g), [u.searchParams.get("key") ?? "", u.searchParams.get("group") ?? ""]);
         res.writeHead(r.status, { "Content-Type": "text/plain" });
         return res.end(r.body);
+      }
+      if (u.pathname === "/open" && req.method === "POST") {
+        await open(u.searchParams.get("url"));
+        res.writeHead(204);
+        return res.end();
       }
       if (u.pathname === "/stats") {
         res.writeHead(200, { "Content-Type": "application/json" });
