@@ -24,5 +24,8 @@ const worker :Workerd.Worker = (
     (name = "NODES_COUNT", text = "3"),
     # A Workers secret on Cloudflare; from workerd's environment here.
     (name = "GEECACHE_SECRET", fromEnvironment = "GEECACHE_SECRET"),
+    # How long each node's slow database takes per lookup (a Go duration;
+    # unset: no delay).
+    (name = "DELAY", fromEnvironment = "GEECACHE_DELAY"),
   ],
 );

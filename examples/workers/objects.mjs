@@ -61,6 +61,7 @@ export class GeeCacheNode {
     for (let i = 0; i < n; i++) peers.push(`http://geecache-node-${i}`);
     const go = new Go();
     go.argv = ["node.wasm", `-self=${self}`, `-peers=${peers.join(",")}`];
+    if (env.DELAY) go.argv.push(`-delay=${env.DELAY}`); // the slow database's time per lookup
     go.env = { GEECACHE_SECRET: env.GEECACHE_SECRET ?? "" };
     const started = starting.then(() => new Promise((ready, fail) => {
       globalThis.geecacheReady = ready;

@@ -110,3 +110,39 @@ func TestDurableObjects(t *testing.T) {
 	}
 	t.Logf("%d keys through the stubs", sent)
 }
+
+// 16 requests at once to node 0 for a key node 1 owns, its database slow:
+// node 0 fetches it once through node 1's stub and every request gets it.
+func TestDurableObjectsConcurrentRequests(t *testing.T) {
+	p := startWorkerd(t, "objects.capnp", []string{"objects.mjs"}, func(string) []string {
+		return []string{"GEECACHE_SECRET=objects secret", "GEECACHE_DELAY=300ms"}
+	})
+	ring, err := nethttp.NewPool("", cache.NewRegistry(), &nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ring.Close()
+	if err := ring.Set("http://geecache-node-0", "http://geecache-node-1", "http://geecache-node-2"); err != nil {
+		t.Fatal(err)
+	}
+	key := ""
+	for i := 0; key == "" && i < wasmdata.NumKeys; i++ {
+		if ring.Owner(wasmdata.Key(i)) == "http://geecache-node-1" {
+			key = wasmdata.Key(i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	node0 := hosttest.Node{Proc: p, API: p.URL + "/node/0"}
+	r := hosttest.Concurrent(t, ctx, node0, wasmdata.Scores, key, wasmdata.Dataset()[key], 16)
+	if r.Stats.DedupWaits == 0 || r.Stats.PeerLoads != 1 || r.Stats.FallbackLoads != 0 {
+		t.Errorf("node 0: %d waits for the one fetch, %d peer loads, %d fallbacks; want > 0, 1, 0", r.Stats.DedupWaits, r.Stats.PeerLoads, r.Stats.FallbackLoads)
+	}
+	r1, err := p.Stats(ctx, p.URL+"/node/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1.Lookups[key] != 1 {
+		t.Errorf("node 1 looked %s up %d times; want 1", key, r1.Lookups[key])
+	}
+}

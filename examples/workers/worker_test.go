@@ -75,3 +75,22 @@ func TestWorkerFaults(t *testing.T) {
 	defer cancel()
 	hosttest.Faults(t, ctx, hosttest.Node{Proc: p, Addr: p.URL}, f)
 }
+
+// 16 requests at once to the Worker (a client, as on Cloudflare) for a
+// key of a slow owner: the node fetches it once and every request gets
+// it. workerd cancels a request with nothing pending of its own ("your
+// Worker's code had hung") unless worker.mjs keeps a timer pending in it
+// while it waits; without that, all but one of them answered 500.
+func TestWorkerConcurrentRequests(t *testing.T) {
+	const secret = "workers secret"
+	n := hosttest.StartSlowNative(t, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte(secret)}}, 300*time.Millisecond)
+	p := startWorkerd(t, "config.capnp", []string{"worker.mjs"}, func(string) []string {
+		return []string{"GEECACHE_SECRET=" + secret, "GEECACHE_PEERS=" + n.URL}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := hosttest.Concurrent(t, ctx, hosttest.Node{Proc: p}, "scores", "Tom", "630", 16)
+	if r.Stats.DedupWaits == 0 || n.DB.Lookups("Tom") != 1 {
+		t.Errorf("%d requests waited for the one fetch, the owner looked Tom up %d times; want > 0 and 1", r.Stats.DedupWaits, n.DB.Lookups("Tom"))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -141,4 +142,28 @@ func Keys(t *testing.T, ctx context.Context, w Node, natives []*Native, client *
 	if _, _, err := client.Get(ctx, wasmdata.Echo, wasmdata.EchoMissing); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("serve: the missing key: %v; want getter.ErrNotFound", err)
 	}
+}
+
+// Concurrent asks w for key of group n times at once and checks that each
+// answer is want; it returns w's counters after. Against a slow owner the
+// requests overlap, and all but one wait for the one fetch (DedupWaits):
+// a host must let a request wait for an answer another request's fetch
+// brings.
+func Concurrent(t *testing.T, ctx context.Context, w Node, group, key, want string, n int) Report {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			st, body, err := w.Proc.Get(ctx, w.API, group, key)
+			if err != nil || st != 200 || body != want {
+				t.Errorf("%d requests at once: %s = %d %q, %v; want 200 %q", n, key, st, body, err, want)
+			}
+		})
+	}
+	wg.Wait()
+	r, err := w.Proc.Stats(ctx, w.API)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -102,6 +102,13 @@ type Native struct {
 // pool is Set. It stops when the test ends.
 func StartNative(t testing.TB, opts *nethttp.PoolOptions) *Native {
 	t.Helper()
+	return StartSlowNative(t, opts, 0)
+}
+
+// StartSlowNative is StartNative with a database of scores that takes
+// delay per lookup.
+func StartSlowNative(t testing.TB, opts *nethttp.PoolOptions, delay time.Duration) *Native {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +124,7 @@ func StartNative(t testing.TB, opts *nethttp.PoolOptions) *Native {
 	if n.Pool, err = nethttp.NewPool(n.URL, reg, &o); err != nil {
 		t.Fatal(err)
 	}
-	n.DB = seeddb.New(wasmdata.Dataset(), 0, quiet)
+	n.DB = seeddb.New(wasmdata.Dataset(), delay, quiet)
 	// No hedging: the tests count which node loads each key.
 	gopts := &cache.GroupOptions{Peers: n.Pool, Logger: quiet, PeerPolicy: cache.PeerPolicy{NoHedge: true}}
 	if n.Scores, err = reg.NewGroup(wasmdata.Scores, wasmdata.CacheBytes, n.DB.Getter(n.URL), gopts); err != nil {
