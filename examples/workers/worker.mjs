@@ -57,7 +57,7 @@ export default {
     node ??= start(env);
     let geecache;
     try {
-      geecache = await node;
+      geecache = await awake(node); // the first request may still be starting it
     } catch (err) {
       node = null; // the next request tries again
       return text(500, `starting the GeeCache node: ${err}\n`);
@@ -74,7 +74,7 @@ export default {
       return new Response(r.body, { status: r.status, headers: { "Content-Type": r.status === 200 ? "application/octet-stream" : "text/plain" } });
     }
     if (req.method === "GET" && u.pathname === "/stats") {
-      return new Response(await geecache.stats(), { headers: { "Content-Type": "application/json" } });
+      return new Response(await awake(geecache.stats()), { headers: { "Content-Type": "application/json" } });
     }
     return text(404, "not found\n");
   },
