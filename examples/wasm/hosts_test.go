@@ -12,6 +12,7 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/examples/internal/hosttest"
+	"github.com/geecache/geecache/examples/internal/wasmdata"
 )
 
 // The wasm node in node.js (shim.js), Deno and Bun (fetch.mjs), in a cluster with two
@@ -35,7 +36,8 @@ func TestBun(t *testing.T) {
 // (shim.js and fetch.mjs take the same arguments) in a ring with two
 // net/http nodes and checks it (hosttest.Cluster, hosttest.Keys), then
 // once more in a ring with a peer that is down and one that lies
-// (hosttest.Faults).
+// (hosttest.Faults), and once more with a slow peer it asks 16 times at
+// once for one key (hosttest.Concurrent).
 func testFetchHost(t *testing.T, bin string, args ...string) {
 	if out, err := exec.Command(bin, "--version").Output(); err == nil {
 		t.Logf("%s", out)
@@ -71,4 +73,15 @@ func testFetchHost(t *testing.T, bin string, args ...string) {
 	f := hosttest.StartFaulty(t)
 	p = start(f.Down + "," + f.Liar)
 	hosttest.Faults(t, ctx, hosttest.Node{Proc: p, Addr: p.URL}, f)
+	p.Stop(t)
+
+	// 16 requests at once for a key of a slow owner: one fetch, every
+	// request answered.
+	s := hosttest.StartSlowNative(t, opts, 300*time.Millisecond)
+	p = start(s.URL)
+	key := hosttest.KeyOwnedBy(t, s.URL, s.URL, p.URL)
+	r := hosttest.Concurrent(t, ctx, hosttest.Node{Proc: p, Addr: p.URL}, "scores", key, wasmdata.Dataset()[key], 16)
+	if r.Stats.DedupWaits == 0 || s.DB.Lookups(key) != 1 {
+		t.Errorf("%d requests waited for the one fetch, the owner looked %s up %d times; want > 0 and 1", r.Stats.DedupWaits, key, s.DB.Lookups(key))
+	}
 }

@@ -117,20 +117,7 @@ func TestDurableObjectsConcurrentRequests(t *testing.T) {
 	p := startWorkerd(t, "objects.capnp", []string{"objects.mjs"}, func(string) []string {
 		return []string{"GEECACHE_SECRET=objects secret", "GEECACHE_DELAY=300ms"}
 	})
-	ring, err := nethttp.NewPool("", cache.NewRegistry(), &nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ring.Close()
-	if err := ring.Set("http://geecache-node-0", "http://geecache-node-1", "http://geecache-node-2"); err != nil {
-		t.Fatal(err)
-	}
-	key := ""
-	for i := 0; key == "" && i < wasmdata.NumKeys; i++ {
-		if ring.Owner(wasmdata.Key(i)) == "http://geecache-node-1" {
-			key = wasmdata.Key(i)
-		}
-	}
+	key := hosttest.KeyOwnedBy(t, "http://geecache-node-1", "http://geecache-node-0", "http://geecache-node-1", "http://geecache-node-2")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	node0 := hosttest.Node{Proc: p, API: p.URL + "/node/0"}

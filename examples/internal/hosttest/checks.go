@@ -3,12 +3,14 @@ package hosttest
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/examples/internal/wasmdata"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/internal/keytest"
@@ -166,4 +168,25 @@ func Concurrent(t *testing.T, ctx context.Context, w Node, group, key, want stri
 		t.Fatal(err)
 	}
 	return r
+}
+
+// KeyOwnedBy returns the first generated key (wasmdata.Key) that owner
+// owns on the ring of addrs, or fails the test.
+func KeyOwnedBy(t testing.TB, owner string, addrs ...string) string {
+	t.Helper()
+	ring, err := nethttp.NewPool("", cache.NewRegistry(), &nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ring.Close()
+	if err := ring.Set(addrs...); err != nil {
+		t.Fatal(err)
+	}
+	for i := range wasmdata.NumKeys {
+		if k := wasmdata.Key(i); ring.Owner(k) == owner {
+			return k
+		}
+	}
+	t.Fatalf("%s owns none of the %d generated keys on the ring %v", owner, wasmdata.NumKeys, addrs)
+	return ""
 }
