@@ -46,6 +46,30 @@ if (sep < 0 || !hostname || !Number.isInteger(port)) usage(`bad --listen ${liste
 await import(new URL(wasmExec, `file://${isDeno ? Deno.cwd() : process.cwd()}/`).href);
 const wasmBytes = isDeno ? await Deno.readFile(wasmFile) : new Uint8Array(await Bun.file(wasmFile).arrayBuffer());
 
+// readBody reads a request's body (a peer's PUT: its Group.Set), keeping at
+// most limit bytes (the rest is read and dropped: the node refuses a value
+// over its limit).
+async function readBody(req, limit) {
+  const chunks = [];
+  let kept = 0;
+  if (req.body) {
+    for (const reader = req.body.getReader(); ;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (kept < limit) {
+        const part = value.subarray(0, limit - kept);
+        chunks.push(part);
+        kept += part.length;
+      }
+    }
+  }
+  const body = new Uint8Array(kept);
+  let at = 0;
+  for (const c of chunks) { body.set(c, at); at += c.length; }
+  return body;
+}
+const maxValueBytes = 64 << 20; // the node's limit on a value (nethttp's default)
+
 let geecache = null; // the node's functions, once it is ready
 const text = (status, body) => new Response(body, { status, headers: { "Content-Type": "text/plain" } });
 
@@ -53,7 +77,8 @@ async function handle(req) {
   if (!geecache) return text(503, "starting\n");
   const u = new URL(req.url); // pathname stays percent-encoded, as sent
   if (u.pathname.startsWith("/_geecache/")) {
-    const r = await geecache.serve(req.method, u.pathname, req.headers, req.signal);
+    const body = req.method === "PUT" ? await readBody(req, maxValueBytes + 1) : undefined;
+    const r = await geecache.serve(req.method, u.pathname, req.headers, req.signal, body);
     return new Response(r.body, { status: r.status, headers: r.headers });
   }
   if (req.method === "GET" && u.pathname === "/api") {

@@ -40,6 +40,30 @@ function routeFetch(env, fetch) {
   };
 }
 
+// readBody reads a request's body (a peer's PUT: its Group.Set), keeping at
+// most limit bytes (the rest is read and dropped: the node refuses a value
+// over its limit).
+async function readBody(req, limit) {
+  const chunks = [];
+  let kept = 0;
+  if (req.body) {
+    for (const reader = req.body.getReader(); ;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (kept < limit) {
+        const part = value.subarray(0, limit - kept);
+        chunks.push(part);
+        kept += part.length;
+      }
+    }
+  }
+  const body = new Uint8Array(kept);
+  let at = 0;
+  for (const c of chunks) { body.set(c, at); at += c.length; }
+  return body;
+}
+const maxValueBytes = 64 << 20; // the node's limit on a value (nethttp's default)
+
 // Go programs are started one at a time: each calls the one global
 // geecacheReady as it starts.
 let starting = Promise.resolve();
@@ -84,7 +108,8 @@ export class GeeCacheNode {
       return new Response(`starting the GeeCache node: ${err}\n`, { status: 500 });
     }
     if (u.pathname.startsWith("/_geecache/")) {
-      const r = await geecache.serve(req.method, u.pathname, req.headers, req.signal ?? undefined);
+      const body = req.method === "PUT" ? await readBody(req, maxValueBytes + 1) : undefined;
+      const r = await geecache.serve(req.method, u.pathname, req.headers, req.signal ?? undefined, body);
       return new Response(r.body, { status: r.status, headers: r.headers });
     }
     if (u.pathname === "/api") {

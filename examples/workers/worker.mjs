@@ -37,6 +37,30 @@ function start(env) {
   });
 }
 
+// readBody reads a request's body (a peer's PUT: its Group.Set), keeping at
+// most limit bytes (the rest is read and dropped: the node refuses a value
+// over its limit).
+async function readBody(req, limit) {
+  const chunks = [];
+  let kept = 0;
+  if (req.body) {
+    for (const reader = req.body.getReader(); ;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (kept < limit) {
+        const part = value.subarray(0, limit - kept);
+        chunks.push(part);
+        kept += part.length;
+      }
+    }
+  }
+  const body = new Uint8Array(kept);
+  let at = 0;
+  for (const c of chunks) { body.set(c, at); at += c.length; }
+  return body;
+}
+const maxValueBytes = 64 << 20; // the node's limit on a value (nethttp's default)
+
 const text = (status, body) => new Response(body, { status, headers: { "Content-Type": "text/plain" } });
 
 // awake runs p to its end with a timer pending in this request: workerd
@@ -64,7 +88,8 @@ export default {
     }
     const u = new URL(req.url); // pathname stays percent-encoded, as sent
     if (u.pathname.startsWith("/_geecache/")) {
-      const r = await awake(geecache.serve(req.method, u.pathname, req.headers, req.signal ?? undefined));
+      const body = req.method === "PUT" ? await readBody(req, maxValueBytes + 1) : undefined;
+      const r = await awake(geecache.serve(req.method, u.pathname, req.headers, req.signal ?? undefined, body));
       return new Response(r.body, { status: r.status, headers: r.headers });
     }
     if (req.method === "GET" && u.pathname === "/api") {

@@ -190,3 +190,32 @@ func KeyOwnedBy(t testing.TB, owner string, addrs ...string) string {
 	t.Fatalf("%s owns none of the %d generated keys on the ring %v", owner, wasmdata.NumKeys, addrs)
 	return ""
 }
+
+// Put checks that the wasm node w takes a peer's PUT: natives[0] sets a
+// key w owns (its Group.Set, sent to the owner), and w then answers the
+// value set, without a lookup in its database.
+func Put(t *testing.T, ctx context.Context, w Node, natives []*Native) {
+	t.Helper()
+	key := ""
+	for i := len(ClusterKeys()); key == "" && i < wasmdata.NumKeys; i++ {
+		if k := wasmdata.Key(i); natives[0].Pool.Owner(k) == w.Addr {
+			key = k
+		}
+	}
+	if key == "" {
+		t.Fatalf("%s owns none of the keys Cluster leaves alone", w.Addr)
+	}
+	if err := natives[0].Scores.Set(ctx, key, []byte("set by a peer"), 0); err != nil {
+		t.Fatalf("Set(%s) through the wasm node: %v", key, err)
+	}
+	if st, body, err := w.Proc.Get(ctx, w.API, wasmdata.Scores, key); err != nil || st != 200 || body != "set by a peer" {
+		t.Fatalf("wasm node: %s = %d %q, %v; want 200 %q", key, st, body, err, "set by a peer")
+	}
+	r, err := w.Proc.Stats(ctx, w.API)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Lookups[key] != 0 {
+		t.Errorf("wasm node looked %s up %d times; want 0 (it was set)", key, r.Lookups[key])
+	}
+}
