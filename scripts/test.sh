@@ -39,6 +39,13 @@ scripts/check-pure-core.sh "${CORE[@]}"
 step "mocks match mockgen's output"
 scripts/check-mocks.sh
 
+# Before go test: the tests of examples/wasm (TestDeno, TestBun,
+# TestChromium) and examples/workers (TestWorker, TestDurableObjects) run
+# the js/wasm node in these hosts, found in .tools/js; each skips, saying
+# so, where its host could not be installed.
+step "JavaScript hosts: Deno, Bun, workerd, Chromium (scripts/js-hosts.sh, pinned, cached in .tools/js)"
+scripts/js-hosts.sh
+
 step "go test -race"
 go test -race -count=1 ./...
 

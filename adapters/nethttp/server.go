@@ -113,8 +113,13 @@ func (s *Server) ServeTLS(l net.Listener, certFile, keyFile string) error {
 }
 
 // ListenAndServe listens on the TCP address s.Addr (":http" if empty) and
-// serves it with Serve.
+// serves it with Serve. Under GOOS=js and GOOS=wasip1, where nothing can
+// reach a listener of the program, it returns an error wrapping
+// cache.ErrConfig at once.
 func (s *Server) ListenAndServe() error {
+	if err := checkListen(); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addrOr(s.Addr, ":http"))
 	if err != nil {
 		return err
@@ -123,8 +128,12 @@ func (s *Server) ListenAndServe() error {
 }
 
 // ListenAndServeTLS listens on the TCP address s.Addr (":https" if empty)
-// and serves it with ServeTLS.
+// and serves it with ServeTLS; under GOOS=js and GOOS=wasip1 it fails as
+// ListenAndServe does.
 func (s *Server) ListenAndServeTLS(certFile, keyFile string) error {
+	if err := checkListen(); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addrOr(s.Addr, ":https"))
 	if err != nil {
 		return err

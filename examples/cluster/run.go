@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -129,6 +130,9 @@ func listenAddr(peer string) (string, error) {
 
 // run runs the nodes and API the command line asks for until ctx ends.
 func run(ctx context.Context, args []string, stderr io.Writer) error {
+	if err := checkHost(runtime.GOOS); err != nil {
+		return err
+	}
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err

@@ -1,41 +1,29 @@
 // Command wasm is a GeeCache node compiled to WebAssembly (GOOS=js
-// GOARCH=wasm) and run by node.js: shim.js listens with node's http
-// module and hands each peer request to the function the node exports
-// (package adapters/wasmjs), and the node reaches its peers through the
-// host's fetch() (package adapters/nethttp). It joins a cluster with nodes
-// served by net/http; see README.md.
+// GOARCH=wasm) and run by a JavaScript host: shim.js in node.js, fetch.mjs
+// in Deno or Bun, examples/workers in workerd. The host listens and hands
+// each peer request to the function the node exports (package
+// adapters/wasmjs), and the node reaches its peers through the host's
+// fetch() (package adapters/nethttp). It joins a cluster with nodes served
+// by net/http; see README.md.
 package main
 
 import (
-	"fmt"
-
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/seeddb"
+	"github.com/geecache/geecache/examples/internal/wasmdata"
 )
 
 // groupName and cacheBytes are the group every node of the example has; the
-// cache holds the whole data set, so nothing is evicted.
+// cache holds the whole data set, so nothing is evicted. echoGroup is a
+// second group, for the tests that send every awkward key through each
+// host (package wasmdata).
 const (
-	groupName  = "scores"
-	cacheBytes = 1 << 20
+	groupName  = wasmdata.Scores
+	echoGroup  = wasmdata.Echo
+	cacheBytes = wasmdata.CacheBytes
 )
 
-// numKeys is how many generated keys the data set has besides the seed's
-// three scores: enough that every node of a three-node cluster owns some.
-const numKeys = 300
-
-// dataset is the slow database's content, the same on every node: the
-// seed's scores (Tom 630, Jack 589, Sam 567) and key-000 ... key-299.
-func dataset() map[string]string {
-	d := seeddb.Scores()
-	for i := range numKeys {
-		d[genKey(i)] = fmt.Sprint(i * 7)
-	}
-	return d
-}
-
-// genKey is the i-th generated key.
-func genKey(i int) string { return fmt.Sprintf("key-%03d", i) }
+// dataset is the slow database's content, the same on every node.
+func dataset() map[string]string { return wasmdata.Dataset() }
 
 // statsReport is what the wasm node's stats() (and the shim's /stats)
 // answers, as JSON.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"syscall/js"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/geecache/geecache/adapters/wasmjs"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/examples/internal/seeddb"
+	"github.com/geecache/geecache/examples/internal/wasmdata"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -29,17 +31,13 @@ const EnvSecret = "GEECACHE_SECRET"
 // runs until the host calls stop.
 func main() {
 	fs := flag.NewFlagSet("wasm", flag.ContinueOnError)
-	self := fs.String("self", "", "this node's base URL, as its peers reach it (the shim sets it)")
+	self := fs.String("self", "", "this node's base URL, as its peers reach it (the shim sets it); empty: a client that owns no keys")
 	peers := fs.String("peers", "", "comma-separated base URLs of the other nodes")
 	delay := fs.Duration("delay", 0, "how long the slow database takes per lookup")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("node", *self)
-	if *self == "" {
-		log.Error("-self is required")
-		os.Exit(2)
-	}
 	n, err := newNode(*self, splitPeers(*self, *peers), []byte(os.Getenv(EnvSecret)), *delay, log)
 	if err != nil {
 		log.Error("starting the node", "err", err)
@@ -53,9 +51,12 @@ func main() {
 	log.Info("geecache wasm node stopped")
 }
 
-// splitPeers returns self and the nodes of list.
+// splitPeers returns self (unless empty) and the nodes of list.
 func splitPeers(self, list string) []string {
-	peers := []string{self}
+	var peers []string
+	if self != "" {
+		peers = append(peers, self)
+	}
 	for p := range strings.SplitSeq(list, ",") {
 		if p = strings.TrimSpace(p); p != "" && p != self {
 			peers = append(peers, p)
@@ -71,6 +72,7 @@ type node struct {
 	self  string
 	db    *seeddb.DB
 	group *cache.Group
+	echo  *cache.Group // echoGroup, for the hosts' key round-trip tests (its keys asked of the other nodes)
 	pool  *nethttp.Pool
 }
 
@@ -91,13 +93,29 @@ func newNode(self string, peers []string, secret []byte, delay time.Duration, lo
 	if err != nil {
 		return nil, err
 	}
-	return &node{self: self, db: db, group: g, pool: pool}, nil
+	// The group echo, for the tests of every host, asks the other nodes
+	// for each key (a ring without self), so that every key asked of this
+	// node crosses the host's fetch(); it serves its peers as usual.
+	others, err := nethttp.NewPool("", cache.NewRegistry(), &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret}, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := others.Set(slices.DeleteFunc(slices.Clone(peers), func(p string) bool { return p == self })...); err != nil {
+		return nil, err
+	}
+	echo, err := reg.NewGroup(echoGroup, cacheBytes, getter.Func(wasmdata.EchoLoad), &cache.GroupOptions{Peers: others, Logger: log,
+		PeerPolicy: cache.PeerPolicy{NoHedge: true}})
+	if err != nil {
+		return nil, err
+	}
+	return &node{self: self, db: db, group: g, echo: echo, pool: pool}, nil
 }
 
 // export calls globalThis.geecacheReady(node) with the node's functions:
 //
 //	serve(method, path, headers[, signal]) → Promise<{status, headers, body}>  (the peer protocol, package wasmjs)
-//	get(key) → Promise<{status, body}>  (the API: 200 value, 404 "KEY not exist", 500 error)
+//	get(key[, group]) → Promise<{status, body}>  (the API: 200 value, 404 "KEY not exist", 500 error;
+//	                                           group "scores", the default, or "echo")
 //	stats() → Promise<string>  (JSON: the group's Stats and the database's lookups per key)
 //	stop()  ends the program
 //
@@ -108,8 +126,11 @@ func (n *node) export(stop chan struct{}) (release func()) {
 		if len(args) < 1 || args[0].Type() != js.TypeString {
 			return js.Global().Get("Promise").Call("reject", js.Global().Get("TypeError").New("get(key): key must be a string"))
 		}
-		key := args[0].String()
-		return goPromise(func() any { return n.get(key) })
+		key, g := args[0].String(), n.group
+		if len(args) > 1 && args[1].Type() == js.TypeString && args[1].String() == echoGroup {
+			g = n.echo
+		}
+		return goPromise(func() any { return n.get(g, key) })
 	})
 	stats := js.FuncOf(func(js.Value, []js.Value) any {
 		return goPromise(func() any { return n.statsJSON() })
@@ -138,11 +159,11 @@ func (n *node) export(stop chan struct{}) (release func()) {
 	}
 }
 
-// get answers the API's request for key.
-func (n *node) get(key string) any {
+// get answers the API's request for key in g.
+func (n *node) get(g *cache.Group, key string) any {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	v, err := n.group.Get(ctx, key)
+	v, err := g.Get(ctx, key)
 	switch {
 	case errors.Is(err, getter.ErrNotFound):
 		return map[string]any{"status": 404, "body": key + " not exist"}

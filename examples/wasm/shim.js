@@ -13,7 +13,7 @@
 //   geecache wasm node listening on http://127.0.0.1:PORT
 //
 // Routes: /_geecache/... the peer protocol (the node's serve function);
-// GET /api?key=K the key's value from the cluster (200, 404 "K not exist");
+// GET /api?key=K[&group=echo] the key's value from the cluster (200, 404 "K not exist");
 // GET /stats the node's counters as JSON. SIGINT/SIGTERM stop it.
 "use strict";
 
@@ -139,9 +139,9 @@ function send(res, status, headers, body) {
 // handle answers the shim's own routes.
 async function handle(req, res, rawPath, query) {
   if (req.method === "GET" && rawPath === "/api") {
-    const key = new URLSearchParams(query).get("key");
-    if (!key) return send(res, 400, { "Content-Type": "text/plain" }, "missing key parameter: use /api?key=NAME\n");
-    const r = await geecache.get(key);
+    const params = new URLSearchParams(query), key = params.get("key");
+    if (key === null) return send(res, 400, { "Content-Type": "text/plain" }, "missing key parameter: use /api?key=NAME\n");
+    const r = await geecache.get(key, params.get("group") ?? "");
     return send(res, r.status, { "Content-Type": r.status === 200 ? "application/octet-stream" : "text/plain" }, r.body);
   }
   if (req.method === "GET" && rawPath === "/stats") {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/geecache/geecache/adapters/internal/keytest"
+	"github.com/geecache/geecache/internal/keytest"
 )
 
 func ExampleRandom() {
