@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 	"testing/synctest"
@@ -43,6 +44,10 @@ func (uncomparablePeer) Addr() string { return "uncomparable" }
 func (uncomparablePeer) Remove(context.Context, string, string) error { return nil }
 
 func (uncomparablePeer) Set(context.Context, string, string, []byte, time.Duration) error { return nil }
+
+func (uncomparablePeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
+	return errors.ErrUnsupported
+}
 
 type uncomparablePicker struct{ p uncomparablePeer }
 

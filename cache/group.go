@@ -46,6 +46,7 @@ type Group struct {
 	localFlight   singleflight.Group[entry]
 
 	counters counters
+	purge    purgeState // purge.go
 }
 
 // Name returns the group's name.
@@ -295,6 +296,9 @@ func (g *Group) loadLocally(ctx context.Context, kind SpanKind, key string) (ent
 // marker when ttl is positive.
 func (g *Group) keep(c *lru.Cache, key string, v []byte, ttl time.Duration, err error, gen uint64) (entry, error) {
 	exp, now := g.fresh.expiry(ttl)
+	if c == g.mem.hot && g.hotBlocked() {
+		return entry{v, exp}, err // a Purge is still reaching the peers: no copy
+	}
 	if err != nil {
 		if exp != 0 {
 			g.mem.add(c, key, g.fresh.negative, gen, exp, now)

@@ -136,3 +136,15 @@ func (m *memory) remove(key string) {
 	m.main.Remove(key)
 	m.hot.Remove(key)
 }
+
+// purge drops every entry of both caches at once, and makes every load in
+// flight unable to keep its value.
+func (m *memory) purge() {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	for i := range m.gens {
+		m.gens[i].Add(1)
+	}
+	m.main.Clear()
+	m.hot.Clear()
+}

@@ -49,6 +49,10 @@ func (p *userPeer) Set(_ context.Context, _, key string, value []byte, ttl time.
 
 func (p *userPeer) Addr() string { return p.addr }
 
+func (p *userPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
+	return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
+}
+
 func (p *userPeer) record(w string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

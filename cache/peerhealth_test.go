@@ -264,6 +264,10 @@ func (*peerFunc) Set(context.Context, string, string, []byte, time.Duration) err
 
 func (p *peerFunc) Addr() string { return fmt.Sprintf("peerFunc@%p", p) }
 
+func (*peerFunc) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
+	return peertest.ErrReadOnly
+}
+
 func TestBadPeerPolicyIsRefused(t *testing.T) {
 	for _, p := range []cache.PeerPolicy{{EjectAfter: -1}, {MaxInFlight: -1}, {SlowAfter: -1}, {HedgeMin: time.Second, HedgeMax: time.Millisecond}} {
 		if _, err := cache.NewRegistry().NewGroup("g", 1, getter.Map(nil), &cache.GroupOptions{PeerPolicy: p}); !errors.Is(err, cache.ErrConfig) {

@@ -44,11 +44,40 @@ type PeerGetter interface {
 	// ttl (0: the peer's group's default).
 	Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error
 
+	// Batch sends one request to the peer for many keys of group, for
+	// Group.GetMany, Group.RemoveMany and Group.Purge. With remove false it
+	// fetches keys and calls each once for every key the peer answered,
+	// with the key's index in keys and what Get would return for it (a
+	// per-key error wrapping errors.ErrUnsupported: the peer did not fit
+	// the key in the batch, and the group asks for it alone); a key the
+	// peer did not answer is a failure of the peer for that key only. each
+	// is called from Batch's goroutine, before Batch returns. With remove
+	// true it drops keys from the peer's memory, as Remove does each, and
+	// with no keys at all it drops every key of group there (Purge); each
+	// is nil then. A transport splits a batch over its limits into as many
+	// requests as it needs.
+	//
+	// An error is for the batch as a whole. A transport (or a peer of an
+	// older protocol version) that cannot send batches returns one
+	// wrapping errors.ErrUnsupported: the group then sends single Gets or
+	// Removes instead.
+	Batch(ctx context.Context, group string, keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error)) error
+
 	// Addr names the peer, one address per peer (a transport's base URL,
 	// say): UpdateError.Failed, PeerStats, logs and Tracer spans name it
 	// so, and the background retries of a write find the peer again by it
 	// in the peer set's list.
 	Addr() string
+}
+
+// peerBatch is Batch of peer, with a panic turned into a *PanicError.
+func peerBatch(ctx context.Context, peer PeerGetter, group string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return peer.Batch(ctx, group, keys, remove, each)
 }
 
 // peerGet fetches from peer. A PeerGetter that panics gives a

@@ -56,11 +56,12 @@ func TestRemoveDuringLoadDoesNotResurrect(t *testing.T) {
 // memNode is a node of an in-memory cluster whose peers call each other's
 // groups directly.
 type memNode struct {
-	name   string
-	group  *cache.Group
-	loads  atomic.Int64
-	down   atomic.Bool
-	writes atomic.Int64 // Remove and Set requests it received
+	name    string
+	group   *cache.Group
+	loads   atomic.Int64
+	down    atomic.Bool
+	writes  atomic.Int64 // Remove and Set requests it received
+	batches atomic.Int64 // Batch requests it received
 
 	mu      sync.Mutex
 	stopped chan struct{} // not nil while the node is stopped (as by SIGSTOP)

@@ -87,6 +87,20 @@ func (mr *MockPeerGetterMockRecorder) Addr() *gomock.Call {
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Addr", reflect.TypeOf((*MockPeerGetter)(nil).Addr))
 }
 
+// Batch mocks base method.
+func (m *MockPeerGetter) Batch(ctx context.Context, group string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Batch", ctx, group, keys, remove, each)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Batch indicates an expected call of Batch.
+func (mr *MockPeerGetterMockRecorder) Batch(ctx, group, keys, remove, each interface{}) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Batch", reflect.TypeOf((*MockPeerGetter)(nil).Batch), ctx, group, keys, remove, each)
+}
+
 // Get mocks base method.
 func (m *MockPeerGetter) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
 	m.ctrl.T.Helper()

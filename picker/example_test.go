@@ -52,6 +52,10 @@ func (p memPeer) Set(context.Context, string, string, []byte, time.Duration) err
 
 func (p memPeer) Addr() string { return p.addr }
 
+func (p memPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
+	return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
+}
+
 func ExamplePeers() {
 	self := "http://localhost:8001"
 	peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter { return memPeer{addr} }, nil)

@@ -58,7 +58,8 @@ func newHandler(reg *cache.Registry, opts *handlerOptions) (*handler, error) {
 // key; the base path, if any, is removed first. The load runs with the
 // request's context, so it is abandoned when the caller goes away.
 //
-// Only a PUT (a peer's Set) has a body, read up to the size limit: any
+// Only a PUT (a peer's Set) and a POST (a peer's batch) have a body, read
+// up to the size limit (for a batch, 1 MiB of keys): any
 // other request that comes with a body, or a PUT whose body is over the
 // limit, is refused (400 or 413) without the body being read, and the
 // connection is closed right after the answer (refusedLinger), not kept
@@ -77,7 +78,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Path = p
 	}
-	if r.Method == http.MethodPut {
+	if r.Method == http.MethodPut || r.Method == http.MethodPost {
 		// The headers first: an unsigned or unwanted write is refused
 		// before its body is read.
 		if resp, ok := h.srv.Admit(r.Context(), req); !ok {
@@ -94,7 +95,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "a peer request has no body")))
 		return
 	}
-	if r.Method == http.MethodGet && r.Header.Get(protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
+	if (r.Method == http.MethodGet || r.Method == http.MethodPost) && r.Header.Get(protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
 		// A 102 may be written (with w's header) while the answer is
 		// made: the answer's fields go into a map of their own, and into
 		// w's once no 102 can be.
@@ -167,6 +168,9 @@ func (p *processing) end() {
 // returns the answer to send instead.
 func (h *handler) readBody(r *http.Request, req protocol.Request) ([]byte, protocol.Response, bool) {
 	limit := h.srv.MaxValueBytes()
+	if r.Method == http.MethodPost {
+		limit = protocol.MaxBatchBytes // a batch's keys
+	}
 	if r.ContentLength > limit {
 		return nil, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeTooLarge, "the value is over the size limit")), false
 	}

@@ -89,6 +89,13 @@ func (p inMemoryPeer) Set(_ context.Context, group, key string, value []byte, tt
 
 func (p inMemoryPeer) Addr() string { return p.addr }
 
+// Batch asks the owner for many keys at once (Group.GetMany), or drops
+// them (Group.RemoveMany; no keys: Group.Purge). This in-memory peer does
+// not batch: the group then asks key by key.
+func (p inMemoryPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
+	return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
+}
+
 // newCluster starts nodes named names that share db as their source of
 // truth.
 func newCluster(names []string, db *seeddb.DB) ([]*node, error) {

@@ -25,3 +25,8 @@ func (ReadOnly) Remove(context.Context, string, string) error { return ErrReadOn
 func (ReadOnly) Set(context.Context, string, string, []byte, time.Duration) error {
 	return ErrReadOnly
 }
+
+// Batch fails with ErrReadOnly: the group asks key by key instead.
+func (ReadOnly) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
+	return ErrReadOnly
+}

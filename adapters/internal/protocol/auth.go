@@ -56,12 +56,12 @@ var (
 //
 // where target is the base URL of the node the request is sent to and peer
 // the value of its HeaderPeer ("" if absent); a request with a body (a
-// PUT) adds "\n" + checksum + "\n" + ttl, its HeaderChecksum and HeaderTTL
+// PUT, or a batch's POST) adds "\n" + checksum + "\n" + ttl, its HeaderChecksum and HeaderTTL
 // ("" if absent), so that the value and its lifetime are signed too.
 func requestMAC(secret []byte, method, target, escapedPath, peer, timestamp string, h http.Header) []byte {
 	m := hmac.New(sha256.New, secret)
 	writeLines(m, "GEECACHE2", method, target, escapedPath, peer, timestamp)
-	if method == http.MethodPut {
+	if method == http.MethodPut || method == http.MethodPost {
 		writeLines(m, "", h.Get(HeaderChecksum), h.Get(HeaderTTL))
 	}
 	return m.Sum(nil)

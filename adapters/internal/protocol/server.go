@@ -117,7 +117,7 @@ func NewServer(reg *cache.Registry, opts *ServerOptions) (*Server, error) {
 func (s *Server) MaxValueBytes() int64 { return s.cfg.MaxValueBytes }
 
 // AllowedMethods is the Allow header of a 405: the methods of the protocol.
-const AllowedMethods = "GET, PUT, DELETE"
+const AllowedMethods = "GET, PUT, DELETE, POST"
 
 // Serve answers req. It checks, in order: the method (405), the signature
 // when a secret is set (401, before anything is parsed or loaded), the path
@@ -182,7 +182,7 @@ func (s *Server) Admit(ctx context.Context, req Request) (Response, bool) {
 
 func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 	switch req.Method {
-	case http.MethodGet, http.MethodPut, http.MethodDelete:
+	case http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPost:
 	default:
 		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET (or, between peers, PUT and DELETE)")
 		r.Header.Set("Allow", AllowedMethods)
@@ -199,6 +199,9 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 		if req.Header.Get(HeaderPeer) == "" {
 			return ErrorResponse(CodeBadRequest, req.Method+" is a peer request (it needs "+HeaderPeer+")"), false
 		}
+		if _, op, _ := batchOp(req.Path); req.Method == http.MethodPost && op == BatchGet {
+			return Response{}, true // a batch of reads: as open as a GET
+		}
 		if s.cfg.Secret == nil && !s.cfg.UnsignedWrites {
 			return ErrorResponse(CodeUnauthorized, "unauthorized: this node takes writes only when signed (a secret), or with UnsignedWrites"), false
 		}
@@ -214,6 +217,9 @@ func (s *Server) serve(ctx context.Context, req Request, h http.Header) Response
 	}
 	if s.cfg.Propagator != nil {
 		ctx = s.cfg.Propagator.Extract(ctx, req.Header)
+	}
+	if req.Method == http.MethodPost {
+		return s.batch(ctx, req)
 	}
 	groupName, key, err := ParsePath(req.Path)
 	if err != nil {

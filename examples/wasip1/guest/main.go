@@ -107,6 +107,10 @@ func (p hostPeer) Set(context.Context, string, string, []byte, time.Duration) er
 
 func (p hostPeer) Addr() string { return string(p) }
 
+func (p hostPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
+	return fmt.Errorf("peer %s: the host's import has no batches: %w", string(p), errors.ErrUnsupported)
+}
+
 // ptr is the address of s's bytes (never written through).
 func ptr(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
 

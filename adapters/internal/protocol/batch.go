@@ -1,0 +1,323 @@
+package protocol
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/geecache/geecache/cache"
+)
+
+// The batch requests of protocol version 2 (see PROTOCOL.md, "Batches"):
+// a POST of Prefix + Escape(group) + "/!get" (or "!remove", "!purge")
+// whose body lists the keys, signed as a PUT is (its checksum covers the
+// keys). A node of the previous version answers 405, which a Client turns
+// into an error wrapping errors.ErrUnsupported, so that the group asks key
+// by key.
+
+// A BatchOp is what a batch asks of its keys.
+type BatchOp string
+
+// The batch operations.
+const (
+	BatchGet    BatchOp = "get"    // the values of the keys
+	BatchRemove BatchOp = "remove" // drop the keys
+	BatchPurge  BatchOp = "purge"  // drop every key of the group (no keys)
+)
+
+// Limits of a batch request: a Client splits a longer list (see
+// SplitBatch), and a Server refuses one over them (400, or 413 for the
+// body).
+const (
+	MaxBatchKeys  = 1000
+	MaxBatchBytes = 1 << 20 // of a request's body
+	// MaxBatchKey is the longest key a batch carries; a longer one is
+	// asked alone.
+	MaxBatchKey = 64 << 10
+)
+
+// BatchContentType is the Content-Type of a batch's body, both ways.
+const BatchContentType = "application/x-geecache-batch"
+
+// The status of one key in a batch's answer.
+const (
+	entryValue    byte = 0 // the payload is the value
+	entryNotFound byte = 1 // the payload is the owner's message
+	entryLoadErr  byte = 2 // the payload is the owner's message
+	entryAlone    byte = 3 // over the answer's byte budget: ask for it alone
+)
+
+// errAlone is a key's error when the owner could not fit it in the answer.
+var errAlone = fmt.Errorf("the value did not fit in the batch's answer: %w", errors.ErrUnsupported)
+
+// BatchPath returns the path of a batch of op in group.
+func BatchPath(group string, op BatchOp) string {
+	return Prefix + Escape(group) + "/!" + string(op)
+}
+
+// batchOp returns the op of a batch path, or "" if path is not one.
+func batchOp(path string) (group string, op BatchOp, ok bool) {
+	rest, ok := strings.CutPrefix(path, Prefix)
+	if !ok {
+		return "", "", false
+	}
+	eg, eop, ok := strings.Cut(rest, "/!")
+	if !ok || eg == "" || strings.Contains(eg, "/") {
+		return "", "", false
+	}
+	switch op := BatchOp(eop); op {
+	case BatchGet, BatchRemove, BatchPurge:
+		g, err := unescape(eg)
+		return g, op, err == nil
+	}
+	return "", "", false
+}
+
+// SplitBatch calls fn with the bounds of consecutive runs of keys that
+// each fit in one batch request (MaxBatchKeys, MaxBatchBytes); a key
+// longer than MaxBatchKey is a run of its own, which a binding asks alone.
+func SplitBatch(keys []string, fn func(lo, hi int)) {
+	lo, bytes := 0, 0
+	for i, k := range keys {
+		n := len(k) + binary.MaxVarintLen64
+		if i > lo && (i-lo >= MaxBatchKeys || bytes+n > MaxBatchBytes || len(k) > MaxBatchKey) {
+			fn(lo, i)
+			lo, bytes = i, 0
+		}
+		bytes += n
+		if len(k) > MaxBatchKey {
+			fn(i, i+1)
+			lo, bytes = i+1, 0
+		}
+	}
+	if lo < len(keys) {
+		fn(lo, len(keys))
+	}
+}
+
+// TooLongForBatch reports whether key is over MaxBatchKey.
+func TooLongForBatch(key string) bool { return len(key) > MaxBatchKey }
+
+// ErrAlone is the per-key error a binding gives a key it asks alone.
+func ErrAlone() error { return errAlone }
+
+// encodeKeys returns the body of a batch request: a uvarint count, then
+// each key as a uvarint length and its bytes.
+func encodeKeys(keys []string) []byte {
+	n := binary.MaxVarintLen64
+	for _, k := range keys {
+		n += len(k) + binary.MaxVarintLen64
+	}
+	b := make([]byte, 0, n)
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, k := range keys {
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+	}
+	return b
+}
+
+// decodeKeys reads a batch request's body.
+func decodeKeys(b []byte) ([]string, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > MaxBatchKeys {
+		return nil, fmt.Errorf("bad key count (at most %d)", MaxBatchKeys)
+	}
+	b = b[k:]
+	keys := make([]string, 0, n)
+	for range n {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) {
+			return nil, errors.New("truncated key")
+		}
+		keys = append(keys, string(b[k:k+int(l)]))
+		b = b[k+int(l):]
+	}
+	if len(b) != 0 {
+		return nil, errors.New("bytes after the last key")
+	}
+	return keys, nil
+}
+
+// NewBatchRequest returns the request of op for keys of group to the node
+// at target: a POST of BatchPath with the keys as its body, a peer
+// request, with its checksum and, with a secret, signed over both. keys
+// must fit (see SplitBatch); a purge has none.
+func (c *Client) NewBatchRequest(ctx context.Context, target, group string, op BatchOp, keys []string) Request {
+	path := BatchPath(group, op)
+	body := encodeKeys(keys)
+	h := http.Header{HeaderPeer: c.peer, HeaderChecksum: {checksum(c.cfg.Secret, body)}, "Content-Type": {BatchContentType}}
+	if c.cfg.Secret != nil {
+		sign(h, c.cfg.Secret, time.Now(), http.MethodPost, target, path)
+	}
+	if c.cfg.Propagator != nil {
+		c.cfg.Propagator.Inject(ctx, h)
+	}
+	return Request{Method: http.MethodPost, Path: path, Header: h, Body: body}
+}
+
+// batchLimit is the largest answer a Client reads to a batch of keys: the
+// values' budget (MaxValueBytes) and each entry's framing.
+func (c *Client) batchLimit(keys []string) int64 {
+	n := c.cfg.MaxValueBytes + binary.MaxVarintLen64
+	for _, k := range keys {
+		n += int64(len(k)) + 3*binary.MaxVarintLen64 + 9 + maxErrorBody
+	}
+	return n
+}
+
+// ReadBatchResponse reads the answer to the batch req of keys. On a 200 to
+// a BatchGet it calls each for every entry, with its index: the value and
+// its lifetime, or the key's error (getter.ErrNotFound, a load error, an
+// error wrapping errors.ErrUnsupported for a key to ask alone). An entry
+// that names another key than the one at its index, or whose checksum does
+// not match, is that key's error (ErrBadResponse, ErrIntegrity); an entry
+// past the keys asked is passed on with its index, for the caller to
+// refuse. The answer as a whole is checked as any answer is (checksum,
+// signature), read up to a bound from the keys and the size limit
+// (ErrTooLarge past it); an error answer is its error, and a 405 (a node
+// of the previous version) one wrapping errors.ErrUnsupported as well.
+func (c *Client) ReadBatchResponse(ctx context.Context, req Request, status int, header http.Header, size int64, body io.Reader,
+	keys []string, each func(i int, value []byte, ttl time.Duration, err error)) error {
+	if err := c.checkHeader(req, status, header); err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		err := c.readError(req, status, header, body)
+		if errors.Is(err, ErrMethodNotAllowed) {
+			return fmt.Errorf("%w (a node of the previous protocol version: %w)", errors.ErrUnsupported, err)
+		}
+		return err
+	}
+	limit := c.batchLimit(keys)
+	if size > limit {
+		return fmt.Errorf("%w: peer announced a %d-byte batch answer, the limit is %d", ErrTooLarge, size, limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil {
+		return fmt.Errorf("%w: reading a batch answer: %w", ErrBadResponse, err)
+	}
+	if int64(len(b)) > limit {
+		return fmt.Errorf("%w: batch answer over %d bytes", ErrTooLarge, limit)
+	}
+	if size >= 0 && int64(len(b)) != size {
+		return fmt.Errorf("%w: got %d bytes, announced %d", ErrBadResponse, len(b), size)
+	}
+	if err := checkBody(c.cfg.Secret, header, b); err != nil {
+		return err
+	}
+	if each == nil {
+		return nil
+	}
+	return decodeEntries(b, keys, each)
+}
+
+// decodeEntries reads a batch answer's entries.
+func decodeEntries(b []byte, keys []string, each func(int, []byte, time.Duration, error)) error {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return fmt.Errorf("%w: bad entry count", ErrBadResponse)
+	}
+	b = b[k:]
+	for i := range int(n) {
+		if len(b) < 1 {
+			return fmt.Errorf("%w: truncated batch answer", ErrBadResponse)
+		}
+		st := b[0]
+		b = b[1:]
+		key, rest, ok1 := field(b)
+		ttlMs, k := binary.Uvarint(rest)
+		if !ok1 || k <= 0 {
+			return fmt.Errorf("%w: truncated batch answer", ErrBadResponse)
+		}
+		payload, rest, ok2 := field(rest[k:])
+		if !ok2 || len(rest) < 8 {
+			return fmt.Errorf("%w: truncated batch answer", ErrBadResponse)
+		}
+		sum := binary.BigEndian.Uint64(rest)
+		b = rest[8:]
+		ttl := time.Duration(0)
+		if ttlMs > 0 && ttlMs < uint64(time.Duration(1<<62)/time.Millisecond) {
+			ttl = time.Duration(ttlMs) * time.Millisecond
+		}
+		switch {
+		case i < len(keys) && string(key) != keys[i]:
+			each(i, nil, 0, fmt.Errorf("%w: entry %d names another key", ErrBadResponse, i))
+		case xxhash.Sum64(payload) != sum:
+			each(i, nil, 0, fmt.Errorf("%w: entry %d does not match its checksum", ErrIntegrity, i))
+		case st == entryValue:
+			each(i, append([]byte(nil), payload...), ttl, nil) // its own copy: the cache keeps it
+		case st == entryNotFound:
+			each(i, nil, ttl, NewPeerError(http.StatusNotFound, CodeNotFound, text(payload, http.StatusNotFound)))
+		case st == entryLoadErr:
+			each(i, nil, 0, NewPeerError(http.StatusInternalServerError, CodeLoadError, text(payload, http.StatusInternalServerError)))
+		case st == entryAlone:
+			each(i, nil, 0, errAlone)
+		default:
+			each(i, nil, 0, fmt.Errorf("%w: entry %d has unknown status %d", ErrBadResponse, i, st))
+		}
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%w: bytes after the last entry", ErrBadResponse)
+	}
+	return nil
+}
+
+// field reads a uvarint-length-prefixed field.
+func field(b []byte) (f, rest []byte, ok bool) {
+	l, k := binary.Uvarint(b)
+	if k <= 0 || l > uint64(len(b)-k) {
+		return nil, nil, false
+	}
+	return b[k : k+int(l)], b[k+int(l):], true
+}
+
+// text is a message from a peer, as readError makes one.
+func text(msg []byte, status int) string {
+	t := strings.TrimSpace(strings.ToValidUTF8(string(msg), "\uFFFD"))
+	if t == "" {
+		t = http.StatusText(status)
+	}
+	return t
+}
+
+// appendEntry appends one entry of a batch answer.
+func appendEntry(b []byte, st byte, key string, ttl time.Duration, payload []byte) []byte {
+	b = append(b, st)
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	var ms uint64
+	if ttl > 0 {
+		ms = uint64(max(ttl.Milliseconds(), 1))
+	}
+	b = binary.AppendUvarint(b, ms)
+	b = binary.AppendUvarint(b, uint64(len(payload)))
+	b = append(b, payload...)
+	return binary.BigEndian.AppendUint64(b, xxhash.Sum64(payload))
+}
+
+func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+
+// appendViewEntry appends the entry of a value held in the cache.
+func appendViewEntry(b []byte, key string, ttl time.Duration, v cache.ByteView) []byte {
+	b = append(b, entryValue)
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	var ms uint64
+	if ttl > 0 {
+		ms = uint64(max(ttl.Milliseconds(), 1))
+	}
+	b = binary.AppendUvarint(b, ms)
+	b = binary.AppendUvarint(b, uint64(v.Len()))
+	at := len(b)
+	b = append(b, make([]byte, v.Len())...) // no allocation: append grows b alone
+	v.Copy(b[at:])
+	return binary.BigEndian.AppendUint64(b, xxhash.Sum64(b[at:]))
+}

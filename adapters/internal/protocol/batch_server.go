@@ -1,0 +1,78 @@
+package protocol
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/internal/batchctx"
+)
+
+// batch answers a batch request that admit has let through: its keys are
+// checked against the body's checksum and the limits, then answered by
+// the group from this node alone (Group.GetMany, RemoveMany or Purge with
+// a peer's mark, so nothing is forwarded or told again). A BatchGet's
+// answer holds an entry per key, in order; values past the size limit in
+// all are entries that say "ask alone".
+func (s *Server) batch(ctx context.Context, req Request) Response {
+	groupName, op, ok := batchOp(req.Path)
+	if !ok {
+		return ErrorResponse(CodeBadRequest, "not a batch path: "+clip(req.Path))
+	}
+	if len(req.Body) > MaxBatchBytes {
+		return ErrorResponse(CodeTooLarge, fmt.Sprintf("a batch of %d bytes is over the limit of %d", len(req.Body), MaxBatchBytes))
+	}
+	if err := checkBody(s.cfg.Secret, req.Header, req.Body); err != nil || req.Header.Get(HeaderChecksum) == "" {
+		return ErrorResponse(CodeBadRequest, fmt.Sprintf("the batch does not match its %s", HeaderChecksum))
+	}
+	keys, err := decodeKeys(req.Body)
+	if err != nil {
+		return ErrorResponse(CodeBadRequest, "malformed batch: "+err.Error())
+	}
+	g := s.reg.Lookup(groupName)
+	if g == nil {
+		return ErrorResponse(CodeUnknownGroup, "no such group: "+clip(groupName))
+	}
+	switch op {
+	case BatchRemove:
+		_ = g.RemoveMany(batchctx.With(ctx, &batchctx.Local{}), keys) // this node only: no peers to fail
+		return Response{Status: http.StatusOK, Header: http.Header{}}
+	case BatchPurge:
+		if len(keys) != 0 {
+			return ErrorResponse(CodeBadRequest, "a purge has no keys")
+		}
+		_ = g.Purge(batchctx.With(ctx, &batchctx.Local{}))
+		return Response{Status: http.StatusOK, Header: http.Header{}}
+	}
+	return s.batchGet(ctx, g, keys)
+}
+
+// batchGet answers a BatchGet of keys in g.
+func (s *Server) batchGet(ctx context.Context, g *cache.Group, keys []string) Response {
+	trusted := s.cfg.Secret != nil
+	var ttl time.Duration
+	budget := s.cfg.MaxValueBytes
+	body := make([]byte, 0, 64*len(keys)+16)
+	body = appendUvarint(body, uint64(len(keys)))
+	local := &batchctx.Local{TTL: func(_ int, d time.Duration) { ttl = d }}
+	g.GetMany(batchctx.With(ctx, local), keys, func(i int, v cache.ByteView, err error) {
+		key := keys[i]
+		switch {
+		case err == nil && int64(v.Len()) > budget:
+			body = appendEntry(body, entryAlone, key, 0, nil)
+		case err == nil:
+			budget -= int64(v.Len())
+			body = appendViewEntry(body, key, ttl, v)
+		default:
+			r := s.loadError(ctx, err, trusted, g.Name(), key)
+			st, d := entryLoadErr, time.Duration(0)
+			if r.Code() == CodeNotFound {
+				st, d = entryNotFound, ttl
+			}
+			body = appendEntry(body, st, key, d, r.Body)
+		}
+	})
+	return Response{Status: http.StatusOK, Header: http.Header{"Content-Type": {BatchContentType}}, Body: body}
+}

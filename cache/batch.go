@@ -1,0 +1,154 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/geecache/geecache/cache/internal/singleflight"
+	"github.com/geecache/geecache/internal/batchctx"
+)
+
+// This file is the read path of many keys at once: GetMany sorts the keys
+// into hits, keys this node loads, and keys each owner peer is asked for
+// in one Batch; the batch itself (claims, health, hedge, keep) is in
+// batchfetch.go.
+
+// manyResult is one key's result in a GetMany.
+type manyResult struct {
+	e   entry
+	err error
+}
+
+// ownerKeys are the keys of a GetMany that one peer owns, by index.
+type ownerKeys struct {
+	peer PeerGetter
+	idx  []int
+}
+
+// GetMany returns the values of keys, each as Get would return it: it
+// calls each once per key, in the order of keys, with the key's index,
+// its value and an error for that key alone (a key that does not exist: an
+// error wrapping getter.ErrNotFound). The keys fresh in memory are answered
+// from it; the keys each other peer owns are asked from it in one request
+// (a transport splits one over its limits), and the keys this node owns
+// are loaded here, concurrently. Loads are still shared per key: a key
+// that a Get or another GetMany is loading at the same moment is loaded
+// once. A peer that fails, or does not answer a key, costs only its keys a
+// local load, with the same health, hedging and integrity rules as Get;
+// a peer whose transport cannot batch is asked key by key.
+//
+// each runs on the caller's goroutine once every key has its result; the
+// results are kept in one slice, not a map, so the cost per key of a batch
+// of hits is a lookup. If ctx ends first, the keys not yet loaded get
+// ctx's error, and their loads go on for the other callers waiting for
+// them.
+func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v ByteView, err error)) {
+	if len(keys) == 0 {
+		return
+	}
+	local := batchctx.From(ctx) // a peer's batch: answered here alone, as GetLocal does
+	mayForward := local == nil
+	res := make([]manyResult, len(keys))
+	var owners []ownerKeys
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		if !mayForward {
+			g.counters.peerRequests.Add(1)
+		}
+		v, exp, ok := g.mem.get(key)
+		if ok && g.fresh.isFresh(exp) {
+			res[i].e, res[i].err = g.fresh.cached(v, exp)
+			if res[i].err != nil {
+				res[i].err = &Error{Group: g.name, Key: key, Err: res[i].err}
+			}
+			continue
+		}
+		if ok && g.fresh.nanos() < exp+int64(g.fresh.stale) && !g.fresh.isNotFound(v) {
+			res[i].e, res[i].err = g.miss(ctx, key, mayForward, v, exp, true) // served stale at once
+			continue
+		}
+		if ok {
+			g.mem.unhit(key)
+		}
+		g.counters.misses.Add(1)
+		var owner PeerGetter
+		remote := false
+		if mayForward && g.peers != nil {
+			owner, remote = g.peers.PickPeer(key)
+		}
+		if !remote {
+			wg.Go(func() { res[i].e, res[i].err = g.load(ctx, key, false) })
+			continue
+		}
+		j := 0
+		for j < len(owners) && !samePeer(owners[j].peer, owner) {
+			j++
+		}
+		if j == len(owners) {
+			owners = append(owners, ownerKeys{peer: owner})
+		}
+		owners[j].idx = append(owners[j].idx, i)
+	}
+	for _, o := range owners {
+		wg.Go(func() { g.fetchMany(ctx, o.peer, keys, o.idx, res) })
+	}
+	wg.Wait()
+	for i := range keys {
+		if local != nil && local.TTL != nil {
+			local.TTL(i, g.fresh.remaining(res[i].e.exp))
+		}
+		each(i, ByteView{res[i].e.v}, res[i].err)
+	}
+}
+
+// fetchMany loads the keys of idx from their owner: each key is claimed in
+// the forward flight (or joins the load of it in flight), and the claimed
+// ones are asked in one batch.
+func (g *Group) fetchMany(ctx context.Context, owner PeerGetter, keys []string, idx []int, res []manyResult) {
+	var ks, joined []int
+	claims := make([]singleflight.Claim[entry], len(idx))
+	for p, i := range idx {
+		key := keys[i]
+		cl := g.forwardFlight.Claim(ctx, key)
+		claims[p] = cl
+		switch {
+		case cl.Joined():
+			joined = append(joined, p)
+		default:
+			if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
+				// A load that ended just before the claim left it in memory.
+				e, err := g.fresh.cached(v, exp)
+				g.forwardFlight.Finish(key, cl, e, err)
+				res[i] = manyResult{e, g.keyErr(key, err)}
+				continue
+			}
+			ks = append(ks, p)
+		}
+	}
+	if len(ks) > 0 {
+		b := &batch{g: g, owner: owner, ctx: ctx, keys: make([]string, len(ks)), idx: make([]int, len(ks)),
+			claims: make([]singleflight.Claim[entry], len(ks))}
+		for n, p := range ks {
+			b.keys[n], b.idx[n], b.claims[n] = keys[idx[p]], idx[p], claims[p]
+		}
+		b.run(res)
+	}
+	for _, p := range joined {
+		i := idx[p]
+		e, err := g.forwardFlight.Wait(ctx, keys[i], claims[p])
+		res[i] = manyResult{e, g.keyErr(keys[i], err)}
+	}
+}
+
+// keyErr wraps a load's error of key as Get does.
+func (g *Group) keyErr(key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Group == g.name && e.Key == key {
+		return err
+	}
+	return &Error{Group: g.name, Key: key, Err: err}
+}

@@ -1,0 +1,361 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/geecache/geecache/cache/internal/singleflight"
+	"github.com/geecache/geecache/internal/progress"
+)
+
+// errNotAnswered is the failure of a key that a peer left out of its
+// answer to a batch (or answered twice, or under another index).
+var errNotAnswered = errors.New("the peer did not answer this key of the batch")
+
+// A batch is the keys of one GetMany that one owner peer is asked for,
+// each claimed in the group's forward flight by this batch.
+type batch struct {
+	g      *Group
+	owner  PeerGetter
+	ctx    context.Context // the caller's
+	keys   []string
+	idx    []int // each key's index in the GetMany
+	claims []singleflight.Claim[entry]
+
+	// The peer's answer, written by Batch's each before Batch returns.
+	answers []peerResult
+	got     []bool
+	extra   bool // the peer answered an index twice or out of range
+}
+
+// A decision is one key's result and where it came from.
+type decision struct {
+	e     entry
+	err   error
+	done  bool
+	local bool // from a local load (kept in main already)
+}
+
+// run asks the owner for the batch's keys and settles each: a value or
+// "not found" from the owner is kept in the hot cache; a key the owner
+// failed, left out or could not fit is loaded as Get would load it after
+// such a failure (locally, or alone from the owner). The owner's health is
+// checked and settled once for the whole batch.
+func (b *batch) run(res []manyResult) {
+	g, n := b.g, len(b.keys)
+	out := make([]decision, n)
+	defer func() {
+		for k := range b.keys {
+			g.forwardFlight.Finish(b.keys[k], b.claims[k], out[k].e, out[k].err)
+			res[b.idx[k]] = manyResult{out[k].e, g.keyErr(b.keys[k], out[k].err)}
+		}
+	}()
+	ph := g.health.of(b.owner)
+	probe := false
+	if ph != nil {
+		switch g.health.admit(ph) {
+		case admitEjected:
+			g.counters.ejectedLoads.Add(int64(n))
+			b.fallback(out, nil, SpanFallback)
+			return
+		case admitBusy:
+			g.counters.peerBusy.Add(int64(n))
+			b.fallback(out, nil, SpanFallback)
+			return
+		case admitProbe:
+			probe = true
+		}
+	}
+	gens := make([]uint64, n)
+	for k, key := range b.keys {
+		gens[k] = g.mem.generation(key)
+	}
+	b.answers, b.got = make([]peerResult, n), make([]bool, n)
+	berr, hedged, answered := b.fetch(ph, probe, out)
+	single := errors.Is(berr, errors.ErrUnsupported) // an older peer, or a transport that cannot batch
+	var alone, local []int
+	for k := range out {
+		if out[k].done {
+			continue
+		}
+		var a peerResult
+		got := answered && b.got[k] // without the answer, the fetch may still write them
+		if got {
+			a = b.answers[k]
+		}
+		switch {
+		case hedged:
+		case got && found(a.err):
+			g.counters.peerLoads.Add(1)
+			out[k].e, out[k].err = g.keepPeer(b.keys[k], a, gens[k])
+			out[k].done = true
+		case (single && !got) || (got && errors.Is(a.err, errors.ErrUnsupported)):
+			alone = append(alone, k) // asked alone, as Get asks
+		default:
+			local = append(local, k)
+		}
+	}
+	if len(alone) > 0 {
+		b.alone(out, alone)
+	}
+	if len(local) == 0 {
+		return
+	}
+	g.counters.peerErrors.Add(int64(len(local)))
+	if b.ctx.Err() != nil {
+		b.abandon(out, local)
+		return
+	}
+	g.counters.fallbacks.Add(int64(len(local)))
+	why := berr
+	if answered && b.got[local[0]] {
+		why = b.answers[local[0]].err
+	}
+	g.warn.Log(b.ctx, slog.LevelWarn, "fail "+b.owner.Addr(), "geecache: peer failed keys of a batch, loading them locally",
+		slog.String("group", g.name), slog.Int("keys", len(local)), slog.Any("err", why))
+	b.fallback(out, local, SpanFallback)
+}
+
+// keepPeer keeps the owner's answer a for key in the hot cache, as
+// loadFromPeer does.
+func (g *Group) keepPeer(key string, a peerResult, gen uint64) (entry, error) {
+	ttl := a.ttl
+	switch {
+	case ttl < 0:
+		ttl = g.fresh.ttl
+		if a.err != nil {
+			ttl = g.fresh.notFoundTTL
+		}
+	case ttl > 0 && ttl <= time.Millisecond:
+		return entry{v: a.v}, a.err // served stale by the owner: no copy
+	}
+	return g.keep(g.mem.hot, key, a.v, ttl, a.err, gen)
+}
+
+// fetch sends the batch and waits for it as fetchHedged waits for one
+// key: if the owner neither answers nor says it is loading within the
+// hedge delay, every key is loaded locally beside it (through the local
+// flight), and each key takes whichever answer comes first. It returns
+// the batch's error, whether the hedge ran (keys it decided are done in
+// out), and whether the batch answered (else b.answers may still change).
+func (b *batch) fetch(ph *peerHealth, probe bool, out []decision) (err error, hedged, answered bool) {
+	g, ctx := b.g, b.ctx
+	each := func(i int, v []byte, ttl time.Duration, err error) {
+		if i < 0 || i >= len(b.got) {
+			b.extra = true
+			return
+		}
+		if b.got[i] { // answered twice: believe neither
+			b.extra = true
+			b.answers[i] = peerResult{err: fmt.Errorf("geecache: peer %s: %w (answered twice)", b.owner.Addr(), errNotAnswered)}
+			return
+		}
+		b.got[i], b.answers[i] = true, peerResult{v, ttl, err}
+	}
+	send := func(fctx context.Context) error {
+		err := peerBatch(fctx, b.owner, g.name, b.keys, false, each)
+		if err == nil {
+			err = b.complete()
+		}
+		return err
+	}
+	outcome := func(err error) error {
+		if errors.Is(err, errors.ErrUnsupported) {
+			return nil // an older peer, alive: it asked to be asked key by key
+		}
+		return err
+	}
+	if g.policy.NoHedge {
+		err := send(ctx)
+		g.settle(ctx, ph, probe, outcome(err), ctx.Err() != nil)
+		return err, false, true
+	}
+	var won atomic.Bool
+	fctx, fcancel := context.WithCancel(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, func() {
+		if !won.Load() {
+			fcancel()
+		}
+	})
+	alive := make(chan struct{})
+	var seen atomic.Bool
+	fctx = progress.With(fctx, func() {
+		if seen.CompareAndSwap(false, true) {
+			close(alive)
+		}
+	})
+	done := make(chan error, 1)
+	begin := time.Now()
+	go func() {
+		defer fcancel()
+		err := send(fctx)
+		unhook()
+		g.settle(ctx, ph, probe, outcome(err), !won.Load() && ctx.Err() != nil)
+		done <- err
+	}()
+	timer := time.NewTimer(g.latency.hedgeDelay())
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err, false, true
+	case <-ctx.Done():
+		return ctx.Err(), false, false
+	case <-alive:
+		timer.Reset(max(g.policy.HedgeMax-time.Since(begin), 0))
+		select {
+		case err := <-done:
+			return err, false, true
+		case <-ctx.Done():
+			return ctx.Err(), false, false
+		case <-timer.C:
+		}
+	case <-timer.C:
+	}
+	// The hedge: every key loads locally beside the batch.
+	g.counters.hedges.Add(int64(len(b.keys)))
+	type localDone struct {
+		k   int
+		e   entry
+		err error
+	}
+	hdone := make(chan localDone, len(b.keys))
+	for k, key := range b.keys {
+		go func() {
+			e, err := g.localFlight.DoLoader(ctx, key, (*hedgeLoader)(g), nil)
+			hdone <- localDone{k, e, err}
+		}()
+	}
+	local := make([]*localDone, len(b.keys))
+	var berr error
+	batchDone := false
+	left := len(b.keys)
+	decide := func(k int, e entry, err error, fromLocal bool) {
+		if !out[k].done {
+			out[k] = decision{e: e, err: err, done: true, local: fromLocal}
+			left--
+		}
+	}
+	for left > 0 {
+		select {
+		case err := <-done:
+			batchDone, berr = true, err
+			for k := range b.keys {
+				switch {
+				case out[k].done:
+				case b.got[k] && found(b.answers[k].err):
+					g.counters.peerLoads.Add(1)
+					e, kerr := g.keepPeer(b.keys[k], b.answers[k], g.mem.generation(b.keys[k]))
+					decide(k, e, kerr, false)
+				case local[k] != nil:
+					decide(k, local[k].e, local[k].err, true)
+				}
+			}
+		case d := <-hdone:
+			local[d.k] = &d
+			if found(d.err) {
+				g.counters.hedgeLocalWins.Add(1)
+			}
+			if found(d.err) || batchDone {
+				decide(d.k, d.e, d.err, true)
+			}
+		case <-ctx.Done():
+			for k := range b.keys {
+				decide(k, entry{}, ctx.Err(), false)
+			}
+		}
+	}
+	if !batchDone {
+		won.Store(true)
+		time.AfterFunc(max(g.policy.SlowAfter-time.Since(begin), 0), fcancel)
+	}
+	return berr, true, batchDone
+}
+
+// complete checks that the peer answered every key once.
+func (b *batch) complete() error {
+	missing := 0
+	for k := range b.got {
+		if !b.got[k] {
+			missing++
+		}
+	}
+	if missing == 0 && !b.extra {
+		return nil
+	}
+	// The keys it answered once are kept; the others are its failures,
+	// and the batch counts as a failure of the peer.
+	for k := range b.got {
+		if !b.got[k] {
+			b.answers[k] = peerResult{err: fmt.Errorf("geecache: peer %s: %w", b.owner.Addr(), errNotAnswered)}
+			b.got[k] = true
+		}
+	}
+	return fmt.Errorf("geecache: peer %s: %w: %d of %d keys missing, or answered more than once", b.owner.Addr(), errNotAnswered, missing, len(b.got))
+}
+
+// fallback loads the keys ks (nil: all) locally, concurrently.
+func (b *batch) fallback(out []decision, ks []int, kind SpanKind) {
+	g := b.g
+	var wg sync.WaitGroup
+	for k := range b.keys {
+		if ks != nil && !contains(ks, k) {
+			continue
+		}
+		wg.Go(func() {
+			e, err := g.loadLocally(b.ctx, kind, b.keys[k])
+			out[k] = decision{e: e, err: err, done: true, local: true}
+		})
+	}
+	wg.Wait()
+}
+
+// alone asks the owner for each key of ks by itself, as Get would.
+func (b *batch) alone(out []decision, ks []int) {
+	g := b.g
+	var wg sync.WaitGroup
+	for _, k := range ks {
+		wg.Go(func() {
+			e, err := g.loadFromPeer(b.ctx, b.owner, b.keys[k])
+			out[k] = decision{e: e, err: err, done: true}
+		})
+	}
+	wg.Wait()
+}
+
+// abandon ends the keys ks after the caller has gone: a key another caller
+// still waits for is loaded locally for it in the background (as a Get's
+// fallback would be); the others end with ctx's error.
+func (b *batch) abandon(out []decision, ks []int) {
+	g := b.g
+	g.counters.abandoned.Add(int64(len(ks)))
+	for _, k := range ks {
+		if !g.forwardFlight.Others(b.claims[k]) {
+			out[k] = decision{err: b.ctx.Err(), done: true}
+			continue
+		}
+		// Handed over: run finishes every claim, so this one is finished
+		// here instead, once the load ends.
+		key, cl := b.keys[k], b.claims[k]
+		b.claims[k] = singleflight.Claim[entry]{}
+		out[k] = decision{err: b.ctx.Err(), done: true}
+		bg := context.WithoutCancel(b.ctx)
+		go func() {
+			e, err := g.loadLocally(bg, SpanFallback, key)
+			g.forwardFlight.Finish(key, cl, e, err)
+		}()
+	}
+}
+
+func contains(ks []int, k int) bool {
+	for _, x := range ks {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,76 @@
+package singleflight
+
+import "context"
+
+// A Claim is a load of one key that its caller runs itself, on its own
+// goroutine, rather than on a worker: a batch that fetches many keys in
+// one request claims each, so that another caller asking for one of them
+// meanwhile joins the batch's load instead of starting one of its own.
+type Claim[V any] struct {
+	c      *call[V]
+	joined bool // a load of the key was in flight: Wait for it
+}
+
+// Joined reports whether a load of the key was already in flight when the
+// claim was made: the caller waits for it (Wait) and loads nothing.
+func (cl Claim[V]) Joined() bool { return cl.joined }
+
+// Claim makes the caller the loader of key, unless a load of key is in
+// flight: then the Claim joins it. ctx is the caller's; its values (not
+// its end) are the load's, as for DoLoader. A loader must call Finish,
+// exactly once, whatever happens.
+func (g *Group[V]) Claim(ctx context.Context, key string) Claim[V] {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.calls == nil {
+		g.calls = make(map[string]*call[V])
+		g.work = make(chan task[V])
+	}
+	if c, ok := g.calls[key]; ok {
+		c.waiters++
+		g.joins++
+		return Claim[V]{c: c, joined: true}
+	}
+	g.running++
+	c := &call[V]{waiters: 1, done: make(chan struct{})}
+	c.ctx.first = ctx
+	g.calls[key] = c
+	return Claim[V]{c: c}
+}
+
+// Wait waits for the load a joined Claim of key joined, or for ctx to end.
+func (g *Group[V]) Wait(ctx context.Context, key string, cl Claim[V]) (V, error) {
+	return g.wait(ctx, key, cl.c)
+}
+
+// Others reports whether callers other than the loader wait for the
+// claimed load of key now.
+func (g *Group[V]) Others(cl Claim[V]) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return cl.c.waiters > 1
+}
+
+// Finish ends the claimed load of key with v and err: every caller that
+// joined it gets them, and the key is free for the next load.
+// A zero Claim (one handed over to another goroutine) is left alone.
+func (g *Group[V]) Finish(key string, cl Claim[V], v V, err error) {
+	if cl.c == nil {
+		return
+	}
+	cl.c.val, cl.c.err = v, err
+	g.mu.Lock()
+	g.forget(key, cl.c)
+	g.running--
+	g.mu.Unlock()
+	cl.c.ctx.cancel()
+	close(cl.c.done)
+}
+
+// ForgetAll is Forget of every key: no new caller joins a load in flight
+// now. A cache calls it when it drops all its keys at once.
+func (g *Group[V]) ForgetAll() {
+	g.mu.Lock()
+	clear(g.calls)
+	g.mu.Unlock()
+}

@@ -1,0 +1,178 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/geecache/geecache/internal/batchctx"
+)
+
+// purgeState is what a group remembers of its last Purge: until
+// noHotUntil (Unix nanoseconds of the group's clock) it keeps no hot copy,
+// since an owner that has not purged yet may still answer with a value
+// loaded before the purge.
+type purgeState struct {
+	noHotUntil atomic.Int64
+}
+
+// hotBlocked reports whether a value fetched from a peer may not be kept
+// now, because a Purge is still reaching the other nodes.
+func (g *Group) hotBlocked() bool {
+	u := g.purge.noHotUntil.Load()
+	return u != 0 && g.fresh.nanos() < u
+}
+
+// Purge drops every value of the group on every node: here and at each
+// peer, in one request per peer, each in time independent of how many
+// values it holds (its memory is replaced by an empty one, hot copies
+// included, and the old one is garbage at once). A load in flight
+// anywhere when the purge reaches it keeps its value from its waiters but
+// not in the cache, and no later Get joins it; for PeerPolicy.SlowAfter
+// after a purge, a node keeps no copy of a value fetched from a peer (a
+// peer the purge has not reached yet could send one loaded before it). So
+// a value loaded before the purge never comes back after it, on the nodes
+// that confirm. It returns an *UpdateError (with an empty Key) naming the
+// peers that did not confirm within their share of ctx's time; those may
+// still serve old values until their copies expire or are evicted. Unlike
+// Remove's, a Purge is not retried in the background.
+func (g *Group) Purge(ctx context.Context) error {
+	g.purgeLocal()
+	if batchctx.From(ctx) != nil {
+		return nil // a peer's purge: this node only
+	}
+	failed := g.tellAll(ctx, g.peerList(), func(ctx context.Context, p PeerGetter) error {
+		return p.Batch(ctx, g.name, nil, true, nil)
+	})
+	g.purgeLocal() // a value fetched meanwhile from a peer not yet purged
+	if len(failed) == 0 {
+		return nil
+	}
+	return &UpdateError{Group: g.name, Failed: failed}
+}
+
+// purgeLocal empties this node's memory of the group.
+func (g *Group) purgeLocal() {
+	g.purge.noHotUntil.Store(g.fresh.nanos() + int64(g.policy.SlowAfter))
+	g.mem.purge()
+	g.forwardFlight.ForgetAll()
+	g.localFlight.ForgetAll()
+}
+
+// RemoveMany removes keys from the cluster, as Remove removes each, with
+// one request per node: the peers that own any of the keys are told
+// first, and the others once those have confirmed (or after 100 ms, or
+// half of ctx's time), so that none fetches an old value again from an
+// owner that still holds it; this node drops them before and after. Each
+// peer has its own share of ctx's time, at most PeerPolicy.SlowAfter. It
+// returns an *UpdateError (with an empty Key) naming the peers that did
+// not confirm; a peer whose transport cannot batch is sent a Remove per
+// key. Unlike Remove's, its failures are not retried in the background.
+func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	for _, k := range keys {
+		g.RemoveLocal(k)
+	}
+	if batchctx.From(ctx) != nil || g.peers == nil {
+		return nil
+	}
+	var owners []PeerGetter
+	others := g.peerList()
+	for _, k := range keys {
+		o, remote := g.peers.PickPeer(k)
+		if !remote {
+			continue
+		}
+		found := false
+		for _, p := range owners {
+			found = found || samePeer(p, o)
+		}
+		if !found {
+			owners = append(owners, o)
+		}
+	}
+	rest := others[:0:0]
+	for _, p := range others {
+		isOwner := false
+		for _, o := range owners {
+			isOwner = isOwner || samePeer(p, o)
+		}
+		if !isOwner {
+			rest = append(rest, p)
+		}
+	}
+	apply := func(ctx context.Context, p PeerGetter) error { return removeBatch(ctx, g.name, p, keys) }
+	ownersDone := make(chan map[string]error, 1)
+	go func() { ownersDone <- g.tellAll(ctx, owners, apply) }()
+	var failed map[string]error
+	t := time.NewTimer(min(ownerGrace, untilHalf(ctx)))
+	select {
+	case failed = <-ownersDone:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	t.Stop()
+	restFailed := g.tellAll(ctx, rest, apply)
+	if failed == nil {
+		failed = <-ownersDone
+	}
+	for a, err := range restFailed {
+		failed[a] = err
+	}
+	for _, k := range keys {
+		g.RemoveLocal(k)
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &UpdateError{Group: g.name, Failed: failed}
+}
+
+// untilHalf is half the time ctx has left, or ownerGrace without a
+// deadline.
+func untilHalf(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return time.Until(dl) / 2
+	}
+	return ownerGrace
+}
+
+// removeBatch drops keys at p in one Batch, or key by key if p cannot
+// batch.
+func removeBatch(ctx context.Context, group string, p PeerGetter, keys []string) error {
+	err := p.Batch(ctx, group, keys, true, nil)
+	if err == nil || !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	for _, k := range keys {
+		if err := p.Remove(ctx, group, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tellAll applies a change to each peer of list concurrently, each within
+// its own share of ctx (at most PeerPolicy.SlowAfter), skipping the ejected
+// ones, and returns the failures by address.
+func (g *Group) tellAll(ctx context.Context, list []PeerGetter, apply func(context.Context, PeerGetter) error) map[string]error {
+	w := &write{g: g, apply: func(ctx context.Context, p PeerGetter, _ bool) error { return apply(ctx, p) }}
+	failed := map[string]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, p := range list {
+		wg.Go(func() {
+			if err := w.tell(ctx, p, false, true); err != nil {
+				mu.Lock()
+				failed[p.Addr()] = err
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return failed
+}
