@@ -3,6 +3,7 @@ package cache_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/geecache/geecache/cache"
@@ -14,6 +15,9 @@ import (
 // group alone, with each key's remaining lifetime.
 func (p memPeer) Batch(ctx context.Context, _ string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) error {
 	p.n.batches.Add(1)
+	if p.n.noBatch.Load() {
+		return fmt.Errorf("peer %s: no batches: %w", p.n.name, errors.ErrUnsupported)
+	}
 	if err := p.n.serve(ctx); err != nil {
 		return err
 	}

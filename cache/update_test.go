@@ -62,6 +62,7 @@ type memNode struct {
 	down    atomic.Bool
 	writes  atomic.Int64 // Remove and Set requests it received
 	batches atomic.Int64 // Batch requests it received
+	noBatch atomic.Bool  // answers a Batch as a node of the previous version
 
 	mu      sync.Mutex
 	stopped chan struct{} // not nil while the node is stopped (as by SIGSTOP)

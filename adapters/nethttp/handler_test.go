@@ -41,7 +41,8 @@ func TestHandlerStatusesOverHTTP(t *testing.T) {
 		{"GET", "/_geecache/nope/Tom", 404, "no such group"},
 		{"GET", "/_geecache/scores/a/b", 400, "malformed"},
 		{"GET", "/elsewhere", 400, "malformed"},
-		{"POST", "/_geecache/scores/Tom", 405, "use GET"},
+		{"PATCH", "/_geecache/scores/Tom", 405, "use GET"},
+		{"POST", "/_geecache/scores/!get", 400, "peer request"},
 		{"PUT", "/_geecache/scores/Tom", 400, "peer request"},
 	} {
 		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)

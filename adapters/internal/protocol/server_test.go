@@ -140,7 +140,8 @@ func TestServeStatuses(t *testing.T) {
 		{"unknown group", "GET", "/_geecache/nope/Tom", 404, CodeUnknownGroup, `"nope"`},
 		{"bad path", "GET", "/_geecache/scores", 400, CodeBadRequest, "malformed path"},
 		{"bad escape", "GET", "/_geecache/scores/%zz", 400, CodeBadRequest, "malformed path"},
-		{"post", "POST", "/_geecache/scores/Tom", 405, CodeMethodNotAllowed, "use GET"},
+		{"patch", "PATCH", "/_geecache/scores/Tom", 405, CodeMethodNotAllowed, "use GET"},
+		{"batch from a non-peer", "POST", "/_geecache/scores/!get", 400, CodeBadRequest, "peer request"},
 		{"load error", "GET", "/_geecache/scores/boom", 500, CodeLoadError, "database on fire"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
