@@ -76,7 +76,7 @@ func (b *batch) run(res []manyResult) {
 		gens[k] = g.mem.generation(key)
 	}
 	b.answers, b.got = make([]peerResult, n), make([]bool, n)
-	berr, hedged, answered := b.fetch(ph, probe, out)
+	hedged, answered, berr := b.fetch(ph, probe, out)
 	single := errors.Is(berr, errors.ErrUnsupported) // an older peer, or a transport that cannot batch
 	var alone, local []int
 	for k := range out {
@@ -143,7 +143,7 @@ func (g *Group) keepPeer(key string, a peerResult, gen uint64) (entry, error) {
 // flight), and each key takes whichever answer comes first. It returns
 // the batch's error, whether the hedge ran (keys it decided are done in
 // out), and whether the batch answered (else b.answers may still change).
-func (b *batch) fetch(ph *peerHealth, probe bool, out []decision) (err error, hedged, answered bool) {
+func (b *batch) fetch(ph *peerHealth, probe bool, out []decision) (hedged, answered bool, err error) {
 	g, ctx := b.g, b.ctx
 	each := func(i int, v []byte, ttl time.Duration, err error) {
 		if i < 0 || i >= len(b.got) {
@@ -173,7 +173,7 @@ func (b *batch) fetch(ph *peerHealth, probe bool, out []decision) (err error, he
 	if g.policy.NoHedge {
 		err := send(ctx)
 		g.settle(ctx, ph, probe, outcome(err), ctx.Err() != nil)
-		return err, false, true
+		return false, true, err
 	}
 	var won atomic.Bool
 	fctx, fcancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -202,16 +202,16 @@ func (b *batch) fetch(ph *peerHealth, probe bool, out []decision) (err error, he
 	defer timer.Stop()
 	select {
 	case err := <-done:
-		return err, false, true
+		return false, true, err
 	case <-ctx.Done():
-		return ctx.Err(), false, false
+		return false, false, ctx.Err()
 	case <-alive:
 		timer.Reset(max(g.policy.HedgeMax-time.Since(begin), 0))
 		select {
 		case err := <-done:
-			return err, false, true
+			return false, true, err
 		case <-ctx.Done():
-			return ctx.Err(), false, false
+			return false, false, ctx.Err()
 		case <-timer.C:
 		}
 	case <-timer.C:
@@ -273,7 +273,7 @@ func (b *batch) fetch(ph *peerHealth, probe bool, out []decision) (err error, he
 		won.Store(true)
 		time.AfterFunc(max(g.policy.SlowAfter-time.Since(begin), 0), fcancel)
 	}
-	return berr, true, batchDone
+	return true, batchDone, berr
 }
 
 // complete checks that the peer answered every key once.

@@ -19,9 +19,12 @@
 # is 150. 145 after h-api (session of 2026-12-01: lambda.SigV4Transport and
 # nethttp.FetchTransport unexported; NewSigV4Transport returns an http.RoundTripper).
 # 148 after h-dns (issue 18: package discovery/dns, 3 names: Watch, Options,
-# Stats).
+# Stats). 152 after h-batch (issue 19: cache.Group.GetMany,
+# Group.RemoveMany, Group.Purge, and nethttp.Client.Batch, the
+# PeerGetter.Batch of the net/http transport; no result type: GetMany
+# takes a callback).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=148
+BUDGET=152
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

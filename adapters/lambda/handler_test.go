@@ -145,7 +145,7 @@ func TestHandlerErrors(t *testing.T) {
 		{"unknown group", "GET", protocol.Path("nope", "Tom"), 404, protocol.CodeUnknownGroup, "nope"},
 		{"bad path", "GET", "/elsewhere/scores/Tom", 400, protocol.CodeBadRequest, "malformed"},
 		{"no key segment", "GET", "/_geecache/scores", 400, protocol.CodeBadRequest, "malformed"},
-		{"method", "POST", protocol.Path("scores", "Tom"), 405, protocol.CodeMethodNotAllowed, "POST"},
+		{"method", "PATCH", protocol.Path("scores", "Tom"), 405, protocol.CodeMethodNotAllowed, "PATCH"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, body, _ := invoke(t, h, urlEvent(t, tc.method, tc.path, nil, "", false))
