@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,5 +170,55 @@ func TestBatchFaultyPeer(t *testing.T) {
 			}
 			c.CloseIdleConnections()
 		})
+	}
+}
+
+// A node of the previous protocol version answers a batch 405: the caller
+// asks it key by key, once, and gets every value.
+func TestBatchToOldNodeAsksKeyByKey(t *testing.T) {
+	var posts, gets atomic.Int64
+	fp := startFakePeer(t, func(req *http.Request, conn net.Conn) bool {
+		_, _ = io.Copy(io.Discard, req.Body)
+		if req.Method == http.MethodPost {
+			posts.Add(1)
+			msg := "method POST not allowed, use GET\n"
+			fmt.Fprintf(conn, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: %d\r\n%s: %s\r\n%s: method_not_allowed\r\n\r\n%s",
+				len(msg), protocol.HeaderChecksum, protocol.Checksum([]byte(msg)), protocol.HeaderError, msg)
+			return true
+		}
+		gets.Add(1)
+		k := req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]
+		if k == "missing" {
+			msg := "missing not exist\n"
+			fmt.Fprintf(conn, "HTTP/1.1 404 Not Found\r\nContent-Length: %d\r\n%s: %s\r\n%s: not_found\r\n\r\n%s",
+				len(msg), protocol.HeaderChecksum, protocol.Checksum([]byte(msg)), protocol.HeaderError, msg)
+			return true
+		}
+		v := "remote:" + k
+		fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s: %s\r\n\r\n%s", len(v), protocol.HeaderChecksum, protocol.Checksum([]byte(v)), v)
+		return true
+	})
+	c := mustClient(t, fp.addr, nil)
+	defer c.CloseIdleConnections()
+	g, err := cache.NewRegistry().NewGroup("g", 1<<20, getter.Map(nil), &cache.GroupOptions{Peers: ownedBy{c}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"k0", "missing", "k2"}
+	g.GetMany(t.Context(), keys, func(i int, v cache.ByteView, err error) {
+		switch k := keys[i]; {
+		case k == "missing":
+			if !errors.Is(err, getter.ErrNotFound) || !strings.Contains(err.Error(), "missing not exist") {
+				t.Errorf("missing: %q, %v; want the owner's not found", v, err)
+			}
+		case err != nil || v.String() != "remote:"+k:
+			t.Errorf("%s: %q, %v; want the owner's value", k, v, err)
+		}
+	})
+	if posts.Load() != 1 || gets.Load() != 3 {
+		t.Fatalf("%d batches and %d Gets; want 1 batch, then 3 Gets", posts.Load(), gets.Load())
+	}
+	if s := g.Stats(); s.Peers[0].ConsecutiveFailures != 0 {
+		t.Fatalf("the old node counts %d failures; a 405 to a batch is not one", s.Peers[0].ConsecutiveFailures)
 	}
 }

@@ -1,0 +1,111 @@
+package nethttp_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// counting counts the requests of each method that go through it.
+type counting struct {
+	rt          http.RoundTripper
+	posts, gets atomic.Int64
+}
+
+func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	switch r.Method {
+	case http.MethodPost:
+		c.posts.Add(1)
+	case http.MethodGet:
+		c.gets.Add(1)
+	}
+	return c.rt.RoundTrip(r)
+}
+
+// Over net/http, in a cluster with a secret: GetMany of keys spread over
+// three nodes sends one signed batch to each other owner, and gets every
+// value (and the missing key as not found); RemoveMany and Purge reach
+// every node, one signed request each.
+func TestBatchOverHTTP(t *testing.T) {
+	rt := &counting{rt: nethttp.NewTransport()}
+	t.Cleanup(func() { rt.rt.(*http.Transport).CloseIdleConnections() })
+	nodes := nethttptest.Start(t, 3, &nethttptest.Options{PoolOptions: nethttp.PoolOptions{
+		Cluster: nethttp.Cluster{Secret: []byte("batch secret")}, Transport: rt}})
+	keys := []string{"missing-1"}
+	for i := range 60 {
+		keys = append(keys, fmt.Sprint("key-", i))
+	}
+	owners := map[*nethttptest.Node]bool{}
+	for _, k := range keys {
+		if o := nodes[0].Owner(k); o != nodes[0] {
+			owners[o] = true
+		}
+	}
+	ctx := t.Context()
+	check := func(g *cache.Group) {
+		t.Helper()
+		g.GetMany(ctx, keys, func(i int, v cache.ByteView, err error) {
+			k := keys[i]
+			switch {
+			case k == "missing-1":
+				if !errors.Is(err, getter.ErrNotFound) || err.Error() == "" {
+					t.Errorf("%s: %q, %v; want not found", k, v, err)
+				}
+			case err != nil || v.String() != "v:"+k:
+				t.Errorf("%s: %q, %v; want %q", k, v, err, "v:"+k)
+			}
+		})
+	}
+	check(nodes[0].Group)
+	if n := rt.posts.Load(); n != int64(len(owners)) || rt.gets.Load() != 0 {
+		t.Fatalf("GetMany sent %d batches and %d Gets; want %d batches (one per other owner) and no Get", n, rt.gets.Load(), len(owners))
+	}
+	check(nodes[0].Group) // from memory now, but the missing key (not cached)
+	if n := rt.posts.Load(); n > int64(2*len(owners)) {
+		t.Fatalf("%d batches after a second GetMany", n)
+	}
+
+	rt.posts.Store(0)
+	if err := nodes[0].Group.RemoveMany(ctx, keys); err != nil {
+		t.Fatalf("RemoveMany: %v", err)
+	}
+	if n := rt.posts.Load(); n != 2 {
+		t.Fatalf("RemoveMany sent %d requests; want 2, one per peer", n)
+	}
+	check(nodes[1].Group)
+	rt.posts.Store(0)
+	if err := nodes[0].Group.Purge(ctx); err != nil {
+		t.Fatalf("Purge: %v", err)
+	}
+	if n := rt.posts.Load(); n != 2 {
+		t.Fatalf("Purge sent %d requests; want 2, one per peer", n)
+	}
+	for _, n := range nodes {
+		if s := n.Group.Stats(); s.Main.Items+s.Hot.Items != 0 {
+			t.Fatalf("%s holds %d entries after Purge", n.Addr, s.Main.Items+s.Hot.Items)
+		}
+	}
+}
+
+// Without a secret, a node refuses a batch that changes keys (RemoveMany,
+// Purge) unless it takes unsigned writes; a batch of reads it serves.
+func TestBatchWritesNeedASecret(t *testing.T) {
+	nodes := nethttptest.Start(t, 2, nil)
+	keys := []string{"a", "b", "c", "d"}
+	nodes[0].Group.GetMany(t.Context(), keys, func(i int, v cache.ByteView, err error) {
+		if err != nil || v.String() != "v:"+keys[i] {
+			t.Errorf("%s: %q, %v", keys[i], v, err)
+		}
+	})
+	var ue *cache.UpdateError
+	if err := nodes[0].Group.Purge(t.Context()); !errors.As(err, &ue) || len(ue.Failed) != 1 {
+		t.Fatalf("an unsigned Purge = %v; want the peer named", err)
+	}
+}
