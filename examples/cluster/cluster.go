@@ -141,7 +141,8 @@ func (c *cluster) shutdown(ctx context.Context) error {
 // score from g's cluster: 200 with the value, 404 "K not exist", 400 for a
 // missing key; DELETE /api?key=K removes K from every node of the cluster
 // (the next GET loads it anew, once, on its owner). Each answer is a line
-// of text.
+// of text. GET /api?key=K1&key=K2… answers many keys at once (see
+// serveMany).
 func apiHandler(n *node, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("DELETE /api", func(w http.ResponseWriter, r *http.Request) {
@@ -163,6 +164,10 @@ func apiHandler(n *node, log *slog.Logger) http.Handler {
 		_, _ = io.WriteString(w, key+" removed\n")
 	})
 	mux.HandleFunc("GET /api", func(w http.ResponseWriter, r *http.Request) {
+		if keys := r.URL.Query()["key"]; len(keys) > 1 {
+			serveMany(w, r, n, keys, log) // /api?key=Tom&key=Jack&key=Sam
+			return
+		}
 		key := r.URL.Query().Get("key")
 		if key == "" {
 			http.Error(w, "missing key parameter: use /api?key=NAME", http.StatusBadRequest)

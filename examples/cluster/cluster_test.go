@@ -103,6 +103,8 @@ func TestClusterDemo(t *testing.T) {
 		{"?key=kkk", 404, "kkk not exist\n"},
 		{"", 400, "missing key"},
 		{"?key=", 400, "missing key"},
+		{"?key=Tom&key=Jack&key=Sam&key=kkk", 200, "Tom 630\nJack 589\nSam 567\nkkk not exist\n"},
+		{"?key=Tom&key=", 400, "missing key"},
 	} {
 		st, body := get(t, c, api+"/api"+tc.query)
 		if st != tc.status || !strings.HasPrefix(body, tc.body) || !strings.HasSuffix(body, "\n") {
