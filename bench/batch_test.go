@@ -29,7 +29,9 @@ type batchCluster struct {
 	round atomic.Int64
 }
 
-func newBatchCluster(tb testing.TB, n int, budget int64, g getter.Getter) *batchCluster {
+// newBatchCluster starts n nodes; with a secret (nil: none) they sign
+// their requests, and take writes (a Purge).
+func newBatchCluster(tb testing.TB, n int, budget int64, g getter.Getter, secret []byte) *batchCluster {
 	c := &batchCluster{}
 	var addrs []string
 	for range n {
@@ -38,8 +40,15 @@ func newBatchCluster(tb testing.TB, n int, budget int64, g getter.Getter) *batch
 		c.nodes = append(c.nodes, &ourNode{ln: ln, done: make(chan struct{})})
 	}
 	for i, nd := range c.nodes {
-		nd.pool, nd.group = newGeeNode(tb, addrs[i], addrs, httpGroup, budget, g)
-		pool := nd.pool
+		reg := cache.NewRegistry()
+		pool, err := nethttp.NewPool(addrs[i], reg, &nethttp.PoolOptions{Logger: quietLog(), Cluster: nethttp.Cluster{Secret: secret}})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		nd.pool, nd.group = pool, newGeeGroupOn(tb, reg, httpGroup, budget, g, pool)
+		if err := pool.Set(addrs...); err != nil {
+			tb.Fatal(err)
+		}
 		nd.srv = nethttp.NewServer("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			c.reqs.Add(1)
 			pool.ServeHTTP(w, r)
@@ -147,7 +156,7 @@ func pageSystems(tb testing.TB, c *batchCluster, clients int) []fair.System {
 func BenchmarkGetMany(b *testing.B) {
 	for _, clients := range []int{64, 1} {
 		b.Run(fmt.Sprint("c", clients), func(b *testing.B) {
-			c := newBatchCluster(b, 3, httpBudget, cheapGetter)
+			c := newBatchCluster(b, 3, httpBudget, cheapGetter, nil)
 			systems := pageSystems(b, c, clients)
 			if clients == 1 {
 				g := c.nodes[0].group
@@ -177,7 +186,7 @@ func BenchmarkGetMany(b *testing.B) {
 // A page of 100 remote keys over 3 nodes takes at most 2 peer requests
 // from the asking node, one per other owner, and every value is right.
 func TestGetManyPeerRequests(t *testing.T) {
-	c := newBatchCluster(t, 3, httpBudget, cheapGetter)
+	c := newBatchCluster(t, 3, httpBudget, cheapGetter, nil)
 	page := c.pages(t, 1, batchPage)[0]
 	req0 := c.reqs.Load()
 	ok := 0
@@ -196,7 +205,7 @@ func TestGetManyPeerRequests(t *testing.T) {
 // Run: go test -run='^$' -bench=Purge1M -benchtime=3x
 func BenchmarkPurge1M(b *testing.B) {
 	const entries, nodes = 1 << 20, 5
-	c := newBatchCluster(b, nodes, 1<<30, getter.Func(func(_ context.Context, k string) ([]byte, error) { return []byte(k), nil }))
+	c := newBatchCluster(b, nodes, 1<<30, getter.Func(func(_ context.Context, k string) ([]byte, error) { return []byte(k), nil }), []byte("bench"))
 	var reqs, ns, freed float64
 	for i := range b.N {
 		b.StopTimer()
@@ -243,7 +252,7 @@ func BenchmarkPurge1M(b *testing.B) {
 // client, for a profile of the batch path (the pages are made outside the
 // timer).
 func BenchmarkGetManyProfile(b *testing.B) {
-	c := newBatchCluster(b, 3, httpBudget, cheapGetter)
+	c := newBatchCluster(b, 3, httpBudget, cheapGetter, nil)
 	g := c.nodes[0].group
 	for b.Loop() {
 		b.StopTimer()

@@ -45,6 +45,8 @@ var ErrPartialUpdate = errors.New("some peers did not confirm the change")
 // Set of the key on this node supersedes those retries. A peer whose
 // transport cannot change keys (its Remove or Set returns an error wrapping
 // errors.ErrUnsupported) is named and not retried.
+//
+// A RemoveMany or a Purge reports one for the group, with Key empty.
 type UpdateError struct {
 	Group, Key string
 	Failed     map[string]error // by peer address
@@ -58,7 +60,11 @@ func (e *UpdateError) Error() string {
 	}
 	sort.Strings(addrs)
 	var b strings.Builder
-	fmt.Fprintf(&b, "geecache: group %q, key %q: %v:", e.Group, e.Key, ErrPartialUpdate)
+	if e.Key == "" { // a RemoveMany or a Purge
+		fmt.Fprintf(&b, "geecache: group %q: %v:", e.Group, ErrPartialUpdate)
+	} else {
+		fmt.Fprintf(&b, "geecache: group %q, key %q: %v:", e.Group, e.Key, ErrPartialUpdate)
+	}
 	for _, a := range addrs {
 		fmt.Fprintf(&b, " %s (%s);", a, unprefixed(e.Failed[a]))
 	}

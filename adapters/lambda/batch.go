@@ -1,15 +1,86 @@
 package lambda
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/adapters/lambda/internal/urlevent"
 )
 
-// Batch is not sent over the Invoke API yet: the group asks the peer
-// function key by key (Get, Remove), as it asks a peer of the previous
-// protocol version.
-func (c *invokeClient) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
-	return fmt.Errorf("geecache: peer %s: batches over the Invoke API: %w", c.name, errors.ErrUnsupported)
+// Batch sends keys of group to the peer function in batch requests (one
+// Invoke each, split over the protocol's limits: 1,000 keys or 1 MiB of
+// keys, well within the 6 MiB request payload after base64), for
+// Group.GetMany, Group.RemoveMany and Group.Purge. The peer keeps each
+// answer within its size limit, which a Lambda node sets to what fits the
+// response payload: a value that does not fit comes back as "ask alone",
+// and the group asks for it with a Get. A peer function of the previous
+// protocol version answers 405: an error wrapping errors.ErrUnsupported,
+// so that the group asks key by key.
+func (c *invokeClient) Batch(ctx context.Context, group string, keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error)) error {
+	if remove && len(keys) == 0 {
+		return c.batch(ctx, group, protocol.BatchPurge, nil, nil)
+	}
+	op := protocol.BatchGet
+	if remove {
+		op, each = protocol.BatchRemove, nil
+	}
+	var first error
+	protocol.SplitBatch(keys, func(lo, hi int) {
+		if first != nil {
+			return
+		}
+		if hi-lo == 1 && protocol.TooLongForBatch(keys[lo]) {
+			if remove {
+				first = c.Remove(ctx, group, keys[lo])
+			} else {
+				each(lo, nil, 0, protocol.ErrAlone())
+			}
+			return
+		}
+		var sub func(int, []byte, time.Duration, error)
+		if each != nil {
+			sub = func(i int, v []byte, ttl time.Duration, err error) { each(lo+i, v, ttl, err) }
+		}
+		first = c.batch(ctx, group, op, keys[lo:hi], sub)
+	})
+	return first
+}
+
+// batch invokes the peer function with one batch request.
+func (c *invokeClient) batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, each func(int, []byte, time.Duration, error)) error {
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	preq := c.proto.NewBatchRequest(ctx, c.name, group, op, keys)
+	payload, err := json.Marshal(invokeEvent(preq))
+	if err != nil {
+		return fmt.Errorf("peer %s: encoding event: %w", c.name, err)
+	}
+	out, err := c.api.Invoke(ctx, &awsl.InvokeInput{FunctionName: &c.function, Qualifier: c.qualifier, Payload: payload}, c.optFns...)
+	if err != nil {
+		return c.invokeError(err)
+	}
+	if out.FunctionError != nil {
+		return c.functionError(fmt.Sprintf("%s: %.500s", *out.FunctionError, out.Payload))
+	}
+	ans, err := urlevent.Decode(out.Payload)
+	switch {
+	case errors.Is(err, urlevent.ErrFunctionError):
+		return c.functionError(err.Error())
+	case err != nil:
+		return fmt.Errorf("peer %s: %w: %w", c.name, protocol.ErrBadResponse, err)
+	}
+	if err := c.proto.ReadBatchResponse(ctx, preq, ans.Status, ans.Header, int64(len(ans.Body)), bytes.NewReader(ans.Body), keys, each); err != nil {
+		return fmt.Errorf("peer %s: %w", c.name, err)
+	}
+	return nil
 }

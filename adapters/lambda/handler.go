@@ -140,8 +140,8 @@ func (h *handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest
 		}
 		body = b
 	}
-	if method == http.MethodPut {
-		req.Body = body // a peer's Set; other requests have no body
+	if method == http.MethodPut || method == http.MethodPost {
+		req.Body = body // a peer's Set or batch; other requests have no body
 	}
 	return req, h.srv.Serve(ctx, req)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	awslambda "github.com/aws/aws-lambda-go/lambda"
@@ -62,6 +63,13 @@ func (c *loadCounter) get(key string) int {
 // runtimes and their load counters.
 func invokeCluster(t *testing.T, n int, stream bool) ([]*Node, []*httptest.Server, []*loadCounter) {
 	t.Helper()
+	return invokeClusterCounting(t, n, stream, nil)
+}
+
+// invokeClusterCounting is invokeCluster that counts in invokes (if not
+// nil) every invoke of any node.
+func invokeClusterCounting(t *testing.T, n int, stream bool, invokes *atomic.Int64) ([]*Node, []*httptest.Server, []*loadCounter) {
+	t.Helper()
 	var names []string
 	nodes := make([]*Node, n)
 	srvs := make([]*httptest.Server, n)
@@ -70,6 +78,9 @@ func invokeCluster(t *testing.T, n int, stream bool) ([]*Node, []*httptest.Serve
 		name := "node-" + string(rune('a'+i))
 		names = append(names, name)
 		srvs[i], _ = lambdatest.NewRuntime(func(ctx context.Context, payload []byte) ([]byte, error) {
+			if invokes != nil {
+				invokes.Add(1)
+			}
 			if stream {
 				return awslambda.NewHandler(nodes[i].h.ServeStream).Invoke(ctx, payload)
 			}

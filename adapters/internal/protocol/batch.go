@@ -163,15 +163,13 @@ func (c *Client) NewBatchRequest(ctx context.Context, target, group string, op B
 	return Request{Method: http.MethodPost, Path: path, Header: h, Body: body}
 }
 
-// batchLimit is the largest answer a Client reads to a batch of keys: the
-// values' budget (MaxValueBytes) and each entry's framing.
-func (c *Client) batchLimit(keys []string) int64 {
-	n := c.cfg.MaxValueBytes + binary.MaxVarintLen64
-	for _, k := range keys {
-		n += int64(len(k)) + 3*binary.MaxVarintLen64 + 9 + maxErrorBody
-	}
-	return n
-}
+// entryFraming is the most an entry of a batch answer adds to its key and
+// payload: status, three varints and the checksum.
+const entryFraming = 1 + 3*binary.MaxVarintLen64 + 8
+
+// batchLimit is the largest answer a Client reads to a batch: the size
+// limit, which a server keeps the whole answer within.
+func (c *Client) batchLimit() int64 { return c.cfg.MaxValueBytes }
 
 // ReadBatchResponse reads the answer to the batch req of keys. On a 200 to
 // a BatchGet it calls each for every entry, with its index: the value and
@@ -181,8 +179,7 @@ func (c *Client) batchLimit(keys []string) int64 {
 // not match, is that key's error (ErrBadResponse, ErrIntegrity); an entry
 // past the keys asked is passed on with its index, for the caller to
 // refuse. The answer as a whole is checked as any answer is (checksum,
-// signature), read up to a bound from the keys and the size limit
-// (ErrTooLarge past it); an error answer is its error, and a 405 (a node
+// signature), read up to the size limit (ErrTooLarge past it); an error answer is its error, and a 405 (a node
 // of the previous version) one wrapping errors.ErrUnsupported as well.
 func (c *Client) ReadBatchResponse(ctx context.Context, req Request, status int, header http.Header, size int64, body io.Reader,
 	keys []string, each func(i int, value []byte, ttl time.Duration, err error)) error {
@@ -196,7 +193,7 @@ func (c *Client) ReadBatchResponse(ctx context.Context, req Request, status int,
 		}
 		return err
 	}
-	limit := c.batchLimit(keys)
+	limit := c.batchLimit()
 	if size > limit {
 		return fmt.Errorf("%w: peer announced a %d-byte batch answer, the limit is %d", ErrTooLarge, size, limit)
 	}
@@ -302,8 +299,6 @@ func appendEntry(b []byte, st byte, key string, ttl time.Duration, payload []byt
 	b = append(b, payload...)
 	return binary.BigEndian.AppendUint64(b, xxhash.Sum64(payload))
 }
-
-func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
 
 // appendViewEntry appends the entry of a value held in the cache.
 func appendViewEntry(b []byte, key string, ttl time.Duration, v cache.ByteView) []byte {

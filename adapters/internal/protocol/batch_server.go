@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"net/http"
 	"time"
@@ -49,30 +50,42 @@ func (s *Server) batch(ctx context.Context, req Request) Response {
 	return s.batchGet(ctx, g, keys)
 }
 
-// batchGet answers a BatchGet of keys in g.
+// batchGet answers a BatchGet of keys in g. The whole answer stays within
+// the size limit: each key's framing (and room to say "ask alone") is set
+// aside first, and a value or message that does not fit in what is left
+// is an entry that says "ask alone".
 func (s *Server) batchGet(ctx context.Context, g *cache.Group, keys []string) Response {
 	trusted := s.cfg.Secret != nil
 	var ttl time.Duration
-	budget := s.cfg.MaxValueBytes
+	budget := s.cfg.MaxValueBytes - binary.MaxVarintLen64
+	for _, k := range keys {
+		budget -= int64(len(k)) + entryFraming
+	}
 	body := make([]byte, 0, 64*len(keys)+16)
-	body = appendUvarint(body, uint64(len(keys)))
+	body = binary.AppendUvarint(body, uint64(len(keys)))
 	local := &batchctx.Local{TTL: func(_ int, d time.Duration) { ttl = d }}
 	g.GetMany(batchctx.With(ctx, local), keys, func(i int, v cache.ByteView, err error) {
 		key := keys[i]
-		switch {
-		case err == nil && int64(v.Len()) > budget:
-			body = appendEntry(body, entryAlone, key, 0, nil)
-		case err == nil:
+		if err == nil {
+			if int64(v.Len()) > budget {
+				body = appendEntry(body, entryAlone, key, 0, nil)
+				return
+			}
 			budget -= int64(v.Len())
 			body = appendViewEntry(body, key, ttl, v)
-		default:
-			r := s.loadError(ctx, err, trusted, g.Name(), key)
-			st, d := entryLoadErr, time.Duration(0)
-			if r.Code() == CodeNotFound {
-				st, d = entryNotFound, ttl
-			}
-			body = appendEntry(body, st, key, d, r.Body)
+			return
 		}
+		r := s.loadError(ctx, err, trusted, g.Name(), key)
+		st, d := entryLoadErr, time.Duration(0)
+		if r.Code() == CodeNotFound {
+			st, d = entryNotFound, ttl
+		}
+		if int64(len(r.Body)) > budget {
+			body = appendEntry(body, entryAlone, key, 0, nil)
+			return
+		}
+		budget -= int64(len(r.Body))
+		body = appendEntry(body, st, key, d, r.Body)
 	})
 	return Response{Status: http.StatusOK, Header: http.Header{"Content-Type": {BatchContentType}}, Body: body}
 }
