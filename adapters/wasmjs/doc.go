@@ -26,7 +26,8 @@
 // object of header names to strings or arrays of strings (node's
 // IncomingMessage.headers), or a Headers object (Fetch API); signal is an
 // optional AbortSignal that abandons the load when the caller goes away;
-// body is the body of a PUT (a peer's Group.Set), a Uint8Array, which the
+// body is the body of a PUT (a peer's Group.Set) or a POST (a peer's
+// batch: GetMany, RemoveMany, Purge), a Uint8Array, which the
 // host reads (bounded: the node refuses a value over its size limit).
 //
 // The second form answers many requests in one call: a call between

@@ -141,7 +141,8 @@ func TestServe(t *testing.T) {
 		{"GET", "/_geecache/scores/kkk", 404, "not_found", ""},
 		{"GET", "/_geecache/nope/Tom", 404, "unknown_group", ""},
 		{"GET", "/elsewhere", 400, "bad_request", ""},
-		{"POST", "/_geecache/scores/Tom", 405, "method_not_allowed", ""},
+		{"PATCH", "/_geecache/scores/Tom", 405, "method_not_allowed", ""},
+		{"POST", "/_geecache/scores/!get", 400, "bad_request", ""}, // not a peer's: no X-Geecache-Peer
 	} {
 		r := call(t, f, tc.method, tc.path, map[string]any{})
 		if r.status != tc.status || r.header[protocol.HeaderError] != tc.code ||

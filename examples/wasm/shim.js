@@ -156,10 +156,11 @@ const server = http.createServer((req, res) => {
   const q = req.url.indexOf("?");
   const rawPath = q < 0 ? req.url : req.url.slice(0, q);
   if (rawPath.startsWith("/_geecache/")) {
-    // A peer's PUT (its Group.Set) carries the value: read at most one
-    // byte over the node's limit, so that the node refuses a larger one
-    // (413) without the shim holding all of it.
-    if (req.method !== "PUT") return servePeer(req, res, rawPath, undefined);
+    // A peer's PUT (its Group.Set) carries the value, and its POST (a
+    // batch: GetMany, RemoveMany, Purge) the keys: read at most one byte
+    // over the node's limit, so that the node refuses a larger one (413)
+    // without the shim holding all of it.
+    if (req.method !== "PUT" && req.method !== "POST") return servePeer(req, res, rawPath, undefined);
     return readBody(req, maxValueBytes + 1).then((body) => servePeer(req, res, rawPath, body), (err) => fail(res, err));
   }
   handle(req, res, rawPath, q < 0 ? "" : req.url.slice(q + 1)).then(() => inflight--, (err) => fail(res, err));
