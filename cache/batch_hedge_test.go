@@ -1,0 +1,62 @@
+package cache_test
+
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+)
+
+// A batch to an owner that hangs is hedged as a Get is: after the hedge
+// delay every key loads locally, and GetMany returns then, not when the
+// fetch gives up (SlowAfter), with every value right.
+func TestGetManyHungOwnerIsHedged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nodes := newMemClusterWith(t, batchDB(), cache.GroupOptions{PeerPolicy: cache.PeerPolicy{HedgeMin: 10 * time.Millisecond, HedgeMax: 50 * time.Millisecond}})
+		nodes[1].stop()
+		keys := []string{"b1", "b2", "b-missing", "c1"}
+		start := time.Now()
+		checkMany(t, getMany(t, nodes[0].group, keys), keys)
+		if d := time.Since(start); d >= 2*time.Second {
+			t.Fatalf("GetMany took %v (bubble time): it waited for the hung owner", d)
+		}
+		if s := nodes[0].group.Stats(); s.Hedges != 3 {
+			t.Fatalf("Hedges = %d, want 3 (node1's keys)", s.Hedges)
+		}
+		if n := nodes[0].loads.Load(); n != 3 {
+			t.Fatalf("node0 loaded %d keys, want node1's 3", n)
+		}
+		nodes[1].resume()
+		settleBubble()
+	})
+}
+
+// A batch of cold keys behind a live owner with a slow source is not
+// hedged: the owner says it is loading, and each key is loaded once in the
+// whole cluster.
+func TestGetManySlowSourceLoadsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := map[string]string{}
+		var keys []string
+		for i := range 10 {
+			k := fmt.Sprint("b-slow", i)
+			db[k] = "v"
+			keys = append(keys, k)
+		}
+		nodes := newSlowCluster(t, db, 300*time.Millisecond, cache.PeerPolicy{})
+		nodes[0].group.GetMany(t.Context(), keys, func(i int, v cache.ByteView, err error) {
+			if err != nil || v.String() != "v" {
+				t.Errorf("%s: %q, %v", keys[i], v, err)
+			}
+		})
+		if got := totalLoads(nodes); got != 10 {
+			t.Fatalf("10 cold keys loaded %d times in the cluster; want 10", got)
+		}
+		if s := nodes[0].group.Stats(); s.Hedges != 0 {
+			t.Fatalf("%d hedges of a live owner loading from a slow source", s.Hedges)
+		}
+		settleBubble()
+	})
+}
