@@ -248,3 +248,29 @@ func TestPurgeDuringLoadDoesNotResurrect(t *testing.T) {
 		t.Fatalf("%d loads, want 2", n)
 	}
 }
+
+// A key removed (or the group purged) on the asking node while a batch of
+// it is in flight is handed to GetMany's caller but not kept: the next Get
+// fetches it again.
+func TestGetManyRemovedDuringBatchIsNotKept(t *testing.T) {
+	for _, purge := range []bool{false, true} {
+		t.Run(fmt.Sprint("purge=", purge), func(t *testing.T) {
+			nodes := newMemCluster(t, batchDB())
+			nodes[1].stop()
+			done := make(chan []string, 1)
+			go func() { done <- getMany(t, nodes[0].group, []string{"b1"}) }()
+			testkit.WaitFor(t, "the batch", func() bool { return nodes[1].batches.Load() == 1 })
+			if purge {
+				nodes[2].down.Store(true) // node0 purges itself; the peers need not confirm here
+				_ = nodes[0].group.Purge(t.Context())
+			} else {
+				nodes[0].group.RemoveLocal("b1")
+			}
+			nodes[1].resume()
+			checkMany(t, <-done, []string{"b1"})
+			if s := nodes[0].group.Stats(); s.Hot.Items != 0 {
+				t.Fatalf("node0 kept %d hot copies fetched before the change", s.Hot.Items)
+			}
+		})
+	}
+}

@@ -76,7 +76,7 @@ func (b *batch) run(res []manyResult) {
 		gens[k] = g.mem.generation(key)
 	}
 	b.answers, b.got = make([]peerResult, n), make([]bool, n)
-	hedged, answered, berr := b.fetch(ph, probe, out)
+	hedged, answered, berr := b.fetch(ph, probe, gens, out)
 	single := errors.Is(berr, errors.ErrUnsupported) // an older peer, or a transport that cannot batch
 	var alone, local []int
 	for k := range out {
@@ -143,7 +143,7 @@ func (g *Group) keepPeer(key string, a peerResult, gen uint64) (entry, error) {
 // flight), and each key takes whichever answer comes first. It returns
 // the batch's error, whether the hedge ran (keys it decided are done in
 // out), and whether the batch answered (else b.answers may still change).
-func (b *batch) fetch(ph *peerHealth, probe bool, out []decision) (hedged, answered bool, err error) {
+func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision) (hedged, answered bool, err error) {
 	g, ctx := b.g, b.ctx
 	each := func(i int, v []byte, ttl time.Duration, err error) {
 		if i < 0 || i >= len(b.got) {
@@ -249,7 +249,7 @@ func (b *batch) fetch(ph *peerHealth, probe bool, out []decision) (hedged, answe
 				case out[k].done:
 				case b.got[k] && found(b.answers[k].err):
 					g.counters.peerLoads.Add(1)
-					e, kerr := g.keepPeer(b.keys[k], b.answers[k], g.mem.generation(b.keys[k]))
+					e, kerr := g.keepPeer(b.keys[k], b.answers[k], gens[k]) // the generations from before the fetch
 					decide(k, e, kerr, false)
 				case local[k] != nil:
 					decide(k, local[k].e, local[k].err, true)
