@@ -13,6 +13,10 @@ import (
 	"github.com/geecache/geecache/internal/progress"
 )
 
+// noBatchFor is how long a peer that cannot batch is asked key by key
+// before it is sent a batch again (it may have been upgraded meanwhile).
+const noBatchFor = time.Minute
+
 // errNotAnswered is the failure of a key that a peer left out of its
 // answer to a batch (or answered twice, or under another index).
 var errNotAnswered = errors.New("the peer did not answer this key of the batch")
@@ -56,6 +60,14 @@ func (b *batch) run(res []manyResult) {
 		}
 	}()
 	ph := g.health.of(b.owner)
+	if ph != nil && time.Now().UnixNano() < ph.noBatchUntil.Load() {
+		all := make([]int, n)
+		for k := range all {
+			all[k] = k
+		}
+		b.alone(out, all) // an older peer: no batch for a while
+		return
+	}
 	probe := false
 	if ph != nil {
 		switch g.health.admit(ph) {
@@ -78,6 +90,9 @@ func (b *batch) run(res []manyResult) {
 	b.answers, b.got = make([]peerResult, n), make([]bool, n)
 	hedged, answered, berr := b.fetch(ph, probe, gens, out)
 	single := errors.Is(berr, errors.ErrUnsupported) // an older peer, or a transport that cannot batch
+	if single && ph != nil {
+		ph.noBatchUntil.Store(time.Now().Add(noBatchFor).UnixNano())
+	}
 	var alone, local []int
 	for k := range out {
 		if out[k].done {

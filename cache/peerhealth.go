@@ -133,6 +133,10 @@ const (
 type peerHealth struct {
 	addr     string
 	inFlight atomic.Int64
+	// noBatchUntil (Unix nanoseconds) is when the peer, which answered
+	// that it cannot batch (an older version), is asked for a batch
+	// again; until then its keys are asked key by key (batchfetch.go).
+	noBatchUntil atomic.Int64
 
 	mu           sync.Mutex
 	failures     int64     // consecutive

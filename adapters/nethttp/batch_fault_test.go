@@ -218,6 +218,15 @@ func TestBatchToOldNodeAsksKeyByKey(t *testing.T) {
 	if posts.Load() != 1 || gets.Load() != 3 {
 		t.Fatalf("%d batches and %d Gets; want 1 batch, then 3 Gets", posts.Load(), gets.Load())
 	}
+	// For a while it is asked key by key at once, without a batch first.
+	g.GetMany(t.Context(), []string{"k4", "k5"}, func(i int, v cache.ByteView, err error) {
+		if err != nil || v.String() != fmt.Sprint("remote:k", 4+i) {
+			t.Errorf("k%d: %q, %v", 4+i, v, err)
+		}
+	})
+	if posts.Load() != 1 || gets.Load() != 5 {
+		t.Fatalf("then %d batches and %d Gets; want no new batch, 2 Gets", posts.Load(), gets.Load())
+	}
 	if s := g.Stats(); s.Peers[0].ConsecutiveFailures != 0 {
 		t.Fatalf("the old node counts %d failures; a 405 to a batch is not one", s.Peers[0].ConsecutiveFailures)
 	}
