@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"testing/synctest"
@@ -56,6 +57,36 @@ func TestGetManySlowSourceLoadsOnce(t *testing.T) {
 		}
 		if s := nodes[0].group.Stats(); s.Hedges != 0 {
 			t.Fatalf("%d hedges of a live owner loading from a slow source", s.Hedges)
+		}
+		settleBubble()
+	})
+}
+
+// A peer that did not confirm a RemoveMany is named, and told again in
+// the background once it is back: its old copies go.
+func TestRemoveManyRetriesTheNamedPeer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := batchDB()
+		nodes := newMemCluster(t, db)
+		keys := []string{"b1", "c1"}
+		for _, n := range nodes {
+			checkMany(t, getMany(t, n.group, keys), keys)
+		}
+		for _, k := range keys {
+			db.Store(k, "new:"+k)
+		}
+		nodes[2].down.Store(true)
+		var ue *cache.UpdateError
+		if err := nodes[0].group.RemoveMany(t.Context(), keys); !errors.As(err, &ue) || len(ue.Failed) != 1 || ue.Failed["node2"] == nil {
+			t.Fatalf("RemoveMany with node2 down = %v; want node2 named", err)
+		}
+		nodes[2].down.Store(false)
+		time.Sleep(5 * time.Second) // the retries' backoff, in the bubble's time
+		synctest.Wait()
+		for _, k := range keys {
+			if v, err := nodes[2].group.Get(t.Context(), k); err != nil || v.String() != "new:"+k {
+				t.Fatalf("node2: Get(%s) = %q, %v after the retries; want the new value", k, v, err)
+			}
 		}
 		settleBubble()
 	})

@@ -69,16 +69,22 @@ func (g *Group) purgeLocal() {
 // peer has its own share of ctx's time, at most PeerPolicy.SlowAfter. It
 // returns an *UpdateError (with an empty Key) naming the peers that did
 // not confirm; a peer whose transport cannot batch is sent a Remove per
-// key. Unlike Remove's, its failures are not retried in the background.
+// key. The peers it names are told again in the background, key by key,
+// as after a Remove (see UpdateError).
 func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	for _, k := range keys {
-		g.RemoveLocal(k)
-	}
 	if batchctx.From(ctx) != nil || g.peers == nil {
+		for _, k := range keys {
+			g.RemoveLocal(k)
+		}
 		return nil
+	}
+	seqs := make([]uint64, len(keys))
+	for i, k := range keys {
+		seqs[i] = g.health.writes.begin(k) // supersedes the retries of older writes of k
+		g.RemoveLocal(k)
 	}
 	var owners []PeerGetter
 	others := g.peerList()
@@ -123,8 +129,15 @@ func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 	for a, err := range restFailed {
 		failed[a] = err
 	}
-	for _, k := range keys {
+	for i, k := range keys {
 		g.RemoveLocal(k)
+		// The peers that did not confirm are told again in the background,
+		// key by key, as after a Remove.
+		w := &write{g: g, key: k, apply: func(ctx context.Context, p PeerGetter, _ bool) error { return p.Remove(ctx, g.name, k) }}
+		if o, remote := g.peers.PickPeer(k); remote {
+			w.owner = o
+		}
+		g.health.writes.end(ctx, w, seqs[i], failed)
 	}
 	if len(failed) == 0 {
 		return nil
