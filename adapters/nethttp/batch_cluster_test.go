@@ -1,9 +1,11 @@
 package nethttp_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -107,5 +109,36 @@ func TestBatchWritesNeedASecret(t *testing.T) {
 	var ue *cache.UpdateError
 	if err := nodes[0].Group.Purge(t.Context()); !errors.As(err, &ue) || len(ue.Failed) != 1 {
 		t.Fatalf("an unsigned Purge = %v; want the peer named", err)
+	}
+}
+
+// Values that do not fit a batch's answer within the size limit are
+// answered "ask alone", and the asking node gets them with single Gets:
+// every value right, the answer never over the limit.
+func TestBatchOverTheSizeLimitAsksAlone(t *testing.T) {
+	rt := &counting{rt: nethttp.NewTransport()}
+	t.Cleanup(func() { rt.rt.(*http.Transport).CloseIdleConnections() })
+	big := func(k string) []byte { return []byte(strings.Repeat(k, 300/len(k))) }
+	nodes := nethttptest.Start(t, 2, &nethttptest.Options{
+		Getter: func(int) getter.Getter {
+			return getter.Func(func(_ context.Context, k string) ([]byte, error) { return big(k), nil })
+		},
+		PoolOptions: nethttp.PoolOptions{Cluster: nethttp.Cluster{MaxValueBytes: 1000}, Transport: rt}})
+	var keys []string
+	for i := 0; len(keys) < 6; i++ {
+		if k := fmt.Sprint("k", i); nodes[0].Owner(k) == nodes[1] {
+			keys = append(keys, k)
+		}
+	}
+	nodes[0].Group.GetMany(t.Context(), keys, func(i int, v cache.ByteView, err error) {
+		if err != nil || !v.EqualBytes(big(keys[i])) {
+			t.Errorf("%s: %d bytes, %v", keys[i], v.Len(), err)
+		}
+	})
+	if rt.posts.Load() != 1 || rt.gets.Load() < 3 {
+		t.Fatalf("%d batches and %d Gets; want 1 batch (3 values fit in 1000 bytes at most), then Gets for the rest", rt.posts.Load(), rt.gets.Load())
+	}
+	if s := nodes[0].Group.Stats(); s.FallbackLoads != 0 || s.LocalLoads != 0 {
+		t.Fatalf("the asking node loaded for itself (the answer was refused?): %+v", s)
 	}
 }
