@@ -32,9 +32,16 @@ type batch struct {
 	claims []singleflight.Claim[entry]
 
 	// The peer's answer, written by Batch's each before Batch returns.
-	answers []peerResult
+	answers []keyAnswer
 	got     []bool
 	extra   bool // the peer answered an index twice or out of range
+}
+
+// keyAnswer is what a peer's batch answered for one key.
+type keyAnswer struct {
+	v   []byte
+	ttl time.Duration
+	err error
 }
 
 // A decision is one key's result and where it came from.
@@ -87,7 +94,7 @@ func (b *batch) run(res []manyResult) {
 	for k, key := range b.keys {
 		gens[k] = g.mem.generation(key)
 	}
-	b.answers, b.got = make([]peerResult, n), make([]bool, n)
+	b.answers, b.got = make([]keyAnswer, n), make([]bool, n)
 	hedged, answered, berr := b.fetch(ph, probe, gens, out)
 	single := errors.Is(berr, errors.ErrUnsupported) // an older peer, or a transport that cannot batch
 	if single && ph != nil {
@@ -98,7 +105,7 @@ func (b *batch) run(res []manyResult) {
 		if out[k].done {
 			continue
 		}
-		var a peerResult
+		var a keyAnswer
 		got := answered && b.got[k] // without the answer, the fetch may still write them
 		if got {
 			a = b.answers[k]
@@ -138,7 +145,7 @@ func (b *batch) run(res []manyResult) {
 
 // keepPeer keeps the owner's answer a for key in the hot cache, as
 // loadFromPeer does.
-func (g *Group) keepPeer(key string, a peerResult, gen uint64) (entry, error) {
+func (g *Group) keepPeer(key string, a keyAnswer, gen uint64) (entry, error) {
 	ttl := a.ttl
 	switch {
 	case ttl < 0:
@@ -167,10 +174,10 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 		}
 		if b.got[i] { // answered twice: believe neither
 			b.extra = true
-			b.answers[i] = peerResult{err: fmt.Errorf("geecache: peer %s: %w (answered twice)", b.owner.Addr(), errNotAnswered)}
+			b.answers[i] = keyAnswer{err: fmt.Errorf("geecache: peer %s: %w (answered twice)", b.owner.Addr(), errNotAnswered)}
 			return
 		}
-		b.got[i], b.answers[i] = true, peerResult{v, ttl, err}
+		b.got[i], b.answers[i] = true, keyAnswer{v, ttl, err}
 	}
 	send := func(fctx context.Context) error {
 		err := peerBatch(fctx, b.owner, g.name, b.keys, false, each)
@@ -306,7 +313,7 @@ func (b *batch) complete() error {
 	// and the batch counts as a failure of the peer.
 	for k := range b.got {
 		if !b.got[k] {
-			b.answers[k] = peerResult{err: fmt.Errorf("geecache: peer %s: %w", b.owner.Addr(), errNotAnswered)}
+			b.answers[k] = keyAnswer{err: fmt.Errorf("geecache: peer %s: %w", b.owner.Addr(), errNotAnswered)}
 			b.got[k] = true
 		}
 	}
