@@ -16,7 +16,7 @@ import (
 // A peer's batch reaches the node through serve's body argument: a signed
 // !get of a present and a missing key is answered with both, and a signed
 // !purge empties the node.
-func TestServeBatch(t *testing.T) {
+func TestServePeerBatch(t *testing.T) {
 	srv, loads := newServer(t, true)
 	f := Func(srv)
 	defer f.Release()
