@@ -33,7 +33,7 @@ func (h *host) batchText(args []js.Value) (string, bool) {
 // the requests, separated by NUL ("\x00"); each is its method, path and
 // headers (names and values in turn, as node's rawHeaders), each on a
 // line of its own. signals[i], if any, is the AbortSignal of request i,
-// and bodies[i] the body (a Uint8Array) of a PUT. It returns an array
+// and bodies[i] the body (a Uint8Array) of a PUT or a POST (a peer's batch). It returns an array
 // whose element i is request i's answer, or a Promise of it for a request
 // that has to wait (or a rejected one, for a request that is malformed).
 // The answers that are ready come in one JSON text, and every request is
@@ -120,7 +120,7 @@ func (h *host) parseBatched(part string, signals, bodies js.Value, i int) (reque
 		return req, err
 	}
 	req.method, req.path, req.header = method, path, hdr
-	if method == http.MethodPut && bodies.Type() == js.TypeObject {
+	if (method == http.MethodPut || method == http.MethodPost) && bodies.Type() == js.TypeObject {
 		if b := bodies.Index(i); b.Truthy() {
 			if !b.InstanceOf(h.uint8Array) {
 				return req, errors.New("serve: body must be a Uint8Array")
