@@ -20,8 +20,10 @@ import (
 // never dials TLS): a program that does nothing but use net/http's Header
 // is 1.34 MB gzipped, an empty one 0.54 MB. The issue's target, 1.5 MB, needs a node
 // without net/http (see examples/wasm/README.md, "Size"); until then this
-// bound keeps it from growing.
-const maxGzipBytes = 1_950_000
+// bound keeps it from growing. Raised from 1,950,000 by issue 19's batches
+// (GetMany, RemoveMany, Purge and the batch protocol, on both sides of a
+// node: +69 KB gzipped, 1.98 MB in all).
+const maxGzipBytes = 2_000_000
 
 // sizeBuildFlags is how the size is measured: -s -w drop the symbol table
 // and DWARF (little, under wasm: 0.04 MB gzipped), -trimpath the file
