@@ -63,12 +63,12 @@ func (c *loadCounter) get(key string) int {
 // runtimes and their load counters.
 func invokeCluster(t *testing.T, n int, stream bool) ([]*Node, []*httptest.Server, []*loadCounter) {
 	t.Helper()
-	return invokeClusterCounting(t, n, stream, nil)
+	return invokeClusterCounting(t, n, stream, nil, cache.PeerPolicy{})
 }
 
 // invokeClusterCounting is invokeCluster that counts in invokes (if not
-// nil) every invoke of any node.
-func invokeClusterCounting(t *testing.T, n int, stream bool, invokes *atomic.Int64) ([]*Node, []*httptest.Server, []*loadCounter) {
+// nil) every invoke of any node, with policy for each group.
+func invokeClusterCounting(t *testing.T, n int, stream bool, invokes *atomic.Int64, policy cache.PeerPolicy) ([]*Node, []*httptest.Server, []*loadCounter) {
 	t.Helper()
 	var names []string
 	nodes := make([]*Node, n)
@@ -95,7 +95,7 @@ func invokeClusterCounting(t *testing.T, n int, stream bool, invokes *atomic.Int
 		loads[i] = &loadCounter{m: map[string]int{}}
 		cfg := Config{SelfURL: names[i], Peers: names, Endpoints: eps, CacheBytes: 1 << 20}
 		setup := func(cfg Config, reg *cache.Registry, peers cache.PeerPicker) error {
-			_, err := reg.NewGroup("scores", cfg.CacheBytes, loads[i].getter(), &cache.GroupOptions{Peers: peers})
+			_, err := reg.NewGroup("scores", cfg.CacheBytes, loads[i].getter(), &cache.GroupOptions{Peers: peers, PeerPolicy: policy})
 			return err
 		}
 		var err error

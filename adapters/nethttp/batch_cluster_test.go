@@ -123,7 +123,8 @@ func TestBatchOverTheSizeLimitAsksAlone(t *testing.T) {
 		Getter: func(int) getter.Getter {
 			return getter.Func(func(_ context.Context, k string) ([]byte, error) { return big(k), nil })
 		},
-		PoolOptions: nethttp.PoolOptions{Cluster: nethttp.Cluster{MaxValueBytes: 1000}, Transport: rt}})
+		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}, // the test counts local loads
+		PoolOptions:  nethttp.PoolOptions{Cluster: nethttp.Cluster{MaxValueBytes: 1000}, Transport: rt}})
 	var keys []string
 	for i := 0; len(keys) < 6; i++ {
 		if k := fmt.Sprint("k", i); nodes[0].Owner(k) == nodes[1] {

@@ -200,7 +200,10 @@ func TestBatchToOldNodeAsksKeyByKey(t *testing.T) {
 	})
 	c := mustClient(t, fp.addr, nil)
 	defer c.CloseIdleConnections()
-	g, err := cache.NewRegistry().NewGroup("g", 1<<20, getter.Map(nil), &cache.GroupOptions{Peers: ownedBy{c}, Logger: slog.New(slog.DiscardHandler)})
+	// No hedge: the local source has none of the keys, and the test
+	// counts the requests.
+	g, err := cache.NewRegistry().NewGroup("g", 1<<20, getter.Map(nil), &cache.GroupOptions{Peers: ownedBy{c}, Logger: slog.New(slog.DiscardHandler),
+		PeerPolicy: cache.PeerPolicy{NoHedge: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
