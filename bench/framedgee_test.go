@@ -33,6 +33,11 @@ func (p *framedPeer) Set(context.Context, string, string, []byte, time.Duration)
 }
 func (p *framedPeer) Addr() string { return p.addr }
 
+// Batch is not carried by the framed transport: the group asks key by key.
+func (p *framedPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
+	return errors.ErrUnsupported
+}
+
 // newOurFramedCluster is n GeeCache nodes (groups as in newOurClusterOf,
 // the default ring of package picker) whose peers talk the framed
 // protocol: each node's framed server answers with its group's Get, and
