@@ -32,8 +32,9 @@ func (g *Group[V]) Claim(ctx context.Context, key string) Claim[V] {
 		return Claim[V]{c: c, joined: true}
 	}
 	g.running++
-	c := &call[V]{waiters: 1, done: make(chan struct{})}
+	c := &call[V]{waiters: 1, done: make(chan struct{}), group: g, key: key}
 	c.ctx.first = ctx
+	c.ctx.call = c
 	g.calls[key] = c
 	return Claim[V]{c: c}
 }
@@ -58,13 +59,14 @@ func (g *Group[V]) Finish(key string, cl Claim[V], v V, err error) {
 	if cl.c == nil {
 		return
 	}
-	cl.c.val, cl.c.err = v, err
 	g.mu.Lock()
-	g.forget(key, cl.c)
 	g.running--
+	first := g.settle(cl.c, v, err)
 	g.mu.Unlock()
 	cl.c.ctx.cancel()
-	close(cl.c.done)
+	if first {
+		close(cl.c.done)
+	}
 }
 
 // ForgetAll is Forget of every key: no new caller joins a load in flight
