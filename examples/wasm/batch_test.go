@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -33,7 +34,15 @@ func TestBatchToWasmNode(t *testing.T) {
 	if len(keys) == 0 {
 		t.Fatal("the wasm node owns none of the keys")
 	}
-	keys = append(keys, "missing-key")
+	for i := range 1000 { // a missing key the wasm node owns too
+		if k := fmt.Sprint("missing-", i); a.pool.Owner(k) == w.url {
+			keys = append(keys, k)
+			break
+		}
+	}
+	if _, ok := data[keys[len(keys)-1]]; ok {
+		t.Fatal("no missing key of the first 1000 is the wasm node's")
+	}
 	a.group.GetMany(ctx, keys, func(i int, v cache.ByteView, err error) {
 		want, ok := data[keys[i]]
 		if !ok {
