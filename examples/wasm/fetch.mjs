@@ -10,6 +10,8 @@
 // GET /api?key=K[&group=echo] the key's value from the cluster; GET /stats
 // the node's counters as JSON. SIGINT/SIGTERM stop it.
 
+import { batcher, serveFetch } from "./batch.mjs"; // the batching the hosts share
+
 const isDeno = typeof globalThis.Deno !== "undefined";
 const isBun = typeof globalThis.Bun !== "undefined";
 if (!isDeno && !isBun) throw new Error("fetch.mjs runs under Deno or Bun (node.js: use shim.js)");
@@ -46,39 +48,15 @@ if (sep < 0 || !hostname || !Number.isInteger(port)) usage(`bad --listen ${liste
 await import(new URL(wasmExec, `file://${isDeno ? Deno.cwd() : process.cwd()}/`).href);
 const wasmBytes = isDeno ? await Deno.readFile(wasmFile) : new Uint8Array(await Bun.file(wasmFile).arrayBuffer());
 
-// readBody reads a request's body (a peer's PUT: its Group.Set), keeping at
-// most limit bytes (the rest is read and dropped: the node refuses a value
-// over its limit).
-async function readBody(req, limit) {
-  const chunks = [];
-  let kept = 0;
-  if (req.body) {
-    for (const reader = req.body.getReader(); ;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (kept < limit) {
-        const part = value.subarray(0, limit - kept);
-        chunks.push(part);
-        kept += part.length;
-      }
-    }
-  }
-  const body = new Uint8Array(kept);
-  let at = 0;
-  for (const c of chunks) { body.set(c, at); at += c.length; }
-  return body;
-}
-const maxValueBytes = 64 << 20; // the node's limit on a value (nethttp's default)
-
 let geecache = null; // the node's functions, once it is ready
+let submit = null; // its batcher: the peer requests of one turn go to the node in one call
 const text = (status, body) => new Response(body, { status, headers: { "Content-Type": "text/plain" } });
 
 async function handle(req) {
   if (!geecache) return text(503, "starting\n");
   const u = new URL(req.url); // pathname stays percent-encoded, as sent
   if (u.pathname.startsWith("/_geecache/")) {
-    const body = req.method === "PUT" ? await readBody(req, maxValueBytes + 1) : undefined;
-    const r = await geecache.serve(req.method, u.pathname, req.headers, req.signal, body);
+    const r = await serveFetch(submit, geecache, req, u.pathname);
     return new Response(r.body, { status: r.status, headers: r.headers });
   }
   if (req.method === "GET" && u.pathname === "/api") {
@@ -109,6 +87,7 @@ go.argv = [wasmFile, `-self=${self}`, ...goFlags];
 go.env = env;
 go.exit = (code) => { if (code !== 0) exit(code); };
 globalThis.geecacheReady = (node) => {
+  submit = batcher(node);
   geecache = node;
   console.log(`geecache wasm node listening on ${self}`);
 };

@@ -24,35 +24,44 @@ import (
 // request for scores/Tom from memory, in alternating blocks of the same
 // run (the order rotates between rounds): each b.Loop iteration is one
 // round, a block of 2000 requests to each server, 16 at a time over
-// keep-alive connections. Reported per host: its median req/s and the min
-// and median over the rounds of host/native. Run with
+// keep-alive connections. Each host also runs a bare server answering
+// the same bytes (status, body, the headers its wasm node sent) with no
+// Go behind it: node's http, Deno.serve, Bun.serve, a Worker (hostbare_test.go).
+// Reported per host: its median req/s and the min and median over the
+// rounds of host/native and of host/bare (the wasm node against its own
+// host answering alone). Run with
 //
 //	go test -run '^$' -bench ServeHosts -benchtime 5x ./examples/wasm/
 func BenchmarkServeHosts(b *testing.B) {
 	const block, conc = 2000, 16
 	wasm, wasmExec := hosttest.BuildWasm(b)
 	ready := regexp.MustCompile(`geecache wasm node listening on (http://127\.0\.0\.1:\d+)`)
-	names := []string{"native"}
-	urls := []string{hosttest.StartNative(b, nil).URL}
-	add := func(name string, p *hosttest.Proc) { names, urls = append(names, name), append(urls, p.URL) }
-	if node, err := exec.LookPath("node"); err == nil {
-		add("node", hosttest.Start(b, exec.Command(node, "shim.js", "--wasm-exec="+wasmExec, wasm), ready))
-	}
-	fetchArgs := []string{"--wasm-exec=" + wasmExec, wasm}
-	if deno := hosttest.Find("deno"); deno != "" {
-		add("deno", hosttest.Start(b, exec.Command(deno, append([]string{"run", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", "fetch.mjs"}, fetchArgs...)...), ready))
-	}
-	if bun := hosttest.Find("bun"); bun != "" {
-		add("bun", hosttest.Start(b, exec.Command(bun, append([]string{"fetch.mjs"}, fetchArgs...)...), ready))
-	}
-	if hosttest.Find("workerd") != "" {
-		add("workerd", hosttest.StartWorkerd(b, "../workers", "config.capnp", []string{"worker.mjs"}, func(self string) []string {
-			return []string{"GEECACHE_SELF=" + self}
-		}))
-	}
 	const path = "/_geecache/" + groupName + "/Tom"
 	tr := nethttp.NewTransport()
 	defer tr.CloseIdleConnections()
+	names := []string{"native"}
+	urls := []string{hosttest.StartNative(b, nil).URL}
+	var hosts []int // indexes of the hosts' wasm nodes; each one's bare server is the next
+	add := func(name, tool string, p *hosttest.Proc) {
+		headers := answerHeaders(b, tr, p.URL+path, http.Header{"X-Geecache-Peer": {"1"}})
+		hosts = append(hosts, len(urls))
+		names, urls = append(names, name, name+"-bare"), append(urls, p.URL, startBare(b, name, tool, headers).URL)
+	}
+	if node, err := exec.LookPath("node"); err == nil {
+		add("node", node, hosttest.Start(b, exec.Command(node, "shim.js", "--wasm-exec="+wasmExec, wasm), ready))
+	}
+	fetchArgs := []string{"--wasm-exec=" + wasmExec, wasm}
+	if deno := hosttest.Find("deno"); deno != "" {
+		add("deno", deno, hosttest.Start(b, exec.Command(deno, append([]string{"run", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", "fetch.mjs"}, fetchArgs...)...), ready))
+	}
+	if bun := hosttest.Find("bun"); bun != "" {
+		add("bun", bun, hosttest.Start(b, exec.Command(bun, append([]string{"fetch.mjs"}, fetchArgs...)...), ready))
+	}
+	if workerd := hosttest.Find("workerd"); workerd != "" {
+		add("workerd", workerd, hosttest.StartWorkerd(b, "../workers", "config.capnp", []string{"worker.mjs", "../wasm/batch.mjs"}, func(self string) []string {
+			return []string{"GEECACHE_SELF=" + self}
+		}))
+	}
 	send := func(base string, count int) float64 {
 		var next, failed atomic.Int64
 		var wg sync.WaitGroup
@@ -98,13 +107,17 @@ func BenchmarkServeHosts(b *testing.B) {
 	}
 	med := func(xs []float64) float64 { s := slices.Sorted(slices.Values(xs)); return s[len(s)/2] }
 	b.ReportMetric(med(rates[0]), "native-req/s")
-	for i := 1; i < len(urls); i++ {
-		var ratio []float64
+	for _, i := range hosts {
+		var vsNative, vsBare []float64
 		for r := range rates[0] {
-			ratio = append(ratio, rates[i][r]/rates[0][r])
+			vsNative = append(vsNative, rates[i][r]/rates[0][r])
+			vsBare = append(vsBare, rates[i][r]/rates[i+1][r])
 		}
 		b.ReportMetric(med(rates[i]), names[i]+"-req/s")
-		b.ReportMetric(slices.Min(ratio), names[i]+"/native-min")
-		b.ReportMetric(med(ratio), names[i]+"/native-median")
+		b.ReportMetric(med(rates[i+1]), names[i+1]+"-req/s")
+		b.ReportMetric(slices.Min(vsNative), names[i]+"/native-min")
+		b.ReportMetric(med(vsNative), names[i]+"/native-median")
+		b.ReportMetric(slices.Min(vsBare), names[i]+"/bare-min")
+		b.ReportMetric(med(vsBare), names[i]+"/bare-median")
 	}
 }

@@ -27,6 +27,11 @@ import (
 // peer secret (empty: authentication off). Every node needs the same one.
 const EnvSecret = "GEECACHE_SECRET"
 
+// maxValueBytes is the largest value the node sends or stores (its
+// Cluster's MaxValueBytes): the hosts read at most one byte more of a
+// peer's PUT (batch.mjs).
+const maxValueBytes = 64 << 20
+
 // main starts the node, hands the host its functions (see export) and
 // runs until the host calls stop.
 func main() {
@@ -69,18 +74,19 @@ func splitPeers(self, list string) []string {
 // default transport under js is the host's fetch, and the handler the
 // host's HTTP server calls through wasmjs).
 type node struct {
-	self  string
-	db    *seeddb.DB
-	group *cache.Group
-	echo  *cache.Group // echoGroup, for the hosts' key round-trip tests (its keys asked of the other nodes)
-	pool  *nethttp.Pool
+	self   string
+	signed bool // it has a peer secret
+	db     *seeddb.DB
+	group  *cache.Group
+	echo   *cache.Group // echoGroup, for the hosts' key round-trip tests (its keys asked of the other nodes)
+	pool   *nethttp.Pool
 }
 
 // newNode builds the node. The peer secret and every protocol option are
 // set here, the one place the node's protocol is configured.
 func newNode(self string, peers []string, secret []byte, delay time.Duration, log *slog.Logger) (*node, error) {
 	reg := cache.NewRegistry()
-	pool, err := nethttp.NewPool(self, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret}, Logger: log})
+	pool, err := nethttp.NewPool(self, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret, MaxValueBytes: maxValueBytes}, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +102,7 @@ func newNode(self string, peers []string, secret []byte, delay time.Duration, lo
 	// The group echo, for the tests of every host, asks the other nodes
 	// for each key (a ring without self), so that every key asked of this
 	// node crosses the host's fetch(); it serves its peers as usual.
-	others, err := nethttp.NewPool("", cache.NewRegistry(), &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret}, Logger: log})
+	others, err := nethttp.NewPool("", cache.NewRegistry(), &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret, MaxValueBytes: maxValueBytes}, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -108,12 +114,15 @@ func newNode(self string, peers []string, secret []byte, delay time.Duration, lo
 	if err != nil {
 		return nil, err
 	}
-	return &node{self: self, db: db, group: g, echo: echo, pool: pool}, nil
+	return &node{self: self, signed: len(secret) > 0, db: db, group: g, echo: echo, pool: pool}, nil
 }
 
 // export calls globalThis.geecacheReady(node) with the node's functions:
 //
-//	serve(method, path, headers[, signal]) → Promise<{status, headers, body}>  (the peer protocol, package wasmjs)
+//	serve(method, path, headers[, signal]) → Promise<{status, headers, body}>  (the peer protocol, package wasmjs;
+//	                                           also serve(batch, signals, bodies), as batch.mjs calls it)
+//	maxValueBytes  the largest value the node stores (a host reads at most one byte more of a PUT)
+//	signed         whether the node has a peer secret (it refuses every unsigned peer request)
 //	get(key[, group]) → Promise<{status, body}>  (the API: 200 value, 404 "KEY not exist", 500 error;
 //	                                           group "scores", the default, or "echo")
 //	stats() → Promise<string>  (JSON: the group's Stats and the database's lookups per key)
@@ -145,6 +154,8 @@ func (n *node) export(stop chan struct{}) (release func()) {
 	})
 	obj := js.Global().Get("Object").New()
 	obj.Set("self", n.self)
+	obj.Set("maxValueBytes", maxValueBytes)
+	obj.Set("signed", n.signed)
 	obj.Set("serve", serve)
 	obj.Set("get", get)
 	obj.Set("stats", stats)

@@ -58,65 +58,50 @@ require(path.resolve(wasmExec));
 let geecache = null; // the node's functions, once it is ready
 let inflight = 0; // requests being answered
 
-// maxValueBytes is the node's limit on a value (nethttp's default, 64 MiB).
-const maxValueBytes = 64 << 20;
+let shared = null; // batch.mjs, what the hosts share: imported before the node starts
+let submit = null; // its batcher for the node, once it is ready
 
-// readBody reads a request's body, keeping at most limit bytes (the rest
-// is read and dropped), as a Uint8Array (a Buffer).
-function readBody(req, limit) {
+// readBody reads the body of a peer's PUT or POST as a Buffer: at most
+// one byte over the node's limit, so that the node refuses a larger value
+// (413) without the shim reading or holding more (the connection is
+// closed after the answer, the rest unread). A request the node refuses
+// unsigned (shared.needsSignature) that comes without the signature's
+// headers gets an empty body, unread: the node refuses it (401) all the
+// same.
+function readBody(req, res) {
+  if (shared.needsSignature(geecache, req.method) && !shared.signed((name) => req.headers[name] !== undefined)) {
+    res.shouldKeepAlive = false;
+    return Promise.resolve(Buffer.alloc(0));
+  }
+  const limit = shared.maxValueBytes(geecache) + 1;
   return new Promise((resolve, reject) => {
     const chunks = [];
     let kept = 0;
-    req.on("data", (c) => {
-      if (kept < limit) {
-        const part = c.subarray(0, limit - kept);
-        chunks.push(part);
-        kept += part.length;
+    const onData = (c) => {
+      const part = c.subarray(0, limit - kept);
+      chunks.push(part);
+      kept += part.length;
+      if (kept >= limit) {
+        req.off("data", onData);
+        req.pause();
+        res.shouldKeepAlive = false;
+        resolve(Buffer.concat(chunks, kept));
       }
-    });
+    };
+    req.on("data", onData);
     req.on("end", () => resolve(Buffer.concat(chunks, kept)));
     req.on("error", reject);
   });
 }
 
-// servePeer hands a peer request to the node, and sends its answer. The
-// requests of one turn of the event loop go to the node together, in one
-// call of serve(batch, signals, bodies) (see adapters/wasmjs): a call
-// into Go costs more than answering a request from memory, so under load
-// the node makes one call for many requests. The answer is sent from
-// there, with no Promise per request unless the node has to wait.
-let batch = null; // {text: [], signals: [], bodies: [], res: []} until flushed
+// servePeer hands a peer request to the node (batch.mjs: the requests of
+// one turn of the event loop go in one call), and sends its answer.
 function servePeer(req, res, rawPath, body) {
   // The load is abandoned if the caller goes away before the answer.
   const ac = new AbortController();
   res.on("close", () => { if (!res.writableFinished) ac.abort(); });
-  if (batch === null) {
-    batch = { text: [], signals: [], bodies: [], res: [] };
-    setImmediate(flush);
-  }
   // rawHeaders: node builds req.headers only when asked.
-  const h = req.rawHeaders;
-  batch.text.push(h.length ? `${req.method}\n${rawPath}\n${h.join("\n")}` : `${req.method}\n${rawPath}`);
-  batch.signals.push(ac.signal);
-  batch.bodies.push(body);
-  batch.res.push(res);
-}
-
-function flush() {
-  const b = batch;
-  batch = null;
-  let answers;
-  try {
-    answers = geecache.serve(b.text.join("\0"), b.signals, b.bodies);
-  } catch (err) {
-    b.res.forEach((res) => fail(res, err));
-    return;
-  }
-  b.res.forEach((res, i) => {
-    const r = answers[i];
-    if (r instanceof Promise) r.then((r) => reply(res, r), (err) => fail(res, err));
-    else reply(res, r);
-  });
+  submit(req.method, rawPath, req.rawHeaders.join("\n"), ac.signal, body, (err, r) => (err ? fail(res, err) : reply(res, r)));
 }
 
 function reply(res, r) {
@@ -157,11 +142,9 @@ const server = http.createServer((req, res) => {
   const rawPath = q < 0 ? req.url : req.url.slice(0, q);
   if (rawPath.startsWith("/_geecache/")) {
     // A peer's PUT (its Group.Set) carries the value, and its POST (a
-    // batch: GetMany, RemoveMany, Purge) the keys: read at most one byte
-    // over the node's limit, so that the node refuses a larger one (413)
-    // without the shim holding all of it.
+    // batch: GetMany, RemoveMany, Purge) the keys (readBody).
     if (req.method !== "PUT" && req.method !== "POST") return servePeer(req, res, rawPath, undefined);
-    return readBody(req, maxValueBytes + 1).then((body) => servePeer(req, res, rawPath, body), (err) => fail(res, err));
+    return readBody(req, res).then((body) => servePeer(req, res, rawPath, body), (err) => fail(res, err));
   }
   handle(req, res, rawPath, q < 0 ? "" : req.url.slice(q + 1)).then(() => inflight--, (err) => fail(res, err));
 });
@@ -174,6 +157,7 @@ server.listen(port, host, async () => {
   go.env = Object.assign({ TMPDIR: require("os").tmpdir() }, process.env);
   go.exit = (code) => { if (code !== 0) process.exit(code); };
   globalThis.geecacheReady = (node) => {
+    submit = shared.batcher(node);
     geecache = node;
     console.log(`geecache wasm node listening on ${self}`);
   };
@@ -195,6 +179,7 @@ server.listen(port, host, async () => {
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   try {
+    shared = await import(require("url").pathToFileURL(path.join(__dirname, "batch.mjs")).href);
     const { instance } = await WebAssembly.instantiate(require("fs").readFileSync(wasmFile), go.importObject);
     await go.run(instance); // until the node stops
   } catch (err) {

@@ -1,5 +1,6 @@
 # workerd's configuration for worker.mjs: `workerd serve config.capnp`
-# (from this folder, with node.wasm and wasm_exec.js beside it: see
+# (from this folder, with node.wasm, wasm_exec.js and
+# ../wasm/batch.mjs beside it: see
 # README.md). It listens on 127.0.0.1:8787; `--socket-addr http=HOST:PORT`
 # or `--socket-fd http=FD` moves it.
 using Workerd = import "/workerd/workerd.capnp";
@@ -18,6 +19,7 @@ const worker :Workerd.Worker = (
   modules = [
     (name = "worker.mjs", esModule = embed "worker.mjs"),
     (name = "wasm_exec.js", esModule = embed "wasm_exec.js"),
+    (name = "batch.mjs", esModule = embed "batch.mjs"),
     (name = "node.wasm", wasm = embed "node.wasm"),
   ],
   compatibilityDate = "2026-11-01",

@@ -16,6 +16,7 @@
 // The peer protocol (/_geecache/...) is not routed from outside.
 import "./wasm_exec.js"; // sets globalThis.Go
 import nodeWasm from "./node.wasm"; // a WebAssembly.Module
+import { batcher, serveFetch } from "./batch.mjs"; // examples/wasm's, the batching the hosts share
 
 const HOST = /^geecache-node-(\d+)$/;
 
@@ -40,29 +41,6 @@ function routeFetch(env, fetch) {
   };
 }
 
-// readBody reads a request's body (a peer's PUT: its Group.Set), keeping at
-// most limit bytes (the rest is read and dropped: the node refuses a value
-// over its limit).
-async function readBody(req, limit) {
-  const chunks = [];
-  let kept = 0;
-  if (req.body) {
-    for (const reader = req.body.getReader(); ;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (kept < limit) {
-        const part = value.subarray(0, limit - kept);
-        chunks.push(part);
-        kept += part.length;
-      }
-    }
-  }
-  const body = new Uint8Array(kept);
-  let at = 0;
-  for (const c of chunks) { body.set(c, at); at += c.length; }
-  return body;
-}
-const maxValueBytes = 64 << 20; // the node's limit on a value (nethttp's default)
 
 // Go programs are started one at a time: each calls the one global
 // geecacheReady as it starts.
@@ -88,7 +66,9 @@ export class GeeCacheNode {
     if (env.DELAY) go.argv.push(`-delay=${env.DELAY}`); // the slow database's time per lookup
     go.env = { GEECACHE_SECRET: env.GEECACHE_SECRET ?? "" };
     const started = starting.then(() => new Promise((ready, fail) => {
-      globalThis.geecacheReady = ready;
+      // The peer requests of one turn of the event loop go to the node
+      // in one call.
+      globalThis.geecacheReady = (node) => ready({ node, submit: batcher(node) });
       WebAssembly.instantiate(nodeWasm, go.importObject)
         .then((instance) => go.run(instance))
         .then(() => fail(new Error("the GeeCache node exited")), fail);
@@ -100,16 +80,15 @@ export class GeeCacheNode {
   async fetch(req) {
     const u = new URL(req.url);
     this.node ??= this.start(u.origin); // the front and the peers call http://geecache-node-I
-    let geecache;
+    let geecache, submit;
     try {
-      geecache = await this.node;
+      ({ node: geecache, submit } = await this.node);
     } catch (err) {
       this.node = null;
       return new Response(`starting the GeeCache node: ${err}\n`, { status: 500 });
     }
     if (u.pathname.startsWith("/_geecache/")) {
-      const body = req.method === "PUT" ? await readBody(req, maxValueBytes + 1) : undefined;
-      const r = await geecache.serve(req.method, u.pathname, req.headers, req.signal ?? undefined, body);
+      const r = await serveFetch(submit, geecache, req, u.pathname);
       return new Response(r.body, { status: r.status, headers: r.headers });
     }
     if (u.pathname === "/api") {

@@ -24,7 +24,7 @@ import (
 // key of the key-escaping test goes from one object to another and back.
 func TestDurableObjects(t *testing.T) {
 	const nodes = 3 // NODES_COUNT in objects.capnp
-	p := startWorkerd(t, "objects.capnp", []string{"objects.mjs"}, func(string) []string {
+	p := startWorkerd(t, "objects.capnp", []string{"objects.mjs", "../wasm/batch.mjs"}, func(string) []string {
 		return []string{"GEECACHE_SECRET=objects secret"}
 	})
 	// The ring as the objects build it, to know each key's owner.
@@ -114,7 +114,7 @@ func TestDurableObjects(t *testing.T) {
 // 16 requests at once to node 0 for a key node 1 owns, its database slow:
 // node 0 fetches it once through node 1's stub and every request gets it.
 func TestDurableObjectsConcurrentRequests(t *testing.T) {
-	p := startWorkerd(t, "objects.capnp", []string{"objects.mjs"}, func(string) []string {
+	p := startWorkerd(t, "objects.capnp", []string{"objects.mjs", "../wasm/batch.mjs"}, func(string) []string {
 		return []string{"GEECACHE_SECRET=objects secret", "GEECACHE_DELAY=300ms"}
 	})
 	key := hosttest.KeyOwnedBy(t, "http://geecache-node-1", "http://geecache-node-0", "http://geecache-node-1", "http://geecache-node-2")

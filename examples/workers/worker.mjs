@@ -20,6 +20,7 @@
 // the key's value from the cluster; GET /stats the node's counters.
 import "./wasm_exec.js"; // sets globalThis.Go
 import nodeWasm from "./node.wasm"; // a WebAssembly.Module
+import { batcher, serveFetch } from "./batch.mjs"; // examples/wasm's, the batching the hosts share
 
 let node = null; // a Promise of the node's functions, from the first request
 
@@ -30,36 +31,15 @@ function start(env) {
   if (env.PEERS) go.argv.push(`-peers=${env.PEERS}`);
   go.env = { GEECACHE_SECRET: env.GEECACHE_SECRET ?? "" };
   return new Promise((ready, fail) => {
-    globalThis.geecacheReady = ready; // the program calls it once it is set up
+    // The program calls it once it is set up. The peer requests of one
+    // turn of the isolate's event loop go to the node in one call.
+    globalThis.geecacheReady = (node) => ready({ node, submit: batcher(node) });
     WebAssembly.instantiate(nodeWasm, go.importObject)
       .then((instance) => go.run(instance))
       .then(() => fail(new Error("the GeeCache node exited")), fail);
   });
 }
 
-// readBody reads a request's body (a peer's PUT: its Group.Set), keeping at
-// most limit bytes (the rest is read and dropped: the node refuses a value
-// over its limit).
-async function readBody(req, limit) {
-  const chunks = [];
-  let kept = 0;
-  if (req.body) {
-    for (const reader = req.body.getReader(); ;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (kept < limit) {
-        const part = value.subarray(0, limit - kept);
-        chunks.push(part);
-        kept += part.length;
-      }
-    }
-  }
-  const body = new Uint8Array(kept);
-  let at = 0;
-  for (const c of chunks) { body.set(c, at); at += c.length; }
-  return body;
-}
-const maxValueBytes = 64 << 20; // the node's limit on a value (nethttp's default)
 
 const text = (status, body) => new Response(body, { status, headers: { "Content-Type": "text/plain" } });
 
@@ -79,17 +59,16 @@ async function awake(p) {
 export default {
   async fetch(req, env) {
     node ??= start(env);
-    let geecache;
+    let geecache, submit;
     try {
-      geecache = await awake(node); // the first request may still be starting it
+      ({ node: geecache, submit } = await awake(node)); // the first request may still be starting it
     } catch (err) {
       node = null; // the next request tries again
       return text(500, `starting the GeeCache node: ${err}\n`);
     }
     const u = new URL(req.url); // pathname stays percent-encoded, as sent
     if (u.pathname.startsWith("/_geecache/")) {
-      const body = req.method === "PUT" ? await readBody(req, maxValueBytes + 1) : undefined;
-      const r = await awake(geecache.serve(req.method, u.pathname, req.headers, req.signal ?? undefined, body));
+      const r = await awake(serveFetch(submit, geecache, req, u.pathname));
       return new Response(r.body, { status: r.status, headers: r.headers });
     }
     if (req.method === "GET" && u.pathname === "/api") {

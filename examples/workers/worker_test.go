@@ -18,7 +18,7 @@ func TestWorker(t *testing.T) {
 	const secret = "workers secret"
 	opts := &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte(secret)}}
 	a, b := hosttest.StartNative(t, opts), hosttest.StartNative(t, opts)
-	p := startWorkerd(t, "config.capnp", []string{"worker.mjs"}, func(self string) []string {
+	p := startWorkerd(t, "config.capnp", []string{"worker.mjs", "../wasm/batch.mjs"}, func(self string) []string {
 		return []string{"GEECACHE_SECRET=" + secret, "GEECACHE_PEERS=" + a.URL + "," + b.URL, "GEECACHE_SELF=" + self}
 	})
 	for _, n := range []*hosttest.Native{a, b} {
@@ -38,6 +38,7 @@ func TestWorker(t *testing.T) {
 	defer c.CloseIdleConnections()
 	hosttest.Keys(t, ctx, w, natives, c)
 	hosttest.Put(t, ctx, w, natives)
+	hosttest.UnsignedPut(t, ctx, w)
 }
 
 // worker.mjs without SELF, as it runs on Cloudflare: a client of the ring
@@ -54,7 +55,7 @@ func TestWorkerAsClient(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := startWorkerd(t, "config.capnp", []string{"worker.mjs"}, func(string) []string {
+	p := startWorkerd(t, "config.capnp", []string{"worker.mjs", "../wasm/batch.mjs"}, func(string) []string {
 		return []string{"GEECACHE_SECRET=" + secret, "GEECACHE_PEERS=" + a.URL + "," + b.URL}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -69,7 +70,7 @@ func TestWorkerAsClient(t *testing.T) {
 // of their keys itself and never returns the liar's value.
 func TestWorkerFaults(t *testing.T) {
 	f := hosttest.StartFaulty(t)
-	p := startWorkerd(t, "config.capnp", []string{"worker.mjs"}, func(self string) []string {
+	p := startWorkerd(t, "config.capnp", []string{"worker.mjs", "../wasm/batch.mjs"}, func(self string) []string {
 		return []string{"GEECACHE_SECRET=workers secret", "GEECACHE_PEERS=" + f.Down + "," + f.Liar, "GEECACHE_SELF=" + self}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -85,7 +86,7 @@ func TestWorkerFaults(t *testing.T) {
 func TestWorkerConcurrentRequests(t *testing.T) {
 	const secret = "workers secret"
 	n := hosttest.StartSlowNative(t, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte(secret)}}, 300*time.Millisecond)
-	p := startWorkerd(t, "config.capnp", []string{"worker.mjs"}, func(string) []string {
+	p := startWorkerd(t, "config.capnp", []string{"worker.mjs", "../wasm/batch.mjs"}, func(string) []string {
 		return []string{"GEECACHE_SECRET=" + secret, "GEECACHE_PEERS=" + n.URL}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -10,7 +10,7 @@ import (
 )
 
 // StartWorkerd copies config and the modules it embeds (the files of the
-// folder dir named in files, and the js/wasm node with Go's wasm_exec.js) into
+// folder dir named in files, each copied by its base name, and the js/wasm node with Go's wasm_exec.js) into
 // a temporary folder and runs `workerd serve` there, its socket "http"
 // on a 127.0.0.1 listener the OS picks, with env(its URL) added to its
 // environment. It returns the process (its URL set) once workerd says it
@@ -26,7 +26,7 @@ func StartWorkerd(t testing.TB, dir, config string, files []string, env func(url
 	copyFile(t, wasm, filepath.Join(tmp, "node.wasm"))
 	copyFile(t, wasmExec, filepath.Join(tmp, "wasm_exec.js"))
 	for _, f := range append(files, config) {
-		copyFile(t, filepath.Join(dir, f), filepath.Join(tmp, f))
+		copyFile(t, filepath.Join(dir, f), filepath.Join(tmp, filepath.Base(f)))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
