@@ -46,9 +46,9 @@ func (h *host) serveBatch(hd http.Handler, text string, args []js.Value) any {
 	if len(args) > 2 && args[2].Type() == js.TypeObject {
 		bodies = args[2]
 	}
-	var calls []*pending
-	var reqs []request
-	var bad []error // per request: why it is malformed, or nil
+	n := strings.Count(text, "\x00") + 1
+	calls, reqs := make([]*pending, 0, n), make([]request, 0, n)
+	bad := make([]error, 0, n) // per request: why it is malformed, or nil
 	i := 0
 	for part := range strings.SplitSeq(text, "\x00") {
 		req, err := h.parseBatched(part, signals, bodies, i)
@@ -62,9 +62,9 @@ func (h *host) serveBatch(hd http.Handler, text string, args []js.Value) any {
 	// The requests are answered in turn by a goroutine, which runs now;
 	// if it has to wait on one, the next goroutine takes the rest, and so
 	// on: a goroutine per request that waits, not per request.
-	run := &batchRun{calls: calls}
+	run := &batchRun{calls: calls, hd: hd, reqs: reqs}
 	for run.left() {
-		go run.work(h, hd, reqs)
+		h.dispatch(run)
 		runtime.Gosched()
 	}
 
@@ -135,9 +135,43 @@ func (h *host) parseBatched(part string, signals, bodies js.Value, i int) (reque
 // A batchRun hands the requests of a batch to the goroutines that answer
 // them, one at a time, in order.
 type batchRun struct {
+	hd    http.Handler
+	reqs  []request
 	mu    sync.Mutex
 	next  int
 	calls []*pending // nil for a malformed request
+}
+
+// dispatch has run's requests answered by a goroutine: the worker that
+// answered the last batch, if it is waiting for the next one, else a new
+// one. Keeping that one saves a goroutine per batch, and the growth of
+// its stack (copied each time it grows) on the way down the handler.
+func (h *host) dispatch(run *batchRun) {
+	select {
+	case h.idle <- run:
+	default:
+		go h.worker(run)
+	}
+}
+
+// worker answers run, then, unless another worker already waits, the
+// batches dispatched to it after.
+func (h *host) worker(run *batchRun) {
+	for run != nil {
+		run.work(h)
+		if !h.waiting.CompareAndSwap(false, true) {
+			return
+		}
+		run = h.awaitBatch()
+	}
+}
+
+// awaitBatch waits for the next batch dispatched (the one goroutine a
+// Func keeps between calls, as the runtime keeps one for callbacks).
+func (h *host) awaitBatch() *batchRun {
+	run := <-h.idle
+	h.waiting.Store(false)
+	return run
 }
 
 // left tells whether a request is still to be taken.
@@ -151,7 +185,7 @@ func (b *batchRun) left() bool {
 }
 
 // work answers the requests not yet taken, one after another.
-func (b *batchRun) work(h *host, hd http.Handler, reqs []request) {
+func (b *batchRun) work(h *host) {
 	for {
 		b.mu.Lock()
 		for b.next < len(b.calls) && b.calls[b.next] == nil {
@@ -163,6 +197,6 @@ func (b *batchRun) work(h *host, hd http.Handler, reqs []request) {
 		if i >= len(b.calls) {
 			return
 		}
-		b.calls[i].run(h, hd, reqs[i])
+		b.calls[i].run(h, b.hd, b.reqs[i])
 	}
 }

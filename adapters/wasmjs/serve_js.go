@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall/js"
 )
 
@@ -33,6 +35,9 @@ func Func(h http.Handler) js.Func {
 type host struct {
 	promise, uint8Array, array, typeError, errorCtor js.Value
 	entries, fromEntries, parse                      js.Value
+
+	idle    chan *batchRun // to the worker waiting for a batch (serveBatch)
+	waiting atomic.Bool    // a worker waits on idle, or is about to
 }
 
 func newHost() *host {
@@ -47,6 +52,7 @@ func newHost() *host {
 		entries:     object.Get("entries").Call("bind", object),
 		fromEntries: object.Get("fromEntries").Call("bind", object),
 		parse:       json.Get("parse").Call("bind", json),
+		idle:        make(chan *batchRun),
 	}
 }
 
@@ -254,13 +260,24 @@ func rawHeader(hdr http.Header, text string) (http.Header, error) {
 	if text == "" {
 		return hdr, nil
 	}
+	// The values share one array (a header's first value is a slice of
+	// it, its capacity one: a second value of the name is appended apart).
+	vals := make([]string, 0, (strings.Count(text, "\n")+1)/2)
 	for {
 		name, rest, ok := strings.Cut(text, "\n")
 		if !ok || name == "" {
 			return nil, fmt.Errorf("serve: raw headers: a name without a value, or an empty name (%q)", name)
 		}
 		value, next, more := strings.Cut(rest, "\n")
-		hdr.Add(name, value)
+		key := textproto.CanonicalMIMEHeaderKey(name)
+		if vs, ok := hdr[key]; ok {
+			hdr[key] = append(vs, value)
+		} else if len(vals) < cap(vals) {
+			vals = append(vals, value)
+			hdr[key] = vals[len(vals)-1 : len(vals) : len(vals)]
+		} else {
+			hdr[key] = []string{value}
+		}
 		if !more {
 			return hdr, nil
 		}

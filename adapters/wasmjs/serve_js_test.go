@@ -27,8 +27,10 @@ import (
 //	PATH="$PATH:$(go env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm go test ./adapters/wasmjs/
 
 func TestMain(m *testing.M) {
-	// The js/wasm runtime keeps a goroutine for JavaScript callbacks.
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("runtime.handleEvent"))
+	// The js/wasm runtime keeps a goroutine for JavaScript callbacks, and
+	// each Func one waiting for its next batch.
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("runtime.handleEvent"),
+		goleak.IgnoreTopFunction("github.com/geecache/geecache/adapters/wasmjs.(*host).awaitBatch"))
 }
 
 var secret = []byte("test secret")

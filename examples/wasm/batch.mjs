@@ -17,33 +17,40 @@ const later = typeof globalThis.setImmediate === "function" ? globalThis.setImme
 // peer request, headers being the names and values in turn on lines of
 // their own (node's rawHeaders joined with "\n", or rawHeaders(Headers)),
 // and calls done(err, {status, headers, body}) with its answer.
-export function batcher(node) {
-  let b = null; // {text, signals, bodies, done} until flushed
-  function flush() {
-    const cur = b;
-    b = null;
-    let answers;
+//
+// With ownContext, each request's answer is handed over from a timer of
+// its own, set as it is queued (the first of the batch's timers to fire
+// makes the call): workerd runs each request in a context of its own, and
+// a Response made in one request's context cannot answer another
+// ("Cannot perform I/O on behalf of a different request").
+export function batcher(node, { ownContext = false } = {}) {
+  let b = null; // the batch being gathered: {text, signals, bodies, done, answers, err}
+  function flush(cur) {
+    if (cur.answers !== null || cur.err !== null) return;
+    if (b === cur) b = null;
     try {
-      answers = node.serve(cur.text.join("\0"), cur.signals, cur.bodies);
+      cur.answers = node.serve(cur.text.join("\0"), cur.signals, cur.bodies);
     } catch (err) {
-      cur.done.forEach((done) => done(err));
-      return;
+      cur.err = err;
     }
-    cur.done.forEach((done, i) => {
-      const r = answers[i];
-      if (r instanceof Promise) r.then((r) => done(null, r), done);
-      else done(null, r);
-    });
+  }
+  function deliver(cur, i) {
+    if (cur.err !== null) return cur.done[i](cur.err);
+    const r = cur.answers[i];
+    if (r instanceof Promise) r.then((r) => cur.done[i](null, r), cur.done[i]);
+    else cur.done[i](null, r);
   }
   return (method, path, headers, signal, body, done) => {
     if (b === null) {
-      b = { text: [], signals: [], bodies: [], done: [] };
-      later(flush);
+      const cur = b = { text: [], signals: [], bodies: [], done: [], answers: null, err: null };
+      if (!ownContext) later(() => { flush(cur); cur.done.forEach((_, i) => deliver(cur, i)); });
     }
+    const cur = b, i = b.text.length;
     b.text.push(headers ? `${method}\n${path}\n${headers}` : `${method}\n${path}`);
     b.signals.push(signal ?? undefined);
     b.bodies.push(body);
     b.done.push(done);
+    if (ownContext) later(() => { flush(cur); deliver(cur, i); });
   };
 }
 

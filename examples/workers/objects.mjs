@@ -68,7 +68,7 @@ export class GeeCacheNode {
     const started = starting.then(() => new Promise((ready, fail) => {
       // The peer requests of one turn of the event loop go to the node
       // in one call.
-      globalThis.geecacheReady = (node) => ready({ node, submit: batcher(node) });
+      globalThis.geecacheReady = (node) => ready({ node, submit: batcher(node, { ownContext: true }) });
       WebAssembly.instantiate(nodeWasm, go.importObject)
         .then((instance) => go.run(instance))
         .then(() => fail(new Error("the GeeCache node exited")), fail);

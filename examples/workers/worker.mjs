@@ -33,7 +33,7 @@ function start(env) {
   return new Promise((ready, fail) => {
     // The program calls it once it is set up. The peer requests of one
     // turn of the isolate's event loop go to the node in one call.
-    globalThis.geecacheReady = (node) => ready({ node, submit: batcher(node) });
+    globalThis.geecacheReady = (node) => ready({ node, submit: batcher(node, { ownContext: true }) });
     WebAssembly.instantiate(nodeWasm, go.importObject)
       .then((instance) => go.run(instance))
       .then(() => fail(new Error("the GeeCache node exited")), fail);
