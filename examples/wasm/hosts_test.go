@@ -69,7 +69,7 @@ func testFetchHost(t *testing.T, bin string, args ...string) {
 	defer c.CloseIdleConnections()
 	hosttest.Keys(t, ctx, w, natives, c)
 	hosttest.Put(t, ctx, w, natives)
-	hosttest.UnsignedPut(t, ctx, w)
+	hosttest.UnsignedBody(t, ctx, w)
 	p.Stop(t)
 
 	f := hosttest.StartFaulty(t)

@@ -10,11 +10,19 @@ import (
 	"time"
 )
 
-// UnsignedPut checks that the wasm node at w refuses a PUT that carries
-// no signature (401) before its body comes: the host's shim must not read
-// a value an unsigned caller sends. The request announces 1 MiB and sends
-// none of it; the answer must come all the same, within ctx (or 30 s).
-func UnsignedPut(t *testing.T, ctx context.Context, w Node) {
+// UnsignedBody checks that the wasm node at w, which has a peer secret,
+// refuses a PUT and a POST (a batch) that carry no signature (401) before
+// their body comes: the host's shim must not read what an unsigned caller
+// sends. Each request announces 1 MiB and sends none of it; the answer
+// must come all the same, within ctx (or 30 s).
+func UnsignedBody(t *testing.T, ctx context.Context, w Node) {
+	t.Helper()
+	for _, method := range []string{http.MethodPut, http.MethodPost} {
+		unsignedBody(t, ctx, w, method)
+	}
+}
+
+func unsignedBody(t *testing.T, ctx context.Context, w Node, method string) {
 	t.Helper()
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", strings.TrimPrefix(w.Addr, "http://"))
@@ -27,17 +35,17 @@ func UnsignedPut(t *testing.T, ctx context.Context, w Node) {
 		deadline = dl
 	}
 	conn.SetDeadline(deadline)
-	req := "PUT /_geecache/scores/unsigned HTTP/1.1\r\nHost: " + strings.TrimPrefix(w.Addr, "http://") +
+	req := method + " /_geecache/scores/unsigned HTTP/1.1\r\nHost: " + strings.TrimPrefix(w.Addr, "http://") +
 		"\r\nX-Geecache-Peer: 1\r\nContent-Type: application/octet-stream\r\nContent-Length: 1048576\r\n\r\n"
 	if _, err := conn.Write([]byte(req)); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
-		t.Fatalf("an unsigned PUT whose body is not sent: no answer (%v); want 401 before the body", err)
+		t.Fatalf("an unsigned %s whose body is not sent: no answer (%v); want 401 before the body", method, err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("an unsigned PUT: %s; want 401", resp.Status)
+		t.Fatalf("an unsigned %s: %s; want 401", method, resp.Status)
 	}
 }
