@@ -120,7 +120,7 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 	}
 	f := &fetch{g: g, ctx: ctx, key: key, begin: time.Now(), h: hedge{done: make(chan struct{})}}
 	f.timer = time.AfterFunc(g.latency.hedgeDelay(), f.hedge)
-	v, ttl, err = peerGet(progress.With(ctx, f.showAlive), owner, g.name, key)
+	v, ttl, err = peerGet(progress.With(ctx, f), owner, g.name, key)
 	hedged := !f.state.CompareAndSwap(waiting, fetched)
 	if !hedged {
 		f.timer.Stop()
@@ -170,6 +170,10 @@ type fetch struct {
 // showAlive records that the owner is alive (it said it is loading, or
 // answered), once: the fetch's latency, and while no hedge has started,
 // the owner gets up to HedgeMax since the fetch began before one does.
+// Progress is showAlive, for progress.With: the owner shows it is
+// answering.
+func (f *fetch) Progress() { f.showAlive() }
+
 func (f *fetch) showAlive() {
 	if !f.seen.CompareAndSwap(false, true) {
 		return

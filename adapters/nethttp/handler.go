@@ -101,7 +101,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// w's once no 102 can be.
 		pr := &processing{w: w}
 		hdr := h.headers.Get().(http.Header)
-		resp := h.srv.ServeInto(progress.With(r.Context(), pr.start), req, hdr)
+		resp := h.srv.ServeInto(progress.With(r.Context(), pr), req, hdr)
 		pr.end()
 		write(w, resp)
 		clear(hdr)
@@ -130,6 +130,9 @@ type processing struct {
 	timer      *time.Timer // armed by the first start
 	sent, done bool
 }
+
+// Progress is start, for progress.With: the group has begun a load.
+func (p *processing) Progress() { p.start() }
 
 // start is called when the group begins a load: it arms the timer that
 // sends the 102.

@@ -12,30 +12,35 @@ package progress
 
 import "context"
 
-// key is the context key of a progress callback.
+// key is the context key of a progress Listener.
 type key struct{}
 
-// With returns a context that carries f, to be called by Report. f must be
-// safe to call from any goroutine, more than once.
-func With(ctx context.Context, f func()) context.Context {
-	return context.WithValue(ctx, key{}, f)
+// A Listener hears the sign of life: Report calls its Progress method,
+// which must be safe to call from any goroutine, more than once. It is an
+// interface, not a func, so that a caller passes the pointer it already
+// has (a method value would be one more allocation per request).
+type Listener interface{ Progress() }
+
+// With returns a context that carries l, to be called by Report.
+func With(ctx context.Context, l Listener) context.Context {
+	return context.WithValue(ctx, key{}, l)
 }
 
-// Wanted reports whether ctx carries a callback of With: a transport
+// Wanted reports whether ctx carries a Listener of With: a transport
 // that must do work to hear a peer's "loading" (the net/http client
 // installs an httptrace) does it only when someone listens.
 func Wanted(ctx context.Context) bool {
-	_, ok := ctx.Value(key{}).(func())
+	_, ok := ctx.Value(key{}).(Listener)
 	return ok
 }
 
-// Report calls the callback of With in ctx, if any: the work the caller
+// Report calls the Listener of With in ctx, if any: the work the caller
 // waits for is under way. A Group calls it when a Get has to wait for a
 // load, on the Get's goroutine; a PeerGetter calls it when its peer shows
 // it is answering (it said it is loading, or its answer has begun to
 // arrive).
 func Report(ctx context.Context) {
-	if f, ok := ctx.Value(key{}).(func()); ok {
-		f()
+	if l, ok := ctx.Value(key{}).(Listener); ok {
+		l.Progress()
 	}
 }

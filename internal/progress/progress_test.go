@@ -9,10 +9,15 @@ import (
 
 type otherKey struct{}
 
+// counter is a Listener that counts its calls.
+type counter int
+
+func (c *counter) Progress() { *c++ }
+
 func TestReport(t *testing.T) {
 	progress.Report(context.Background()) // no callback: nothing to call, no panic
-	n := 0
-	ctx := progress.With(context.Background(), func() { n++ })
+	var n counter
+	ctx := progress.With(context.Background(), &n)
 	progress.Report(ctx)
 	progress.Report(context.WithValue(ctx, otherKey{}, 1)) // through a child context
 	if n != 2 {
@@ -24,7 +29,7 @@ func TestWanted(t *testing.T) {
 	if progress.Wanted(context.Background()) {
 		t.Fatal("Wanted without a callback")
 	}
-	ctx := progress.With(context.Background(), func() {})
+	ctx := progress.With(context.Background(), new(counter))
 	if !progress.Wanted(context.WithValue(ctx, otherKey{}, 1)) {
 		t.Fatal("not Wanted with a callback in a parent context")
 	}
