@@ -3,6 +3,8 @@ package cache
 import (
 	"bytes"
 	"io"
+
+	"github.com/geecache/geecache/internal/valuesum"
 )
 
 // A ByteView is an immutable view of a cached value. The cache shares one
@@ -13,7 +15,8 @@ import (
 // changing or keeping them. Slicing and comparing never copy.
 // The zero value is an empty view.
 type ByteView struct {
-	b []byte
+	b   []byte
+	sum uint64 // b's xxhash64 as the cache keeps it (see GetLocal), or 0: not known
 }
 
 // Len returns the length of the value in bytes.
@@ -32,7 +35,7 @@ func (v ByteView) At(i int) byte { return v.b[i] }
 // Slice returns the view of the bytes from index from up to (not
 // including) to, without copying; v.Slice(from, v.Len()) is the rest. It
 // panics if the indexes are out of range, like a slice expression.
-func (v ByteView) Slice(from, to int) ByteView { return ByteView{v.b[from:to]} }
+func (v ByteView) Slice(from, to int) ByteView { return ByteView{b: v.b[from:to]} }
 
 // Copy copies the value into dst, as the built-in copy does, and returns
 // the number of bytes copied.
@@ -58,7 +61,17 @@ func (v ByteView) Reader() io.ReadSeeker { return bytes.NewReader(v.b) }
 // WriteTo implements io.WriterTo. It hands the cached bytes to one call of
 // w.Write without a copy, which is what makes serving a large value cheap;
 // io.Writer's contract forbids w to modify or keep them.
+//
+// A protocol server's hasher (a valuesum.Sink) is given the sum the cache
+// keeps for the value instead, if it keeps one: a value that never changes
+// is hashed once, when it entered the cache, not at every serve.
 func (v ByteView) WriteTo(w io.Writer) (int64, error) {
+	if v.sum != 0 {
+		if s, ok := w.(valuesum.Sink); ok {
+			s.Known(v.sum)
+			return int64(len(v.b)), nil
+		}
+	}
 	n, err := w.Write(v.b)
 	if err == nil && n != len(v.b) {
 		err = io.ErrShortWrite

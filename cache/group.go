@@ -12,6 +12,7 @@ import (
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/internal/progress"
 	"github.com/geecache/geecache/internal/ratelog"
+	"github.com/geecache/geecache/internal/valuesum"
 )
 
 // This file is the read path, top to bottom: Get and GetLocal, the memory
@@ -60,7 +61,7 @@ func (g *Group) Name() string { return g.name }
 // the load goes on for the other callers waiting for it.
 func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 	e, err := g.get(ctx, key, true)
-	return ByteView{e.v}, err
+	return ByteView{b: e.v}, err
 }
 
 // GetLocal is Get for a request that comes from a peer: it answers from
@@ -76,7 +77,11 @@ func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, time.Duration, error) {
 	g.counters.peerRequests.Add(1)
 	e, err := g.get(ctx, key, false)
-	return ByteView{e.v}, g.fresh.remaining(e.exp), err
+	v := ByteView{b: e.v}
+	if err == nil && len(e.v) >= valuesum.Min {
+		v.sum = g.mem.sum(key, e.v) // a peer's request: the server sends the value's checksum
+	}
+	return v, g.fresh.remaining(e.exp), err
 }
 
 // get answers a Get (mayForward) or a GetLocal from memory when it can: a

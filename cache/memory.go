@@ -36,7 +36,12 @@ const genStripes = 256
 // newMemory returns a memory of maxBytes. With countOverhead, each entry
 // is charged lru.EntryOverhead bytes on top of its key and value.
 func newMemory(maxBytes int64, countOverhead bool) *memory {
-	return &memory{maxBytes: maxBytes, main: lru.New(countOverhead), hot: lru.New(countOverhead), seed: maphash.MakeSeed()}
+	m := &memory{maxBytes: maxBytes, main: lru.New(countOverhead), hot: lru.New(countOverhead), seed: maphash.MakeSeed()}
+	// main's values are the ones this node serves to its peers: their
+	// checksums are computed once, here, not at every serve. hot's are
+	// served by their owners.
+	m.main.Sums = true
+	return m
 }
 
 // generation returns the generation of key's stripe.
@@ -60,6 +65,10 @@ func (m *memory) peek(key string) (value []byte, expires int64, ok bool) {
 	}
 	return m.hot.Peek(key)
 }
+
+// sum returns the xxhash64 main keeps for key's value, if value is that
+// value and main keeps one; else 0.
+func (m *memory) sum(key string, value []byte) uint64 { return m.main.Sum(key, value) }
 
 // unhit takes back the hit a get of key counted (the entry was expired).
 func (m *memory) unhit(key string) {

@@ -85,19 +85,35 @@ func (s *Server) bodyChecksum(r Response) string {
 }
 
 // bodySum returns the xxhash64 of r's body. A Value is hashed in place,
-// written to a pooled Digest (one on the stack would escape through
-// io.Writer).
+// written to a pooled digest (one on the stack would escape through
+// io.Writer), or if the cache kept its sum when it stored it, not hashed
+// at all: the digest is a valuesum.Sink, told the sum by the Value.
 func (s *Server) bodySum(r Response) uint64 {
 	if r.Value.Len() == 0 {
 		return xxhash.Sum64(r.Body)
 	}
-	d := s.digests.Get().(*xxhash.Digest)
+	d := s.digests.Get().(*digest)
 	d.Reset()
+	d.known = false
 	_, _ = r.Value.WriteTo(d) // a Digest's Write never fails
-	sum := d.Sum64()
+	sum := d.sum
+	if !d.known {
+		sum = d.Sum64()
+	}
 	s.digests.Put(d)
 	return sum
 }
+
+// A digest is an xxhash64 Digest that can be told the sum instead
+// (valuesum.Sink).
+type digest struct {
+	xxhash.Digest
+	known bool
+	sum   uint64
+}
+
+// Known implements valuesum.Sink.
+func (d *digest) Known(sum uint64) { d.known, d.sum = true, sum }
 
 // checkHeader checks, before any body is read, what the headers of a
 // response to req must have: a checksum on a 200 (and on every response

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/internal/ratelog"
@@ -93,7 +91,7 @@ type Server struct {
 	reg     *cache.Registry
 	cfg     serverConfig
 	warn    *ratelog.Limiter // a line a second at most of each kind of warning
-	digests sync.Pool        // of *xxhash.Digest, to checksum values in place
+	digests sync.Pool        // of *digest, to checksum values in place
 	octets  []string         // the Content-Type of a value, shared by all answers (never modified)
 }
 
@@ -109,7 +107,7 @@ func NewServer(reg *cache.Registry, opts *ServerOptions) (*Server, error) {
 		return nil, err
 	}
 	return &Server{reg: reg, cfg: c, warn: ratelog.New(c.Logger, time.Second, nil),
-		digests: sync.Pool{New: func() any { return xxhash.New() }},
+		digests: sync.Pool{New: func() any { return new(digest) }},
 		octets:  []string{"application/octet-stream"}}, nil
 }
 

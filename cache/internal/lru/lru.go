@@ -21,6 +21,11 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/geecache/geecache/internal/valuesum"
 )
 
 const (
@@ -33,9 +38,12 @@ const (
 // values, each with an expiry time, that keeps count of the bytes it holds.
 // It has no capacity of its own: the owner decides when to call EvictOne.
 type Cache struct {
-	seed      maphash.Seed
-	shards    [shardCount]shard
-	overhead  int64 // charged per entry on top of key and value
+	seed     maphash.Seed
+	shards   [shardCount]shard
+	overhead int64 // charged per entry on top of key and value
+	// Sums makes Add keep the xxhash64 of each value of at least
+	// valuesum.Min bytes, for Sum. Set it before the first Add.
+	Sums      bool
 	bytes     atomic.Int64
 	items     atomic.Int64
 	evictions atomic.Int64
@@ -67,15 +75,21 @@ type table struct {
 // An entry's key, value and expiry never change once it is published;
 // a new value for its key is a new entry. Readers also touch uses. At 64
 // bytes it fills one size class of the allocator, so a Get reads one
-// cache line of it.
+// cache line of it: the value is kept as its pointer and length (its
+// capacity is never used) so that its checksum fits as well.
 type entry struct {
 	hash    uint64
 	key     string
-	value   []byte
-	expires int64 // Unix nanoseconds; 0 is never
+	data    *byte // the value: unsafe.Slice(data, size)
+	size    int
+	sum     uint64 // the value's xxhash64 if the cache keeps sums and it is at least valuesum.Min bytes, else 0
+	expires int64  // Unix nanoseconds; 0 is never
 	uses    atomic.Uint32
 	node    int32 // its node in the policy; Cache.mu
 }
+
+// value returns the entry's value.
+func (e *entry) value() []byte { return unsafe.Slice(e.data, e.size) }
 
 func newTable(slots int) *table {
 	return &table{slots: make([]atomic.Pointer[entry], slots), mask: uint64(slots - 1), tomb: new(entry)}
@@ -133,7 +147,7 @@ func (c *Cache) Get(key string) (value []byte, expires int64, ok bool) {
 		e.uses.Store(u + 1)
 	}
 	s.hits.Add(1)
-	return e.value, e.expires, true
+	return e.value(), e.expires, true
 }
 
 // Unhit takes back the hit that a Get of key counted, for a caller that
@@ -148,7 +162,7 @@ func (c *Cache) Unhit(key string) {
 func (c *Cache) Peek(key string) (value []byte, expires int64, ok bool) {
 	s, h := c.locate(key)
 	if e := s.table.Load().find(h, key); e != nil {
-		return e.value, e.expires, true
+		return e.value(), e.expires, true
 	}
 	return nil, 0, false
 }
@@ -158,7 +172,10 @@ func (c *Cache) Peek(key string) (value []byte, expires int64, ok bool) {
 // the difference, so replacing never drifts it.
 func (c *Cache) Add(key string, value []byte, expires int64) {
 	s, h := c.locate(key)
-	ne := &entry{hash: h, key: key, value: value, expires: expires}
+	ne := &entry{hash: h, key: key, data: unsafe.SliceData(value), size: len(value), expires: expires}
+	if c.Sums && len(value) >= valuesum.Min {
+		ne.sum = xxhash.Sum64(value) // before the lock: a large value takes a while
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := s.table.Load()
@@ -182,7 +199,7 @@ func (c *Cache) Add(key string, value []byte, expires int64) {
 			ne.uses.Store(e.uses.Load())
 			c.policy.replace(e, ne)
 			t.slots[i].Store(ne)
-			c.bytes.Add(int64(len(value) - len(e.value)))
+			c.bytes.Add(int64(len(value) - e.size))
 			return
 		}
 	}
@@ -241,7 +258,7 @@ func (c *Cache) unlink(h uint64, key string) bool {
 		if e.hash == h && e != t.tomb && e.key == key {
 			t.slots[i].Store(t.tomb)
 			s.live--
-			c.bytes.Add(-c.Charge(e.key, e.value))
+			c.bytes.Add(-c.Charge(e.key, e.value()))
 			c.items.Add(-1)
 			c.policy.removed(e)
 			return true
@@ -301,4 +318,19 @@ func (c *Cache) Hits() int64 {
 		n += c.shards[i].hits.Load()
 	}
 	return n
+}
+
+// Sum returns the xxhash64 the cache keeps for key's value, if value is
+// that value (the same bytes in memory) and the cache keeps one (Sums, a
+// value of at least valuesum.Min bytes); else 0.
+func (c *Cache) Sum(key string, value []byte) uint64 {
+	if len(value) == 0 {
+		return 0
+	}
+	s, h := c.locate(key)
+	e := s.table.Load().find(h, key)
+	if e == nil || e.size != len(value) || e.data != &value[0] {
+		return 0
+	}
+	return e.sum
 }

@@ -63,7 +63,7 @@ func (p *policy) init(overhead int64) {
 	p.sketch.resize(0)
 }
 
-func (p *policy) charge(e *entry) int64 { return int64(len(e.key)+len(e.value)) + p.overhead }
+func (p *policy) charge(e *entry) int64 { return int64(len(e.key)+e.size) + p.overhead }
 
 // added takes a new entry; items is the number of entries now held.
 func (p *policy) added(e *entry, items int64) {
