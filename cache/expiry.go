@@ -47,9 +47,11 @@ func (f *freshness) nanos() int64 { return f.coarse.nanos() }
 // isFresh reports whether an entry expiring at exp may be served as fresh.
 func (f *freshness) isFresh(exp int64) bool { return exp == 0 || exp > f.nanos() }
 
-// isNotFound reports whether v is the marker of a cached "not found".
+// isNotFound reports whether v is the marker of a cached "not found". Its
+// address is enough: the cache keeps a value's pointer and length, not its
+// capacity, and no other empty slice points into the marker's allocation.
 func (f *freshness) isNotFound(v []byte) bool {
-	return len(v) == 0 && cap(v) > 0 && unsafe.SliceData(v) == unsafe.SliceData(f.negative)
+	return len(v) == 0 && unsafe.SliceData(v) == unsafe.SliceData(f.negative)
 }
 
 // cached turns a cached value into a load's result.
