@@ -98,7 +98,7 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 		if local != nil && local.TTL != nil {
 			local.TTL(i, g.fresh.remaining(res[i].e.exp))
 		}
-		each(i, ByteView{res[i].e.v}, res[i].err)
+		each(i, ByteView{b: res[i].e.v}, res[i].err)
 	}
 }
 

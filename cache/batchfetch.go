@@ -206,11 +206,11 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 	})
 	alive := make(chan struct{})
 	var seen atomic.Bool
-	fctx = progress.With(fctx, func() {
+	fctx = progress.With(fctx, progress.Func(func() {
 		if seen.CompareAndSwap(false, true) {
 			close(alive)
 		}
-	})
+	}))
 	done := make(chan error, 1)
 	begin := time.Now()
 	go func() {

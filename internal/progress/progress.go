@@ -21,6 +21,12 @@ type key struct{}
 // has (a method value would be one more allocation per request).
 type Listener interface{ Progress() }
 
+// Func is a func as a Listener, for a caller that has no pointer to pass.
+type Func func()
+
+// Progress calls f.
+func (f Func) Progress() { f() }
+
 // With returns a context that carries l, to be called by Report.
 func With(ctx context.Context, l Listener) context.Context {
 	return context.WithValue(ctx, key{}, l)

@@ -34,3 +34,11 @@ func TestWanted(t *testing.T) {
 		t.Fatal("not Wanted with a callback in a parent context")
 	}
 }
+
+func TestFunc(t *testing.T) {
+	n := 0
+	progress.Report(progress.With(context.Background(), progress.Func(func() { n++ })))
+	if n != 1 {
+		t.Fatalf("the Func ran %d times, want 1", n)
+	}
+}
