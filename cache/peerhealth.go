@@ -65,6 +65,14 @@ type PeerPolicy struct {
 	// NoHedge turns hedging off: a fetch waits for the owner until it
 	// answers, fails or the caller's context ends.
 	NoHedge bool
+
+	// HandoffTimeout bounds a request that asks a peer for a key from its
+	// memory only: the new owner of a key asking its previous owner after
+	// the ring changed (a PeerPicker with a PickFallback method, such as
+	// picker.Peers, names it), and the background probe that readmits an
+	// ejected peer as soon as it answers again. Past it the key is loaded
+	// as without the peer. 0 means 100 ms.
+	HandoffTimeout time.Duration
 }
 
 // Defaults of PeerPolicy, as its field docs state them.
@@ -76,13 +84,14 @@ const (
 	defaultHedgeMin    = 10 * time.Millisecond
 	defaultHedgeMax    = time.Second
 	defaultSlowAfter   = 2 * time.Second
+	defaultHandoff     = 100 * time.Millisecond
 )
 
 // withDefaults checks p and fills in its defaults.
 func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 	for name, v := range map[string]int64{"EjectAfter": int64(p.EjectAfter), "EjectFor": int64(p.EjectFor),
 		"MaxEjectFor": int64(p.MaxEjectFor), "MaxInFlight": int64(p.MaxInFlight), "HedgeMin": int64(p.HedgeMin), "HedgeMax": int64(p.HedgeMax),
-		"SlowAfter": int64(p.SlowAfter)} {
+		"SlowAfter": int64(p.SlowAfter), "HandoffTimeout": int64(p.HandoffTimeout)} {
 		if v < 0 {
 			return p, fmt.Errorf("geecache: %w: PeerPolicy.%s is negative", ErrConfig, name)
 		}
@@ -103,6 +112,7 @@ func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 	def(&p.HedgeMin, defaultHedgeMin)
 	def(&p.HedgeMax, defaultHedgeMax)
 	def(&p.SlowAfter, defaultSlowAfter)
+	def(&p.HandoffTimeout, defaultHandoff)
 	if p.HedgeMax < p.HedgeMin {
 		return p, fmt.Errorf("geecache: %w: PeerPolicy.HedgeMax %v is below HedgeMin %v", ErrConfig, p.HedgeMax, p.HedgeMin)
 	}
@@ -144,6 +154,8 @@ type peerHealth struct {
 	ejectedUntil time.Time // zero when healthy
 	probing      bool
 	ejections    int64
+	bgProbe      bool      // a background probe (handoff.go) is in flight
+	bgProbeAt    time.Time // when the last one started
 }
 
 // peerHealths holds a group's peerHealth per PeerGetter.
@@ -183,6 +195,48 @@ func (h *peerHealths) ejected(peer PeerGetter) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return !p.ejectedUntil.IsZero() && (time.Now().Before(p.ejectedUntil) || p.probing)
+}
+
+// isEjected is ejected for a peer the group may never have fetched from
+// (a key's next or previous owner): it adds no state for a peer it does
+// not know, which is then not ejected.
+func (h *peerHealths) isEjected(peer PeerGetter) bool {
+	if !reflect.TypeOf(peer).Comparable() {
+		return false
+	}
+	v, ok := h.m.Load(peer)
+	if !ok {
+		return false
+	}
+	p := v.(*peerHealth)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.ejectedUntil.IsZero() && (time.Now().Before(p.ejectedUntil) || p.probing)
+}
+
+// startProbe reports whether a background probe of the ejected peer p may
+// start now (none is in flight, and none started within EjectFor), and
+// records it as started if so.
+func (h *peerHealths) startProbe(p *peerHealth) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if p.bgProbe || p.ejectedUntil.IsZero() || now.Sub(p.bgProbeAt) < h.policy.EjectFor {
+		return false
+	}
+	p.bgProbe, p.bgProbeAt = true, now
+	return true
+}
+
+// endProbe records the end of a background probe: a peer that answered
+// is readmitted (its ejection and the streak that doubles it end).
+func (h *peerHealths) endProbe(p *peerHealth, alive bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bgProbe = false
+	if alive {
+		p.failures, p.streak, p.ejectedUntil = 0, 0, time.Time{}
+	}
 }
 
 // admit decides whether a fetch may go to the peer, and counts it in

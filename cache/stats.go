@@ -17,7 +17,10 @@ type Stats struct {
 	DedupWaits    int64       // Gets that shared a load another Get started
 	Hedges        int64       // local loads started beside a slow fetch from the owner
 	HedgeWins     int64       // hedges whose local load answered first
-	EjectedLoads  int64       // local loads because the owner was ejected
+	EjectedLoads  int64       // loads elsewhere (next node, or local) because the owner was ejected
+	NextPeer      int64       // keys fetched from the next node on the ring because the owner was ejected or failed
+	Handoffs      int64       // keys this node owns that their previous owner handed over from memory
+	HandoffMisses int64       // previous owners asked that did not hold the key (or did not answer in time)
 	PeerBusy      int64       // local loads because the owner had MaxInFlight requests in flight
 	StaleServes   int64       // Gets answered with a stale value (StaleWhileRevalidate)
 	Refreshes     int64       // background refreshes of stale values started
@@ -40,7 +43,7 @@ type CacheStats struct {
 type counters struct {
 	misses, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
 	localLoads, loadErrors, hedges, hedgeLocalWins, ejectedLoads, peerBusy,
-	staleServes, refreshes, refreshFailures atomic.Int64
+	staleServes, refreshes, refreshFailures, nextPeer, handoffs, handoffMisses atomic.Int64
 }
 
 // Stats returns a snapshot of the group's counters. It only reads: calling
@@ -60,6 +63,9 @@ func (g *Group) Stats() Stats {
 		HedgeWins:     c.hedgeLocalWins.Load(),
 		EjectedLoads:  c.ejectedLoads.Load(),
 		PeerBusy:      c.peerBusy.Load(),
+		NextPeer:      c.nextPeer.Load(),
+		Handoffs:      c.handoffs.Load(),
+		HandoffMisses: c.handoffMisses.Load(),
 		StaleServes:   c.staleServes.Load(),
 		Refreshes:     c.refreshes.Load(),
 		RefreshFails:  c.refreshFailures.Load(),

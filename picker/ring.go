@@ -24,6 +24,7 @@ import (
 	"hash/crc32"
 	"log/slog"
 	"math/bits"
+	"time"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -86,20 +87,36 @@ type Options struct {
 	// Logger receives the changes of the peer list (at info level). Nil
 	// means slog.Default().
 	Logger *slog.Logger
+
+	// HandoffWindow is how long after a change of the peer list
+	// [Peers.PickFallback] names a key's previous owner, so that the new
+	// owner of a key that moved asks the node that held it before loading
+	// it from the source. 0 means 30 s; a negative value is an error.
+	HandoffWindow time.Duration
 }
+
+// defaultHandoffWindow is Options.HandoffWindow when it is 0.
+const defaultHandoffWindow = 30 * time.Second
 
 type config struct {
 	hash     Hash
 	replicas int
+	window   time.Duration // HandoffWindow
 }
 
 func newConfig(o *Options) (config, error) {
-	c := config{hash: xxHash, replicas: defaultReplicas}
+	c := config{hash: xxHash, replicas: defaultReplicas, window: defaultHandoffWindow}
 	if o == nil {
 		return c, nil
 	}
 	if o.Replicas < 0 {
 		return c, fmt.Errorf("geecache: %w: Replicas %d is negative", cache.ErrConfig, o.Replicas)
+	}
+	if o.HandoffWindow < 0 {
+		return c, fmt.Errorf("geecache: %w: HandoffWindow %v is negative", cache.ErrConfig, o.HandoffWindow)
+	}
+	if o.HandoffWindow > 0 {
+		c.window = o.HandoffWindow
 	}
 	if o.Replicas > 0 {
 		c.replicas = o.Replicas

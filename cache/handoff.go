@@ -1,0 +1,120 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/geecache/geecache/internal/handoff"
+)
+
+// This file is what a group does when the owner of a key cannot answer
+// from memory because the cluster changed:
+//   - a node that owns a key it does not hold asks the key's previous owner
+//     (the ring before the last change, for a bounded window) for it, from
+//     memory only, before it calls its Getter (handoff);
+//   - a node whose owner peer is ejected or fails fetches the key from the
+//     next live node on the ring, which loads it once for every node
+//     (fallback), instead of loading it itself;
+//   - an ejected peer is probed in the background, from memory only, so
+//     that a peer that answers again is readmitted within about EjectFor.
+//
+// Each stays one hop: a memory-only request never loads or forwards, and
+// the next node is asked with an ordinary peer request, which it answers
+// itself (GetLocal).
+
+// fallbackPicker is a PeerPicker that can name a key's next live node and
+// previous owner (picker.Peers, and the transports' peer sets that embed
+// it).
+type fallbackPicker interface {
+	PickFallback(key string, skip func(PeerGetter) bool) (next, previous PeerGetter)
+}
+
+// held answers a memory-only request: the fresh value or cached "not
+// found" in memory, else an error wrapping handoff.ErrNotHeld. It never
+// loads, forwards or serves a stale value.
+func (g *Group) held(key string) (entry, error) {
+	v, exp, ok := g.mem.get(key)
+	if !ok || !g.fresh.isFresh(exp) {
+		if ok {
+			g.mem.unhit(key)
+		}
+		return entry{}, &Error{Group: g.name, Key: key, Err: handoff.ErrNotHeld}
+	}
+	e, err := g.fresh.cached(v, exp)
+	if err != nil {
+		err = &Error{Group: g.name, Key: key, Err: err}
+	}
+	return e, err
+}
+
+// handoff asks the previous owner of key, if the ring changed within its
+// window and that peer is not ejected, for the key from memory, within
+// PeerPolicy.HandoffTimeout. ok reports whether it answered (a value, or a
+// "not found" it had cached); the answer is kept in main, as this node
+// owns the key now. Anything else (it does not hold the key, it is gone,
+// it is slow) leaves the load to the caller.
+func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok bool) {
+	if g.router == nil || handoff.IsMemoryOnly(ctx) {
+		return entry{}, nil, false
+	}
+	_, prev := g.router.PickFallback(key, nil)
+	if prev == nil || g.health.isEjected(prev) {
+		return entry{}, nil, false
+	}
+	gen := g.mem.generation(key)
+	hctx, cancel := context.WithTimeout(handoff.MemoryOnly(ctx), g.policy.HandoffTimeout)
+	sctx, span := g.step(hctx, SpanPeer, key, prev)
+	v, ttl, err := peerGet(sctx, prev, g.name, key)
+	span.End(err)
+	cancel()
+	if !found(err) || (ttl > 0 && ttl <= time.Millisecond) {
+		g.counters.handoffMisses.Add(1)
+		return entry{}, nil, false
+	}
+	g.counters.handoffs.Add(1)
+	if ttl < 0 {
+		ttl = g.fresh.ttl
+		if err != nil {
+			ttl = g.fresh.notFoundTTL
+		}
+	}
+	e, err = g.keep(g.mem.main, key, v, ttl, err, gen)
+	return e, err, true
+}
+
+// fallback loads key after its owner could not be asked: from the next
+// live node on the ring when next is set and there is one, else locally
+// (counted in local, if not nil). The next node is asked without a
+// further fallback, so a key takes at most one such step.
+func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64) (entry, error) {
+	if next && g.router != nil {
+		if peer, _ := g.router.PickFallback(key, g.health.isEjected); peer != nil {
+			g.counters.nextPeer.Add(1)
+			return g.loadFromPeer(ctx, peer, key, false)
+		}
+	}
+	if local != nil {
+		local.Add(1)
+	}
+	return g.loadLocally(ctx, SpanFallback, key)
+}
+
+// probe asks the ejected peer, in the background and from memory only,
+// whether it answers again: at most one such probe per peer at a time, and
+// one per EjectFor. A peer that answers (a value, "not found" or "not
+// held") is readmitted at once, rather than at the end of an ejection
+// that may have doubled several times while it was down; one that does
+// not stays ejected as it was.
+func (g *Group) probe(peer PeerGetter, ph *peerHealth, key string) {
+	if !g.health.startProbe(ph) {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(handoff.MemoryOnly(context.Background()), g.policy.HandoffTimeout)
+		_, _, err := peerGet(ctx, peer, g.name, key)
+		cancel()
+		g.health.endProbe(ph, found(err) || errors.Is(err, handoff.ErrNotHeld))
+	}()
+}
