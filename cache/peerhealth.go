@@ -215,13 +215,15 @@ func (h *peerHealths) isEjected(peer PeerGetter) bool {
 }
 
 // startProbe reports whether a background probe of the ejected peer p may
-// start now (none is in flight, and none started within EjectFor), and
-// records it as started if so.
+// start now, and records it as started if so: once its ejection has
+// doubled (the first one ends after EjectFor anyway), at most one in
+// flight, and at most one per EjectFor since the ejection or the last
+// probe.
 func (h *peerHealths) startProbe(p *peerHealth) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
-	if p.bgProbe || p.ejectedUntil.IsZero() || now.Sub(p.bgProbeAt) < h.policy.EjectFor {
+	if p.bgProbe || p.ejectedUntil.IsZero() || p.streak < 2 || now.Sub(p.bgProbeAt) < h.policy.EjectFor {
 		return false
 	}
 	p.bgProbe, p.bgProbeAt = true, now
@@ -297,7 +299,8 @@ func (h *peerHealths) done(p *peerHealth, o fetchOutcome, probe bool) (ejected b
 		if probe || (p.ejectedUntil.IsZero() && p.failures >= int64(h.policy.EjectAfter)) {
 			p.streak++
 			p.ejections++
-			p.ejectedUntil = time.Now().Add(h.backoff(p.streak))
+			p.bgProbeAt = time.Now()
+			p.ejectedUntil = p.bgProbeAt.Add(h.backoff(p.streak))
 			return true
 		}
 	}
