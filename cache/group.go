@@ -76,11 +76,12 @@ func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 // answer may be cached (0: not at all). Transports send it with the value,
 // so that copies on other nodes expire when this node's does.
 func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, time.Duration, error) {
-	g.counters.peerRequests.Add(1)
 	if handoff.IsMemoryOnly(ctx) {
+		g.counters.handoffRequests.Add(1)
 		e, err := g.held(key)
 		return ByteView{e.v}, g.fresh.remaining(e.exp), err
 	}
+	g.counters.peerRequests.Add(1)
 	e, err := g.get(ctx, key, false)
 	return ByteView{e.v}, g.fresh.remaining(e.exp), err
 }

@@ -28,7 +28,7 @@ import (
 // previous owner (picker.Peers, and the transports' peer sets that embed
 // it).
 type fallbackPicker interface {
-	PickFallback(key string, skip func(PeerGetter) bool) (next, previous PeerGetter)
+	PickFallback(key string, skip func(PeerGetter) bool) (next, previous PeerGetter, changed time.Time)
 }
 
 // held answers a memory-only request: the fresh value or cached "not
@@ -59,8 +59,12 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 	if g.router == nil || handoff.IsMemoryOnly(ctx) {
 		return entry{}, nil, false
 	}
-	_, prev := g.router.PickFallback(key, nil)
+	_, prev, changed := g.router.PickFallback(key, nil)
 	if prev == nil || g.health.isEjected(prev) {
+		return entry{}, nil, false
+	}
+	ph := g.health.of(prev)
+	if ph != nil && !ph.handoffWanted(changed) {
 		return entry{}, nil, false
 	}
 	gen := g.mem.generation(key)
@@ -71,9 +75,15 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 	cancel()
 	if !found(err) || (ttl > 0 && ttl <= time.Millisecond) {
 		g.counters.handoffMisses.Add(1)
+		if ph != nil {
+			ph.handoffMissed()
+		}
 		return entry{}, nil, false
 	}
 	g.counters.handoffs.Add(1)
+	if ph != nil {
+		ph.handoffHit()
+	}
 	if ttl < 0 {
 		ttl = g.fresh.ttl
 		if err != nil {
@@ -90,7 +100,7 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 // further fallback, so a key takes at most one such step.
 func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64) (entry, error) {
 	if next && g.router != nil {
-		if peer, _ := g.router.PickFallback(key, g.health.isEjected); peer != nil {
+		if peer, _, _ := g.router.PickFallback(key, g.health.isEjected); peer != nil {
 			g.counters.nextPeer.Add(1)
 			return g.loadFromPeer(ctx, peer, key, false)
 		}
@@ -98,7 +108,56 @@ func (g *Group) fallback(ctx context.Context, key string, next bool, local *atom
 	if local != nil {
 		local.Add(1)
 	}
+	if g.router != nil {
+		// This node is the key's next owner: it loads it in the flight
+		// that answers the other nodes' requests for it (GetLocal), so
+		// that the key loads once here, whoever asks.
+		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), nil)
+	}
 	return g.loadLocally(ctx, SpanFallback, key)
+}
+
+// A previous owner that answers "not held" coldHandoffs times in a row
+// after one change of the ring (a cluster that started together: every
+// node's previous ring is cold) is not asked again for coldPause, then
+// once, and so on until it hands a key over or the ring changes again: a
+// bounded cost where handoff cannot help.
+const (
+	coldHandoffs = 8
+	coldPause    = time.Second
+)
+
+// handoffWanted reports whether the previous owner p is worth asking now,
+// after the ring change at changed.
+func (p *peerHealth) handoffWanted(changed time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !changed.Equal(p.coldRing) {
+		p.cold, p.coldRing = 0, changed
+	}
+	if p.cold < coldHandoffs {
+		return true
+	}
+	now := time.Now()
+	if now.Before(p.coldUntil) {
+		return false
+	}
+	p.coldUntil = now.Add(coldPause) // this one is the try
+	return true
+}
+
+func (p *peerHealth) handoffMissed() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cold++; p.cold == coldHandoffs {
+		p.coldUntil = time.Now().Add(coldPause)
+	}
+}
+
+func (p *peerHealth) handoffHit() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cold = 0
 }
 
 // probe asks the ejected peer, in the background and from memory only,

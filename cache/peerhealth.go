@@ -156,6 +156,9 @@ type peerHealth struct {
 	ejections    int64
 	bgProbe      bool      // a background probe (handoff.go) is in flight
 	bgProbeAt    time.Time // when the last one started
+	cold         int       // handoffs in a row it did not answer (handoff.go)
+	coldUntil    time.Time // not asked for a handoff before then
+	coldRing     time.Time // the ring change cold counts from
 }
 
 // peerHealths holds a group's peerHealth per PeerGetter.

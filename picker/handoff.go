@@ -58,14 +58,16 @@ func (p *Peers) keepPrevious(st, old *peerState) {
 // neither self nor the owner now: the node that may still hold the key in
 // memory. After a node's first Set with other nodes (it has just joined),
 // the previous owner of a key is its owner on the ring without this node.
+// changed is when the node set last changed (zero if it never did), so
+// that a caller can tell one change from the next.
 //
 // PickFallback does not allocate unless skip rejects a peer. Transports
 // need not call it: a group does (see cache.PeerPolicy).
-func (p *Peers) PickFallback(key string, skip func(cache.PeerGetter) bool) (next, previous cache.PeerGetter) {
+func (p *Peers) PickFallback(key string, skip func(cache.PeerGetter) bool) (next, previous cache.PeerGetter, changed time.Time) {
 	st := p.state.Load()
 	i := st.ring.lookup(key)
 	if i < 0 {
-		return nil, nil
+		return nil, nil, st.changed
 	}
 	o := int(st.ring.owners[i])
 	next = st.after(i, o, skip)
@@ -77,7 +79,7 @@ func (p *Peers) PickFallback(key string, skip func(cache.PeerGetter) bool) (next
 			}
 		}
 	}
-	return next, previous
+	return next, previous, st.changed
 }
 
 // after walks the ring clockwise from point i, whose owner is node o, to

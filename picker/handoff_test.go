@@ -48,14 +48,14 @@ func TestPickFallbackNextIsTheOwnerWithoutTheSkipped(t *testing.T) {
 		if want == "a" {
 			want = "" // self: load locally
 		}
-		next, _ := p.PickFallback(k, func(g cache.PeerGetter) bool { return skip[g.Addr()] })
+		next, _, _ := p.PickFallback(k, func(g cache.PeerGetter) bool { return skip[g.Addr()] })
 		if addrOf(next) != want {
 			t.Fatalf("%s (owner %s): next %q; want %q", k, owner, addrOf(next), want)
 		}
 	}
 	// Every other node skipped and self not on the ring: no next node.
 	c := newAddrPeers(t, "", &Options{Replicas: 8}, "x", "y")
-	if next, _ := c.PickFallback("k", func(cache.PeerGetter) bool { return true }); next != nil {
+	if next, _, _ := c.PickFallback("k", func(cache.PeerGetter) bool { return true }); next != nil {
 		t.Errorf("all skipped: next %q; want none", next.Addr())
 	}
 }
@@ -71,7 +71,7 @@ func TestPickFallbackPrevious(t *testing.T) {
 		moved := 0
 		for i := range 300 {
 			k := fmt.Sprint("k", i)
-			_, prev := d.PickFallback(k, nil)
+			_, prev, _ := d.PickFallback(k, nil)
 			want := ""
 			if d.Owner(k) != abc.Owner(k) {
 				want = abc.Owner(k)
@@ -95,7 +95,7 @@ func TestPickFallbackPrevious(t *testing.T) {
 		seen := 0
 		for i := range 300 {
 			k := fmt.Sprint("k", i)
-			_, prev := d.PickFallback(k, nil)
+			_, prev, _ := d.PickFallback(k, nil)
 			if prev != nil {
 				seen++
 				if prev.Addr() != "b" {
@@ -108,7 +108,7 @@ func TestPickFallbackPrevious(t *testing.T) {
 		}
 		time.Sleep(2 * time.Second) // past the window
 		for i := range 300 {
-			if _, prev := d.PickFallback(fmt.Sprint("k", i), nil); prev != nil {
+			if _, prev, _ := d.PickFallback(fmt.Sprint("k", i), nil); prev != nil {
 				t.Fatalf("past HandoffWindow: previous %q", prev.Addr())
 			}
 		}

@@ -93,6 +93,12 @@ type Options struct {
 	// owner of a key that moved asks the node that held it before loading
 	// it from the source. 0 means 30 s; a negative value is an error.
 	HandoffWindow time.Duration
+
+	// NoHandoff turns the previous owner off: PickFallback never names
+	// one, so the new owner of a key loads it from the source at once. A
+	// binding whose nodes share no memory between requests (AWS Lambda,
+	// where a node's address reaches any of its instances) sets it.
+	NoHandoff bool
 }
 
 // defaultHandoffWindow is Options.HandoffWindow when it is 0.
@@ -101,7 +107,7 @@ const defaultHandoffWindow = 30 * time.Second
 type config struct {
 	hash     Hash
 	replicas int
-	window   time.Duration // HandoffWindow
+	window   time.Duration // HandoffWindow; 0 with NoHandoff
 }
 
 func newConfig(o *Options) (config, error) {
@@ -117,6 +123,9 @@ func newConfig(o *Options) (config, error) {
 	}
 	if o.HandoffWindow > 0 {
 		c.window = o.HandoffWindow
+	}
+	if o.NoHandoff {
+		c.window = 0
 	}
 	if o.Replicas > 0 {
 		c.replicas = o.Replicas

@@ -41,7 +41,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 // fetched from the next node on the ring, its owner once this node is
 // gone.
 func (p *Pool) pickLeaving(key string) (cache.PeerGetter, bool) {
-	if next, _ := p.PickFallback(key, nil); next != nil {
+	if next, _, _ := p.PickFallback(key, nil); next != nil {
 		return next, true
 	}
 	return nil, false
