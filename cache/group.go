@@ -191,7 +191,9 @@ func (l *localLoader) Load(ctx context.Context, key string, _ any) (entry, error
 	if e, err, ok := g.handoff(ctx, key); ok {
 		return e, err
 	}
-	return g.loadLocally(ctx, SpanLoad, key)
+	e, err := g.loadLocally(ctx, SpanLoad, key)
+	g.creditTakenOver(key)
+	return e, err
 }
 
 // Load fetches key from its owner (the PeerGetter owner), unless a load

@@ -91,7 +91,31 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 		}
 	}
 	e, err = g.keep(g.mem.main, key, v, ttl, err, gen)
+	g.mem.main.Credit(key, takenOverCredit)
 	return e, err, true
+}
+
+// takenOverCredit is the uses a key this node takes over from another
+// node (handed over by its previous owner, or loaded as the next node for
+// an owner that is down) is credited with in the main cache's frequency
+// sketch. The W-TinyLFU policy admits a new entry only if it looks used
+// more often than the entry it would evict; a key whose uses were all
+// counted on another node would lose that contest at once and be loaded
+// again at its next request (measured: bench/README.md, "Membership
+// changes"). maxUses (3) is what one visit of the policy can count of a
+// key used often.
+const takenOverCredit = 3
+
+// creditTakenOver credits key as taken over (see takenOverCredit) if
+// another node owns it by this node's ring: this node loaded it for a
+// peer whose owner is down, or whose ring disagrees.
+func (g *Group) creditTakenOver(key string) {
+	if g.router == nil {
+		return
+	}
+	if _, remote := g.peers.PickPeer(key); remote {
+		g.mem.main.Credit(key, takenOverCredit)
+	}
 }
 
 // fallback loads key after its owner could not be asked: from the next

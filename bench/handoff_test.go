@@ -1,0 +1,277 @@
+package bench
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+)
+
+// The membership scenarios of issue 18 on the workload of member_test.go:
+// a rolling restart of 5 nodes, a scale-out 5 -> 6 and a kill of one owner.
+// Each is one run (-benchtime=1x) and reports its figures as metrics; see
+// bench/README.md, "Membership changes".
+
+// setDrain sets PoolOptions.DrainFor where the Pool has one (this file
+// also builds against the main branch, for the baseline).
+func setDrain(o *nethttp.PoolOptions, d time.Duration) {
+	if f := reflect.ValueOf(o).Elem().FieldByName("DrainFor"); f.IsValid() {
+		f.SetInt(int64(d))
+	}
+}
+
+// drainPool runs the Pool's Shutdown (its drain) where it has one, else
+// waits as long while the node still serves.
+func drainPool(ctx context.Context, p *nethttp.Pool, d time.Duration) {
+	if s, ok := any(p).(interface{ Shutdown(context.Context) error }); ok {
+		_ = s.Shutdown(ctx)
+		return
+	}
+	time.Sleep(d)
+}
+
+// mbConfig is one scenario's size.
+type mbConfig struct {
+	nodes, keys, clients int
+	budget               int64
+	warm, steady, settle time.Duration
+	drain                time.Duration
+}
+
+func mbConfigFor(short bool, budget int64) mbConfig {
+	c := mbConfig{nodes: 5, keys: 100_000, clients: 32, budget: budget,
+		warm: 15 * time.Second, steady: 5 * time.Second, settle: 3 * time.Second, drain: 2 * time.Second}
+	if short {
+		c.keys, c.clients, c.warm, c.steady, c.settle, c.drain = 5_000, 8, 2*time.Second, 2*time.Second, time.Second, 500*time.Millisecond
+	}
+	return c
+}
+
+// mbResult is what a scenario measured.
+type mbResult struct {
+	steadyRate        float64 // loads per second before the change
+	peak              int64   // the largest 1 s bucket during the change
+	extra             float64 // loads during the change minus the steady rate times its length
+	held              int     // the denominator of extra (what each scenario says)
+	gets, errs, wrong int64
+	perKeyMean        float64 // kill: loads per key of the dead owner asked
+	perKeyMax         int32
+	reloaded          int   // kill: keys of the dead owner loaded more than once
+	evictions         int64 // kill: the survivors' main-cache evictions in the window
+}
+
+func (r mbResult) report(b *testing.B) {
+	b.ReportMetric(r.steadyRate, "steady-loads/s")
+	if r.steadyRate > 0 {
+		b.ReportMetric(float64(r.peak)/r.steadyRate, "peak/steady")
+	}
+	if r.held > 0 {
+		b.ReportMetric(r.extra/float64(r.held), "extra-loads/key")
+		b.ReportMetric(float64(r.held), "keys")
+	}
+	if r.perKeyMean > 0 {
+		b.ReportMetric(r.perKeyMean, "loads/dead-key")
+		b.ReportMetric(float64(r.perKeyMax), "max-loads/dead-key")
+		b.ReportMetric(float64(r.reloaded), "dead-keys-reloaded")
+		b.ReportMetric(float64(r.evictions), "survivor-evictions")
+	}
+	b.ReportMetric(float64(r.gets), "gets")
+	b.ReportMetric(float64(r.errs), "errors")
+	b.ReportMetric(float64(r.wrong), "wrong")
+	if r.errs+r.wrong > 0 {
+		b.Errorf("%d errors, %d wrong values", r.errs, r.wrong)
+	}
+}
+
+// rollingRestart restarts every node in turn: the discovery drops it, it
+// drains, stops, starts empty at the same address and is added back.
+// held is the keys the restarted nodes held in their main caches when
+// they left.
+func rollingRestart(tb testing.TB, cfg mbConfig) mbResult {
+	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
+	defer c.close()
+	cl := c.clients(cfg.clients, cfg.keys)
+	time.Sleep(cfg.warm)
+	s0 := c.waitSecond()
+	time.Sleep(cfg.steady)
+	s1 := c.waitSecond()
+	var res mbResult
+	res.steadyRate, _ = c.rate(s0, s1)
+	c.mu.Lock()
+	order := make([]*mbNode, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		order = append(order, n)
+	}
+	c.mu.Unlock()
+	begin := time.Now()
+	for _, n := range order {
+		res.held += int(n.group.Stats().Main.Items)
+		c.publish(n)
+		c.discover(n)
+		c.stop(n, false)
+		fresh := c.start(n.addr[len("http://"):])
+		c.discover(nil)
+		c.publish()
+		_ = fresh
+		time.Sleep(cfg.settle)
+	}
+	s2 := c.waitSecond()
+	cl.end()
+	var mean float64
+	mean, res.peak = c.rate(s1, s2)
+	secs := float64(s2 - s1)
+	res.extra = (mean - res.steadyRate) * secs
+	_ = begin
+	res.gets, res.errs, res.wrong = cl.gets.Load(), cl.errs.Load(), cl.wrong.Load()
+	return res
+}
+
+// scaleOut adds a sixth node. held is the keys that moved to it that
+// their old owner held (loaded before) and that were asked after the
+// change; extra is their loads after it.
+func scaleOut(tb testing.TB, cfg mbConfig) mbResult {
+	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
+	defer c.close()
+	cl := c.clients(cfg.clients, cfg.keys)
+	time.Sleep(cfg.warm)
+	s0 := c.waitSecond()
+	time.Sleep(cfg.steady)
+	s1 := c.waitSecond()
+	var res mbResult
+	res.steadyRate, _ = c.rate(s0, s1)
+	var old *mbNode
+	for _, n := range *c.lb.Load() {
+		old = n
+	}
+	before := c.src.loads()
+	change := time.Now().UnixNano()
+	n6 := c.start("")
+	c.discover(nil)
+	c.publish()
+	time.Sleep(2 * cfg.settle)
+	s2 := c.waitSecond()
+	cl.end()
+	_, res.peak = c.rate(s1, s2)
+	after := c.src.loads()
+	for id := range before {
+		k := mbKey(id)
+		if n6.pool.Owner(k) != n6.addr || before[id] == 0 || cl.asked[id].Load() < change {
+			continue
+		}
+		_ = old
+		res.held++
+		res.extra += float64(after[id] - before[id])
+	}
+	res.gets, res.errs, res.wrong = cl.gets.Load(), cl.errs.Load(), cl.wrong.Load()
+	return res
+}
+
+// killOwner crashes one node (no discovery change: the others eject it)
+// and counts, for each of its keys asked in the next 10 s (short: 3 s),
+// the loads it took cluster-wide.
+// With kill false nothing is killed: the same count for the same node's
+// keys is the control, what the steady churn of the budget costs alone.
+func killOwner(tb testing.TB, cfg mbConfig, window time.Duration, kill bool) mbResult {
+	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
+	defer c.close()
+	cl := c.clients(cfg.clients, cfg.keys)
+	time.Sleep(cfg.warm)
+	s0 := c.waitSecond()
+	time.Sleep(cfg.steady)
+	s1 := c.waitSecond()
+	var res mbResult
+	res.steadyRate, _ = c.rate(s0, s1)
+	ns := *c.lb.Load()
+	victim := ns[0]
+	if kill {
+		c.publish(victim)
+	}
+	before := c.src.loads()
+	ev := func() (n int64) {
+		for _, s := range ns[1:] {
+			n += s.group.Stats().Main.Evictions
+		}
+		return n
+	}
+	ev0 := ev()
+	killed := time.Now().UnixNano()
+	if kill {
+		c.stop(victim, true)
+	}
+	time.Sleep(window)
+	res.evictions = ev() - ev0
+	cl.end()
+	_, res.peak = c.rate(s1, c.second())
+	after := c.src.loads()
+	var sum, n int64
+	for id := range before {
+		if ns[1].pool.Owner(mbKey(id)) != victim.addr || cl.asked[id].Load() < killed {
+			continue
+		}
+		d := after[id] - before[id]
+		sum += int64(d)
+		n++
+		res.perKeyMax = max(res.perKeyMax, d)
+		if d > 1 {
+			res.reloaded++
+		}
+	}
+	if n > 0 {
+		res.perKeyMean = float64(sum) / float64(n)
+	}
+	res.held = int(n)
+	res.extra = float64(sum)
+	res.gets, res.errs, res.wrong = cl.gets.Load(), cl.errs.Load(), cl.wrong.Load()
+	return res
+}
+
+// The budgets: 256 KiB per node (about a fifth of the Gets miss), and one
+// that holds the whole key set.
+const (
+	mbSmall = 256 << 10
+	mbWhole = 16 << 20
+)
+
+func BenchmarkRollingRestart(b *testing.B) {
+	for _, bud := range []struct {
+		name   string
+		budget int64
+	}{{"256KiB", mbSmall}, {"whole", mbWhole}} {
+		b.Run(bud.name, func(b *testing.B) {
+			for range b.N {
+				rollingRestart(b, mbConfigFor(testing.Short(), bud.budget)).report(b)
+			}
+		})
+	}
+}
+
+func BenchmarkScaleOut(b *testing.B) {
+	for range b.N {
+		scaleOut(b, mbConfigFor(testing.Short(), mbWhole)).report(b)
+	}
+}
+
+func BenchmarkKillOwner(b *testing.B) {
+	w := 10 * time.Second
+	if testing.Short() {
+		w = 3 * time.Second
+	}
+	for _, bud := range []struct {
+		name   string
+		budget int64
+	}{{"256KiB", mbSmall}, {"whole", mbWhole}} {
+		for _, kill := range []bool{true, false} {
+			name := bud.name + "/kill"
+			if !kill {
+				name = bud.name + "/control"
+			}
+			b.Run(name, func(b *testing.B) {
+				for range b.N {
+					killOwner(b, mbConfigFor(testing.Short(), bud.budget), w, kill).report(b)
+				}
+			})
+		}
+	}
+}
