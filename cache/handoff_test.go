@@ -25,6 +25,7 @@ import (
 var errNodeDown = errors.New("node down")
 
 type hoCluster struct {
+	budget int64 // per node; 0 means 1 MiB
 	nodes  map[string]*hoNode
 	mu     sync.Mutex
 	loads  map[string]int
@@ -93,7 +94,11 @@ func (c *hoCluster) add(t *testing.T, addr string) *hoNode {
 	})
 	pol := c.policy
 	pol.NoHedge = true // a busy machine must not start loads the counts do not expect
-	n.g, err = cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: n.peers, PeerPolicy: pol,
+	budget := c.budget
+	if budget == 0 {
+		budget = 1 << 20
+	}
+	n.g, err = cache.NewRegistry().NewGroup("g", budget, src, &cache.GroupOptions{Peers: n.peers, PeerPolicy: pol,
 		NotFoundTTL: 1 << 40})
 	if err != nil {
 		t.Fatal(err)
@@ -359,4 +364,52 @@ func TestEjectedPeerReadmittedWhenItAnswers(t *testing.T) {
 		}
 		time.Sleep(time.Second) // the load workers end when idle
 	})
+}
+
+// A key that the next node loads for an owner that is down stays in its
+// memory against keys it has seen used twice: it is credited with the uses
+// the owner saw, not taken for a key used once (which the W-TinyLFU
+// admission would evict at once, so that the next request for it would
+// load it again).
+func TestTakenOverKeyStaysAtNextNode(t *testing.T) {
+	c := &hoCluster{nodes: map[string]*hoNode{}, loads: map[string]int{}, budget: 200 * 16}
+	for _, a := range []string{"a", "s", "x"} {
+		c.add(t, a)
+	}
+	for _, a := range []string{"a", "s", "x"} {
+		c.set(t, a, "a", "s", "x")
+	}
+	a := c.node("a")
+	var own, taken []string // keys of s (7 bytes, and 9 of value), and x's keys whose next node is s
+	for i := 0; len(own) < 200 || len(taken) < 20; i++ {
+		k := fmt.Sprintf("k%06d", i)
+		switch a.peers.Owner(k) {
+		case "s":
+			own = append(own, k)
+		case "x":
+			if next, _, _ := a.peers.PickFallback(k, nil); next != nil && next.Addr() == "s" && len(taken) < 20 {
+				taken = append(taken, k)
+			}
+		}
+	}
+	for range 2 { // s's memory is full of its own keys, each used twice
+		for _, k := range own {
+			c.get(t, "s", k)
+		}
+	}
+	c.node("x").down.Store(true)
+	for _, k := range taken {
+		c.get(t, "a", k) // a: x fails, then ejected; s loads the key
+	}
+	kept := 0
+	for _, k := range taken {
+		c.get(t, "s", k)
+		if c.loadsOf(k) == 1 {
+			kept++
+		}
+	}
+	t.Logf("kept %d of %d; s: %+v", kept, len(taken), c.node("s").g.Stats().Main)
+	if kept < len(taken)*3/4 {
+		t.Errorf("%d of %d keys taken over were still held at the next node; want nearly all", kept, len(taken))
+	}
 }
