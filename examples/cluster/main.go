@@ -51,6 +51,7 @@
 //
 //	cluster -port=8001 -peers-file=peers.txt &   # and 8002, 8003 alike
 //	kill -TERM %1; wait %1; cluster -port=8001 -peers-file=peers.txt &
+//
 // Every address must be on a loopback or private interface you control:
 // nodes listen on the host:port of their own URL.
 package main
