@@ -42,7 +42,7 @@ type mbConfig struct {
 
 func mbConfigFor(short bool, budget int64) mbConfig {
 	c := mbConfig{nodes: 5, keys: 100_000, clients: 32, budget: budget,
-		warm: 15 * time.Second, steady: 5 * time.Second, settle: 3 * time.Second, drain: 2 * time.Second}
+		warm: 15 * time.Second, steady: 5 * time.Second, settle: 3 * time.Second, drain: 5 * time.Second}
 	if short {
 		c.keys, c.clients, c.warm, c.steady, c.settle, c.drain = 5_000, 8, 2*time.Second, 2*time.Second, time.Second, 500*time.Millisecond
 	}
@@ -58,7 +58,8 @@ type mbResult struct {
 	gets, errs, wrong int64
 	perKeyMean        float64 // kill: loads per key of the dead owner asked
 	perKeyMax         int32
-	reloaded          int   // kill: keys of the dead owner loaded more than once
+	reloaded          int           // kill: keys of the dead owner loaded more than once
+	readmit           time.Duration // kill: from the node's restart to its readmission by every survivor
 	evictions         int64 // kill: the survivors' main-cache evictions in the window
 }
 
@@ -76,6 +77,9 @@ func (r mbResult) report(b *testing.B) {
 		b.ReportMetric(float64(r.perKeyMax), "max-loads/dead-key")
 		b.ReportMetric(float64(r.reloaded), "dead-keys-reloaded")
 		b.ReportMetric(float64(r.evictions), "survivor-evictions")
+		if r.readmit > 0 {
+			b.ReportMetric(r.readmit.Seconds(), "readmit-s")
+		}
 	}
 	b.ReportMetric(float64(r.gets), "gets")
 	b.ReportMetric(float64(r.errs), "errors")
@@ -86,10 +90,12 @@ func (r mbResult) report(b *testing.B) {
 }
 
 // rollingRestart restarts every node in turn: the discovery drops it, it
-// drains, stops, starts empty at the same address and is added back.
-// held is the keys the restarted nodes held in their main caches when
-// they left.
-func rollingRestart(tb testing.TB, cfg mbConfig) mbResult {
+// drains, stops, starts empty at the same address and is added back. With
+// restart false it keeps the same schedule and restarts nothing: the
+// control. held is the keys the restarted nodes held in their main caches
+// when they left; the window is the roll and a settle after it, and
+// loads and gets are counted in it.
+func rollingRestart(tb testing.TB, cfg mbConfig, restart bool) (res mbResult, loads, gets int64) {
 	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
 	defer c.close()
 	cl := c.clients(cfg.clients, cfg.keys)
@@ -97,7 +103,6 @@ func rollingRestart(tb testing.TB, cfg mbConfig) mbResult {
 	s0 := c.waitSecond()
 	time.Sleep(cfg.steady)
 	s1 := c.waitSecond()
-	var res mbResult
 	res.steadyRate, _ = c.rate(s0, s1)
 	c.mu.Lock()
 	order := make([]*mbNode, 0, len(c.nodes))
@@ -105,27 +110,30 @@ func rollingRestart(tb testing.TB, cfg mbConfig) mbResult {
 		order = append(order, n)
 	}
 	c.mu.Unlock()
-	begin := time.Now()
+	g0 := cl.gets.Load()
 	for _, n := range order {
 		res.held += int(n.group.Stats().Main.Items)
+		if !restart {
+			time.Sleep(cfg.drain + cfg.settle)
+			continue
+		}
 		c.publish(n)
 		c.discover(n)
 		c.stop(n, false)
-		fresh := c.start(n.addr[len("http://"):])
+		c.start(n.addr[len("http://"):])
 		c.discover(nil)
 		c.publish()
-		_ = fresh
 		time.Sleep(cfg.settle)
 	}
+	time.Sleep(cfg.settle)
 	s2 := c.waitSecond()
+	gets = cl.gets.Load() - g0
 	cl.end()
 	var mean float64
 	mean, res.peak = c.rate(s1, s2)
-	secs := float64(s2 - s1)
-	res.extra = (mean - res.steadyRate) * secs
-	_ = begin
+	loads = int64(mean * float64(s2-s1))
 	res.gets, res.errs, res.wrong = cl.gets.Load(), cl.errs.Load(), cl.wrong.Load()
-	return res
+	return res, loads, gets
 }
 
 // scaleOut adds a sixth node. held is the keys that moved to it that
@@ -202,12 +210,25 @@ func killOwner(tb testing.TB, cfg mbConfig, window time.Duration, kill bool) mbR
 	}
 	time.Sleep(window)
 	res.evictions = ev() - ev0
-	cl.end()
-	_, res.peak = c.rate(s1, c.second())
 	after := c.src.loads()
+	asked := make([]int64, len(cl.asked))
+	for i := range asked {
+		asked[i] = cl.asked[i].Load()
+	}
+	if kill {
+		// It comes back, empty, at the same address: how long until every
+		// survivor has readmitted it (they see clients' Gets of its keys).
+		c.start(victim.addr[len("http://"):])
+		back := time.Now()
+		for time.Since(back) < 30*time.Second && c.ejecting(ns[1:], victim.addr) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		res.readmit = time.Since(back)
+	}
+	cl.end()
 	var sum, n int64
 	for id := range before {
-		if ns[1].pool.Owner(mbKey(id)) != victim.addr || cl.asked[id].Load() < killed {
+		if ns[1].pool.Owner(mbKey(id)) != victim.addr || asked[id] < killed {
 			continue
 		}
 		d := after[id] - before[id]
@@ -223,6 +244,7 @@ func killOwner(tb testing.TB, cfg mbConfig, window time.Duration, kill bool) mbR
 	}
 	res.held = int(n)
 	res.extra = float64(sum)
+	_, res.peak = c.rate(s1, c.second())
 	res.gets, res.errs, res.wrong = cl.gets.Load(), cl.errs.Load(), cl.wrong.Load()
 	return res
 }
@@ -234,6 +256,11 @@ const (
 	mbWhole = 16 << 20
 )
 
+// BenchmarkRollingRestart runs the control (the same schedule, nothing
+// restarted) and then the roll; extra-loads/key is the roll's loads per Get
+// over the control's, times the roll's Gets, per key the restarted nodes
+// held, and peak/steady the roll's largest second over the steady rate
+// before it.
 func BenchmarkRollingRestart(b *testing.B) {
 	for _, bud := range []struct {
 		name   string
@@ -241,7 +268,13 @@ func BenchmarkRollingRestart(b *testing.B) {
 	}{{"256KiB", mbSmall}, {"whole", mbWhole}} {
 		b.Run(bud.name, func(b *testing.B) {
 			for range b.N {
-				rollingRestart(b, mbConfigFor(testing.Short(), bud.budget)).report(b)
+				cfg := mbConfigFor(testing.Short(), bud.budget)
+				_, cLoads, cGets := rollingRestart(b, cfg, false)
+				res, loads, gets := rollingRestart(b, cfg, true)
+				res.extra = (float64(loads)/float64(gets) - float64(cLoads)/float64(cGets)) * float64(gets)
+				b.ReportMetric(float64(cLoads)/float64(cGets), "control-loads/get")
+				b.ReportMetric(float64(loads)/float64(gets), "roll-loads/get")
+				res.report(b)
 			}
 		})
 	}
@@ -274,4 +307,16 @@ func BenchmarkKillOwner(b *testing.B) {
 			})
 		}
 	}
+}
+
+// ejecting reports whether any of nodes has addr ejected.
+func (c *mbCluster) ejecting(nodes []*mbNode, addr string) bool {
+	for _, n := range nodes {
+		for _, p := range n.group.Stats().Peers {
+			if p.Addr == addr && p.Ejected {
+				return true
+			}
+		}
+	}
+	return false
 }
