@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,6 +100,9 @@ func (r mbResult) report(b *testing.B) {
 func rollingRestart(tb testing.TB, cfg mbConfig, restart bool) (res mbResult, loads, gets int64) {
 	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
 	defer c.close()
+	if cfg.budget >= mbWhole {
+		c.prewarm(cfg.keys, cfg.clients)
+	}
 	cl := c.clients(cfg.clients, cfg.keys)
 	time.Sleep(cfg.warm)
 	s0 := c.waitSecond()
@@ -319,4 +324,27 @@ func (c *mbCluster) ejecting(nodes []*mbNode, addr string) bool {
 		}
 	}
 	return false
+}
+
+// prewarm gets every key once, through the nodes in turn, so that a
+// budget that holds the whole key set holds it before the clients start
+// (its steady state: no loads but for a change).
+func (c *mbCluster) prewarm(keys, workers int) {
+	ns := *c.lb.Load()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= keys {
+					return
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, _ = ns[i%len(ns)].group.Get(ctx, mbKey(i))
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
 }

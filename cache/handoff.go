@@ -33,7 +33,10 @@ type fallbackPicker interface {
 
 // held answers a memory-only request: the fresh value or cached "not
 // found" in memory, else an error wrapping handoff.ErrNotHeld. It never
-// loads, forwards or serves a stale value.
+// loads, forwards or serves a stale value. A key that another node owns
+// now (it asked for it: it took the key over) moves from this node's main
+// cache to its hot cache, as a copy of a remote key: the main cache's room
+// goes back to the keys this node owns.
 func (g *Group) held(key string) (entry, error) {
 	v, exp, ok := g.mem.get(key)
 	if !ok || !g.fresh.isFresh(exp) {
@@ -41,6 +44,11 @@ func (g *Group) held(key string) (entry, error) {
 			g.mem.unhit(key)
 		}
 		return entry{}, &Error{Group: g.name, Key: key, Err: handoff.ErrNotHeld}
+	}
+	if g.peers != nil {
+		if _, remote := g.peers.PickPeer(key); remote {
+			g.mem.demote(key, g.fresh.nanos())
+		}
 	}
 	e, err := g.fresh.cached(v, exp)
 	if err != nil {

@@ -173,6 +173,13 @@ func TestHandoffToJoiningNode(t *testing.T) {
 	if got := c.totalLoads(); got != len(keys) {
 		t.Fatalf("warm-up took %d loads for %d keys", got, len(keys))
 	}
+	mainItems := func() (n int64) {
+		for _, a := range []string{"a", "b", "c"} {
+			n += c.node(a).g.Stats().Main.Items
+		}
+		return n
+	}
+	held := mainItems()
 	d := c.add(t, "d")
 	for _, a := range []string{"a", "b", "c", "d"} {
 		c.set(t, a, "a", "b", "c", "d")
@@ -184,6 +191,13 @@ func TestHandoffToJoiningNode(t *testing.T) {
 		}
 		c.get(t, "d", k)
 		c.get(t, "b", k)
+	}
+	// Each key handed over left its previous owner's main cache (for its
+	// hot cache): the room goes to the keys it still owns.
+	if got := mainItems(); got != held-int64(moved) {
+		t.Errorf("the previous owners' main caches hold %d keys; want %d - %d moved", got, held, moved)
+	}
+	for _, k := range keys {
 		c.get(t, "d", k+"-new") // never held by anyone: one load
 	}
 	if moved == 0 {
