@@ -62,7 +62,7 @@ type mbResult struct {
 	perKeyMax         int32
 	reloaded          int           // kill: keys of the dead owner loaded more than once
 	readmit           time.Duration // kill: from the node's restart to its readmission by every survivor
-	evictions         int64 // kill: the survivors' main-cache evictions in the window
+	evictions         int64         // kill: the survivors' main-cache evictions in the window
 }
 
 func (r mbResult) report(b *testing.B) {
