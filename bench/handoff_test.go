@@ -348,3 +348,18 @@ func (c *mbCluster) prewarm(keys, workers int) {
 	}
 	wg.Wait()
 }
+
+// TestMembershipHarness runs a small rolling restart and a kill (a few
+// seconds each): every Get answers the key's value, through every change.
+func TestMembershipHarness(t *testing.T) {
+	cfg := mbConfig{nodes: 3, keys: 2_000, clients: 4, budget: mbSmall,
+		warm: time.Second, steady: time.Second, settle: 300 * time.Millisecond, drain: 200 * time.Millisecond}
+	res, _, _ := rollingRestart(t, cfg, true)
+	if res.errs+res.wrong > 0 || res.gets == 0 {
+		t.Errorf("rolling restart: %d Gets, %d errors, %d wrong values", res.gets, res.errs, res.wrong)
+	}
+	res = killOwner(t, cfg, time.Second, true)
+	if res.errs+res.wrong > 0 || res.gets == 0 {
+		t.Errorf("kill: %d Gets, %d errors, %d wrong values", res.gets, res.errs, res.wrong)
+	}
+}

@@ -149,13 +149,16 @@ func (g *Group) fallback(ctx context.Context, key string, next bool, local *atom
 	return g.loadLocally(ctx, SpanFallback, key)
 }
 
-// A previous owner that answers "not held" coldHandoffs times in a row
-// after one change of the ring (a cluster that started together: every
-// node's previous ring is cold) is not asked again for coldPause, then
-// once, and so on until it hands a key over or the ring changes again: a
-// bounded cost where handoff cannot help.
+// A previous owner that has answered "not held" coldHandoffs times since
+// the last change of the ring and has handed no key over (a cluster that
+// started together: every node's previous ring is cold) is not asked again
+// for coldPause, then once, and so on until it hands a key over or the
+// ring changes again: a bounded cost where handoff cannot help. One that
+// has handed a key over is asked for every key it may hold, for the whole
+// window: a previous owner that holds part of its keys (those asked while
+// it drained) is worth its misses.
 const (
-	coldHandoffs = 8
+	coldHandoffs = 32
 	coldPause    = time.Second
 )
 
@@ -165,9 +168,9 @@ func (p *peerHealth) handoffWanted(changed time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !changed.Equal(p.coldRing) {
-		p.cold, p.coldRing = 0, changed
+		p.cold, p.warm, p.coldRing = 0, false, changed
 	}
-	if p.cold < coldHandoffs {
+	if p.warm || p.cold < coldHandoffs {
 		return true
 	}
 	now := time.Now()
@@ -189,7 +192,7 @@ func (p *peerHealth) handoffMissed() {
 func (p *peerHealth) handoffHit() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cold = 0
+	p.warm = true
 }
 
 // probe asks the ejected peer, in the background and from memory only,

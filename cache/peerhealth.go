@@ -156,7 +156,8 @@ type peerHealth struct {
 	ejections    int64
 	bgProbe      bool      // a background probe (handoff.go) is in flight
 	bgProbeAt    time.Time // when the last one started
-	cold         int       // handoffs in a row it did not answer (handoff.go)
+	cold         int       // handoffs it did not answer since coldRing (handoff.go)
+	warm         bool      // it has handed a key over since coldRing
 	coldUntil    time.Time // not asked for a handoff before then
 	coldRing     time.Time // the ring change cold counts from
 }
