@@ -79,7 +79,7 @@ func (c *hoCluster) add(t *testing.T, addr string) *hoNode {
 	var err error
 	n.peers, err = picker.NewPeers(addr, func(a string) cache.PeerGetter {
 		return &hoPeer{to: c.node(a)}
-	}, &picker.Options{Replicas: 64})
+	}, &picker.Options{Replicas: 64, Handoff: true})
 	if err != nil {
 		t.Fatal(err)
 	}

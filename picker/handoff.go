@@ -54,9 +54,9 @@ func (p *Peers) keepPrevious(st, old *peerState) {
 // this one (self), or when there is none: the caller loads the key itself.
 //
 // previous is the owner of key before the last change of the node set,
-// when that change is at most Options.HandoffWindow old and that node is
-// neither self nor the owner now: the node that may still hold the key in
-// memory. After a node's first Set with other nodes (it has just joined),
+// with Options.Handoff, when that change is at most Options.HandoffWindow
+// old and that node is neither self nor the owner now: the node that may
+// still hold the key in memory. After a node's first Set with other nodes (it has just joined),
 // the previous owner of a key is its owner on the ring without this node.
 // changed is when the node set last changed (zero if it never did), so
 // that a caller can tell one change from the next.

@@ -65,7 +65,7 @@ func TestPickFallbackNextIsTheOwnerWithoutTheSkipped(t *testing.T) {
 // after a node's first Set it is the owner on the ring without self.
 func TestPickFallbackPrevious(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		o := &Options{Replicas: 64, HandoffWindow: 10 * time.Second}
+		o := &Options{Replicas: 64, HandoffWindow: 10 * time.Second, Handoff: true}
 		d := newAddrPeers(t, "d", o, "a", "b", "c", "d") // d joins a, b, c
 		abc := newAddrPeers(t, "", o, "a", "b", "c")
 		moved := 0
@@ -113,6 +113,14 @@ func TestPickFallbackPrevious(t *testing.T) {
 			}
 		}
 	})
+	// Without Handoff (getters that may not send memory-only requests): no
+	// previous owner, ever.
+	off := newAddrPeers(t, "d", &Options{Replicas: 64}, "a", "b", "c", "d")
+	for i := range 300 {
+		if _, prev, _ := off.PickFallback(fmt.Sprint("k", i), nil); prev != nil {
+			t.Fatalf("without Handoff: previous %q", prev.Addr())
+		}
+	}
 	if _, err := NewPeers("a", nil, &Options{HandoffWindow: -1}); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("a negative HandoffWindow: %v; want ErrConfig", err)
 	}

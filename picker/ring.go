@@ -94,11 +94,13 @@ type Options struct {
 	// it from the source. 0 means 30 s; a negative value is an error.
 	HandoffWindow time.Duration
 
-	// NoHandoff turns the previous owner off: PickFallback never names
-	// one, so the new owner of a key loads it from the source at once. A
-	// binding whose nodes share no memory between requests (AWS Lambda,
-	// where a node's address reaches any of its instances) sets it.
-	NoHandoff bool
+	// Handoff turns the previous owner on: PickFallback names one only
+	// when it is set. Set it when the getters newGetter returns send a
+	// memory-only request when a group asks for one (see
+	// adapters/PROTOCOL.md, "Memory-only requests"), as nethttp's do:
+	// nethttp.Pool sets it. With a PeerGetter that sends an ordinary
+	// request instead, the previous owner would load the key for it.
+	Handoff bool
 }
 
 // defaultHandoffWindow is Options.HandoffWindow when it is 0.
@@ -107,11 +109,11 @@ const defaultHandoffWindow = 30 * time.Second
 type config struct {
 	hash     Hash
 	replicas int
-	window   time.Duration // HandoffWindow; 0 with NoHandoff
+	window   time.Duration // HandoffWindow; 0 without Handoff
 }
 
 func newConfig(o *Options) (config, error) {
-	c := config{hash: xxHash, replicas: defaultReplicas, window: defaultHandoffWindow}
+	c := config{hash: xxHash, replicas: defaultReplicas}
 	if o == nil {
 		return c, nil
 	}
@@ -121,10 +123,11 @@ func newConfig(o *Options) (config, error) {
 	if o.HandoffWindow < 0 {
 		return c, fmt.Errorf("geecache: %w: HandoffWindow %v is negative", cache.ErrConfig, o.HandoffWindow)
 	}
+	c.window = defaultHandoffWindow
 	if o.HandoffWindow > 0 {
 		c.window = o.HandoffWindow
 	}
-	if o.NoHandoff {
+	if !o.Handoff {
 		c.window = 0
 	}
 	if o.Replicas > 0 {

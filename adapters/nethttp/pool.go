@@ -61,7 +61,7 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	}
 	peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter { return cc.client(addr) },
 		&picker.Options{Replicas: o.Cluster.Replicas, Hash: o.Cluster.Hash, Normalize: peerhttp.NormalizeURL, Logger: o.Logger,
-			HandoffWindow: o.HandoffWindow})
+			HandoffWindow: o.HandoffWindow, Handoff: true})
 	if err != nil {
 		return nil, err // wraps cache.ErrConfig
 	}
