@@ -1,6 +1,7 @@
 package picker
 
 import (
+	"sync"
 	"time"
 
 	"github.com/geecache/geecache/cache"
@@ -16,32 +17,53 @@ import (
 // keeps the node set keeps both. The first change that gives a node peers
 // (it has just started, and owned everything alone) records as the previous
 // ring the new one without the node itself: the nodes that held its keys
-// before it joined.
+// before it joined, built when first asked for (a Set does not pay for it).
+// Without Options.Handoff nothing is recorded.
 func (p *Peers) keepPrevious(st, old *peerState) {
+	if p.cfg.window == 0 {
+		return
+	}
 	if st.ring == old.ring {
-		st.prev, st.changed = old.prev, old.changed
+		st.prevRing, st.prevGetters, st.join, st.changed = old.prevRing, old.prevGetters, old.join, old.changed
 		return
 	}
 	st.changed = time.Now()
 	alone := len(old.ring.nodes) == 0 || (len(old.ring.nodes) == 1 && old.self == 0)
-	if !alone {
-		o := *old
-		o.prev = nil // one ring back, never a chain
-		st.prev = &o
-		return
+	switch {
+	case !alone:
+		st.prevRing, st.prevGetters = old.ring, old.getters
+	case st.self >= 0 && len(st.ring.nodes) >= 2:
+		st.join = &joinRing{}
 	}
-	if st.self < 0 || len(st.ring.nodes) < 2 {
-		return
+}
+
+// A joinRing is the ring of a snapshot without self, built once, when
+// first asked for.
+type joinRing struct {
+	once    sync.Once
+	ring    *ring
+	getters []cache.PeerGetter
+}
+
+// previous returns the ring before the last change and its getters, or
+// nil.
+func (p *Peers) previous(st *peerState) (*ring, []cache.PeerGetter) {
+	if st.join == nil {
+		return st.prevRing, st.prevGetters
 	}
-	others := make([]string, 0, len(st.ring.nodes)-1)
-	getters := make([]cache.PeerGetter, 0, len(st.ring.nodes)-1)
-	for i, n := range st.ring.nodes {
-		if i != st.self {
-			others = append(others, n)
-			getters = append(getters, st.getters[i])
+	j := st.join
+	j.once.Do(func() {
+		others := make([]string, 0, len(st.ring.nodes)-1)
+		j.getters = make([]cache.PeerGetter, 0, len(st.ring.nodes)-1)
+		for i, n := range st.ring.nodes {
+			if i != st.self {
+				others = append(others, n)
+				j.getters = append(j.getters, st.getters[i])
+			}
 		}
-	}
-	st.prev = &peerState{ring: rebuild(st.ring, p.cfg, others), getters: getters, self: -1}
+		j.ring = rebuild(st.ring, p.cfg, others)
+	})
+	return j.ring, j.getters
 }
 
 // PickFallback names the peers a group asks for key beyond its owner.
@@ -61,7 +83,8 @@ func (p *Peers) keepPrevious(st, old *peerState) {
 // changed is when the node set last changed (zero if it never did), so
 // that a caller can tell one change from the next.
 //
-// PickFallback does not allocate unless skip rejects a peer. Transports
+// PickFallback does not allocate unless skip rejects a peer (and once
+// after a node's first Set, when it builds the ring without self). Transports
 // need not call it: a group does (see cache.PeerPolicy).
 func (p *Peers) PickFallback(key string, skip func(cache.PeerGetter) bool) (next, previous cache.PeerGetter, changed time.Time) {
 	st := p.state.Load()
@@ -71,11 +94,13 @@ func (p *Peers) PickFallback(key string, skip func(cache.PeerGetter) bool) (next
 	}
 	o := int(st.ring.owners[i])
 	next = st.after(i, o, skip)
-	if pr := st.prev; pr != nil && time.Since(st.changed) < p.cfg.window {
-		if j := pr.ring.lookup(key); j >= 0 {
-			po := pr.ring.owners[j]
-			if name := pr.ring.nodes[po]; name != p.self && name != st.ring.nodes[o] {
-				previous = pr.getters[po]
+	if !st.changed.IsZero() && time.Since(st.changed) < p.cfg.window {
+		if pr, getters := p.previous(st); pr != nil {
+			if j := pr.lookup(key); j >= 0 {
+				po := pr.owners[j]
+				if name := pr.nodes[po]; name != p.self && name != st.ring.nodes[o] {
+					previous = getters[po]
+				}
 			}
 		}
 	}

@@ -43,8 +43,12 @@ type peerState struct {
 	getters []cache.PeerGetter // parallel to ring.nodes; nil for self
 	self    int                // index of self in ring.nodes, or -1
 
-	prev    *peerState // the ring before the last change of the node set, or nil
-	changed time.Time  // when the node set last changed (zero: never)
+	// The ring before the last change of the node set (see handoff.go):
+	// its ring and getters, or with join a ring built on first use.
+	prevRing    *ring
+	prevGetters []cache.PeerGetter
+	join        *joinRing
+	changed     time.Time // when the node set last changed (zero: never)
 }
 
 // NewPeers returns a peer set for the node at address self. newGetter is
