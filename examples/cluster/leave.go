@@ -75,13 +75,23 @@ func (f *peersFile) update(add, drop []string) error {
 
 // watch sets the list of every node of c whenever the file changes, until
 // ctx ends; an empty or unreadable file keeps the last list (and is
-// logged), so that a bad write cannot empty the rings.
+// logged), so that a bad write cannot empty the rings. A node of c missing
+// from the file (two processes that added themselves at once, each
+// writing what it read) adds itself again.
 func (f *peersFile) watch(ctx context.Context, c *cluster) {
-	var last []string
+	var last, mine []string
+	for _, n := range c.nodes {
+		mine = append(mine, n.addr)
+	}
 	t := time.NewTicker(peersPoll)
 	defer t.Stop()
 	for {
 		list, err := f.read()
+		if err == nil && slices.ContainsFunc(mine, func(a string) bool { return !slices.Contains(list, a) }) {
+			if err = f.update(mine, nil); err == nil {
+				list, err = f.read()
+			}
+		}
 		switch {
 		case err != nil || len(list) == 0:
 			c.log.Warn("peers file unreadable or empty; keeping the last list", "path", f.path, "err", err)
