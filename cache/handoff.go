@@ -158,7 +158,7 @@ func (g *Group) fallback(ctx context.Context, key string, next bool, local *atom
 // window: a previous owner that holds part of its keys (those asked while
 // it drained) is worth its misses.
 const (
-	coldHandoffs = 32
+	coldHandoffs = 8
 	coldPause    = time.Second
 )
 
