@@ -253,7 +253,7 @@ func (h *fxLogCount) Handle(_ context.Context, r slog.Record) error {
 	}
 	h.kinds[kind]++
 	h.mu.Unlock()
-	if r.Message == "geecache: peer ejected, loading its keys locally" {
+	if r.Message == "geecache: peer ejected, loading its keys elsewhere" {
 		h.firstEject.CompareAndSwap(0, r.Time.UnixNano())
 	}
 	return nil

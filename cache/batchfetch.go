@@ -342,7 +342,7 @@ func (b *batch) alone(out []decision, ks []int) {
 	var wg sync.WaitGroup
 	for _, k := range ks {
 		wg.Go(func() {
-			e, err := g.loadFromPeer(b.ctx, b.owner, b.keys[k])
+			e, err := g.loadFromPeer(b.ctx, b.owner, b.keys[k], true)
 			out[k] = decision{e: e, err: err, done: true}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/geecache/geecache/cache/internal/lru"
 	"github.com/geecache/geecache/cache/internal/singleflight"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/handoff"
 	"github.com/geecache/geecache/internal/progress"
 	"github.com/geecache/geecache/internal/ratelog"
 	"github.com/geecache/geecache/internal/valuesum"
@@ -29,6 +30,7 @@ type Group struct {
 	name   string
 	getter getter.Getter
 	peers  PeerPicker
+	router fallbackPicker // peers, if it can name a key's next and previous owners (handoff.go)
 	log    *slog.Logger
 	tracer Tracer
 	mem    *memory
@@ -75,6 +77,11 @@ func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 // answer may be cached (0: not at all). Transports send it with the value,
 // so that copies on other nodes expire when this node's does.
 func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, time.Duration, error) {
+	if handoff.IsMemoryOnly(ctx) {
+		g.counters.handoffRequests.Add(1)
+		e, err := g.held(key)
+		return ByteView{e.v}, g.fresh.remaining(e.exp), err
+	}
 	g.counters.peerRequests.Add(1)
 	e, err := g.get(ctx, key, false)
 	v := ByteView{b: e.v}
@@ -179,13 +186,19 @@ type (
 )
 
 // Load loads key locally, unless a load that finished just before this one
-// started has left it in memory.
+// started has left it in memory, or the key's previous owner hands it
+// over (see handoff.go).
 func (l *localLoader) Load(ctx context.Context, key string, _ any) (entry, error) {
 	g := (*Group)(l)
 	if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
 		return g.fresh.cached(v, exp)
 	}
-	return g.loadLocally(ctx, SpanLoad, key)
+	if e, err, ok := g.handoff(ctx, key); ok {
+		return e, err
+	}
+	e, err := g.loadLocally(ctx, SpanLoad, key)
+	g.creditTakenOver(key)
+	return e, err
 }
 
 // Load fetches key from its owner (the PeerGetter owner), unless a load
@@ -195,7 +208,7 @@ func (l *forwardLoader) Load(ctx context.Context, key string, owner any) (entry,
 	if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
 		return g.fresh.cached(v, exp)
 	}
-	return g.loadFromPeer(ctx, owner.(PeerGetter), key)
+	return g.loadFromPeer(ctx, owner.(PeerGetter), key, true)
 }
 
 // Load loads key locally, as the fallback beside a slow fetch.
@@ -204,17 +217,20 @@ func (l *hedgeLoader) Load(ctx context.Context, key string, _ any) (entry, error
 }
 
 // loadFromPeer fetches key from its owner and keeps it in the hot cache.
-// If the owner is ejected or busy, or fails for a reason other than "not
-// found" while callers still wait, the node loads the key itself; a fetch
-// slower than the hedge delay races a local load.
-func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) (entry, error) {
+// If the owner is ejected, or fails for a reason other than "not found"
+// while callers still wait, the key is fetched from the next live node on
+// the ring when next is set (it loads the key once for every node; see
+// handoff.go), else the node loads it itself, as it does when the owner is
+// busy; a fetch slower than the hedge delay races a local load.
+func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, next bool) (entry, error) {
 	ph := g.health.of(owner)
 	probe := false
 	if ph != nil {
 		switch g.health.admit(ph) {
 		case admitEjected:
 			g.counters.ejectedLoads.Add(1)
-			return g.loadLocally(ctx, SpanFallback, key)
+			g.probe(owner, ph, key)
+			return g.fallback(ctx, key, next, nil)
 		case admitBusy:
 			g.counters.peerBusy.Add(1)
 			return g.loadLocally(ctx, SpanFallback, key)
@@ -260,10 +276,9 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string) 
 		g.counters.abandoned.Add(1)
 		return entry{}, err
 	}
-	g.counters.fallbacks.Add(1)
-	g.warn.Log(ctx, slog.LevelWarn, "fail "+owner.Addr(), "geecache: peer failed, loading locally",
+	g.warn.Log(ctx, slog.LevelWarn, "fail "+owner.Addr(), "geecache: peer failed, loading elsewhere",
 		slog.String("group", g.name), slog.Any("err", err))
-	return g.loadLocally(ctx, SpanFallback, key)
+	return g.fallback(ctx, key, next, &g.counters.fallbacks)
 }
 
 // loadLocally calls the Getter, as the step kind (SpanLoad, or SpanFallback

@@ -232,7 +232,7 @@ func (g *Group) settle(ctx context.Context, ph *peerHealth, probe bool, err erro
 		outcome = outcomeNone
 	}
 	if g.health.done(ph, outcome, probe) {
-		g.warn.Log(ctx, slog.LevelWarn, "eject "+ph.addr, "geecache: peer ejected, loading its keys locally",
+		g.warn.Log(ctx, slog.LevelWarn, "eject "+ph.addr, "geecache: peer ejected, loading its keys elsewhere",
 			slog.String("group", g.name), slog.String("peer", ph.addr), slog.Any("err", err))
 	}
 }

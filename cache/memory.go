@@ -136,6 +136,20 @@ func (m *memory) victim() *lru.Cache {
 	return m.main
 }
 
+// demote moves key's entry, if main holds it, to hot, with its value and
+// expiry: a key this node held as its owner and holds as a copy now. It is
+// not a change of the key: loads in flight keep their generation.
+func (m *memory) demote(key string, now int64) {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	v, exp, ok := m.main.Peek(key)
+	if !ok {
+		return
+	}
+	m.main.Remove(key)
+	m.addLocked(m.hot, key, v, m.hot.Charge(key, v), exp, now)
+}
+
 // remove drops key from both caches and makes every load of it in flight
 // unable to keep its value.
 func (m *memory) remove(key string) {

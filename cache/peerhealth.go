@@ -65,6 +65,14 @@ type PeerPolicy struct {
 	// NoHedge turns hedging off: a fetch waits for the owner until it
 	// answers, fails or the caller's context ends.
 	NoHedge bool
+
+	// HandoffTimeout bounds a request that asks a peer for a key from its
+	// memory only: the new owner of a key asking its previous owner after
+	// the ring changed (a PeerPicker with a PickFallback method, such as
+	// picker.Peers, names it), and the background probe that readmits an
+	// ejected peer as soon as it answers again. Past it the key is loaded
+	// as without the peer. 0 means 100 ms.
+	HandoffTimeout time.Duration
 }
 
 // Defaults of PeerPolicy, as its field docs state them.
@@ -76,13 +84,14 @@ const (
 	defaultHedgeMin    = 10 * time.Millisecond
 	defaultHedgeMax    = time.Second
 	defaultSlowAfter   = 2 * time.Second
+	defaultHandoff     = 100 * time.Millisecond
 )
 
 // withDefaults checks p and fills in its defaults.
 func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 	for name, v := range map[string]int64{"EjectAfter": int64(p.EjectAfter), "EjectFor": int64(p.EjectFor),
 		"MaxEjectFor": int64(p.MaxEjectFor), "MaxInFlight": int64(p.MaxInFlight), "HedgeMin": int64(p.HedgeMin), "HedgeMax": int64(p.HedgeMax),
-		"SlowAfter": int64(p.SlowAfter)} {
+		"SlowAfter": int64(p.SlowAfter), "HandoffTimeout": int64(p.HandoffTimeout)} {
 		if v < 0 {
 			return p, fmt.Errorf("geecache: %w: PeerPolicy.%s is negative", ErrConfig, name)
 		}
@@ -103,6 +112,7 @@ func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 	def(&p.HedgeMin, defaultHedgeMin)
 	def(&p.HedgeMax, defaultHedgeMax)
 	def(&p.SlowAfter, defaultSlowAfter)
+	def(&p.HandoffTimeout, defaultHandoff)
 	if p.HedgeMax < p.HedgeMin {
 		return p, fmt.Errorf("geecache: %w: PeerPolicy.HedgeMax %v is below HedgeMin %v", ErrConfig, p.HedgeMax, p.HedgeMin)
 	}
@@ -144,6 +154,12 @@ type peerHealth struct {
 	ejectedUntil time.Time // zero when healthy
 	probing      bool
 	ejections    int64
+	bgProbe      bool      // a background probe (handoff.go) is in flight
+	bgProbeAt    time.Time // when the last one started
+	cold         int       // handoffs it did not answer since coldRing (handoff.go)
+	warm         bool      // it has handed a key over since coldRing
+	coldUntil    time.Time // not asked for a handoff before then
+	coldRing     time.Time // the ring change cold counts from
 }
 
 // peerHealths holds a group's peerHealth per PeerGetter.
@@ -183,6 +199,50 @@ func (h *peerHealths) ejected(peer PeerGetter) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return !p.ejectedUntil.IsZero() && (time.Now().Before(p.ejectedUntil) || p.probing)
+}
+
+// isEjected is ejected for a peer the group may never have fetched from
+// (a key's next or previous owner): it adds no state for a peer it does
+// not know, which is then not ejected.
+func (h *peerHealths) isEjected(peer PeerGetter) bool {
+	if !reflect.TypeOf(peer).Comparable() {
+		return false
+	}
+	v, ok := h.m.Load(peer)
+	if !ok {
+		return false
+	}
+	p := v.(*peerHealth)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.ejectedUntil.IsZero() && (time.Now().Before(p.ejectedUntil) || p.probing)
+}
+
+// startProbe reports whether a background probe of the ejected peer p may
+// start now, and records it as started if so: once its ejection has
+// doubled (the first one ends after EjectFor anyway), at most one in
+// flight, and at most one per EjectFor since the ejection or the last
+// probe.
+func (h *peerHealths) startProbe(p *peerHealth) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if p.bgProbe || p.ejectedUntil.IsZero() || p.streak < 2 || now.Sub(p.bgProbeAt) < h.policy.EjectFor {
+		return false
+	}
+	p.bgProbe, p.bgProbeAt = true, now
+	return true
+}
+
+// endProbe records the end of a background probe: a peer that answered
+// is readmitted (its ejection and the streak that doubles it end).
+func (h *peerHealths) endProbe(p *peerHealth, alive bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bgProbe = false
+	if alive {
+		p.failures, p.streak, p.ejectedUntil = 0, 0, time.Time{}
+	}
 }
 
 // admit decides whether a fetch may go to the peer, and counts it in
@@ -243,7 +303,8 @@ func (h *peerHealths) done(p *peerHealth, o fetchOutcome, probe bool) (ejected b
 		if probe || (p.ejectedUntil.IsZero() && p.failures >= int64(h.policy.EjectAfter)) {
 			p.streak++
 			p.ejections++
-			p.ejectedUntil = time.Now().Add(h.backoff(p.streak))
+			p.bgProbeAt = time.Now()
+			p.ejectedUntil = p.bgProbeAt.Add(h.backoff(p.streak))
 			return true
 		}
 	}

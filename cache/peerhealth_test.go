@@ -100,10 +100,13 @@ func TestFailingPeerIsEjectedAndProbedBack(t *testing.T) {
 		if p.calls.Load() != 4 || g.Stats().Peers[0].Ejections != 2 {
 			t.Fatalf("probe: peer calls %d (want 4), stats %+v", p.calls.Load(), g.Stats().Peers)
 		}
-		time.Sleep(1300 * time.Millisecond) // less than the doubled backoff
+		// Less than the doubled backoff, but EjectFor since the ejection:
+		// one background probe; it fails, so the ejection goes on.
+		time.Sleep(1300 * time.Millisecond)
 		_, _ = g.Get(ctx, "k")
-		if p.calls.Load() != 4 {
-			t.Fatalf("second ejection ended early: peer calls %d", p.calls.Load())
+		synctest.Wait()
+		if p.calls.Load() != 5 || !g.Stats().Peers[0].Ejected {
+			t.Fatalf("second ejection: peer calls %d (want 4 and the background probe), stats %+v", p.calls.Load(), g.Stats().Peers)
 		}
 		// The peer recovers; the next probe brings it back.
 		p.mode.Store(peerAnswers)
@@ -113,7 +116,7 @@ func TestFailingPeerIsEjectedAndProbedBack(t *testing.T) {
 				t.Fatalf("after recovery Get = %q, %v", v, err)
 			}
 		}
-		if s := g.Stats(); s.Peers[0].Ejected || s.Peers[0].ConsecutiveFailures != 0 || p.calls.Load() != 7 {
+		if s := g.Stats(); s.Peers[0].Ejected || s.Peers[0].ConsecutiveFailures != 0 || p.calls.Load() != 8 {
 			t.Fatalf("after recovery: peer calls %d, stats %+v", p.calls.Load(), s.Peers)
 		}
 	})

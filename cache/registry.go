@@ -72,6 +72,7 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 		mem: newMemory(cacheBytes, o.CountOverhead), policy: policy, latency: newLatencies(policy), fresh: newFreshness(&o, g)}
 	grp.warn = ratelog.New(o.Logger, time.Second, nil)
 	grp.health.policy = policy
+	grp.router, _ = o.Peers.(fallbackPicker)
 	if _, ok := o.Peers.(PeerLister); ok {
 		grp.health.list = grp.peerList
 	}

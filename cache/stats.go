@@ -7,7 +7,7 @@ import "sync/atomic"
 type Stats struct {
 	Gets          int64       // calls of Get and GetLocal
 	Hits          int64       // Gets answered from memory (Main.Hits + Hot.Hits)
-	PeerRequests  int64       // GetLocal calls: requests served for peers
+	PeerRequests  int64       // GetLocal calls: requests served for peers (but memory-only ones)
 	PeerLoads     int64       // values (or "not found") fetched from owner peers
 	PeerErrors    int64       // owner peers that failed to answer
 	FallbackLoads int64       // local loads after an owner peer failed
@@ -17,7 +17,11 @@ type Stats struct {
 	DedupWaits    int64       // Gets that shared a load another Get started
 	Hedges        int64       // local loads started beside a slow fetch from the owner
 	HedgeWins     int64       // hedges whose local load answered first
-	EjectedLoads  int64       // local loads because the owner was ejected
+	EjectedLoads  int64       // loads elsewhere (next node, or local) because the owner was ejected
+	NextPeer      int64       // keys fetched from the next node on the ring because the owner was ejected or failed
+	Handoffs      int64       // keys this node owns that their previous owner handed over from memory
+	HandoffMisses int64       // previous owners asked that did not hold the key (or did not answer in time)
+	HandoffServed int64       // memory-only requests served for peers: a key's new owner asking this node
 	PeerBusy      int64       // local loads because the owner had MaxInFlight requests in flight
 	StaleServes   int64       // Gets answered with a stale value (StaleWhileRevalidate)
 	Refreshes     int64       // background refreshes of stale values started
@@ -40,7 +44,7 @@ type CacheStats struct {
 type counters struct {
 	misses, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
 	localLoads, loadErrors, hedges, hedgeLocalWins, ejectedLoads, peerBusy,
-	staleServes, refreshes, refreshFailures atomic.Int64
+	staleServes, refreshes, refreshFailures, nextPeer, handoffs, handoffMisses, handoffRequests atomic.Int64
 }
 
 // Stats returns a snapshot of the group's counters. It only reads: calling
@@ -60,6 +64,10 @@ func (g *Group) Stats() Stats {
 		HedgeWins:     c.hedgeLocalWins.Load(),
 		EjectedLoads:  c.ejectedLoads.Load(),
 		PeerBusy:      c.peerBusy.Load(),
+		NextPeer:      c.nextPeer.Load(),
+		Handoffs:      c.handoffs.Load(),
+		HandoffMisses: c.handoffMisses.Load(),
+		HandoffServed: c.handoffRequests.Load(),
 		StaleServes:   c.staleServes.Load(),
 		Refreshes:     c.refreshes.Load(),
 		RefreshFails:  c.refreshFailures.Load(),

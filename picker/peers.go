@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/geecache/geecache/cache"
 )
@@ -35,11 +36,19 @@ type Peers struct {
 	state atomic.Pointer[peerState]
 }
 
-// peerState is an immutable snapshot: a ring and one getter per ring node.
+// peerState is an immutable snapshot: a ring and one getter per ring node,
+// and the snapshot it replaced (see handoff.go).
 type peerState struct {
 	ring    *ring
 	getters []cache.PeerGetter // parallel to ring.nodes; nil for self
 	self    int                // index of self in ring.nodes, or -1
+
+	// The ring before the last change of the node set (see handoff.go):
+	// its ring and getters, or with join a ring built on first use.
+	prevRing    *ring
+	prevGetters []cache.PeerGetter
+	join        *joinRing
+	changed     time.Time // when the node set last changed (zero: never)
 }
 
 // NewPeers returns a peer set for the node at address self. newGetter is
@@ -100,7 +109,9 @@ func (p *Peers) Set(addrs ...string) error {
 		}
 		addrs = norm
 	}
-	st := p.snapshot(p.state.Load(), addrs)
+	old := p.state.Load()
+	st := p.snapshot(old, addrs)
+	p.keepPrevious(st, old)
 	p.state.Store(st)
 	if ctx := context.Background(); p.log.Enabled(ctx, slog.LevelInfo) {
 		p.log.LogAttrs(ctx, slog.LevelInfo, "geecache: peers set",

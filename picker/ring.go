@@ -24,6 +24,7 @@ import (
 	"hash/crc32"
 	"log/slog"
 	"math/bits"
+	"time"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -86,11 +87,29 @@ type Options struct {
 	// Logger receives the changes of the peer list (at info level). Nil
 	// means slog.Default().
 	Logger *slog.Logger
+
+	// HandoffWindow is how long after a change of the peer list
+	// [Peers.PickFallback] names a key's previous owner, so that the new
+	// owner of a key that moved asks the node that held it before loading
+	// it from the source. 0 means 30 s; a negative value is an error.
+	HandoffWindow time.Duration
+
+	// Handoff turns the previous owner on: PickFallback names one only
+	// when it is set. Set it when the getters newGetter returns send a
+	// memory-only request when a group asks for one (see
+	// adapters/PROTOCOL.md, "Memory-only requests"), as nethttp's do:
+	// nethttp.Pool sets it. With a PeerGetter that sends an ordinary
+	// request instead, the previous owner would load the key for it.
+	Handoff bool
 }
+
+// defaultHandoffWindow is Options.HandoffWindow when it is 0.
+const defaultHandoffWindow = 30 * time.Second
 
 type config struct {
 	hash     Hash
 	replicas int
+	window   time.Duration // HandoffWindow; 0 without Handoff
 }
 
 func newConfig(o *Options) (config, error) {
@@ -100,6 +119,16 @@ func newConfig(o *Options) (config, error) {
 	}
 	if o.Replicas < 0 {
 		return c, fmt.Errorf("geecache: %w: Replicas %d is negative", cache.ErrConfig, o.Replicas)
+	}
+	if o.HandoffWindow < 0 {
+		return c, fmt.Errorf("geecache: %w: HandoffWindow %v is negative", cache.ErrConfig, o.HandoffWindow)
+	}
+	c.window = defaultHandoffWindow
+	if o.HandoffWindow > 0 {
+		c.window = o.HandoffWindow
+	}
+	if !o.Handoff {
+		c.window = 0
 	}
 	if o.Replicas > 0 {
 		c.replicas = o.Replicas

@@ -22,9 +22,11 @@
 # Stats). 152 after h-batch (issue 19: cache.Group.GetMany,
 # Group.RemoveMany, Group.Purge, and nethttp.Client.Batch, the
 # PeerGetter.Batch of the net/http transport; no result type: GetMany
-# takes a callback).
+# takes a callback). 154 after h-handoff (issue 18 items 2-4:
+# nethttp.Pool.Shutdown, the graceful drain, and picker.Peers.PickFallback,
+# a key's next live node and previous owner).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=152
+BUDGET=154
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

@@ -195,6 +195,9 @@ func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 		return c
 	}
 	p.Peers, err = picker.NewPeers(self, newGetter, &picker.Options{Replicas: o.Cluster.Replicas, Hash: o.Cluster.Hash,
+		// No Handoff: a function's memory is an instance's, and its URL
+		// reaches any instance, so asking the previous owner would rarely
+		// find the key.
 		Normalize: normalize, Logger: o.Logger})
 	if err != nil {
 		return nil, err

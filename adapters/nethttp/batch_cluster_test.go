@@ -26,7 +26,11 @@ func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
 	case http.MethodPost:
 		c.posts.Add(1)
 	case http.MethodGet:
-		c.gets.Add(1)
+		// A memory-only request is a new owner asking the ring's
+		// previous one (the nodes have just started), not a Get.
+		if r.Header.Get("X-Geecache-Peer") != "memory" {
+			c.gets.Add(1)
+		}
 	}
 	return c.rt.RoundTrip(r)
 }

@@ -133,6 +133,19 @@ type PoolOptions struct {
 	// without a secret anyone who can reach the node could replace or
 	// drop its values, so writes are refused (401).
 	UnsignedWrites bool
+
+	// DrainFor is how long Shutdown keeps a leaving node serving, so that
+	// the new owners of its keys can take them from its memory instead of
+	// the source (see cache.PeerPolicy.HandoffTimeout and
+	// picker.Options.HandoffWindow). 0 means 10 s. Give the process that
+	// long, and a little more to finish requests in flight, to stop
+	// (Kubernetes: terminationGracePeriodSeconds).
+	DrainFor time.Duration
+
+	// HandoffWindow is how long after a change of the peer list the new
+	// owner of a key asks its previous owner for it (picker.Options.HandoffWindow):
+	// 0 means 30 s.
+	HandoffWindow time.Duration
 }
 
 func (o *PoolOptions) handler() handlerOptions {

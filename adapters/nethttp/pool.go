@@ -2,8 +2,11 @@ package nethttp
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/cache"
@@ -30,6 +33,9 @@ type Pool struct {
 	handler *handler
 	rt      http.RoundTripper // shared by the pool's clients
 	log     *slog.Logger
+
+	drainFor time.Duration // PoolOptions.DrainFor
+	leaving  atomic.Bool   // Shutdown was called (drain.go)
 }
 
 // NewPool returns a Pool for the node whose own address (as its peers
@@ -54,7 +60,8 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 		return nil, err
 	}
 	peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter { return cc.client(addr) },
-		&picker.Options{Replicas: o.Cluster.Replicas, Hash: o.Cluster.Hash, Normalize: peerhttp.NormalizeURL, Logger: o.Logger})
+		&picker.Options{Replicas: o.Cluster.Replicas, Hash: o.Cluster.Hash, Normalize: peerhttp.NormalizeURL, Logger: o.Logger,
+			HandoffWindow: o.HandoffWindow, Handoff: true})
 	if err != nil {
 		return nil, err // wraps cache.ErrConfig
 	}
@@ -69,7 +76,13 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Pool{Peers: peers, handler: h, rt: cc.rt, log: o.Logger}, nil
+	if o.DrainFor < 0 {
+		return nil, fmt.Errorf("geecache: %w: DrainFor %v is negative", cache.ErrConfig, o.DrainFor)
+	}
+	if o.DrainFor == 0 {
+		o.DrainFor = defaultDrainFor
+	}
+	return &Pool{Peers: peers, handler: h, rt: cc.rt, log: o.Logger, drainFor: o.DrainFor}, nil
 }
 
 // ServeHTTP serves the node's peers: it answers a protocol request for a
@@ -84,6 +97,9 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.Ser
 // debug level. It implements cache.PeerPicker.
 func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
 	peer, ok := p.Peers.PickPeer(key)
+	if !ok && p.leaving.Load() {
+		peer, ok = p.pickLeaving(key)
+	}
 	if ok && p.log.Enabled(context.Background(), slog.LevelDebug) {
 		p.log.LogAttrs(context.Background(), slog.LevelDebug, "geecache: pick peer",
 			slog.String("self", p.Self()), slog.String("key", key), slog.String("peer", peer.(*Client).Addr()))

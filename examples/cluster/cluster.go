@@ -29,6 +29,8 @@ type options struct {
 	secret []byte // shared peer secret; empty: authentication off
 	log    *slog.Logger
 	ttl    time.Duration // how long a score stays fresh; 0: no expiry
+	ring   []string      // the nodes' first peer list; nil: peers
+	drain  time.Duration // how long a node asked to stop serves its keys' new owners; 0: the Pool's default
 }
 
 // node is one cache node: its pool (peer handler and picker), its group and
@@ -65,9 +67,14 @@ func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, ap
 		log := o.log.With("node", addr)
 		// Without a secret the demo's nodes take each other's DELETEs
 		// unsigned: fine on loopback, not on a network others can reach.
-		pool, err := nethttp.NewPool(addr, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: o.secret}, Logger: log, UnsignedWrites: len(o.secret) == 0})
+		pool, err := nethttp.NewPool(addr, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: o.secret}, Logger: log,
+			UnsignedWrites: len(o.secret) == 0, DrainFor: o.drain})
 		if err == nil {
-			err = pool.Set(o.peers...)
+			ring := o.ring
+			if ring == nil {
+				ring = o.peers
+			}
+			err = pool.Set(ring...)
 		}
 		if err != nil {
 			return nil, errors.Join(err, c.shutdown(context.Background()))

@@ -34,9 +34,24 @@
 //	             signs peer requests; it is never a flag, so ps and -h
 //	             never show it
 //	-v           debug logs: every peer pick
+//	-peers-file PATH
+//	             discovery: the nodes in the cluster now, one URL a line,
+//	             re-read every second (an empty or unreadable file keeps
+//	             the last list). A node adds itself when it starts
+//	-drain D     with -peers-file, how long a stopping node keeps serving
+//	             the new owners of its keys (default 5s)
 //
 // It logs which node owns each requested key and every lookup in the slow
 // database, and runs until SIGINT or SIGTERM, then shuts down cleanly.
+// With -peers-file the stop is graceful: the node removes itself from the
+// file first (the other nodes drop it from their rings within a second),
+// then drains for -drain (nethttp.Pool.Shutdown: the keys' new owners take
+// them from its memory instead of the slow database), then finishes the
+// requests in flight and exits. A rolling restart, one node at a time:
+//
+//	cluster -port=8001 -peers-file=peers.txt &   # and 8002, 8003 alike
+//	kill -TERM %1; wait %1; cluster -port=8001 -peers-file=peers.txt &
+//
 // Every address must be on a loopback or private interface you control:
 // nodes listen on the host:port of their own URL.
 package main

@@ -30,6 +30,8 @@ type config struct {
 	secret  string
 	verbose bool
 	ttl     time.Duration
+	file    string        // -peers-file: the demo's discovery
+	drain   time.Duration // -drain
 }
 
 // parseFlags reads the command line (see the package doc).
@@ -47,6 +49,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var secretFile string
 	fs.StringVar(&secretFile, "secret-file", "", "read the shared peer secret from this file (default: $"+envSecret+"; neither: unsigned peers, for loopback only)")
 	fs.BoolVar(&c.verbose, "v", false, "debug logs")
+	fs.StringVar(&c.file, "peers-file", "", "discovery: the nodes now in the cluster, one URL a line, re-read every second; a node adds itself, and on SIGTERM removes itself and drains before it exits")
+	fs.DurationVar(&c.drain, "drain", 5*time.Second, "with -peers-file: how long a stopping node keeps serving its keys' new owners")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -170,6 +174,21 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 	o := options{peers: c.peers, db: seeddb.New(seeddb.Scores(), c.delay, log), secret: []byte(c.secret), log: log, ttl: c.ttl}
+	var pf *peersFile
+	if c.file != "" {
+		pf = &peersFile{path: c.file}
+		if err = pf.update(mine, nil); err == nil {
+			o.ring, err = pf.read()
+		}
+		o.drain = c.drain
+		if err != nil {
+			closeAll()
+			if apiLn != nil {
+				_ = apiLn.Close()
+			}
+			return fmt.Errorf("-peers-file: %w", err)
+		}
+	}
 	cl, err := startCluster(o, lns, apiLn, mine[len(mine)-1])
 	if err != nil {
 		closeAll()
@@ -178,9 +197,27 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return err
 	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		if pf != nil {
+			pf.watch(wctx, cl)
+		}
+	}()
 	werr := cl.wait(ctx)
+	stopWatch()
+	<-watched
+	var lerr error
+	if pf != nil {
+		// Leave the discovery first, then drain: the other nodes drop this
+		// one within a second and take its keys from its memory.
+		dctx, cancel := context.WithTimeout(context.Background(), c.drain+5*time.Second)
+		lerr = cl.leave(dctx, pf)
+		cancel()
+	}
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return errors.Join(werr, cl.shutdown(sctx))
+	return errors.Join(werr, lerr, cl.shutdown(sctx))
 }

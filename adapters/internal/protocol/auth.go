@@ -17,6 +17,10 @@ const (
 	// HeaderPeer marks a request sent by another node. The node serving it
 	// answers from its own memory or source and never forwards it again.
 	HeaderPeer = "X-Geecache-Peer"
+	// PeerMemoryOnly is HeaderPeer's value on a memory-only request: the
+	// node answers from memory, or 404 not_held, and never loads or
+	// forwards (a key's new owner asks its previous owner so).
+	PeerMemoryOnly = "memory"
 	// HeaderTimestamp carries the signing time of a request, in Unix
 	// seconds (decimal).
 	HeaderTimestamp = "X-Geecache-Timestamp"

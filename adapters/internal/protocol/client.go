@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/geecache/geecache/internal/handoff"
 )
 
 // Bounds of what a Client reads.
@@ -48,16 +50,25 @@ func NewClient(opts *ClientOptions) (*Client, error) {
 // MaxValueBytes returns the largest value the Client accepts.
 func (c *Client) MaxValueBytes() int64 { return c.cfg.MaxValueBytes }
 
+// peerMemory is HeaderPeer's value on a memory-only request (never
+// modified).
+var peerMemory = []string{PeerMemoryOnly}
+
 // NewRequest returns the peer request for key in group to the node whose
 // base URL is target: method GET, the escaped path relative to the peer's
 // base path (the binding prepends the peer's base URL), the peer header,
 // with a secret the signature (bound to target, which must be the node's
 // base URL exactly as it knows itself; see ServerOptions.Self), and with a
-// Propagator what ctx carries. The header's values may be shared with the
-// Client: a binding may replace them, never modify them in place.
+// Propagator what ctx carries. A ctx from handoff.MemoryOnly makes it a
+// memory-only request (HeaderPeer PeerMemoryOnly). The header's values
+// may be shared with the Client: a binding may replace them, never modify
+// them in place.
 func (c *Client) NewRequest(ctx context.Context, target, group, key string) Request {
 	path := Path(group, key)
 	h := http.Header{HeaderPeer: c.peer}
+	if handoff.IsMemoryOnly(ctx) {
+		h[HeaderPeer] = peerMemory
+	}
 	if c.cfg.Secret != nil {
 		sign(h, c.cfg.Secret, time.Now(), http.MethodGet, target, path)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/handoff"
 )
 
 // A Code names the kind of an error response. It travels in the
@@ -24,6 +25,7 @@ const (
 	CodeMethodNotAllowed Code = "method_not_allowed" // 405: not a GET
 	CodeTooLarge         Code = "too_large"          // 413: value over the size limit
 	CodeLoadError        Code = "load_error"         // 500: the node failed to load the value
+	CodeNotHeld          Code = "not_held"           // 404: a memory-only request for a key the node does not hold
 )
 
 // Errors a Client returns for error responses, inside a *cache.PeerError
@@ -71,7 +73,7 @@ func NewPeerError(status int, code Code, message string) *cache.PeerError {
 // with (500 for an unknown code).
 func (c Code) Status() int {
 	switch c {
-	case CodeNotFound, CodeUnknownGroup:
+	case CodeNotFound, CodeUnknownGroup, CodeNotHeld:
 		return http.StatusNotFound
 	case CodeBadRequest:
 		return http.StatusBadRequest
@@ -95,6 +97,8 @@ func errorFor(status int, code Code) error {
 			return getter.ErrNotFound
 		case CodeUnknownGroup:
 			return ErrUnknownGroup
+		case CodeNotHeld:
+			return handoff.ErrNotHeld
 		}
 		return ErrBadResponse
 	case http.StatusBadRequest:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/handoff"
 	"github.com/geecache/geecache/internal/ratelog"
 )
 
@@ -230,11 +231,14 @@ func (s *Server) serve(ctx context.Context, req Request, h http.Header) Response
 	if req.Method != http.MethodGet {
 		return s.write(ctx, req, g, key)
 	}
-	peer := req.Header.Get(HeaderPeer) != ""
+	peer := req.Header.Get(HeaderPeer)
 	trusted := s.cfg.Secret != nil // only a signed request shows who sent it
 	var view cache.ByteView
 	var ttl time.Duration
-	if peer {
+	if peer == PeerMemoryOnly {
+		ctx = handoff.MemoryOnly(ctx)
+	}
+	if peer != "" {
 		view, ttl, err = g.GetLocal(ctx, key)
 	} else {
 		view, err = g.Get(ctx, key)
@@ -266,9 +270,12 @@ func (s *Server) serve(ctx context.Context, req Request, h http.Header) Response
 // errors are hidden.
 func (s *Server) loadError(ctx context.Context, err error, trusted bool, group, key string) Response {
 	code, generic := CodeLoadError, "load failed"
-	if errors.Is(err, getter.ErrNotFound) {
+	switch {
+	case errors.Is(err, getter.ErrNotFound):
 		code, generic = CodeNotFound, getter.ErrNotFound.Error()
-	} else {
+	case errors.Is(err, handoff.ErrNotHeld):
+		code, generic = CodeNotHeld, handoff.ErrNotHeld.Error()
+	default:
 		s.warn.Log(ctx, slog.LevelWarn, "load failed", "geecache: load failed",
 			slog.String("group", clip(group)), slog.String("key", clip(key)), slog.String("err", err.Error()))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/handoff"
 )
 
 // docVectors returns the test vectors of PROTOCOL.md: the lines of its
@@ -113,6 +114,23 @@ func testPublishedVectors(t *testing.T) {
 	if r := s.Serve(ctx, dot); r.Status != 200 || bodyOf(r) != v["value"] {
 		t.Fatalf("the published dot-key request: %d %q; want 200 %q", r.Status, bodyOf(r), v["value"])
 	}
+
+	// A memory-only request (a key's new owner asking its previous one):
+	// the peer header's value is signed like any other. The value is in
+	// the server's memory now; the dot key is not.
+	mem := c.NewRequest(handoff.MemoryOnly(ctx), target, group, key)
+	check("memory request X-Geecache-Peer", mem.Header.Get(HeaderPeer))
+	check("memory request canonical", strings.Join([]string{"GEECACHE2", "GET", target, mem.Path, PeerMemoryOnly, v["time"]}, "\n"))
+	check("memory request X-Geecache-Signature", mem.Header.Get(HeaderSignature))
+	if r := s.Serve(ctx, mem); r.Status != 200 || bodyOf(r) != v["value"] {
+		t.Fatalf("the published memory-only request: %d %q; want 200 %q", r.Status, bodyOf(r), v["value"])
+	}
+	reg.Lookup(group).Remove(ctx, key)
+	nh := s.Serve(ctx, c.NewRequest(handoff.MemoryOnly(ctx), target, group, key))
+	if nh.Status != 404 || nh.Code() != CodeNotHeld {
+		t.Fatalf("memory-only request for a key not held: %d %q; want 404 not_held", nh.Status, nh.Code())
+	}
+	check("not_held body", string(nh.Body))
 
 	// A PUT: its value's checksum and its TTL are signed too.
 	ttlMs, _ := strconv.ParseInt(v["put ttl"], 10, 64)

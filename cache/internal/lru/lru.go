@@ -213,6 +213,17 @@ func (c *Cache) Add(key string, value []byte, expires int64) {
 	}
 }
 
+// Credit counts n uses of key in the frequency sketch that decides which
+// entries stay (see policy.go), whether or not key is held: for a key whose
+// demand the cache has not seen itself, such as one whose owner left and
+// whose uses were counted on another node.
+func (c *Cache) Credit(key string, n uint32) {
+	_, h := c.locate(key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.policy.sketch.add(h, n)
+}
+
 // rehash publishes a new table sized for the live entries, without
 // tombstones. Readers still walking the old one see a consistent, if
 // slightly stale, snapshot. c.mu must be held.

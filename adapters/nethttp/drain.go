@@ -1,0 +1,48 @@
+package nethttp
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+)
+
+// defaultDrainFor is PoolOptions.DrainFor when it is 0.
+const defaultDrainFor = 10 * time.Second
+
+// Shutdown is the first step of a node's graceful stop; shutting its
+// Server down (which finishes the requests in flight) is the second. The
+// node should leave its discovery first, so that the other nodes drop it
+// from their rings (in Kubernetes the pod is Terminating as soon as it is
+// asked to stop; with a static list, Set it without this node on every
+// other one). Shutdown then makes this node's own groups treat it as gone
+// (a key it owns is fetched from the next node on the ring, which owns it
+// now) and keeps serving for PoolOptions.DrainFor, so that the keys' new
+// owners can ask it for what it holds (from memory only) instead of
+// loading them from the source, and the requests of nodes that have not
+// dropped it yet are still answered. It returns when the drain ends, or
+// with ctx's error when ctx ends first, and leaves the Pool usable.
+func (p *Pool) Shutdown(ctx context.Context) error {
+	p.leaving.Store(true)
+	p.log.LogAttrs(ctx, slog.LevelInfo, "geecache: leaving, draining", slog.String("self", p.Self()), slog.Duration("for", p.drainFor))
+	t := time.NewTimer(p.drainFor)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		closeIdle(p.rt)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// pickLeaving is PickPeer for a node that is leaving: a key it owns is
+// fetched from the next node on the ring, its owner once this node is
+// gone.
+func (p *Pool) pickLeaving(key string) (cache.PeerGetter, bool) {
+	if next, _, _ := p.PickFallback(key, nil); next != nil {
+		return next, true
+	}
+	return nil, false
+}

@@ -1,0 +1,176 @@
+package nethttp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/handoff"
+)
+
+// headerTransport records the X-Geecache-Peer of every request it sends.
+type headerTransport struct {
+	http.RoundTripper
+	mu   sync.Mutex
+	peer []string
+}
+
+func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.peer = append(h.peer, r.Header.Get(protocol.HeaderPeer))
+	h.mu.Unlock()
+	return h.RoundTripper.RoundTrip(r)
+}
+
+// A memory-only request (a Client.Get with a context from
+// handoff.MemoryOnly) travels signed as X-Geecache-Peer: memory and is
+// answered from the node's memory: a held value, a cached "not found", and
+// for a key it does not hold 404 not_held (handoff.ErrNotHeld), without a
+// load.
+func TestMemoryOnlyRequestOverHTTP(t *testing.T) {
+	var src loads
+	secret := []byte("k")
+	nodes := nethttptest.Start(t, 1, &nethttptest.Options{Getter: src.getter,
+		PoolOptions:  nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret}},
+		GroupOptions: cache.GroupOptions{NotFoundTTL: time.Minute}})
+	n := nodes[0]
+	ctx := context.Background()
+	for _, k := range []string{"held", "missing-x"} {
+		_, _ = n.Group.Get(ctx, k)
+	}
+	rt := &headerTransport{RoundTripper: nethttp.NewTransport()}
+	c, err := nethttp.NewClient(n.Addr, &nethttp.ClientOptions{Secret: secret, Transport: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mctx := handoff.MemoryOnly(ctx)
+	if v, _, err := c.Get(mctx, "scores", "held"); err != nil || string(v) != "v:held" {
+		t.Errorf("memory-only held = %q, %v", v, err)
+	}
+	if _, _, err := c.Get(mctx, "scores", "missing-x"); !errors.Is(err, getter.ErrNotFound) {
+		t.Errorf("memory-only missing-x (cached not found) = %v; want not found", err)
+	}
+	_, _, err = c.Get(mctx, "scores", "cold")
+	var pe *cache.PeerError
+	if !errors.Is(err, handoff.ErrNotHeld) || !errors.As(err, &pe) || pe.Status != 404 || pe.Code != string(protocol.CodeNotHeld) {
+		t.Errorf("memory-only cold = %v; want 404 not_held (handoff.ErrNotHeld)", err)
+	}
+	if got := src.count(0, "cold"); got != 0 {
+		t.Errorf("a memory-only request loaded the key %d times", got)
+	}
+	if _, _, err := c.Get(ctx, "scores", "cold2"); err != nil {
+		t.Errorf("an ordinary peer Get: %v", err)
+	}
+	rt.mu.Lock()
+	want := []string{"memory", "memory", "memory", "1"}
+	if fmt.Sprint(rt.peer) != fmt.Sprint(want) {
+		t.Errorf("X-Geecache-Peer sent: %q; want %q", rt.peer, want)
+	}
+	rt.mu.Unlock()
+	if s := n.Group.Stats(); s.HandoffServed != 3 || s.PeerRequests != 1 {
+		t.Errorf("HandoffServed %d, PeerRequests %d; want 3 and 1", s.HandoffServed, s.PeerRequests)
+	}
+}
+
+// A node that Shutdown drains, once the others have dropped it from their
+// lists, hands the keys it holds to their new owners over HTTP (each key
+// still loads once in the cluster), fetches the keys it owned from their
+// next owner for its own Gets, and returns when its context ends; with a
+// short DrainFor, Shutdown returns by itself.
+func TestShutdownDrainsAndHandsKeysOver(t *testing.T) {
+	var src loads
+	nodes := nethttptest.Start(t, 4, &nethttptest.Options{Getter: src.getter,
+		PoolOptions:  nethttp.PoolOptions{DrainFor: time.Hour},
+		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
+	ctx := context.Background()
+	keys := make([]string, 200)
+	for i := range keys {
+		keys[i] = fmt.Sprint("key-", i)
+		if _, err := nodes[0].Group.Get(ctx, keys[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leaving := nodes[3]
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- leaving.Pool.Shutdown(sctx) }()
+	var rest []string
+	for _, n := range nodes[:3] {
+		rest = append(rest, n.Addr)
+	}
+	for _, n := range nodes[:3] {
+		if err := n.Pool.Set(rest...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := func(k string) (n int) {
+		for i := range nodes {
+			n += src.count(i, k)
+		}
+		return n
+	}
+	owned := 0
+	for _, k := range keys {
+		if leaving.Pool.Owner(k) == leaving.Addr {
+			owned++
+		}
+		for _, n := range nodes[:3] {
+			if v, err := n.Group.Get(ctx, k); err != nil || v.String() != "v:"+k {
+				t.Fatalf("%s Get(%s) = %q, %v", n.Addr, k, v, err)
+			}
+		}
+		if got := total(k); got != 1 {
+			t.Errorf("%s: %d loads after the leaving node's keys moved; want 1", k, got)
+		}
+	}
+	if owned == 0 {
+		t.Fatal("the leaving node owned none of the keys")
+	}
+	if s := leaving.Group.Stats(); s.HandoffServed < int64(owned) {
+		t.Errorf("the leaving node served %d handoffs; want at least the %d keys it owned", s.HandoffServed, owned)
+	}
+	// A key the leaving node still owns by its own ring: its Get goes to
+	// the next node, which loads it; the leaving node loads nothing.
+	for i := 0; ; i++ {
+		k := fmt.Sprint("late-", i)
+		if leaving.Pool.Owner(k) != leaving.Addr {
+			continue
+		}
+		if v, err := leaving.Group.Get(ctx, k); err != nil || v.String() != "v:"+k {
+			t.Fatalf("leaving Get(%s) = %q, %v", k, v, err)
+		}
+		if src.count(3, k) != 0 || total(k) != 1 {
+			t.Errorf("%s: loaded %d times by the leaving node, %d in all; want 0 and 1", k, src.count(3, k), total(k))
+		}
+		break
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Shutdown returned %v before its drain ended", err)
+	default:
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown after its context ended = %v; want context.Canceled", err)
+	}
+
+	p, err := nethttp.NewPool("http://127.0.0.1:1", cache.NewRegistry(), &nethttp.PoolOptions{DrainFor: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Shutdown(ctx); err != nil {
+		t.Errorf("Shutdown with a short drain = %v", err)
+	}
+	if _, err := nethttp.NewPool("", cache.NewRegistry(), &nethttp.PoolOptions{DrainFor: -1}); !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("a negative DrainFor: %v; want ErrConfig", err)
+	}
+}

@@ -1,0 +1,365 @@
+package bench
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+)
+
+// The membership scenarios of issue 18 on the workload of member_test.go:
+// a rolling restart of 5 nodes, a scale-out 5 -> 6 and a kill of one owner.
+// Each is one run (-benchtime=1x) and reports its figures as metrics; see
+// bench/README.md, "Membership changes".
+
+// setDrain sets PoolOptions.DrainFor where the Pool has one (this file
+// also builds against the main branch, for the baseline).
+func setDrain(o *nethttp.PoolOptions, d time.Duration) {
+	if f := reflect.ValueOf(o).Elem().FieldByName("DrainFor"); f.IsValid() {
+		f.SetInt(int64(d))
+	}
+}
+
+// drainPool runs the Pool's Shutdown (its drain) where it has one, else
+// waits as long while the node still serves.
+func drainPool(ctx context.Context, p *nethttp.Pool, d time.Duration) {
+	if s, ok := any(p).(interface{ Shutdown(context.Context) error }); ok {
+		_ = s.Shutdown(ctx)
+		return
+	}
+	time.Sleep(d)
+}
+
+// mbConfig is one scenario's size.
+type mbConfig struct {
+	nodes, keys, clients int
+	budget               int64
+	warm, steady, settle time.Duration
+	drain                time.Duration
+}
+
+func mbConfigFor(short bool, budget int64) mbConfig {
+	c := mbConfig{nodes: 5, keys: 100_000, clients: 32, budget: budget,
+		warm: 15 * time.Second, steady: 5 * time.Second, settle: 3 * time.Second, drain: 5 * time.Second}
+	if short {
+		c.keys, c.clients, c.warm, c.steady, c.settle, c.drain = 5_000, 8, 2*time.Second, 2*time.Second, time.Second, 500*time.Millisecond
+	}
+	return c
+}
+
+// mbResult is what a scenario measured.
+type mbResult struct {
+	steadyRate        float64 // loads per second before the change
+	peak              int64   // the largest 1 s bucket during the change
+	extra             float64 // loads during the change minus the steady rate times its length
+	held              int     // the denominator of extra (what each scenario says)
+	gets, errs, wrong int64
+	perKeyMean        float64 // kill: loads per key of the dead owner asked
+	perKeyMax         int32
+	reloaded          int           // kill: keys of the dead owner loaded more than once
+	readmit           time.Duration // kill: from the node's restart to its readmission by every survivor
+	evictions         int64         // kill: the survivors' main-cache evictions in the window
+}
+
+func (r mbResult) report(b *testing.B) {
+	b.ReportMetric(r.steadyRate, "steady-loads/s")
+	if r.steadyRate > 0 {
+		b.ReportMetric(float64(r.peak)/r.steadyRate, "peak/steady")
+	}
+	if r.held > 0 {
+		b.ReportMetric(r.extra/float64(r.held), "extra-loads/key")
+		b.ReportMetric(float64(r.held), "keys")
+	}
+	if r.perKeyMean > 0 {
+		b.ReportMetric(r.perKeyMean, "loads/dead-key")
+		b.ReportMetric(float64(r.perKeyMax), "max-loads/dead-key")
+		b.ReportMetric(float64(r.reloaded), "dead-keys-reloaded")
+		b.ReportMetric(float64(r.evictions), "survivor-evictions")
+		if r.readmit > 0 {
+			b.ReportMetric(r.readmit.Seconds(), "readmit-s")
+		}
+	}
+	b.ReportMetric(float64(r.gets), "gets")
+	b.ReportMetric(float64(r.errs), "errors")
+	b.ReportMetric(float64(r.wrong), "wrong")
+	if r.errs+r.wrong > 0 {
+		b.Errorf("%d errors, %d wrong values", r.errs, r.wrong)
+	}
+}
+
+// rollingRestart restarts every node in turn: the discovery drops it, it
+// drains, stops, starts empty at the same address and is added back. With
+// restart false it keeps the same schedule and restarts nothing: the
+// control. held is the keys the restarted nodes held in their main caches
+// when they left; the window is the roll and a settle after it, and
+// loads and gets are counted in it.
+func rollingRestart(tb testing.TB, cfg mbConfig, restart bool) (res mbResult, loads, gets int64) {
+	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
+	defer c.close()
+	if cfg.budget >= mbWhole {
+		c.prewarm(cfg.keys, cfg.clients)
+	}
+	cl := c.clients(cfg.clients, cfg.keys)
+	time.Sleep(cfg.warm)
+	s0 := c.waitSecond()
+	time.Sleep(cfg.steady)
+	s1 := c.waitSecond()
+	res.steadyRate, _ = c.rate(s0, s1)
+	c.mu.Lock()
+	order := make([]*mbNode, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		order = append(order, n)
+	}
+	c.mu.Unlock()
+	g0 := cl.gets.Load()
+	for _, n := range order {
+		res.held += int(n.group.Stats().Main.Items)
+		if !restart {
+			time.Sleep(cfg.drain + cfg.settle)
+			continue
+		}
+		c.publish(n)
+		c.discover(n)
+		c.stop(n, false)
+		c.start(n.addr[len("http://"):])
+		c.discover(nil)
+		c.publish()
+		time.Sleep(cfg.settle)
+	}
+	time.Sleep(cfg.settle)
+	s2 := c.waitSecond()
+	gets = cl.gets.Load() - g0
+	cl.end()
+	var mean float64
+	mean, res.peak = c.rate(s1, s2)
+	loads = int64(mean * float64(s2-s1))
+	res.gets, res.errs, res.wrong = cl.gets.Load(), cl.errs.Load(), cl.wrong.Load()
+	return res, loads, gets
+}
+
+// scaleOut adds a sixth node. held is the keys that moved to it that
+// their old owner held (loaded before) and that were asked after the
+// change; extra is their loads after it.
+func scaleOut(tb testing.TB, cfg mbConfig) mbResult {
+	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
+	defer c.close()
+	cl := c.clients(cfg.clients, cfg.keys)
+	time.Sleep(cfg.warm)
+	s0 := c.waitSecond()
+	time.Sleep(cfg.steady)
+	s1 := c.waitSecond()
+	var res mbResult
+	res.steadyRate, _ = c.rate(s0, s1)
+	var old *mbNode
+	for _, n := range *c.lb.Load() {
+		old = n
+	}
+	before := c.src.loads()
+	change := time.Now().UnixNano()
+	n6 := c.start("")
+	c.discover(nil)
+	c.publish()
+	time.Sleep(2 * cfg.settle)
+	s2 := c.waitSecond()
+	cl.end()
+	_, res.peak = c.rate(s1, s2)
+	after := c.src.loads()
+	for id := range before {
+		k := mbKey(id)
+		if n6.pool.Owner(k) != n6.addr || before[id] == 0 || cl.asked[id].Load() < change {
+			continue
+		}
+		_ = old
+		res.held++
+		res.extra += float64(after[id] - before[id])
+	}
+	res.gets, res.errs, res.wrong = cl.gets.Load(), cl.errs.Load(), cl.wrong.Load()
+	return res
+}
+
+// killOwner crashes one node (no discovery change: the others eject it)
+// and counts, for each of its keys asked in the next 10 s (short: 3 s),
+// the loads it took cluster-wide.
+// With kill false nothing is killed: the same count for the same node's
+// keys is the control, what the steady churn of the budget costs alone.
+func killOwner(tb testing.TB, cfg mbConfig, window time.Duration, kill bool) mbResult {
+	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
+	defer c.close()
+	cl := c.clients(cfg.clients, cfg.keys)
+	time.Sleep(cfg.warm)
+	s0 := c.waitSecond()
+	time.Sleep(cfg.steady)
+	s1 := c.waitSecond()
+	var res mbResult
+	res.steadyRate, _ = c.rate(s0, s1)
+	ns := *c.lb.Load()
+	victim := ns[0]
+	if kill {
+		c.publish(victim)
+	}
+	before := c.src.loads()
+	ev := func() (n int64) {
+		for _, s := range ns[1:] {
+			n += s.group.Stats().Main.Evictions
+		}
+		return n
+	}
+	ev0 := ev()
+	killed := time.Now().UnixNano()
+	if kill {
+		c.stop(victim, true)
+	}
+	time.Sleep(window)
+	res.evictions = ev() - ev0
+	after := c.src.loads()
+	asked := make([]int64, len(cl.asked))
+	for i := range asked {
+		asked[i] = cl.asked[i].Load()
+	}
+	if kill {
+		// It comes back, empty, at the same address: how long until every
+		// survivor has readmitted it (they see clients' Gets of its keys).
+		c.start(victim.addr[len("http://"):])
+		back := time.Now()
+		for time.Since(back) < 30*time.Second && c.ejecting(ns[1:], victim.addr) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		res.readmit = time.Since(back)
+	}
+	cl.end()
+	var sum, n int64
+	for id := range before {
+		if ns[1].pool.Owner(mbKey(id)) != victim.addr || asked[id] < killed {
+			continue
+		}
+		d := after[id] - before[id]
+		sum += int64(d)
+		n++
+		res.perKeyMax = max(res.perKeyMax, d)
+		if d > 1 {
+			res.reloaded++
+		}
+	}
+	if n > 0 {
+		res.perKeyMean = float64(sum) / float64(n)
+	}
+	res.held = int(n)
+	res.extra = float64(sum)
+	_, res.peak = c.rate(s1, c.second())
+	res.gets, res.errs, res.wrong = cl.gets.Load(), cl.errs.Load(), cl.wrong.Load()
+	return res
+}
+
+// The budgets: 256 KiB per node (about a fifth of the Gets miss), and one
+// that holds the whole key set.
+const (
+	mbSmall = 256 << 10
+	mbWhole = 16 << 20
+)
+
+// BenchmarkRollingRestart runs the control (the same schedule, nothing
+// restarted) and then the roll; extra-loads/key is the roll's loads per Get
+// over the control's, times the roll's Gets, per key the restarted nodes
+// held, and peak/steady the roll's largest second over the steady rate
+// before it.
+func BenchmarkRollingRestart(b *testing.B) {
+	for _, bud := range []struct {
+		name   string
+		budget int64
+	}{{"256KiB", mbSmall}, {"whole", mbWhole}} {
+		b.Run(bud.name, func(b *testing.B) {
+			for range b.N {
+				cfg := mbConfigFor(testing.Short(), bud.budget)
+				_, cLoads, cGets := rollingRestart(b, cfg, false)
+				res, loads, gets := rollingRestart(b, cfg, true)
+				res.extra = (float64(loads)/float64(gets) - float64(cLoads)/float64(cGets)) * float64(gets)
+				b.ReportMetric(float64(cLoads)/float64(cGets), "control-loads/get")
+				b.ReportMetric(float64(loads)/float64(gets), "roll-loads/get")
+				res.report(b)
+			}
+		})
+	}
+}
+
+func BenchmarkScaleOut(b *testing.B) {
+	for range b.N {
+		scaleOut(b, mbConfigFor(testing.Short(), mbWhole)).report(b)
+	}
+}
+
+func BenchmarkKillOwner(b *testing.B) {
+	w := 10 * time.Second
+	if testing.Short() {
+		w = 3 * time.Second
+	}
+	for _, bud := range []struct {
+		name   string
+		budget int64
+	}{{"256KiB", mbSmall}, {"whole", mbWhole}} {
+		for _, kill := range []bool{true, false} {
+			name := bud.name + "/kill"
+			if !kill {
+				name = bud.name + "/control"
+			}
+			b.Run(name, func(b *testing.B) {
+				for range b.N {
+					killOwner(b, mbConfigFor(testing.Short(), bud.budget), w, kill).report(b)
+				}
+			})
+		}
+	}
+}
+
+// ejecting reports whether any of nodes has addr ejected.
+func (c *mbCluster) ejecting(nodes []*mbNode, addr string) bool {
+	for _, n := range nodes {
+		for _, p := range n.group.Stats().Peers {
+			if p.Addr == addr && p.Ejected {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// prewarm gets every key once, through the nodes in turn, so that a
+// budget that holds the whole key set holds it before the clients start
+// (its steady state: no loads but for a change).
+func (c *mbCluster) prewarm(keys, workers int) {
+	ns := *c.lb.Load()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= keys {
+					return
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, _ = ns[i%len(ns)].group.Get(ctx, mbKey(i))
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestMembershipHarness runs a small rolling restart and a kill (a few
+// seconds each): every Get answers the key's value, through every change.
+func TestMembershipHarness(t *testing.T) {
+	cfg := mbConfig{nodes: 3, keys: 2_000, clients: 4, budget: mbSmall,
+		warm: time.Second, steady: time.Second, settle: 300 * time.Millisecond, drain: 200 * time.Millisecond}
+	res, _, _ := rollingRestart(t, cfg, true)
+	if res.errs+res.wrong > 0 || res.gets == 0 {
+		t.Errorf("rolling restart: %d Gets, %d errors, %d wrong values", res.gets, res.errs, res.wrong)
+	}
+	res = killOwner(t, cfg, time.Second, true)
+	if res.errs+res.wrong > 0 || res.gets == 0 {
+		t.Errorf("kill: %d Gets, %d errors, %d wrong values", res.gets, res.errs, res.wrong)
+	}
+}

@@ -1,0 +1,214 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/geecache/geecache/internal/handoff"
+)
+
+// This file is what a group does when the owner of a key cannot answer
+// from memory because the cluster changed:
+//   - a node that owns a key it does not hold asks the key's previous owner
+//     (the ring before the last change, for a bounded window) for it, from
+//     memory only, before it calls its Getter (handoff);
+//   - a node whose owner peer is ejected or fails fetches the key from the
+//     next live node on the ring, which loads it once for every node
+//     (fallback), instead of loading it itself;
+//   - an ejected peer is probed in the background, from memory only, so
+//     that a peer that answers again is readmitted within about EjectFor.
+//
+// Each stays one hop: a memory-only request never loads or forwards, and
+// the next node is asked with an ordinary peer request, which it answers
+// itself (GetLocal).
+
+// fallbackPicker is a PeerPicker that can name a key's next live node and
+// previous owner (picker.Peers, and the transports' peer sets that embed
+// it).
+type fallbackPicker interface {
+	PickFallback(key string, skip func(PeerGetter) bool) (next, previous PeerGetter, changed time.Time)
+}
+
+// held answers a memory-only request: the fresh value or cached "not
+// found" in memory, else an error wrapping handoff.ErrNotHeld. It never
+// loads, forwards or serves a stale value. A key that another node owns
+// now (it asked for it: it took the key over) moves from this node's main
+// cache to its hot cache, as a copy of a remote key: the main cache's room
+// goes back to the keys this node owns.
+func (g *Group) held(key string) (entry, error) {
+	v, exp, ok := g.mem.get(key)
+	if !ok || !g.fresh.isFresh(exp) {
+		if ok {
+			g.mem.unhit(key)
+		}
+		return entry{}, &Error{Group: g.name, Key: key, Err: handoff.ErrNotHeld}
+	}
+	if g.peers != nil {
+		if _, remote := g.peers.PickPeer(key); remote {
+			g.mem.demote(key, g.fresh.nanos())
+		}
+	}
+	e, err := g.fresh.cached(v, exp)
+	if err != nil {
+		err = &Error{Group: g.name, Key: key, Err: err}
+	}
+	return e, err
+}
+
+// handoff asks the previous owner of key, if the ring changed within its
+// window and that peer is not ejected, for the key from memory, within
+// PeerPolicy.HandoffTimeout. ok reports whether it answered (a value, or a
+// "not found" it had cached); the answer is kept in main, as this node
+// owns the key now. Anything else (it does not hold the key, it is gone,
+// it is slow) leaves the load to the caller.
+func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok bool) {
+	if g.router == nil || handoff.IsMemoryOnly(ctx) {
+		return entry{}, nil, false
+	}
+	_, prev, changed := g.router.PickFallback(key, nil)
+	if prev == nil || g.health.isEjected(prev) {
+		return entry{}, nil, false
+	}
+	ph := g.health.of(prev)
+	if ph != nil && !ph.handoffWanted(changed) {
+		return entry{}, nil, false
+	}
+	gen := g.mem.generation(key)
+	hctx, cancel := context.WithTimeout(handoff.MemoryOnly(ctx), g.policy.HandoffTimeout)
+	sctx, span := g.step(hctx, SpanPeer, key, prev)
+	v, ttl, err := peerGet(sctx, prev, g.name, key)
+	span.End(err)
+	cancel()
+	if !found(err) || (ttl > 0 && ttl <= time.Millisecond) {
+		g.counters.handoffMisses.Add(1)
+		if ph != nil {
+			ph.handoffMissed()
+		}
+		return entry{}, nil, false
+	}
+	g.counters.handoffs.Add(1)
+	if ph != nil {
+		ph.handoffHit()
+	}
+	if ttl < 0 {
+		ttl = g.fresh.ttl
+		if err != nil {
+			ttl = g.fresh.notFoundTTL
+		}
+	}
+	e, err = g.keep(g.mem.main, key, v, ttl, err, gen)
+	g.mem.main.Credit(key, takenOverCredit)
+	return e, err, true
+}
+
+// takenOverCredit is the uses a key this node takes over from another
+// node (handed over by its previous owner, or loaded as the next node for
+// an owner that is down) is credited with in the main cache's frequency
+// sketch. The W-TinyLFU policy admits a new entry only if it looks used
+// more often than the entry it would evict; a key whose uses were all
+// counted on another node would lose that contest at once and be loaded
+// again at its next request (measured: bench/README.md, "Membership
+// changes"). maxUses (3) is what one visit of the policy can count of a
+// key used often.
+const takenOverCredit = 3
+
+// creditTakenOver credits key as taken over (see takenOverCredit) if
+// another node owns it by this node's ring: this node loaded it for a
+// peer whose owner is down, or whose ring disagrees.
+func (g *Group) creditTakenOver(key string) {
+	if g.router == nil {
+		return
+	}
+	if _, remote := g.peers.PickPeer(key); remote {
+		g.mem.main.Credit(key, takenOverCredit)
+	}
+}
+
+// fallback loads key after its owner could not be asked: from the next
+// live node on the ring when next is set and there is one, else locally
+// (counted in local, if not nil). The next node is asked without a
+// further fallback, so a key takes at most one such step.
+func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64) (entry, error) {
+	if next && g.router != nil {
+		if peer, _, _ := g.router.PickFallback(key, g.health.isEjected); peer != nil {
+			g.counters.nextPeer.Add(1)
+			return g.loadFromPeer(ctx, peer, key, false)
+		}
+	}
+	if local != nil {
+		local.Add(1)
+	}
+	if g.router != nil {
+		// This node is the key's next owner: it loads it in the flight
+		// that answers the other nodes' requests for it (GetLocal), so
+		// that the key loads once here, whoever asks.
+		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), nil)
+	}
+	return g.loadLocally(ctx, SpanFallback, key)
+}
+
+// A previous owner that has answered "not held" coldHandoffs times since
+// the last change of the ring and has handed no key over (a cluster that
+// started together: every node's previous ring is cold) is not asked again
+// for coldPause, then once, and so on until it hands a key over or the
+// ring changes again: a bounded cost where handoff cannot help. One that
+// has handed a key over is asked for every key it may hold, for the whole
+// window: a previous owner that holds part of its keys (those asked while
+// it drained) is worth its misses.
+const (
+	coldHandoffs = 8
+	coldPause    = time.Second
+)
+
+// handoffWanted reports whether the previous owner p is worth asking now,
+// after the ring change at changed.
+func (p *peerHealth) handoffWanted(changed time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !changed.Equal(p.coldRing) {
+		p.cold, p.warm, p.coldRing = 0, false, changed
+	}
+	if p.warm || p.cold < coldHandoffs {
+		return true
+	}
+	now := time.Now()
+	if now.Before(p.coldUntil) {
+		return false
+	}
+	p.coldUntil = now.Add(coldPause) // this one is the try
+	return true
+}
+
+func (p *peerHealth) handoffMissed() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cold++; p.cold == coldHandoffs {
+		p.coldUntil = time.Now().Add(coldPause)
+	}
+}
+
+func (p *peerHealth) handoffHit() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.warm = true
+}
+
+// probe asks the ejected peer, in the background and from memory only,
+// whether it answers again: at most one such probe per peer at a time, and
+// one per EjectFor. A peer that answers (a value, "not found" or "not
+// held") is readmitted at once, rather than at the end of an ejection
+// that may have doubled several times while it was down; one that does
+// not stays ejected as it was.
+func (g *Group) probe(peer PeerGetter, ph *peerHealth, key string) {
+	if !g.health.startProbe(ph) {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(handoff.MemoryOnly(context.Background()), g.policy.HandoffTimeout)
+		_, _, err := peerGet(ctx, peer, g.name, key)
+		cancel()
+		g.health.endProbe(ph, found(err) || errors.Is(err, handoff.ErrNotHeld))
+	}()
+}
