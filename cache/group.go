@@ -77,13 +77,15 @@ func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 // answer may be cached (0: not at all). Transports send it with the value,
 // so that copies on other nodes expire when this node's does.
 func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, time.Duration, error) {
+	var e entry
+	var err error
 	if handoff.IsMemoryOnly(ctx) {
 		g.counters.handoffRequests.Add(1)
-		e, err := g.held(key)
-		return ByteView{e.v}, g.fresh.remaining(e.exp), err
+		e, err = g.held(key)
+	} else {
+		g.counters.peerRequests.Add(1)
+		e, err = g.get(ctx, key, false)
 	}
-	g.counters.peerRequests.Add(1)
-	e, err := g.get(ctx, key, false)
 	v := ByteView{b: e.v}
 	if err == nil && len(e.v) >= valuesum.Min {
 		v.sum = g.mem.sum(key, e.v) // a peer's request: the server sends the value's checksum
