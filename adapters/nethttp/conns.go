@@ -24,7 +24,8 @@ type limitListener struct {
 	mu      sync.Mutex
 	conns   map[*serverConn]uint64 // open connections: 0, or when it went idle (a sequence number)
 	seq     uint64
-	waiting bool // Accept waits for a slot
+	waiting bool                   // Accept waits for a slot
+	mux     map[*serverConn]func() // multiplexed connections: their stop (mux_server.go)
 }
 
 // Accept returns the next connection once it has a slot: at the cap it
@@ -80,7 +81,10 @@ func (l *limitListener) acquire() bool {
 
 // Close closes the listener; an Accept waiting for a slot returns.
 func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
+	l.closeOnce.Do(func() {
+		close(l.done)
+		l.stopMux()
+	})
 	return l.Listener.Close()
 }
 

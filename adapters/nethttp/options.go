@@ -146,6 +146,19 @@ type PoolOptions struct {
 	// owner of a key asks its previous owner for it (picker.Options.HandoffWindow):
 	// 0 means 30 s.
 	HandoffWindow time.Duration
+
+	// Multiplex sends this node's requests to each plain-http peer over
+	// one multiplexed connection instead of a pool of HTTP/1.1 keep-alive
+	// connections: many requests in flight at once, answered in any
+	// order, at a lower CPU cost per request under load. The connection
+	// is opened with an HTTP/1.1 Upgrade on the peer's own port; every
+	// Pool accepts it, and a peer that does not (an older node, a proxy)
+	// is asked over HTTP/1.1 through Transport, as are https peers. The
+	// requests and answers are the protocol's own, signed, checked and
+	// limited alike. Transport's DialContext, if it is an *http.Transport
+	// with one, opens the connections. Not available under GOOS=js or
+	// wasip1 (no sockets): NewPool fails.
+	Multiplex bool
 }
 
 func (o *PoolOptions) handler() handlerOptions {

@@ -31,6 +31,7 @@ const clientOnlySelf = "http://client-only.invalid"
 type Pool struct {
 	*picker.Peers
 	handler *handler
+	mux     *muxServer        // takes the multiplexed connections over
 	rt      http.RoundTripper // shared by the pool's clients
 	log     *slog.Logger
 
@@ -59,6 +60,11 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	if err != nil {
 		return nil, err
 	}
+	if o.Multiplex {
+		if cc.rt, err = multiplexed(cc); err != nil {
+			return nil, err
+		}
+	}
 	peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter { return cc.client(addr) },
 		&picker.Options{Replicas: o.Cluster.Replicas, Hash: o.Cluster.Hash, Normalize: peerhttp.NormalizeURL, Logger: o.Logger,
 			HandoffWindow: o.HandoffWindow, Handoff: true})
@@ -82,7 +88,8 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	if o.DrainFor == 0 {
 		o.DrainFor = defaultDrainFor
 	}
-	return &Pool{Peers: peers, handler: h, rt: cc.rt, log: o.Logger, drainFor: o.DrainFor}, nil
+	mux := newMuxServer(h, o.Cluster.BasePath, h.srv.MaxValueBytes(), o.Logger)
+	return &Pool{Peers: peers, handler: h, mux: mux, rt: cc.rt, log: o.Logger, drainFor: o.DrainFor}, nil
 }
 
 // ServeHTTP serves the node's peers: it answers a protocol request for a
@@ -90,7 +97,16 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 // a key containing "/" (sent as "%2F") is one key; the base path, if any,
 // is removed first. Mount the Pool at the root, under its BasePath, or
 // behind http.StripPrefix.
-func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.ServeHTTP(w, r) }
+//
+// It also takes over the upgrades to the multiplexed connection that a
+// peer with PoolOptions.Multiplex asks for, and serves the requests sent
+// over it as it serves them over HTTP.
+func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.mux.isUpgrade(r) && p.mux.serve(w, r) {
+		return
+	}
+	p.handler.ServeHTTP(w, r)
+}
 
 // PickPeer returns the Client of the peer that owns key, or ok == false if
 // this node owns it, as picker.Peers.PickPeer does, and logs the choice at
@@ -109,8 +125,11 @@ func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
 
 // Close closes the idle connections to the peers. Requests in flight are
 // not interrupted (shut the http.Server down for that); the pool stays
-// usable, and opens new connections if it is used again.
+// usable, and opens new connections if it is used again. Multiplexed
+// connections (PoolOptions.Multiplex), both those the pool opened and
+// those it serves, close once their requests in flight are answered.
 func (p *Pool) Close() error {
 	closeIdle(p.rt)
+	p.mux.stopAll()
 	return nil
 }

@@ -1,0 +1,305 @@
+package nethttp
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// Multiplexed connections to peers that lie, flood, hang or go away, and
+// their place in the Server's shutdown and connection cap.
+
+// A muxReader reads frames, for the tests' own ends of connections.
+type muxReader struct{ br *bufio.Reader }
+
+func newMuxReader(c net.Conn) *muxReader { return &muxReader{br: bufio.NewReader(c)} }
+
+// next reads a frame: an answer's status and fields, or a request's
+// (status 0; its method and path are dropped).
+func (r *muxReader) next() (kind byte, id uint32, status int, h http.Header, body []byte, err error) {
+	n, kind, id, err := muxReadHeader(r.br)
+	if err != nil {
+		return 0, 0, 0, nil, nil, err
+	}
+	payload, err := muxReadPayload(r.br, n)
+	if err != nil || kind == muxKindCancel {
+		return kind, id, 0, nil, nil, err
+	}
+	head, body, err := muxSplit(payload)
+	if err != nil {
+		return 0, 0, 0, nil, nil, err
+	}
+	if kind == muxKindRequest {
+		head.string()
+		head.string()
+	} else {
+		status = head.uint16()
+	}
+	h = head.fields()
+	return kind, id, status, h, body, head.err
+}
+
+// startFakeMuxPeer starts a peer on 127.0.0.1 that accepts the upgrade
+// and then hands each connection to behave.
+func startFakeMuxPeer(t *testing.T, behave func(c net.Conn, r *muxReader)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() {
+				defer c.Close()
+				r := newMuxReader(c)
+				if _, err := http.ReadRequest(r.br); err != nil {
+					return
+				}
+				_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n\r\n")
+				behave(c, r)
+				_, _ = io.Copy(io.Discard, c) // until the client closes
+			})
+		}
+	})
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// answerHead returns the start of an answer frame to id, announcing a
+// payload of n bytes after the frame header.
+func answerHead(kind byte, id uint32, n uint32) []byte {
+	b := binary.BigEndian.AppendUint32(nil, n)
+	b = append(b, kind)
+	return binary.BigEndian.AppendUint32(b, id)
+}
+
+// muxClientGroup returns a group of a client-only Pool with Multiplex
+// whose one peer is addr; its source answers "local:"+key (not found for
+// "missing…").
+func muxClientGroup(t *testing.T, addr string, opts PoolOptions, policy cache.PeerPolicy) *cache.Group {
+	t.Helper()
+	opts.Multiplex = true
+	opts.Logger = slog.New(slog.DiscardHandler)
+	reg := cache.NewRegistry()
+	pool, err := NewPool("", reg, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pool.Close() })
+	mustSet(t, pool, addr)
+	src := getter.Func(func(_ context.Context, key string) ([]byte, error) {
+		if strings.HasPrefix(key, "missing") {
+			return nil, getter.ErrNotFound
+		}
+		return []byte("local:" + key), nil
+	})
+	g, err := reg.NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: pool, Logger: opts.Logger, PeerPolicy: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// checkLocal checks that a present and a missing key get the local load's
+// answers from g.
+func checkLocal(t *testing.T, ctx context.Context, g *cache.Group, key string) {
+	t.Helper()
+	if v, err := g.Get(ctx, key); err != nil || v.String() != "local:"+key {
+		t.Fatalf("Get(%s) = %q, %v; want the local load's value", key, v.String(), err)
+	}
+	if _, err := g.Get(ctx, "missing"+key); !errors.Is(err, getter.ErrNotFound) {
+		t.Fatalf("Get(missing%s) = %v; want ErrNotFound from the local load", key, err)
+	}
+}
+
+// TestMultiplexFloodingPeer: a peer that answers every request frame with
+// a huge announced length, endless 102s, garbage, or a value that fails
+// its checksum costs a bounded amount of memory and an error the group
+// recovers from with its own load: never a wrong value.
+func TestMultiplexFloodingPeer(t *testing.T) {
+	noLeaks(t)
+	floods := map[string]func(c net.Conn, id uint32){
+		"huge length": func(c net.Conn, id uint32) { _, _ = c.Write(answerHead(muxKindAnswer, id, 0xffffffff)) },
+		"endless 102": func(c net.Conn, id uint32) {
+			f := answerHead(muxKindInterim, id, 8)
+			f = append(f, 0, 0, 0, 4, 0, 102, 0, 0)
+			big := []byte(strings.Repeat(string(f), 1024))
+			for {
+				if _, err := c.Write(big); err != nil {
+					return
+				}
+			}
+		},
+		"garbage": func(c net.Conn, _ uint32) {
+			_, _ = c.Write([]byte(strings.Repeat("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 100)))
+		},
+		"wrong checksum": func(c net.Conn, id uint32) {
+			f := muxStart(nil, muxKindAnswer, id)
+			f = append(f, 0, 200)
+			f, _ = muxAppendFields(f, http.Header{"X-Geecache-Checksum": {"xxh64=0000000000000000"}, "X-Geecache-Version": {"2"}})
+			muxEndHead(f)
+			f = append(f, "wrong"...)
+			muxSetLen(f, 0)
+			_, _ = c.Write(f)
+		},
+	}
+	for name, flood := range floods {
+		t.Run(name, func(t *testing.T) {
+			addr := startFakeMuxPeer(t, func(c net.Conn, r *muxReader) {
+				for {
+					kind, id, _, _, _, err := r.next()
+					if err != nil {
+						return
+					}
+					if kind == muxKindRequest {
+						go flood(c, id)
+					}
+				}
+			})
+			g := muxClientGroup(t, addr, PoolOptions{Timeout: time.Hour},
+				cache.PeerPolicy{HedgeMax: 50 * time.Millisecond, SlowAfter: 50 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a Get that waited for the timeout fails by this
+			defer cancel()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for _, k := range []string{"k1", "k2", "k3"} {
+				checkLocal(t, ctx, g, k)
+			}
+			runtime.ReadMemStats(&after)
+			if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
+				t.Errorf("%d MiB allocated for 6 Gets", d>>20)
+			}
+			if s := g.Stats(); s.PeerLoads != 0 {
+				t.Errorf("%d values taken from the flooding peer", s.PeerLoads)
+			}
+		})
+	}
+}
+
+// TestMultiplexPeerHangsMidFrame: a peer that sends the start of an
+// answer and stops is cut by the request's context (the Client's Get
+// returns its error) and by the hedge (the group's Get returns the local
+// load's value), never held until the client's timeout.
+func TestMultiplexPeerHangsMidFrame(t *testing.T) {
+	noLeaks(t)
+	addr := startFakeMuxPeer(t, func(c net.Conn, r *muxReader) {
+		for {
+			kind, id, _, _, _, err := r.next()
+			if err != nil {
+				return
+			}
+			if kind == muxKindRequest {
+				f := answerHead(muxKindAnswer, id, 1000)
+				_, _ = c.Write(append(f, 0, 0, 0, 2)) // 4 bytes of 1000, then nothing
+			}
+		}
+	})
+	g := muxClientGroup(t, addr, PoolOptions{Timeout: time.Hour}, cache.PeerPolicy{HedgeMax: 50 * time.Millisecond, SlowAfter: 50 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	checkLocal(t, ctx, g, "k1")
+
+	reg := cache.NewRegistry()
+	pool, err := NewPool("", reg, &PoolOptions{Multiplex: true, Timeout: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	mustSet(t, pool, addr)
+	peer, _ := pool.PickPeer("k2")
+	rctx, rcancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer rcancel()
+	if _, _, err := peer.Get(rctx, "g", "k2"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Get from a peer hung mid-frame: %v; want the context's deadline", err)
+	}
+}
+
+// TestMultiplexShutdownAndClose: a multiplexed connection is closed by
+// the Server's Shutdown, by its Close and by the Pool's Close, and it
+// counts against ServerOptions.MaxConns as any connection does.
+func TestMultiplexShutdownAndClose(t *testing.T) {
+	noLeaks(t)
+	for _, how := range []string{"shutdown", "server close", "pool close"} {
+		t.Run(how, func(t *testing.T) {
+			reg := cache.NewRegistry()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool, err := NewPool("http://"+ln.Addr().String(), reg, &PoolOptions{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := NewServer("", pool, &ServerOptions{MaxConns: 1})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_ = srv.Serve(ln)
+			}()
+			defer func() { _ = srv.Close(); <-done }()
+			c, r := rawMux(t, ln.Addr().String())
+
+			// The one slot is the multiplexed connection's: a second
+			// connection is not served while it is open.
+			hc := &http.Client{Transport: &http.Transport{}, Timeout: 200 * time.Millisecond}
+			defer hc.CloseIdleConnections()
+			if resp, err := hc.Get("http://" + ln.Addr().String() + "/_geecache/g/k"); err == nil {
+				_ = resp.Body.Close()
+				t.Fatalf("a second connection was served (%d) beside the multiplexed one with MaxConns 1", resp.StatusCode)
+			}
+
+			switch how {
+			case "shutdown":
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				_ = srv.Shutdown(ctx)
+			case "server close":
+				_ = srv.Close()
+			case "pool close":
+				_ = pool.Close()
+			}
+			_ = c.SetReadDeadline(time.Now().Add(time.Minute)) // a connection left open fails the test by this
+			if _, _, _, _, _, err := r.next(); !errors.Is(err, io.EOF) {
+				t.Fatalf("read after %s: %v; want the connection closed", how, err)
+			}
+			if how == "pool close" { // the slot is free again
+				resp, err := hc.Get("http://" + ln.Addr().String() + "/_geecache/g/k")
+				if err != nil {
+					t.Fatalf("after the multiplexed connection closed: %v", err)
+				}
+				_ = resp.Body.Close()
+			}
+		})
+	}
+}

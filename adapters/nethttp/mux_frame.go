@@ -1,0 +1,225 @@
+package nethttp
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/textproto"
+	"time"
+)
+
+// The multiplexed carriage (PoolOptions.Multiplex): a node's HTTP requests
+// to a peer and the peer's answers, as frames over one connection per
+// peer. The connection is opened as HTTP/1.1 on the peer's own port and
+// switched over with an Upgrade to muxProtocol at BasePath+muxPath; a node
+// that does not know it answers without a 101 and is asked over HTTP/1.1.
+// A frame carries one HTTP request or answer as it is (method, escaped
+// path and header fields; status and header fields; the body), so the
+// Pool's own client and handler sign, check and limit it as they do over
+// HTTP/1.1.
+//
+// Frame: a header of 9 bytes (payload length uint32, kind byte, request
+// id uint32, big-endian), then the payload. The payload of a request, an
+// answer and an interim answer starts with the length (uint32) of its
+// head, then the head, then the body. A request's head: method and
+// path (each a uint16 length and its bytes), then the header fields; an
+// answer's: status (uint16), then the fields. Fields: a count (uint16),
+// then name and value of each (uint16 length and bytes). A cancel frame
+// (from the asking node: the caller has gone) has no payload.
+const (
+	muxProtocol = "geecache-mux"
+	muxPath     = "/_geecache/mux"
+
+	muxKindRequest = 0
+	muxKindInterim = 1 // a 1xx, 102 Processing: the owner is loading
+	muxKindAnswer  = 2
+	muxKindCancel  = 3
+
+	muxFrameHeader = 9
+
+	// muxMaxHead bounds the head of a frame, as the Server's
+	// MaxHeaderBytes bounds an HTTP request's header.
+	muxMaxHead = serverMaxHeaderBytes
+
+	// muxMaxInFlight caps the requests in flight on one connection: the
+	// asking node waits for a slot beyond it, and the serving one reads no
+	// more frames until one ends.
+	muxMaxInFlight = 256
+
+	// muxIdleTimeout closes a connection nothing has used for so long, on
+	// the asking side; the serving side waits as long as an HTTP/1.1
+	// keep-alive connection (serverIdleTimeout).
+	muxIdleTimeout = 60 * time.Second
+
+	// muxRetryUpgrade is how long the asking node keeps asking a peer that
+	// refused the upgrade (an older node) over HTTP/1.1 before it tries
+	// again.
+	muxRetryUpgrade = time.Minute
+
+	// muxPreAlloc bounds the buffer allocated for a frame before its
+	// bytes arrive: past it, the buffer grows with what arrives, so a peer
+	// that announces a long frame and stalls costs what it sent.
+	muxPreAlloc = 1 << 20
+)
+
+// errMuxFrame is what a connection fails with when its peer sends a frame
+// that breaks the format or a limit.
+var errMuxFrame = errors.New("geecache: multiplexed connection: malformed frame")
+
+// muxMaxFrame returns the largest payload a frame may have: a head and a
+// value of at most maxValue bytes.
+func muxMaxFrame(maxValue int64) int64 { return 4 + muxMaxHead + maxValue }
+
+// muxStart appends a frame header (its length set by muxEnd) and the
+// place of the head's length.
+func muxStart(b []byte, kind byte, id uint32) []byte {
+	b = binary.BigEndian.AppendUint32(b, 0)
+	b = append(b, kind)
+	b = binary.BigEndian.AppendUint32(b, id)
+	return binary.BigEndian.AppendUint32(b, 0)
+}
+
+// muxEndHead records the length of the head that b, started by muxStart,
+// now holds.
+func muxEndHead(b []byte) {
+	binary.BigEndian.PutUint32(b[muxFrameHeader:], uint32(len(b)-muxFrameHeader-4))
+}
+
+// muxSetLen records the frame's payload length: what b holds after the
+// frame header plus bodyLen bytes to follow.
+func muxSetLen(b []byte, bodyLen int) {
+	binary.BigEndian.PutUint32(b, uint32(len(b)-muxFrameHeader+bodyLen))
+}
+
+func muxAppendString(b []byte, s string) []byte {
+	b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
+	return append(b, s...)
+}
+
+// muxAppendFields appends h's fields; it fails if they do not fit a head.
+func muxAppendFields(b []byte, h http.Header) ([]byte, error) {
+	n := 0
+	for k, vs := range h {
+		n += len(vs)
+		for _, v := range vs {
+			if len(k)+len(v) > muxMaxHead {
+				return b, fmt.Errorf("geecache: header field %s is too long for a frame", k)
+			}
+		}
+	}
+	if n > 0xffff {
+		return b, errors.New("geecache: too many header fields for a frame")
+	}
+	b = binary.BigEndian.AppendUint16(b, uint16(n))
+	for k, vs := range h {
+		for _, v := range vs {
+			b = muxAppendString(b, k)
+			b = muxAppendString(b, v)
+		}
+	}
+	return b, nil
+}
+
+// A muxHead reads the head of a frame. Its strings share one allocation,
+// the head's.
+type muxHead struct {
+	s   string
+	err error
+}
+
+func (p *muxHead) uint16() int {
+	if p.err != nil || len(p.s) < 2 {
+		p.err = errMuxFrame
+		return 0
+	}
+	n := int(p.s[0])<<8 | int(p.s[1])
+	p.s = p.s[2:]
+	return n
+}
+
+func (p *muxHead) string() string {
+	n := p.uint16()
+	if p.err != nil || len(p.s) < n {
+		p.err = errMuxFrame
+		return ""
+	}
+	v := p.s[:n]
+	p.s = p.s[n:]
+	return v
+}
+
+func (p *muxHead) fields() http.Header {
+	n := p.uint16()
+	if p.err != nil || n > len(p.s)/4 { // each field takes 4 bytes at least
+		p.err = errMuxFrame
+		return nil
+	}
+	h := make(http.Header, n)
+	for range n {
+		k, v := p.string(), p.string()
+		if p.err != nil {
+			return nil
+		}
+		k = textproto.CanonicalMIMEHeaderKey(k) // no copy if it already is
+		h[k] = append(h[k], v)
+	}
+	if len(p.s) != 0 {
+		p.err = errMuxFrame
+	}
+	return h
+}
+
+// muxSplit splits a payload into its head and body.
+func muxSplit(payload []byte) (head muxHead, body []byte, err error) {
+	if len(payload) < 4 {
+		return muxHead{}, nil, errMuxFrame
+	}
+	n := binary.BigEndian.Uint32(payload)
+	if n > muxMaxHead || int64(n) > int64(len(payload)-4) {
+		return muxHead{}, nil, errMuxFrame
+	}
+	return muxHead{s: string(payload[4 : 4+n])}, payload[4+n:], nil
+}
+
+// muxReadHeader reads a frame header.
+func muxReadHeader(br *bufio.Reader) (n int64, kind byte, id uint32, err error) {
+	hdr, err := br.Peek(muxFrameHeader)
+	if err != nil {
+		if len(hdr) > 0 && err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, 0, 0, err
+	}
+	n = int64(binary.BigEndian.Uint32(hdr))
+	kind = hdr[4]
+	id = binary.BigEndian.Uint32(hdr[5:])
+	_, _ = br.Discard(muxFrameHeader)
+	return n, kind, id, nil
+}
+
+// muxReadPayload reads a payload of n bytes (already checked against the
+// limit): into one allocation up to muxPreAlloc, past it into a buffer
+// that grows as the bytes arrive.
+func muxReadPayload(br *bufio.Reader, n int64) ([]byte, error) {
+	if n <= muxPreAlloc {
+		b := make([]byte, n)
+		_, err := io.ReadFull(br, b)
+		return b, err
+	}
+	b := make([]byte, 0, muxPreAlloc)
+	for int64(len(b)) < n {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow: at most twice what has arrived
+		}
+		end := min(int64(cap(b)), n)
+		m, err := io.ReadFull(br, b[len(b):end])
+		b = b[:len(b)+m]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
