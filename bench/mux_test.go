@@ -89,10 +89,17 @@ type muxTarget struct {
 	h2c      bool
 	framed   bool // the framed protocol of framed_test.go, not HTTP
 	counters []*protoCounter
+
+	// peerRequests, if not nil, counts the requests served instead of
+	// the counters (which then see only the upgrades): geecache-multiplex.
+	peerRequests func() int64
 }
 
 // served is how many requests the servers saw, and how many over HTTP/2.
 func (m *muxTarget) served() (all, h2 int64) {
+	if m.peerRequests != nil {
+		return m.peerRequests(), 0
+	}
 	for _, c := range m.counters {
 		all += c.all.Load()
 		h2 += c.h2.Load()
@@ -198,7 +205,7 @@ var muxCases = []struct {
 
 // muxSystems names the systems of the study, in the order muxTargets
 // returns them.
-var muxSystems = []string{"bare-h1", "bare-h2c", "bare-h2c-tuned", "bare-framed", "geecache-h1", "geecache-h2c", "geecache-framed", "geecache-mux"}
+var muxSystems = []string{"bare-h1", "bare-h2c", "bare-h2c-tuned", "bare-framed", "geecache-h1", "geecache-h2c", "geecache-framed", "geecache-mux", "geecache-multiplex"}
 
 // muxTargets returns the systems of the study for values of
 // valueLen bytes, in the order they are reported.
@@ -213,6 +220,7 @@ func muxTargets(tb testing.TB, valueLen int) (names []string, targets []*muxTarg
 		newBareServerProto(tb, value, false, false), newBareServerProto(tb, value, true, false),
 		newBareServerProto(tb, value, true, true), newFramedTarget(tb, value), gee1, gee2,
 		newOurFramedCluster(tb, 3, budget, g), newOurMuxCluster(tb, 3, budget, g),
+		newOurMultiplexCluster(tb, 3, budget, g),
 	}
 }
 
@@ -232,6 +240,8 @@ func muxTargets(tb testing.TB, valueLen int) (names []string, targets []*muxTarg
 //     unchanged, their HTTP requests carried as frames over one upgraded
 //     connection per peer (muxrt_test.go: the design of a multiplexed
 //     option of the binding, with every protocol semantic);
+//   - geecache-multiplex: the same, built: PoolOptions.Multiplex on
+//     every node (muxbuilt_test.go);
 //   - geecache-h1, geecache-h2c: node A of a three-node GeeCache cluster
 //     (nethttp Pool, NewServer, NewTransport, defaults but NoHedge as in
 //     BenchmarkRemoteFetch), over each protocol.
@@ -295,6 +305,8 @@ func BenchmarkMuxProfile(b *testing.B) {
 						t = newOurFramedCluster(b, 3, budget, g)
 					case "geecache-mux":
 						t = newOurMuxCluster(b, 3, budget, g)
+					case "geecache-multiplex":
+						t = newOurMultiplexCluster(b, 3, budget, g)
 					default:
 						_, t = newOurClusterProto(b, 3, budget, g, h2c)
 					}
