@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/cache"
 )
 
@@ -106,7 +107,7 @@ func (t *muxTransport) conn(ctx context.Context, host string) (*muxConn, error) 
 // dialMux opens a connection to host, asks for the upgrade and records
 // the outcome in d.
 func (t *muxTransport) dialMux(ctx context.Context, host string, d *muxDial) {
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	ctx, cancel := context.WithTimeout(ctx, min(t.timeout, peerhttp.Timeout))
 	defer cancel()
 	mc, refused, err := t.open(ctx, host)
 	t.mu.Lock()
@@ -196,6 +197,7 @@ type muxConn struct {
 	wmu     sync.Mutex
 	bw      *bufio.Writer // under wmu
 	buf     []byte        // under wmu
+	wdl     time.Time     // under wmu: the write deadline set
 
 	mu       sync.Mutex
 	calls    map[uint32]*muxCall // in flight
@@ -218,8 +220,8 @@ type muxResult struct {
 	err  error
 }
 
-// errMuxCancelled is sent to a call whose connection's reader finds it
-// gone; it is never returned.
+// errMuxLost is what the requests in flight on a connection that ended
+// fail with (wrapping the cause).
 var errMuxLost = errors.New("multiplexed connection lost")
 
 func (mc *muxConn) roundTrip(req *http.Request) (*http.Response, error) {
@@ -274,9 +276,7 @@ func (mc *muxConn) roundTrip(req *http.Request) (*http.Response, error) {
 
 // send writes the request frame of call id.
 func (mc *muxConn) send(req *http.Request, id uint32, body []byte) error {
-	mc.waiting.Add(1)
-	mc.wmu.Lock()
-	mc.waiting.Add(-1)
+	mc.lock()
 	defer mc.wmu.Unlock()
 	f := muxStart(mc.buf[:0], muxKindRequest, id)
 	f = muxAppendString(f, req.Method)
@@ -305,18 +305,30 @@ func (mc *muxConn) send(req *http.Request, id uint32, body []byte) error {
 	return nil
 }
 
-// flush flushes the writer, within the transport's timeout; wmu is held.
+// lock takes the writer. Every write under it, the direct one of a large
+// body as well as a flush, is bounded by half the timeout to all of it
+// from then (as muxServerConn.lock).
+func (mc *muxConn) lock() {
+	mc.waiting.Add(1)
+	mc.wmu.Lock()
+	mc.waiting.Add(-1)
+	if now := time.Now(); mc.wdl.Sub(now) < mc.t.timeout/2 {
+		mc.wdl = now.Add(mc.t.timeout)
+		_ = mc.c.SetWriteDeadline(mc.wdl)
+	}
+}
+
+// flush flushes the writer; wmu is held.
 func (mc *muxConn) flush() error {
 	if mc.bw.Buffered() == 0 {
 		return nil
 	}
-	_ = mc.c.SetWriteDeadline(time.Now().Add(mc.t.timeout))
 	return mc.bw.Flush()
 }
 
 // cancel tells the peer that the caller of id has gone.
 func (mc *muxConn) cancel(id uint32) {
-	mc.wmu.Lock()
+	mc.lock()
 	defer mc.wmu.Unlock()
 	f := muxStart(mc.buf[:0], muxKindCancel, id)[:muxFrameHeader]
 	mc.buf = f

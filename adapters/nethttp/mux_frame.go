@@ -61,8 +61,10 @@ const (
 
 	// muxPreAlloc bounds the buffer allocated for a frame before its
 	// bytes arrive: past it, the buffer grows with what arrives, so a peer
-	// that announces a long frame and stalls costs what it sent.
-	muxPreAlloc = 1 << 20
+	// that announces a long frame and stalls costs what it sent. A
+	// connection reads one frame at a time, so this is at most once per
+	// connection.
+	muxPreAlloc = 4 << 20
 )
 
 // errMuxFrame is what a connection fails with when its peer sends a frame

@@ -69,8 +69,7 @@ func (s *muxServer) serve(w http.ResponseWriter, r *http.Request) bool {
 		_ = c.Close()
 		return true
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	sc := &muxServerConn{s: s, c: c, remote: r.RemoteAddr, host: r.Host, ctx: ctx, cancelAll: cancel,
+	sc := &muxServerConn{s: s, c: c, remote: r.RemoteAddr, host: r.Host, base: context.WithoutCancel(r.Context()),
 		bw: bufio.NewWriterSize(c, 64<<10), slots: make(chan struct{}, muxMaxInFlight), cancels: map[uint32]context.CancelFunc{}}
 	s.mu.Lock()
 	s.conns[sc] = struct{}{}
@@ -108,15 +107,18 @@ type muxServerConn struct {
 	s            *muxServer
 	c            net.Conn
 	remote, host string
-	ctx          context.Context // of every request: ends when the connection does
-	cancelAll    context.CancelFunc
-	slots        chan struct{} // one per request in flight
-	stopping     atomic.Bool
+	// base is the parent of every request's context: it has no Done, so
+	// a request's own context costs no registration with a parent; the
+	// connection's end cancels each (cancelAll).
+	base     context.Context
+	slots    chan struct{} // one per request in flight
+	stopping atomic.Bool
 
 	waiting atomic.Int32
 	wmu     sync.Mutex
 	bw      *bufio.Writer // under wmu
 	failed  bool          // under wmu
+	wdl     time.Time     // under wmu: the write deadline set
 
 	mu       sync.Mutex
 	cancels  map[uint32]context.CancelFunc // of the requests in flight
@@ -127,6 +129,8 @@ type muxServerConn struct {
 // stop makes the connection read no more requests; it closes once those
 // in flight are answered.
 func (sc *muxServerConn) stop() {
+	sc.mu.Lock() // no request's end sets the idle deadline after this one
+	defer sc.mu.Unlock()
 	sc.stopping.Store(true)
 	_ = sc.c.SetReadDeadline(time.Now())
 }
@@ -149,13 +153,22 @@ func (sc *muxServerConn) serve(br *bufio.Reader) {
 		sc.cancelAll() // the caller has gone: its loads are abandoned, as over HTTP
 	}
 	sc.handlers.Wait()
-	sc.wmu.Lock()
+	sc.lock()
 	if !sc.failed {
 		_ = sc.flush()
 	}
 	sc.wmu.Unlock()
 	sc.cancelAll()
 	_ = sc.c.Close()
+}
+
+// cancelAll cancels the context of every request in flight.
+func (sc *muxServerConn) cancelAll() {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, cancel := range sc.cancels {
+		cancel()
+	}
 }
 
 func (sc *muxServerConn) inFlight() int {
@@ -210,12 +223,8 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 	if len(body) > 0 {
 		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	}
-	select { // the cap on requests in flight: read no more until one ends
-	case sc.slots <- struct{}{}:
-	case <-sc.ctx.Done():
-		return sc.ctx.Err()
-	}
-	ctx, cancel := context.WithCancel(sc.ctx)
+	sc.slots <- struct{}{} // the cap on requests in flight: read no more until one ends
+	ctx, cancel := context.WithCancel(sc.base)
 	sc.mu.Lock()
 	if _, dup := sc.cancels[id]; dup {
 		sc.mu.Unlock()
@@ -277,10 +286,18 @@ func (sc *muxServerConn) abort() {
 }
 
 // lock takes the writer; unlock flushes it if no other writer waits.
+// Every write, the direct one of a large body as well as a flush, is
+// bounded by half the write timeout to all of it from the moment the
+// writer is taken (the deadline is moved only when less than half is
+// left: a deadline set per frame would cost a tenth of a request).
 func (sc *muxServerConn) lock() {
 	sc.waiting.Add(1)
 	sc.wmu.Lock()
 	sc.waiting.Add(-1)
+	if now := time.Now(); sc.wdl.Sub(now) < serverWriteTimeout/2 {
+		sc.wdl = now.Add(serverWriteTimeout)
+		_ = sc.c.SetWriteDeadline(sc.wdl)
+	}
 }
 
 func (sc *muxServerConn) unlock() {
@@ -302,11 +319,11 @@ func (sc *muxServerConn) write(p []byte) {
 	}
 }
 
+// flush flushes the writer; wmu is held, with its deadline set.
 func (sc *muxServerConn) flush() error {
 	if sc.bw.Buffered() == 0 {
 		return nil
 	}
-	_ = sc.c.SetWriteDeadline(time.Now().Add(serverWriteTimeout))
 	return sc.bw.Flush()
 }
 

@@ -261,7 +261,8 @@ func TestMultiplexUnsignedFrameRefused(t *testing.T) {
 	nodes := startMuxCluster(t, 2, src, PoolOptions{Cluster: Cluster{Secret: []byte("s3cret-s3cret-s3cret")}}, nil)
 	b := nodes[1]
 	host := strings.TrimPrefix(b.addr, "http://")
-	path := protocol.Path("g", "k1")
+	key := ownedKeys(nodes, 1, 1, "k")[0]
+	path := protocol.Path("g", key)
 
 	resp, err := http.Get(b.addr + path)
 	if err != nil {
@@ -293,6 +294,15 @@ func TestMultiplexUnsignedFrameRefused(t *testing.T) {
 	}
 	if n := src.loads.Load(); n != 0 {
 		t.Errorf("%d loads for unsigned requests", n)
+	}
+
+	// Signed by node A's Pool, the same request is served over its own
+	// multiplexed connection.
+	if v, err := nodes[0].group.Get(t.Context(), key); err != nil || v.String() != "v:"+key {
+		t.Fatalf("signed Get(%s) = %q, %v", key, v.String(), err)
+	}
+	if s := nodes[0].group.Stats(); s.PeerLoads != 1 || b.ln.accepts.Load() != 3 {
+		t.Errorf("signed Get: %d peer loads, %d connections accepted by B; want 1, 3 (HTTP, raw, A's)", s.PeerLoads, b.ln.accepts.Load())
 	}
 }
 
