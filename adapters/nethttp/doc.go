@@ -19,6 +19,12 @@
 //     whose peer list can be replaced at run time with Set. A node that
 //     only serves is a Pool whose list is never set; a node that only
 //     asks, one with no self.
+//   - PoolOptions.Multiplex, off by default: a node's requests to each
+//     plain-http peer go over one multiplexed connection (opened with an
+//     HTTP/1.1 Upgrade on the peer's port, the protocol's own requests and
+//     answers as frames; see "Multiplexed carriage" in PROTOCOL.md), with
+//     HTTP/1.1 kept for peers that do not take the upgrade. Every Pool
+//     accepts it.
 //   - NewServer, an http.Server with the timeouts peer traffic needs, and
 //     StatsHandler, the groups' Stats as JSON for operators.
 //
