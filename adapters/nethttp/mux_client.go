@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/textproto"
 	"runtime"
 	"strings"
 	"sync"
@@ -199,20 +199,23 @@ type muxConn struct {
 	buf     []byte        // under wmu
 	wdl     time.Time     // under wmu: the write deadline set
 
-	mu       sync.Mutex
-	calls    map[uint32]*muxCall // in flight
-	nextID   uint32
-	err      error // why the connection ended
-	closing  bool  // close when calls is empty
-	done     chan struct{}
-	doneOnce sync.Once
+	mu      sync.Mutex
+	calls   map[uint32]*muxCall // in flight
+	nextID  uint32
+	err     error // why the connection ended
+	closing bool  // close when calls is empty
+	// 1xx frames for calls no longer in flight
+	strayInterims int64
+	ibuf          []byte // the reader's, for interim frames
+	done          chan struct{}
+	doneOnce      sync.Once
 }
 
 // A muxCall is a request in flight; its answer or error arrives on res.
 type muxCall struct {
 	req      *http.Request
 	res      chan muxResult // buffered: the reader never blocks on it
-	interims int            // 1xx frames received (read by the reader alone)
+	interims int            // 1xx frames received, under the conn's mu
 }
 
 type muxResult struct {
@@ -382,6 +385,9 @@ func (mc *muxConn) readFrame(br *bufio.Reader) error {
 		_ = mc.c.SetReadDeadline(time.Now().Add(mc.t.timeout))
 		defer func() { _ = mc.c.SetReadDeadline(time.Time{}) }()
 	}
+	if kind == muxKindInterim {
+		return mc.readInterim(br, n, id)
+	}
 	payload, err := muxReadPayload(br, n)
 	if err != nil {
 		return err
@@ -394,21 +400,6 @@ func (mc *muxConn) readFrame(br *bufio.Reader) error {
 	h := head.fields()
 	if head.err != nil {
 		return head.err
-	}
-	if kind == muxKindInterim {
-		if status < 100 || status > 199 || status == http.StatusSwitchingProtocols || len(body) != 0 {
-			return fmt.Errorf("%w: interim status %d", errMuxFrame, status)
-		}
-		mc.mu.Lock()
-		call := mc.calls[id]
-		mc.mu.Unlock()
-		if call != nil && call.interims == 0 { // one sign of life is enough; more are dropped
-			call.interims++
-			if tr := httptrace.ContextClientTrace(call.req.Context()); tr != nil && tr.Got1xxResponse != nil {
-				_ = tr.Got1xxResponse(status, textproto.MIMEHeader(h))
-			}
-		}
-		return nil
 	}
 	if status < 200 || status > 999 {
 		return fmt.Errorf("%w: status %d", errMuxFrame, status)
@@ -426,6 +417,52 @@ func (mc *muxConn) readFrame(br *bufio.Reader) error {
 	}
 	if closeNow {
 		return errMuxLost
+	}
+	return nil
+}
+
+// muxMaxInterims is how many 1xx a request may get, as net/http's
+// client allows: a peer that sends more floods the connection, which
+// ends.
+const muxMaxInterims = 5
+
+// readInterim reads an interim frame of n bytes (at most a head) into a
+// buffer the reader reuses, and passes the first one of a call on as its
+// 1xx (its fields are not read: no caller uses them).
+func (mc *muxConn) readInterim(br *bufio.Reader, n int64, id uint32) error {
+	if int64(cap(mc.ibuf)) < n {
+		mc.ibuf = make([]byte, n)
+	}
+	p := mc.ibuf[:n]
+	if _, err := io.ReadFull(br, p); err != nil {
+		return err
+	}
+	if n < 6 || int64(binary.BigEndian.Uint32(p)) != n-4 {
+		return fmt.Errorf("%w: an interim answer with a body", errMuxFrame)
+	}
+	status := int(binary.BigEndian.Uint16(p[4:]))
+	if status < 100 || status > 199 || status == http.StatusSwitchingProtocols {
+		return fmt.Errorf("%w: interim status %d", errMuxFrame, status)
+	}
+	mc.mu.Lock()
+	call := mc.calls[id]
+	if call != nil {
+		call.interims++
+	} else {
+		mc.strayInterims++ // for a caller that has gone
+	}
+	interims, strays, sent := 0, mc.strayInterims, mc.nextID
+	if call != nil {
+		interims = call.interims
+	}
+	mc.mu.Unlock()
+	if interims > muxMaxInterims || strays > muxMaxInterims*int64(sent)+muxMaxInterims {
+		return fmt.Errorf("%w: too many 1xx answers", errMuxFrame)
+	}
+	if interims == 1 { // one sign of life is enough
+		if tr := httptrace.ContextClientTrace(call.req.Context()); tr != nil && tr.Got1xxResponse != nil {
+			_ = tr.Got1xxResponse(status, nil)
+		}
 	}
 	return nil
 }

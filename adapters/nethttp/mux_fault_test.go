@@ -145,8 +145,10 @@ func checkLocal(t *testing.T, ctx context.Context, g *cache.Group, key string) {
 
 // TestMultiplexFloodingPeer: a peer that answers every request frame with
 // a huge announced length, endless 102s, garbage, or a value that fails
-// its checksum costs a bounded amount of memory and an error the group
-// recovers from with its own load: never a wrong value.
+// its checksum costs a bounded amount of memory (allocated in all, not
+// only live: endless 102s cost 90 MiB here before a request was allowed
+// no more than 5, as net/http allows) and an error the group recovers
+// from with its own load: never a wrong value.
 func TestMultiplexFloodingPeer(t *testing.T) {
 	noLeaks(t)
 	floods := map[string]func(c net.Conn, id uint32){
@@ -197,7 +199,7 @@ func TestMultiplexFloodingPeer(t *testing.T) {
 				checkLocal(t, ctx, g, k)
 			}
 			runtime.ReadMemStats(&after)
-			if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
+			if d := after.TotalAlloc - before.TotalAlloc; d > 8<<20 {
 				t.Errorf("%d MiB allocated for 6 Gets", d>>20)
 			}
 			if s := g.Stats(); s.PeerLoads != 0 {
