@@ -181,8 +181,10 @@ func muxSystem(b *testing.B, name string, t *muxTarget, round *atomic.Int64, c r
 		m := run(n)
 		all, h2 := t.served()
 		all, h2 = all-all0, h2-h20
-		if all < int64(n) {
-			b.Fatalf("%s: the servers saw %d requests for %d Gets", name, all, n)
+		// A hedge that won (a slow fetch on a loaded machine) may have
+		// kept its request from reaching the owner.
+		if hedges := int64(m["hedges/1k-req"]*float64(n)/1000 + 0.5); all+hedges < int64(n) {
+			b.Fatalf("%s: the servers saw %d requests for %d Gets (%d hedges)", name, all, n, hedges)
 		}
 		if want := map[bool]int64{true: all, false: 0}[t.h2c]; h2 != want {
 			b.Fatalf("%s: %d of %d requests over HTTP/2, want %d", name, h2, all, want)
@@ -364,8 +366,11 @@ func TestMuxHarness(t *testing.T) {
 				if res.peerErrors != 0 {
 					t.Errorf("%s: %d remote fetches failed and were loaded locally", name, res.peerErrors)
 				}
-				if all != int64(n) {
-					t.Errorf("%s: servers saw %d requests for %d Gets of remote keys", name, all, n)
+				// A hedge that won (a slow fetch on a loaded machine:
+				// hedging is on, as users get it) may have kept its
+				// request from reaching the owner.
+				if all > int64(n) || all+res.hedges < int64(n) {
+					t.Errorf("%s: servers saw %d requests for %d Gets of remote keys (%d hedges)", name, all, n, res.hedges)
 				}
 				if want := map[bool]int64{true: all, false: 0}[tg.h2c]; h2 != want {
 					t.Errorf("%s: %d of %d requests over HTTP/2, want %d", name, h2, all, want)
