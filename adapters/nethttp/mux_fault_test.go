@@ -248,39 +248,13 @@ func TestMultiplexPeerHangsMidFrame(t *testing.T) {
 }
 
 // TestMultiplexShutdownAndClose: a multiplexed connection is closed by
-// the Server's Shutdown, by its Close and by the Pool's Close, and it
-// counts against ServerOptions.MaxConns as any connection does.
+// the Server's Shutdown, by its Close and by the Pool's Close.
 func TestMultiplexShutdownAndClose(t *testing.T) {
 	noLeaks(t)
 	for _, how := range []string{"shutdown", "server close", "pool close"} {
 		t.Run(how, func(t *testing.T) {
-			reg := cache.NewRegistry()
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			pool, err := NewPool("http://"+ln.Addr().String(), reg, &PoolOptions{Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := NewServer("", pool, &ServerOptions{MaxConns: 1})
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				_ = srv.Serve(ln)
-			}()
-			defer func() { _ = srv.Close(); <-done }()
-			c, r := rawMux(t, ln.Addr().String())
-
-			// The one slot is the multiplexed connection's: a second
-			// connection is not served while it is open.
-			hc := &http.Client{Transport: &http.Transport{}, Timeout: 200 * time.Millisecond}
-			defer hc.CloseIdleConnections()
-			if resp, err := hc.Get("http://" + ln.Addr().String() + "/_geecache/g/k"); err == nil {
-				_ = resp.Body.Close()
-				t.Fatalf("a second connection was served (%d) beside the multiplexed one with MaxConns 1", resp.StatusCode)
-			}
-
+			pool, srv, addr := startMuxServer(t, nil, 0)
+			c, r := rawMux(t, addr)
 			switch how {
 			case "shutdown":
 				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -295,13 +269,78 @@ func TestMultiplexShutdownAndClose(t *testing.T) {
 			if _, _, _, _, _, err := r.next(); !errors.Is(err, io.EOF) {
 				t.Fatalf("read after %s: %v; want the connection closed", how, err)
 			}
-			if how == "pool close" { // the slot is free again
-				resp, err := hc.Get("http://" + ln.Addr().String() + "/_geecache/g/k")
-				if err != nil {
-					t.Fatalf("after the multiplexed connection closed: %v", err)
-				}
-				_ = resp.Body.Close()
-			}
 		})
+	}
+}
+
+// startMuxServer serves a Pool (group "g" on src, if not nil) with a
+// Server whose MaxConns is maxConns, on 127.0.0.1.
+func startMuxServer(t *testing.T, src getter.Getter, maxConns int) (*Pool, *Server, string) {
+	t.Helper()
+	reg := cache.NewRegistry()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	pool, err := NewPool("http://"+ln.Addr().String(), reg, &PoolOptions{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src != nil {
+		if _, err := reg.NewGroup("g", 1<<20, src, &cache.GroupOptions{Logger: quiet}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := NewServer("", pool, &ServerOptions{MaxConns: maxConns})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() { _ = srv.Close(); <-done; _ = pool.Close() })
+	return pool, srv, ln.Addr().String()
+}
+
+// TestMultiplexMaxConns: a multiplexed connection holds its slot of
+// ServerOptions.MaxConns: while it has a request in flight, no other
+// connection is served; once it is idle, it is closed to make room for a
+// new one, as an idle keep-alive connection is.
+func TestMultiplexMaxConns(t *testing.T) {
+	noLeaks(t)
+	src := newMuxSource()
+	_, _, addr := startMuxServer(t, src, 1)
+	c, r := rawMux(t, addr)
+	f := muxStart(nil, muxKindRequest, 1)
+	f = muxAppendString(f, http.MethodGet)
+	f = muxAppendString(f, "/_geecache/g/slow-1")
+	f, _ = muxAppendFields(f, nil)
+	muxEndHead(f)
+	muxSetLen(f, 0)
+	if _, err := c.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	<-src.started // busy
+
+	hc := &http.Client{Transport: &http.Transport{}, Timeout: 200 * time.Millisecond}
+	defer hc.CloseIdleConnections()
+	if resp, err := hc.Get("http://" + addr + "/_geecache/g/k"); err == nil {
+		_ = resp.Body.Close()
+		t.Fatalf("a second connection was served (%d) beside a busy multiplexed one with MaxConns 1", resp.StatusCode)
+	}
+	close(src.release)
+	_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+	if kind, id, status, _, body, err := r.next(); err != nil || kind != muxKindAnswer || id != 1 || status != http.StatusOK || string(body) != "v:slow-1" {
+		t.Fatalf("answer: kind %d id %d status %d %q, %v", kind, id, status, body, err)
+	}
+	// Idle now: a new connection gets its slot.
+	hc.Timeout = time.Minute
+	resp, err := hc.Get("http://" + addr + "/_geecache/g/k")
+	if err != nil {
+		t.Fatalf("a connection beside an idle multiplexed one: %v", err)
+	}
+	_ = resp.Body.Close()
+	if _, _, _, _, _, err := r.next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("the idle multiplexed connection: %v; want it closed to make room", err)
 	}
 }

@@ -63,20 +63,23 @@ func (s *muxServer) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	_ = c.SetDeadline(time.Time{}) // the Server's deadlines were for one request
-	_ = c.SetWriteDeadline(time.Now().Add(serverWriteTimeout))
-	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + muxProtocol + "\r\n\r\n")
-	if brw.Flush() != nil {
-		_ = c.Close()
-		return true
-	}
 	sc := &muxServerConn{s: s, c: c, remote: r.RemoteAddr, host: r.Host, base: context.WithoutCancel(r.Context()),
 		bw: bufio.NewWriterSize(c, 64<<10), slots: make(chan struct{}, muxMaxInFlight), cancels: map[uint32]context.CancelFunc{}}
+	// Known before the 101 is sent, so that a Pool.Close or a shutdown
+	// after the peer has it stops the connection.
 	s.mu.Lock()
 	s.conns[sc] = struct{}{}
 	s.mu.Unlock()
 	var untrack func()
 	if lc, ok := c.(*serverConn); ok { // a Server's: its shutdown stops the connection
 		untrack = lc.l.trackMux(lc, sc.stop)
+		sc.lc = lc
+		lc.l.muxIdle(lc, true) // no request yet
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(serverWriteTimeout))
+	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + muxProtocol + "\r\n\r\n")
+	if brw.Flush() != nil {
+		_ = c.Close() // serve ends at once
 	}
 	sc.serve(bufio.NewReaderSize(brw.Reader, 64<<10))
 	if untrack != nil {
@@ -113,6 +116,10 @@ type muxServerConn struct {
 	base     context.Context
 	slots    chan struct{} // one per request in flight
 	stopping atomic.Bool
+	// lc is the connection as a Server's listener has it (nil if not
+	// served by a Server): while no request is in flight it is idle, and
+	// the connection cap may close it to make room (ServerOptions.MaxConns).
+	lc *serverConn
 
 	waiting atomic.Int32
 	wmu     sync.Mutex
@@ -235,6 +242,9 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 	sc.cancels[id] = cancel
 	if len(sc.cancels) == 1 {
 		_ = sc.c.SetReadDeadline(time.Time{}) // busy: no idle timeout
+		if sc.lc != nil {
+			sc.lc.l.muxIdle(sc.lc, false)
+		}
 	}
 	sc.mu.Unlock()
 	job := func() { sc.handle(req.WithContext(ctx), id) }
@@ -270,6 +280,9 @@ func (sc *muxServerConn) handle(req *http.Request, id uint32) {
 		delete(sc.cancels, id)
 		if len(sc.cancels) == 0 && !sc.stopping.Load() {
 			_ = sc.c.SetReadDeadline(time.Now().Add(serverIdleTimeout))
+			if sc.lc != nil {
+				sc.lc.l.muxIdle(sc.lc, true)
+			}
 		}
 		sc.mu.Unlock()
 		<-sc.slots
@@ -439,6 +452,28 @@ func (l *limitListener) trackMux(c *serverConn, stop func()) (untrack func()) {
 		l.mu.Lock()
 		delete(l.mux, c)
 		l.mu.Unlock()
+	}
+}
+
+// muxIdle records that c, a multiplexed connection, is idle (no request in
+// flight) or busy, as trackConnState does for HTTP: an idle one is closed
+// at once if a new connection waits for its slot, and may be closed later
+// to make room for one.
+func (l *limitListener) muxIdle(c *serverConn, idle bool) {
+	l.mu.Lock()
+	if _, open := l.conns[c]; !open {
+		l.mu.Unlock()
+		return
+	}
+	since, closeIt := uint64(0), false
+	if idle {
+		l.seq++
+		since, closeIt = l.seq, l.waiting
+	}
+	l.conns[c] = since
+	l.mu.Unlock()
+	if closeIt {
+		_ = c.Close()
 	}
 }
 
