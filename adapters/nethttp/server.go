@@ -38,9 +38,10 @@ type ServerOptions struct {
 	// 1024 (memcached's default); a negative value means no cap. At the
 	// cap the Server stops accepting: a new connection waits, unserved,
 	// until another one closes. To make room for it the Server closes its
-	// longest-idle keep-alive connection at once, as the idle timeout
-	// would later (a client that was about to reuse it sends its request
-	// on a new connection). Each peer opens at most 512
+	// longest-idle keep-alive connection (or multiplexed one with no
+	// request in flight: PoolOptions.Multiplex) at once, as the idle
+	// timeout would later (a client that was about to reuse it sends its
+	// request on a new connection). Each peer opens at most 512
 	// connections to the node; beyond the cap, their requests wait for a
 	// connection within their own deadlines.
 	MaxConns int
