@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // A muxServer takes the upgrades to the multiplexed carriage (see
@@ -34,7 +36,10 @@ type muxServer struct {
 }
 
 func newMuxServer(h http.Handler, base string, maxValue int64, log *slog.Logger) *muxServer {
-	return &muxServer{h: h, base: base, maxFrame: muxMaxFrame(maxValue), log: log, conns: map[*muxServerConn]struct{}{}}
+	// A request carries a value (a PUT) or a batch's keys, whichever limit
+	// is higher.
+	maxBody := max(maxValue, protocol.MaxBatchBytes)
+	return &muxServer{h: h, base: base, maxFrame: muxMaxFrame(maxBody), log: log, conns: map[*muxServerConn]struct{}{}}
 }
 
 // isUpgrade reports whether r asks for the multiplexed carriage.

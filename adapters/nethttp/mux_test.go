@@ -478,3 +478,35 @@ func TestMultiplexInFlightCap(t *testing.T) {
 		t.Errorf("node B accepted %d connections; want 1", n)
 	}
 }
+
+// TestMultiplexBatch: a batch (GetMany) goes over the multiplexed
+// connection too, present and missing keys.
+func TestMultiplexBatch(t *testing.T) {
+	src := newMuxSource()
+	nodes := startMuxCluster(t, 2, src, PoolOptions{}, nil)
+	a, b := nodes[0], nodes[1]
+	keys := ownedKeys(nodes, 1, 64, "k")
+	keys = append(keys, ownedKeys(nodes, 1, 2, "missing")...)
+	got := 0
+	a.group.GetMany(t.Context(), keys, func(i int, v cache.ByteView, err error) {
+		switch {
+		case strings.HasPrefix(keys[i], "missing"):
+			if !errors.Is(err, getter.ErrNotFound) {
+				t.Errorf("GetMany %s: %v; want not found", keys[i], err)
+			}
+		case err != nil || v.String() != "v:"+keys[i]:
+			t.Errorf("GetMany %s = %q, %v", keys[i], v.String(), err)
+		default:
+			got++
+		}
+	})
+	if got != 64 {
+		t.Errorf("%d of 64 values", got)
+	}
+	if s := a.group.Stats(); s.PeerErrors != 0 || s.LocalLoads != 0 {
+		t.Errorf("node A: %d peer errors, %d local loads; want 0, 0", s.PeerErrors, s.LocalLoads)
+	}
+	if n := b.ln.accepts.Load(); n != 1 {
+		t.Errorf("node B accepted %d connections; want 1", n)
+	}
+}
