@@ -44,7 +44,8 @@ func newMuxServer(h http.Handler, base string, maxValue int64, log *slog.Logger)
 
 // isUpgrade reports whether r asks for the multiplexed carriage.
 func (s *muxServer) isUpgrade(r *http.Request) bool {
-	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), muxProtocol) &&
+	up := r.Header["Upgrade"] // as net/http stores it: no canonicalisation on every request
+	return len(up) == 1 && r.Method == http.MethodGet && strings.EqualFold(up[0], muxProtocol) &&
 		r.URL.EscapedPath() == s.base+muxPath && headerHasToken(r.Header, "Connection", "upgrade")
 }
 
