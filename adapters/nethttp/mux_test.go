@@ -429,7 +429,7 @@ func TestMultiplexProcessing(t *testing.T) {
 	slow := ownedKeys(nodes, 1, 1, "slow")[0]
 	peer, _ := nodes[0].pool.PickPeer(slow)
 	reported := make(chan struct{}, 8)
-	ctx := progress.With(t.Context(), func() { reported <- struct{}{} })
+	ctx := progress.With(t.Context(), progress.Func(func() { reported <- struct{}{} }))
 	done := make(chan error, 1)
 	go func() {
 		v, _, err := peer.Get(ctx, "g", slow)
