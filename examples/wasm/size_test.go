@@ -22,8 +22,12 @@ import (
 // without net/http (see examples/wasm/README.md, "Size"); until then this
 // bound keeps it from growing. Raised from 1,950,000 by issue 19's batches
 // (GetMany, RemoveMany, Purge and the batch protocol, on both sides of a
-// node: +69 KB gzipped, 1.98 MB in all).
-const maxGzipBytes = 2_000_000
+// node: +69 KB gzipped, 1.98 MB in all), then to 2,050,000 by issue 18's
+// handoff and issue 17's multiplexed transport (+45 KB together, 2.03 MB
+// by this test's gzip). The multiplexed carriage cannot apply under js (no
+// sockets): leaving it out of the js build by build tags would give most
+// of that back.
+const maxGzipBytes = 2_050_000
 
 // sizeBuildFlags is how the size is measured: -s -w drop the symbol table
 // and DWARF (little, under wasm: 0.04 MB gzipped), -trimpath the file
