@@ -67,6 +67,26 @@ type pending struct {
 	resolve, reject js.Value  // the Promise's, once async
 }
 
+// maxYields bounds the yields of yield: a few, since the scheduler may
+// resume the caller before the new goroutine (it takes from the global run
+// queue first now and then), but a request that waits on a load stays
+// pending however often one yields.
+const maxYields = 4
+
+// yield lets c's goroutine run until it is done or waits, so that a request
+// answered from memory is answered within the call.
+func (c *pending) yield() {
+	for range maxYields {
+		runtime.Gosched()
+		c.mu.Lock()
+		done := c.done
+		c.mu.Unlock()
+		if done {
+			return
+		}
+	}
+}
+
 // start answers req in a goroutine of its own.
 func start(h *host, hd http.Handler, req request) *pending {
 	c := &pending{}
@@ -92,7 +112,7 @@ func (h *host) serve(hd http.Handler, args []js.Value) any {
 		return h.rejected(err)
 	}
 	c := start(h, hd, req)
-	runtime.Gosched() // the goroutine runs now, until it is done or waits
+	c.yield()
 	return h.settle(c, func(a *recorder) js.Value { return h.toJS(a) })
 }
 
