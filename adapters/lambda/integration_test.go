@@ -144,11 +144,15 @@ func TestRIEFailoverCold(t *testing.T) {
 		t.Errorf("unsigned caller: kkk = %d %q, want 404 without the source's message", code, body)
 	}
 	loads := waitLoads(t, aliveEms, 2)
-	// Tom's owner is gone: each survivor loaded Tom itself, once.
+	// Tom's owner is gone: its keys go to the next live node on the ring,
+	// which loads Tom once for both survivors (it used to be once each).
+	total := 0
 	for i, n := range alive {
-		if loads[i]["scores/Tom"] != 1 {
-			t.Errorf("%s loaded Tom %d times, want 1 (fallback)", n, loads[i]["scores/Tom"])
-		}
+		t.Logf("%s loaded Tom %d times", n, loads[i]["scores/Tom"])
+		total += loads[i]["scores/Tom"]
+	}
+	if total != 1 {
+		t.Errorf("the survivors loaded Tom %d times in all, want 1 (the next live node)", total)
 	}
 }
 
