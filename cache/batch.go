@@ -34,9 +34,12 @@ type ownerKeys struct {
 // (a transport splits one over its limits), and the keys this node owns
 // are loaded here, concurrently. Loads are still shared per key: a key
 // that a Get or another GetMany is loading at the same moment is loaded
-// once. A peer that fails, or does not answer a key, costs only its keys a
-// local load, with the same health, hedging and integrity rules as Get;
-// a peer whose transport cannot batch is asked key by key.
+// once. A peer that fails, is ejected, or does not answer a key, costs
+// only its keys a fallback, as for Get: with a peer set that names a key's
+// next live node (picker.Peers), they are asked from it in one batch per
+// node, which loads each once for the whole cluster; else, or if that
+// fails too, they load here. The same health, hedging and integrity rules
+// as Get apply; a peer whose transport cannot batch is asked key by key.
 //
 // each runs on the caller's goroutine once every key has its result; the
 // results are kept in one slice, not a map, so the cost per key of a batch

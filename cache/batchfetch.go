@@ -30,6 +30,7 @@ type batch struct {
 	keys   []string
 	idx    []int // each key's index in the GetMany
 	claims []singleflight.Claim[entry]
+	last   bool // the owner is a failed owner's next node: no further step
 
 	// The peer's answer, written by Batch's each before Batch returns.
 	answers []keyAnswer
@@ -52,20 +53,28 @@ type decision struct {
 	local bool // from a local load (kept in main already)
 }
 
-// run asks the owner for the batch's keys and settles each: a value or
-// "not found" from the owner is kept in the hot cache; a key the owner
-// failed, left out or could not fit is loaded as Get would load it after
-// such a failure (locally, or alone from the owner). The owner's health is
-// checked and settled once for the whole batch.
+// run asks the owner for the batch's keys, settles each (see decide),
+// and finishes their claims.
 func (b *batch) run(res []manyResult) {
-	g, n := b.g, len(b.keys)
-	out := make([]decision, n)
+	g := b.g
+	out := make([]decision, len(b.keys))
 	defer func() {
 		for k := range b.keys {
 			g.forwardFlight.Finish(b.keys[k], b.claims[k], out[k].e, out[k].err)
 			res[b.idx[k]] = manyResult{out[k].e, g.keyErr(b.keys[k], out[k].err)}
 		}
 	}()
+	b.decide(out)
+}
+
+// decide asks the owner for the batch's keys and settles each in out: a
+// value or "not found" from the owner is kept in the hot cache; a key the
+// owner failed, left out or could not fit is loaded as Get would load it
+// after such a failure (from the next live node on the ring, locally, or
+// alone from the owner). The owner's health is checked and settled once
+// for the whole batch.
+func (b *batch) decide(out []decision) {
+	g, n := b.g, len(b.keys)
 	ph := g.health.of(b.owner)
 	if ph != nil && time.Now().UnixNano() < ph.noBatchUntil.Load() {
 		all := make([]int, n)
@@ -80,11 +89,11 @@ func (b *batch) run(res []manyResult) {
 		switch g.health.admit(ph) {
 		case admitEjected:
 			g.counters.ejectedLoads.Add(int64(n))
-			b.fallback(out, nil, SpanFallback)
+			b.fallback(out, nil, true, nil)
 			return
 		case admitBusy:
 			g.counters.peerBusy.Add(int64(n))
-			b.fallback(out, nil, SpanFallback)
+			b.fallback(out, nil, false, nil)
 			return
 		case admitProbe:
 			probe = true
@@ -133,14 +142,13 @@ func (b *batch) run(res []manyResult) {
 		b.abandon(out, local)
 		return
 	}
-	g.counters.fallbacks.Add(int64(len(local)))
 	why := berr
 	if answered && b.got[local[0]] {
 		why = b.answers[local[0]].err
 	}
-	g.warn.Log(b.ctx, slog.LevelWarn, "fail "+b.owner.Addr(), "geecache: peer failed keys of a batch, loading them locally",
+	g.warn.Log(b.ctx, slog.LevelWarn, "fail "+b.owner.Addr(), "geecache: peer failed keys of a batch, loading them elsewhere",
 		slog.String("group", g.name), slog.Int("keys", len(local)), slog.Any("err", why))
-	b.fallback(out, local, SpanFallback)
+	b.fallback(out, local, true, &g.counters.fallbacks)
 }
 
 // keepPeer keeps the owner's answer a for key in the hot cache, as
@@ -320,16 +328,71 @@ func (b *batch) complete() error {
 	return fmt.Errorf("geecache: peer %s: %w: %d of %d keys missing, or answered more than once", b.owner.Addr(), errNotAnswered, missing, len(b.got))
 }
 
-// fallback loads the keys ks (nil: all) locally, concurrently.
-func (b *batch) fallback(out []decision, ks []int, kind SpanKind) {
+// fallback loads the keys ks (nil: all) after their owner could not be
+// asked, concurrently, as Group.fallback loads one: when next is set, the
+// keys that have a next live node on the ring (not this one) are asked
+// from it, in one batch per node, which loads them once for every node
+// (it answers a batch itself, never forwards); that batch does not take a
+// further step, so a key takes at most one. The others, and those its
+// batch fails, are loaded here (counted in local, if not nil).
+func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int64) {
 	g := b.g
-	var wg sync.WaitGroup
-	for k := range b.keys {
-		if ks != nil && !contains(ks, k) {
-			continue
+	if ks == nil {
+		ks = make([]int, len(b.keys))
+		for k := range ks {
+			ks[k] = k
 		}
+	}
+	var wg sync.WaitGroup
+	here := ks
+	if next && !b.last && g.router != nil {
+		here = nil
+		var subs []*batch
+		var at [][]int // each sub-batch's keys, as indexes into b.keys
+		for _, k := range ks {
+			peer, _, _ := g.router.PickFallback(b.keys[k], g.health.isEjected)
+			if peer == nil {
+				here = append(here, k)
+				continue
+			}
+			j := 0
+			for j < len(subs) && !samePeer(subs[j].owner, peer) {
+				j++
+			}
+			if j == len(subs) {
+				subs = append(subs, &batch{g: g, owner: peer, ctx: b.ctx, last: true})
+				at = append(at, nil)
+			}
+			subs[j].keys = append(subs[j].keys, b.keys[k])
+			subs[j].claims = append(subs[j].claims, b.claims[k])
+			at[j] = append(at[j], k)
+		}
+		g.counters.nextPeer.Add(int64(len(ks) - len(here)))
+		for j, sub := range subs {
+			wg.Go(func() {
+				sout := make([]decision, len(sub.keys))
+				sub.decide(sout)
+				for s, k := range at[j] {
+					// abandon may have taken a claim over (and zeroed it)
+					out[k], b.claims[k] = sout[s], sub.claims[s]
+				}
+			})
+		}
+	}
+	if local != nil {
+		local.Add(int64(len(here)))
+	}
+	for _, k := range here {
 		wg.Go(func() {
-			e, err := g.loadLocally(b.ctx, kind, b.keys[k])
+			var e entry
+			var err error
+			if g.router != nil {
+				// As in Group.fallback: in the flight that answers the
+				// other nodes' requests for it, so that it loads once here.
+				e, err = g.localFlight.DoLoader(b.ctx, b.keys[k], (*localLoader)(g), nil)
+			} else {
+				e, err = g.loadLocally(b.ctx, SpanFallback, b.keys[k])
+			}
 			out[k] = decision{e: e, err: err, done: true, local: true}
 		})
 	}
@@ -342,7 +405,7 @@ func (b *batch) alone(out []decision, ks []int) {
 	var wg sync.WaitGroup
 	for _, k := range ks {
 		wg.Go(func() {
-			e, err := g.loadFromPeer(b.ctx, b.owner, b.keys[k], true)
+			e, err := g.loadFromPeer(b.ctx, b.owner, b.keys[k], !b.last)
 			out[k] = decision{e: e, err: err, done: true}
 		})
 	}
@@ -371,13 +434,4 @@ func (b *batch) abandon(out []decision, ks []int) {
 			g.forwardFlight.Finish(key, cl, e, err)
 		}()
 	}
-}
-
-func contains(ks []int, k int) bool {
-	for _, x := range ks {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,7 +21,7 @@ import (
 // An in-process cluster for the handoff tests: each node a Registry with
 // group "g", a picker.Peers and peers that call the other node's GetLocal
 // with the caller's context (so that a memory-only request reaches it as
-// one). The source counts its loads per key; "missing" keys are not found.
+// one). The source counts its loads per key; "missing" and keys that begin with "absent" are not found.
 
 var errNodeDown = errors.New("node down")
 
@@ -30,6 +31,7 @@ type hoCluster struct {
 	mu     sync.Mutex
 	loads  map[string]int
 	policy cache.PeerPolicy
+	batch  bool // peers answer Batch (hoBatchPeer); else they ask key by key
 }
 
 type hoNode struct {
@@ -78,6 +80,9 @@ func (c *hoCluster) add(t *testing.T, addr string) *hoNode {
 	n := &hoNode{addr: addr}
 	var err error
 	n.peers, err = picker.NewPeers(addr, func(a string) cache.PeerGetter {
+		if c.batch {
+			return hoBatchPeer{&hoPeer{to: c.node(a)}}
+		}
 		return &hoPeer{to: c.node(a)}
 	}, &picker.Options{Replicas: 64, Handoff: true})
 	if err != nil {
@@ -87,7 +92,7 @@ func (c *hoCluster) add(t *testing.T, addr string) *hoNode {
 		c.mu.Lock()
 		c.loads[key]++
 		c.mu.Unlock()
-		if key == "missing" {
+		if key == "missing" || strings.HasPrefix(key, "absent") {
 			return nil, getter.ErrNotFound
 		}
 		return []byte("v:" + key), nil
