@@ -24,7 +24,8 @@
 //	                   DNS looks up this name, EndpointSlices watches its slices
 //	-namespace NS      the Service's namespace ($POD_NAMESPACE)
 //	-dns-server ADDR   the DNS server to ask (default: those of /etc/resolv.conf)
-//	-drain D           how long the node keeps serving after SIGTERM (default 10s)
+//	-drain D           how long the node keeps serving its peers after SIGTERM, for the
+//	                   new owners of its keys to take them from its memory (default 10s)
 //
 // The peer secret is $GEECACHE_SECRET (from a Secret, never a flag, so ps
 // never shows it); without one the node refuses to start, since its peers

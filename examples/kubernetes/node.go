@@ -111,13 +111,15 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	return c, nil
 }
 
-// run serves until ctx is done, then drains (the readiness probe fails,
-// the node keeps serving for cfg.drain while the other nodes' rings drop
-// it), shuts the server down and returns. ln may be nil (cfg.listen is
+// run serves until ctx is done, then leaves (the readiness probe fails,
+// so that the other nodes' rings drop it), drains (nethttp.Pool.Shutdown:
+// for cfg.drain its own Gets go to the keys' next owner while it keeps
+// serving the peers), shuts the server down and returns. ln may be nil (cfg.listen is
 // used); client is used with -discovery=endpointslices.
 func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface, log *slog.Logger) error {
 	reg := cache.NewRegistry()
-	pool, err := nethttp.NewPool(cfg.self, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: cfg.secret}, Logger: log})
+	pool, err := nethttp.NewPool(cfg.self, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: cfg.secret}, Logger: log,
+		DrainFor: cfg.drain})
 	if err != nil {
 		return err
 	}
@@ -160,15 +162,25 @@ func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface,
 	case <-ctx.Done():
 	case err = <-served:
 	}
+	// Leave the peer set first: the readiness probe fails from now on, so
+	// that the pod (Terminating already) leaves the Service's ready
+	// endpoints and every other node's discovery drops it from its ring.
 	draining.Store(true)
-	if err == nil {
-		log.Info("draining", "for", cfg.drain)
-		t := time.NewTimer(cfg.drain)
+	if err == nil && cfg.drain > 0 {
+		// Then drain (nethttp.Pool.Shutdown): this node's own Gets go to
+		// the next node on the ring, the keys' new owner, while it keeps
+		// serving the peers, so that the new owners take what it holds
+		// from its memory instead of the database, for cfg.drain.
+		dctx, stopDrain := context.WithCancel(context.Background())
+		drained := make(chan error, 1)
+		go func() { drained <- pool.Shutdown(dctx) }()
 		select {
-		case <-t.C:
-		case err = <-served:
+		case <-drained:
+		case err = <-served: // the server failed: no drain without it
+			stopDrain()
+			<-drained
 		}
-		t.Stop()
+		stopDrain()
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
