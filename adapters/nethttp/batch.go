@@ -21,33 +21,11 @@ import (
 // Each request ends when ctx does, or after the client's timeout, and an
 // answer is read up to a bound made from the size limit and the keys.
 func (c *Client) Batch(ctx context.Context, group string, keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error)) error {
-	if remove && len(keys) == 0 {
-		return c.batch(ctx, group, protocol.BatchPurge, nil, nil)
-	}
-	op := protocol.BatchGet
-	if remove {
-		op, each = protocol.BatchRemove, nil
-	}
-	var first error
-	protocol.SplitBatch(keys, func(lo, hi int) {
-		if first != nil {
-			return
-		}
-		if hi-lo == 1 && protocol.TooLongForBatch(keys[lo]) {
-			if remove {
-				first = c.Remove(ctx, group, keys[lo])
-			} else {
-				each(lo, nil, 0, protocol.ErrAlone())
-			}
-			return
-		}
-		var sub func(int, []byte, time.Duration, error)
-		if each != nil {
-			sub = func(i int, v []byte, ttl time.Duration, err error) { each(lo+i, v, ttl, err) }
-		}
-		first = c.batch(ctx, group, op, keys[lo:hi], sub)
-	})
-	return first
+	return protocol.SendBatch(keys, remove, each,
+		func(op protocol.BatchOp, keys []string, each func(int, []byte, time.Duration, error)) error {
+			return c.batch(ctx, group, op, keys, each)
+		},
+		func(key string) error { return c.Remove(ctx, group, key) })
 }
 
 // batch sends one batch request and reads its answer.

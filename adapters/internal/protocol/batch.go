@@ -102,6 +102,44 @@ func SplitBatch(keys []string, fn func(lo, hi int)) {
 	}
 }
 
+// SendBatch is the client side both bindings share of a peer's Batch
+// (cache.PeerGetter): a Purge (remove with no keys) is one request; Gets
+// and removes are split over the limits (SplitBatch), each run sent with
+// send, and a key too long for a batch is removed with removeOne or given
+// back to each as ErrAlone, so that the group asks for it with a Get. It
+// stops at the first error of send or removeOne, and returns it.
+func SendBatch(keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error),
+	send func(op BatchOp, keys []string, each func(int, []byte, time.Duration, error)) error,
+	removeOne func(key string) error) error {
+	if remove && len(keys) == 0 {
+		return send(BatchPurge, nil, nil)
+	}
+	op := BatchGet
+	if remove {
+		op, each = BatchRemove, nil
+	}
+	var first error
+	SplitBatch(keys, func(lo, hi int) {
+		if first != nil {
+			return
+		}
+		if hi-lo == 1 && TooLongForBatch(keys[lo]) {
+			if remove {
+				first = removeOne(keys[lo])
+			} else {
+				each(lo, nil, 0, errAlone)
+			}
+			return
+		}
+		var sub func(int, []byte, time.Duration, error)
+		if each != nil {
+			sub = func(i int, v []byte, ttl time.Duration, err error) { each(lo+i, v, ttl, err) }
+		}
+		first = send(op, keys[lo:hi], sub)
+	})
+	return first
+}
+
 // TooLongForBatch reports whether key is over MaxBatchKey.
 func TooLongForBatch(key string) bool { return len(key) > MaxBatchKey }
 
