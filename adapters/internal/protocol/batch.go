@@ -143,9 +143,6 @@ func SendBatch(keys []string, remove bool, each func(i int, value []byte, ttl ti
 // TooLongForBatch reports whether key is over MaxBatchKey.
 func TooLongForBatch(key string) bool { return len(key) > MaxBatchKey }
 
-// ErrAlone is the per-key error a binding gives a key it asks alone.
-func ErrAlone() error { return errAlone }
-
 // encodeKeys returns the body of a batch request: a uvarint count, then
 // each key as a uvarint length and its bytes.
 func encodeKeys(keys []string) []byte {
