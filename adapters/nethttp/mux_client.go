@@ -1,3 +1,5 @@
+//go:build !js && !wasip1
+
 package nethttp
 
 import (
@@ -11,14 +13,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
-	"github.com/geecache/geecache/cache"
 )
 
 // A muxTransport is the RoundTripper of a Pool with Multiplex: it sends the
@@ -513,10 +513,8 @@ func (mc *muxConn) idleCheck() {
 	mc.idle.Reset(muxIdleTimeout)
 }
 
-// multiplexed returns the transport of a Pool with Multiplex, over cc's.
+// multiplexed returns the transport of a Pool with Multiplex, over cc's
+// (mux_nosocket.go has the one for GOOS=js and GOOS=wasip1, which fails).
 func multiplexed(cc clientConfig) (http.RoundTripper, error) {
-	if runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
-		return nil, fmt.Errorf("geecache: %w: Multiplex needs sockets, which GOOS=%s does not have", cache.ErrConfig, runtime.GOOS)
-	}
 	return newMuxTransport(cc.rt, cc.base, cc.proto.MaxValueBytes(), cc.timeout), nil
 }

@@ -100,7 +100,9 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 //
 // It also takes over the upgrades to the multiplexed connection that a
 // peer with PoolOptions.Multiplex asks for, and serves the requests sent
-// over it as it serves them over HTTP.
+// over it as it serves them over HTTP. Builds for GOOS=js and GOOS=wasip1
+// (no sockets) leave the carriage out: there an upgrade is answered as a
+// plain request, as by a node that does not know the carriage.
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.mux.isUpgrade(r) && p.mux.serve(w, r) {
 		return
