@@ -21,11 +21,11 @@ type limitListener struct {
 	closeOnce  sync.Once
 	badRequest func(detail string) []byte // the answer to a malformed request; nil: net/http's
 
-	mu      sync.Mutex
-	conns   map[*serverConn]uint64 // open connections: 0, or when it went idle (a sequence number)
-	seq     uint64
-	waiting bool                   // Accept waits for a slot
-	mux     map[*serverConn]func() // multiplexed connections: their stop (mux_server.go)
+	mu       sync.Mutex
+	conns    map[*serverConn]uint64 // open connections: 0, or when it went idle (a sequence number)
+	seq      uint64
+	waiting  bool // Accept waits for a slot
+	muxTrack      // the multiplexed connections taken over (mux_server.go; none under js and wasip1)
 }
 
 // Accept returns the next connection once it has a slot: at the cap it

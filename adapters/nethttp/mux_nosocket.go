@@ -26,8 +26,11 @@ func (*muxServer) isUpgrade(*http.Request) bool                  { return false 
 func (*muxServer) serve(http.ResponseWriter, *http.Request) bool { return false }
 func (*muxServer) stopAll()                                      {}
 
+// A muxTrack has no multiplexed connection to know of.
+type muxTrack struct{}
+
 // stopMux has no multiplexed connection to stop.
-func (*limitListener) stopMux() {}
+func (muxTrack) stopMux() {}
 
 // multiplexed fails: Multiplex needs sockets.
 func multiplexed(clientConfig) (http.RoundTripper, error) {

@@ -442,6 +442,12 @@ func (w *muxResponseWriter) finish() {
 	w.sc.unlock()
 }
 
+// A muxTrack is the part of a limitListener that knows the multiplexed
+// connections taken over from it, guarded by its mu.
+type muxTrack struct {
+	mux map[*serverConn]func() // their stop
+}
+
 // trackMux records c, a multiplexed connection taken over from l, so that
 // closing l (the Server's Shutdown or Close) stops it; untrack forgets it.
 func (l *limitListener) trackMux(c *serverConn, stop func()) (untrack func()) {
