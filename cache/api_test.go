@@ -126,8 +126,8 @@ type recordedSpan struct {
 	name string
 }
 
-func (r *recordingTracer) Start(ctx context.Context, kind cache.SpanKind, group, key, peer string) (context.Context, cache.Span) {
-	return ctx, recordedSpan{r, kind.String() + ":" + group + "/" + key + "@" + peer}
+func (r *recordingTracer) Start(ctx context.Context, kind, group, key, peer string) (context.Context, cache.Span) {
+	return ctx, recordedSpan{r, kind + ":" + group + "/" + key + "@" + peer}
 }
 
 func (s recordedSpan) End(err error) {

@@ -391,7 +391,7 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 				// other nodes' requests for it, so that it loads once here.
 				e, err = g.localFlight.DoLoader(b.ctx, b.keys[k], (*localLoader)(g), nil)
 			} else {
-				e, err = g.loadLocally(b.ctx, SpanFallback, b.keys[k])
+				e, err = g.loadLocally(b.ctx, spanFallback, b.keys[k])
 			}
 			out[k] = decision{e: e, err: err, done: true, local: true}
 		})
@@ -430,7 +430,7 @@ func (b *batch) abandon(out []decision, ks []int) {
 		out[k] = decision{err: b.ctx.Err(), done: true}
 		bg := context.WithoutCancel(b.ctx)
 		go func() {
-			e, err := g.loadLocally(bg, SpanFallback, key)
+			e, err := g.loadLocally(bg, spanFallback, key)
 			g.forwardFlight.Finish(key, cl, e, err)
 		}()
 	}

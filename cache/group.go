@@ -104,12 +104,12 @@ func (g *Group) get(ctx context.Context, key string, mayForward bool) (entry, er
 			err = &Error{Group: g.name, Key: key, Err: err}
 		}
 		if g.tracer != nil {
-			_, span := g.tracer.Start(ctx, SpanHit, g.name, key, "")
+			_, span := g.tracer.Start(ctx, spanHit, g.name, key, "")
 			span.End(err)
 		}
 		return e, err
 	}
-	ctx, span := g.step(ctx, SpanMiss, key, nil)
+	ctx, span := g.step(ctx, spanMiss, key, nil)
 	e, err := g.miss(ctx, key, mayForward, v, exp, ok)
 	span.End(err)
 	return e, err
@@ -132,7 +132,7 @@ func (g *Group) miss(ctx context.Context, key string, mayForward bool, v []byte,
 }
 
 // step starts a traced step of a load, or does nothing without a Tracer.
-func (g *Group) step(ctx context.Context, kind SpanKind, key string, peer PeerGetter) (context.Context, Span) {
+func (g *Group) step(ctx context.Context, kind string, key string, peer PeerGetter) (context.Context, Span) {
 	if g.tracer == nil {
 		return ctx, noSpan{}
 	}
@@ -198,7 +198,7 @@ func (l *localLoader) Load(ctx context.Context, key string, _ any) (entry, error
 	if e, err, ok := g.handoff(ctx, key); ok {
 		return e, err
 	}
-	e, err := g.loadLocally(ctx, SpanLoad, key)
+	e, err := g.loadLocally(ctx, spanLoad, key)
 	g.creditTakenOver(key)
 	return e, err
 }
@@ -215,7 +215,7 @@ func (l *forwardLoader) Load(ctx context.Context, key string, owner any) (entry,
 
 // Load loads key locally, as the fallback beside a slow fetch.
 func (l *hedgeLoader) Load(ctx context.Context, key string, _ any) (entry, error) {
-	return (*Group)(l).loadLocally(ctx, SpanFallback, key)
+	return (*Group)(l).loadLocally(ctx, spanFallback, key)
 }
 
 // loadFromPeer fetches key from its owner and keeps it in the hot cache.
@@ -235,13 +235,13 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 			return g.fallback(ctx, key, next, nil)
 		case admitBusy:
 			g.counters.peerBusy.Add(1)
-			return g.loadLocally(ctx, SpanFallback, key)
+			return g.loadLocally(ctx, spanFallback, key)
 		case admitProbe:
 			probe = true
 		}
 	}
 	gen := g.mem.generation(key)
-	sctx, span := g.step(ctx, SpanPeer, key, owner)
+	sctx, span := g.step(ctx, spanPeer, key, owner)
 	v, ttl, local, err := g.fetchHedged(sctx, owner, key, ph, probe)
 	span.End(err)
 	answered := found(err)
@@ -283,9 +283,9 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 	return g.fallback(ctx, key, next, &g.counters.fallbacks)
 }
 
-// loadLocally calls the Getter, as the step kind (SpanLoad, or SpanFallback
+// loadLocally calls the Getter, as the step kind (spanLoad, or spanFallback
 // after the owner failed), and keeps the value in the main cache.
-func (g *Group) loadLocally(ctx context.Context, kind SpanKind, key string) (entry, error) {
+func (g *Group) loadLocally(ctx context.Context, kind string, key string) (entry, error) {
 	g.counters.localLoads.Add(1)
 	gen := g.mem.generation(key)
 	sctx, span := g.step(ctx, kind, key, nil)

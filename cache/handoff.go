@@ -77,7 +77,7 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 	}
 	gen := g.mem.generation(key)
 	hctx, cancel := context.WithTimeout(handoff.MemoryOnly(ctx), g.policy.HandoffTimeout)
-	sctx, span := g.step(hctx, SpanPeer, key, prev)
+	sctx, span := g.step(hctx, spanPeer, key, prev)
 	v, ttl, err := peerGet(sctx, prev, g.name, key)
 	span.End(err)
 	cancel()
@@ -146,7 +146,7 @@ func (g *Group) fallback(ctx context.Context, key string, next bool, local *atom
 		// that the key loads once here, whoever asks.
 		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), nil)
 	}
-	return g.loadLocally(ctx, SpanFallback, key)
+	return g.loadLocally(ctx, spanFallback, key)
 }
 
 // A previous owner that has answered "not held" coldHandoffs times since

@@ -62,45 +62,34 @@ type GroupOptions struct {
 	Tracer Tracer
 }
 
-// A SpanKind names the step of a Get that a Tracer is told of.
-type SpanKind uint8
-
-// The steps of a Get.
+// The steps of a Get a Tracer is told of, by name (Tracer.Start's step).
+// They are strings rather than a type of their own so that a tracer adapts
+// them with a switch or uses them as span names as they are.
 const (
-	SpanHit      SpanKind = iota + 1 // a Get answered from memory (started and ended at once)
-	SpanMiss                         // a Get that had to load: the parent of the steps below
-	SpanPeer                         // a fetch from the peer that owns the key
-	SpanLoad                         // a call of the group's Getter on the owner
-	SpanFallback                     // a call of the Getter after the owner peer failed
+	spanHit      = "hit"      // a Get answered from memory (started and ended at once)
+	spanMiss     = "miss"     // a Get that had to load: the parent of the steps below
+	spanPeer     = "peer"     // a fetch from the peer that owns the key (or the next live node)
+	spanLoad     = "load"     // a call of the group's Getter on the owner
+	spanFallback = "fallback" // a call of the Getter after the owner peer failed
 )
-
-// String returns the kind's name, as tracers use it for span names.
-func (k SpanKind) String() string {
-	switch k {
-	case SpanHit:
-		return "hit"
-	case SpanMiss:
-		return "miss"
-	case SpanPeer:
-		return "peer"
-	case SpanLoad:
-		return "load"
-	case SpanFallback:
-		return "fallback"
-	}
-	return "unknown"
-}
 
 // A Tracer observes the work of a group. The core has no tracing of its
 // own (it stays free of any telemetry dependency); a Tracer adapts these
 // calls to a tracing system. It must be safe for concurrent use.
 type Tracer interface {
-	// Start begins a step of kind for key in group. peer is the address
-	// of the peer asked (its PeerGetter's Addr(), for SpanPeer), else "".
+	// Start begins a step for key in group. step is one of "hit" (a Get
+	// answered from memory, started and ended at once), "miss" (a Get that
+	// had to load: the parent of the steps below), "peer" (a fetch from
+	// the peer that owns the key, or the next live node), "load" (a call
+	// of the group's Getter on the owner) and "fallback" (a call of the
+	// Getter after the owner peer failed); a tracer should name an unknown
+	// step as it is, since later versions may add steps. peer is the
+	// address of the peer asked (its PeerGetter's Addr(), for "peer"),
+	// else "".
 	// The returned context is passed to what the step calls (a
 	// PeerGetter, the Getter), so that trace context reaches them; the
 	// returned Span is ended when the step ends.
-	Start(ctx context.Context, kind SpanKind, group, key, peer string) (context.Context, Span)
+	Start(ctx context.Context, step, group, key, peer string) (context.Context, Span)
 }
 
 // A Span is one step started by a Tracer.

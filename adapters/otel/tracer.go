@@ -102,12 +102,12 @@ func NewTracer(tp trace.TracerProvider, opts *TracerOptions) (cache.Tracer, erro
 }
 
 // Start starts the span of a step of a Get; it implements cache.Tracer.
-func (t *tracer) Start(ctx context.Context, kind cache.SpanKind, group, key, peer string) (context.Context, cache.Span) {
+func (t *tracer) Start(ctx context.Context, kind, group, key, peer string) (context.Context, cache.Span) {
 	// The attributes go to Start, where a sampler can see them, in a
 	// slice of the exact size (the SDK copies it).
 	n := 2
 	host, port := "", 0
-	if kind == cache.SpanPeer && peer != "" {
+	if kind == "peer" && peer != "" {
 		host, port = hostPort(peer)
 		n += 3
 	}
@@ -122,13 +122,13 @@ func (t *tracer) Start(ctx context.Context, kind cache.SpanKind, group, key, pee
 	var name string
 	sk := t.internal
 	switch kind {
-	case cache.SpanHit:
+	case "hit":
 		name = spanGet
 		a = append(a, hitKey.Bool(true))
-	case cache.SpanMiss:
+	case "miss":
 		name = spanGet
 		a = append(a, hitKey.Bool(false))
-	case cache.SpanPeer:
+	case "peer":
 		name, sk = spanPeer, t.client
 		if peer != "" {
 			a = append(a, peerKey.String(peer))
@@ -139,12 +139,12 @@ func (t *tracer) Start(ctx context.Context, kind cache.SpanKind, group, key, pee
 				}
 			}
 		}
-	case cache.SpanLoad:
+	case "load":
 		name = spanLoad
-	case cache.SpanFallback:
+	case "fallback":
 		name = spanFallback
 	default:
-		name = "geecache." + kind.String()
+		name = "geecache." + kind
 	}
 	ctx, s := t.t.Start(ctx, name, sk, trace.WithAttributes(a...))
 	if !s.IsRecording() {

@@ -160,7 +160,7 @@ func TestTracerUnsampled(t *testing.T) {
 	}
 	var sc trace.SpanContext
 	g := newGroup(t, nil, "g", tr, nil)
-	ctx, s := tr.Start(context.Background(), cache.SpanMiss, "g", "k", "")
+	ctx, s := tr.Start(context.Background(), "miss", "g", "k", "")
 	sc = trace.SpanContextFromContext(ctx)
 	s.End(errSource)
 	if !sc.IsValid() || sc.IsSampled() {
