@@ -196,7 +196,7 @@ func (f *fetch) hedge() {
 	g.counters.hedges.Add(1)
 	f.h.e, f.h.err = g.localFlight.DoLoader(f.ctx, f.key, (*hedgeLoader)(g), nil)
 	if found(f.h.err) {
-		f.h.published = g.forwardFlight.Publish(f.ctx, f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.begin), 0))
+		f.h.published = g.forwardFlight.Publish(f.ctx, f.key, f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.begin), 0))
 		if f.h.published {
 			f.published.Store(true)
 			if f.h.err == nil {

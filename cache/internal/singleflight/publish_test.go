@@ -12,20 +12,24 @@ import (
 // it goes on: its context is cancelled only after the grace, what it
 // returns later is dropped, and a caller that comes after the publish
 // starts a load of its own. Publish is refused a second time, after the
-// load has ended, and for a context that is not a load of the group.
+// load has ended, for a context that is not a load of the group, and for
+// another key than the load's.
 func TestPublishAnswersCallersWhileTheLoadGoesOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var g Group[string]
-		if g.Publish(t.Context(), "x", nil, 0) {
+		if g.Publish(t.Context(), "k", "x", nil, 0) {
 			t.Fatal("Publish with a context that is not a load's succeeded")
 		}
 		loadEnded := make(chan error, 1)
 		again := make(chan bool, 1)
 		got, err := g.Do(t.Context(), "k", func(ctx context.Context) (string, error) {
-			if !g.Publish(ctx, "early", nil, time.Second) {
+			if g.Publish(ctx, "other", "wrong", nil, time.Second) {
+				t.Error("Publish for another key accepted this key's load")
+			}
+			if !g.Publish(ctx, "k", "early", nil, time.Second) {
 				t.Error("the first Publish was refused")
 			}
-			again <- g.Publish(ctx, "twice", nil, time.Second)
+			again <- g.Publish(ctx, "k", "twice", nil, time.Second)
 			go func() { // the caller has its answer: let the load go on
 				defer func() { loadEnded <- ctx.Err() }()
 				select {
@@ -56,7 +60,7 @@ func TestPublishAnswersCallersWhileTheLoadGoesOn(t *testing.T) {
 		}
 		var other Group[string]
 		_, _ = g.Do(t.Context(), "k2", func(ctx context.Context) (string, error) {
-			if other.Publish(ctx, "x", nil, 0) {
+			if other.Publish(ctx, "k2", "x", nil, 0) {
 				t.Error("Publish of another group accepted this group's load")
 			}
 			return "", nil

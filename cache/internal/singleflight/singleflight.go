@@ -182,19 +182,22 @@ func (g *Group[V]) settle(c *call[V], val V, err error) bool {
 	return true
 }
 
-// Publish gives the callers of the load that ctx belongs to (ctx is the
-// context a Loader of g was called with, or one derived from it) val and
+// Publish gives the callers of the load of key that ctx belongs to (ctx is
+// the context a Loader of g was called with for key, or one derived from
+// it) val and
 // err at once, as if the load had returned them, and lets callers that
 // come later start a load of their own. The load itself goes on, for at
 // most grace more (then its context is cancelled); what it returns is
 // dropped. Publish reports whether it published: false if the load has
-// already ended or published, or ctx is not the context of a load of g.
+// already ended or published, or ctx is not the context of a load of key
+// in g (a context derived from another key's load, as when a Getter asks
+// the group for other keys, publishes nothing).
 //
 // A load that races another way of getting its value (a cache's hedge)
 // publishes the first answer without ending the slower one.
-func (g *Group[V]) Publish(ctx context.Context, val V, err error, grace time.Duration) bool {
+func (g *Group[V]) Publish(ctx context.Context, key string, val V, err error, grace time.Duration) bool {
 	c, ok := ctx.Value(callKey{}).(*call[V])
-	if !ok || c.group != g {
+	if !ok || c.group != g || c.key != key {
 		return false
 	}
 	g.mu.Lock()
