@@ -126,8 +126,10 @@ func TestHungPeerIsHedgedThenEjected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePeer{}
 		p.mode.Store(peerHangs)
+		// SlowAfter after the hedge delay: at the same instant the fetch's
+		// end and the hedge would race (the bubble's clock ties them).
 		g, loads := newPeerGroup(t, p, cache.PeerPolicy{EjectAfter: 2, HedgeMin: time.Millisecond, HedgeMax: time.Millisecond,
-			SlowAfter: time.Millisecond})
+			SlowAfter: 10 * time.Millisecond})
 		ctx := t.Context()
 		for i := range 2 {
 			if v, err := g.Get(ctx, "k"); err != nil || v.String() != "local:k" {
