@@ -294,9 +294,16 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 				decide(d.k, d.e, d.err, true)
 			}
 		case <-ctx.Done():
+			// The caller left: the keys others joined load on for them
+			// (abandon), as when it leaves before the hedge.
+			var ks []int
 			for k := range b.keys {
-				decide(k, entry{}, ctx.Err(), false)
+				if !out[k].done {
+					ks = append(ks, k)
+				}
 			}
+			b.abandon(out, ks)
+			left = 0
 		}
 	}
 	if !batchDone {
