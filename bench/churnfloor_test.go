@@ -3,6 +3,7 @@ package bench
 import (
 	"container/heap"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -16,13 +17,16 @@ import (
 // The floor under BenchmarkKillOwner's figure at 256 KiB (issue 18): what
 // any cache of one node's size costs, on the membership workload's key
 // sequence, in loads per key asked in a 10 s window, with no kill at all.
-// The sequence is one owner's share of the cluster's Gets (the mean over
-// the 5 owners is reported): zipf(1.01)
-// over 100,000 keys as the clients draw them, the keys that one node of 5
-// owns (a fifth of them, picked by hash), with as many Gets before and in
-// the window as the cluster serves in the benchmark's warm-up and window.
+// The sequence is one owner's share of the cluster's Gets: zipf(1.01) over
+// 100,000 keys as the clients draw them, the keys one node of 5 owns (a
+// fifth of them, picked by hash; the mean over the 5 owners is reported),
+// with as many Gets before and in the window as the cluster serves in the
+// benchmark's warm-up and window on an idle machine (60,000 a second).
 // Each system replays it from empty, and the loads of the window are
 // counted per distinct key asked in it: the benchmark's loads/dead-key.
+// The figure grows with the Gets in the window (more keys are asked more
+// than once), so BenchmarkKillOwnerFloor (churn_test.go) also computes
+// it on the very sequence a run of the cluster served.
 //
 //   - opt: the offline optimum (Belady: evict the key asked again
 //     farthest in the future, and do not admit a key asked later than
@@ -44,7 +48,8 @@ const (
 )
 
 // floorTrace returns owner's share of the cluster's Gets (owner 0 to
-// floorNodes-1): key numbers, the first warm of them before the window.
+// floorNodes-1; floorNodes for all of them): key numbers, the first warm
+// of them before the window.
 func floorTrace(owner uint64) (trace []int, warm int) {
 	r := rand.New(rand.NewPCG(1, 18))
 	z := rand.NewZipf(r, 1.01, 1, mbKeys-1)
@@ -53,13 +58,14 @@ func floorTrace(owner uint64) (trace []int, warm int) {
 		if i == floorWarmGets {
 			warm = len(trace)
 		}
-		if xxhash.Sum64String(mbKey(id))%floorNodes == owner {
+		if owner == floorNodes || xxhash.Sum64String(mbKey(id))%floorNodes == owner {
 			trace = append(trace, id)
 		}
 	}
 	return trace, warm
 }
 
+// mbKeys is the membership workload's key count (mbConfigFor's keys).
 const mbKeys = 100_000
 
 // floorCost is the loads of the window (loaded[i] for request i) per
@@ -124,10 +130,10 @@ func floorLRU(tb testing.TB, entries int, trace []int, warm int) float64 {
 
 // floorA0 holds the entries most popular keys of the owner's share: the
 // clients' zipf draws key number k with probability falling with k.
-func floorA0(entries int, owner uint64, trace []int, warm int) float64 {
+func floorA0(entries int, owns func(id int) bool, trace []int, warm int) float64 {
 	held := map[int]bool{}
 	for id := 0; id < mbKeys && len(held) < entries; id++ {
-		if xxhash.Sum64String(mbKey(id))%floorNodes == owner {
+		if owns(id) {
 			held[id] = true
 		}
 	}
@@ -226,7 +232,8 @@ func BenchmarkChurnFloor(b *testing.B) {
 				for o := range uint64(floorNodes) {
 					trace, warm := floorTrace(o)
 					opt += floorOpt(n, trace, warm) / floorNodes
-					a0 += floorA0(n, o, trace, warm) / floorNodes
+					owns := func(id int) bool { return xxhash.Sum64String(mbKey(id))%floorNodes == o }
+					a0 += floorA0(n, owns, trace, warm) / floorNodes
 					gee += floorGeeCache(b, n, trace, warm) / floorNodes
 					ott += floorOtter(n, trace, warm) / floorNodes
 					lr += floorLRU(b, n, trace, warm) / floorNodes
@@ -240,5 +247,28 @@ func BenchmarkChurnFloor(b *testing.B) {
 				b.ReportMetric(gets, "window-gets")
 			}
 		})
+	}
+}
+
+// BenchmarkChurnFloorKill is the floor after a kill: the 4 survivors'
+// main caches (4 x 3,281 entries; 256KiB: 4 x 3,692, their whole budgets)
+// for all 100,000 keys, against the 5 nodes' before it, on the whole cluster's sequence: opt and a0 loads per
+// key asked in the window (every key alike: the dead owner's keys cost
+// what the others do once its memory is gone).
+func BenchmarkChurnFloorKill(b *testing.B) {
+	trace, warm := floorTrace(floorNodes)
+	all := func(int) bool { return true }
+	for _, size := range []struct {
+		name    string
+		entries int
+	}{{"main-share", mbSmall / (7 + mbValue) * 8 / 9}, {"256KiB", mbSmall / (7 + mbValue)}} {
+		for _, nodes := range []int{5, 4} {
+			b.Run(fmt.Sprint(size.name, "/", nodes, "-nodes"), func(b *testing.B) {
+				for range b.N {
+					b.ReportMetric(floorOpt(nodes*size.entries, trace, warm), "opt-loads/key")
+					b.ReportMetric(floorA0(nodes*size.entries, all, trace, warm), "a0-loads/key")
+				}
+			})
+		}
 	}
 }

@@ -1,0 +1,212 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/picker"
+)
+
+// The membership workload's cluster without its network and its clock: 5
+// groups joined by picker.Peers and a transport that calls the owner's
+// GetLocal in the same goroutine, fed the Gets of BenchmarkChurnFloor's
+// sequence one at a time, each on a node drawn at random. What it
+// measures depends only on the groups' memory (main, hot, their budget
+// and policy), never on the machine's load: the same loads/dead-key as
+// BenchmarkKillOwner (with a kill: the node's transport fails from the
+// window on and no Get is sent to it), and per Get the hot-cache hits
+// and the fetches from peers.
+
+// simPeer is a peer reached by a direct call of its group's GetLocal;
+// down makes it fail as a crashed node's refused connection does.
+type simPeer struct {
+	c    *simCluster
+	addr string
+}
+
+func (p simPeer) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
+	n := p.c.nodes[p.addr]
+	if n.down {
+		return nil, 0, errors.New("connection refused")
+	}
+	p.c.fetches++
+	v, ttl, err := n.group.GetLocal(ctx, key)
+	return v.ByteSlice(), ttl, err
+}
+
+func (p simPeer) Remove(context.Context, string, string) error { return errors.ErrUnsupported }
+func (p simPeer) Set(context.Context, string, string, []byte, time.Duration) error {
+	return errors.ErrUnsupported
+}
+
+func (p simPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
+	return errors.ErrUnsupported
+}
+func (p simPeer) Addr() string { return p.addr }
+
+type simNode struct {
+	group *cache.Group
+	peers *picker.Peers
+	down  bool
+}
+
+type simCluster struct {
+	nodes   map[string]*simNode
+	addrs   []string
+	loads   []int32
+	fetches int
+}
+
+func newSimCluster(tb testing.TB, n int, budget int64) *simCluster {
+	c := &simCluster{nodes: map[string]*simNode{}, loads: make([]int32, mbKeys)}
+	for i := range n {
+		c.addrs = append(c.addrs, fmt.Sprintf("node-%d", i))
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	for _, a := range c.addrs {
+		p, err := picker.NewPeers(a, func(addr string) cache.PeerGetter { return simPeer{c, addr} }, &picker.Options{Logger: quiet})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := p.Set(c.addrs...); err != nil {
+			tb.Fatal(err)
+		}
+		g, err := cache.NewRegistry().NewGroup(mbGroup, budget, getter.Func(func(_ context.Context, key string) ([]byte, error) {
+			var id int
+			if _, err := fmt.Sscanf(key, "k%06d", &id); err != nil {
+				return nil, getter.ErrNotFound
+			}
+			c.loads[id]++
+			return mbValueOf(key), nil
+		}), &cache.GroupOptions{Peers: p, Logger: quiet, PeerPolicy: cache.PeerPolicy{NoHedge: true}})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		c.nodes[a] = &simNode{group: g, peers: p}
+	}
+	return c
+}
+
+// simResult is what simRun measured in the window.
+type simResult struct {
+	perKey          float64 // loads per dead-owner (node-0) key asked
+	otherPerKey     float64 // loads per key of the other nodes asked
+	gets            int
+	hotHits, fetch  float64 // per Get
+	loadsPerGet     float64
+	mainItems, hotN int64
+	a0PerKey        float64 // as perKey, for that cluster
+	a0PerGet        float64 // the loads per Get of a cluster that held the most popular keys its live nodes' main caches can hold, for ever
+}
+
+// simRun replays BenchmarkChurnFloor's sequence of the whole cluster
+// (warm-up, then window) through c, killing node-0 at the window if kill.
+func simRun(tb testing.TB, c *simCluster, kill bool) simResult {
+	r := rand.New(rand.NewPCG(1, 18))
+	z := rand.NewZipf(r, 1.01, 1, mbKeys-1)
+	pick := rand.New(rand.NewPCG(2, 18))
+	ctx := context.Background()
+	victim := c.nodes[c.addrs[0]]
+	var before []int32
+	var hot0, fetch0 int64
+	asked := map[int]bool{}
+	others := map[int]bool{}
+	a0, a0dead := 0, 0
+	var held int
+	var res simResult
+	for i := range floorWarmGets + floorWindowGets {
+		if i == floorWarmGets {
+			before = append([]int32(nil), c.loads...)
+			res.mainItems, res.hotN = victim.group.Stats().Main.Items, victim.group.Stats().Hot.Items
+			for _, n := range c.nodes {
+				hot0 += n.group.Stats().Hot.Hits
+			}
+			fetch0 = int64(c.fetches)
+			victim.down = kill
+			live := len(c.addrs)
+			if kill {
+				live--
+			}
+			held = live * int(res.mainItems)
+		}
+		id := int(z.Uint64())
+		node := c.nodes[c.addrs[pick.IntN(len(c.addrs))]]
+		for kill && node.down {
+			node = c.nodes[c.addrs[pick.IntN(len(c.addrs))]]
+		}
+		if _, err := node.group.Get(ctx, mbKey(id)); err != nil {
+			tb.Fatal(err)
+		}
+		if i >= floorWarmGets {
+			dead := victim.peers.Owner(mbKey(id)) == c.addrs[0]
+			if id >= held { // key number k is the k+1-th most popular
+				a0++
+				if dead {
+					a0dead++
+				}
+			}
+			if dead {
+				asked[id] = true
+			} else {
+				others[id] = true
+			}
+		}
+	}
+	sum := 0
+	for id := range asked {
+		sum += int(c.loads[id] - before[id])
+	}
+	osum := 0
+	for id := range others {
+		osum += int(c.loads[id] - before[id])
+	}
+	res.otherPerKey = float64(osum) / float64(len(others))
+	var hot, loads int64
+	for _, n := range c.nodes {
+		hot += n.group.Stats().Hot.Hits
+	}
+	for id := range c.loads {
+		loads += int64(c.loads[id] - before[id])
+	}
+	res.perKey = float64(sum) / float64(len(asked))
+	res.gets = floorWindowGets
+	res.hotHits = float64(hot-hot0) / floorWindowGets
+	res.fetch = float64(int64(c.fetches)-fetch0) / floorWindowGets
+	res.loadsPerGet = float64(loads) / floorWindowGets
+	res.a0PerGet = float64(a0) / floorWindowGets
+	res.a0PerKey = float64(a0dead) / float64(len(asked))
+	return res
+}
+
+// BenchmarkChurnSim reports, for the control and the kill at 256 KiB:
+// loads/dead-key, loads/get, hot-hits/get and fetches/get (peer requests
+// per Get) in the window. Run with -benchtime=1x.
+func BenchmarkChurnSim(b *testing.B) {
+	for _, kill := range []bool{false, true} {
+		name := "control"
+		if kill {
+			name = "kill"
+		}
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				res := simRun(b, newSimCluster(b, floorNodes, mbSmall), kill)
+				b.ReportMetric(res.perKey, "loads/dead-key")
+				b.ReportMetric(res.loadsPerGet, "loads/get")
+				b.ReportMetric(res.otherPerKey, "other-loads/key")
+				b.ReportMetric(res.a0PerGet, "a0-loads/get")
+				b.ReportMetric(res.a0PerKey, "a0-loads/dead-key")
+				b.ReportMetric(res.hotHits, "hot-hits/get")
+				b.ReportMetric(res.fetch, "fetches/get")
+				b.ReportMetric(float64(res.mainItems), "main-entries")
+				b.ReportMetric(float64(res.hotN), "hot-entries")
+			}
+		})
+	}
+}
