@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/geecache/geecache/adapters/lambda/internal/urlevent"
@@ -53,7 +54,9 @@ const (
 //
 // Each endpoint is treated as one execution environment: it is sent one
 // invoke at a time (the emulator crashes on overlapping invokes), and a
-// request waits, as long as its context allows, for a free endpoint. Give a
+// request waits, as long as its context allows, for a free endpoint. An
+// invoke whose caller leaves still runs to its end, as the function does
+// (or to the invoke timeout), before its endpoint takes the next one. Give a
 // Front several endpoints (several emulator processes of the same function)
 // to model a function with several concurrent execution environments, each
 // with its own memory.
@@ -70,6 +73,7 @@ type Front struct {
 	client  *http.Client
 	timeout time.Duration
 	log     *slog.Logger
+	running sync.WaitGroup // invokes, including those whose caller left
 }
 
 // FrontOptions configures a Front. As everywhere in GeeCache, the zero
@@ -141,14 +145,18 @@ func NewFront(endpoints []string, opts *FrontOptions) (*Front, error) {
 	return f, nil
 }
 
-// Close closes the Front's idle connections to its endpoints.
+// Close waits for the invokes whose callers have left (each bounded by
+// the invoke timeout) and closes the Front's idle connections to its
+// endpoints. Stop serving the Front before calling it.
 func (f *Front) Close() {
+	f.running.Wait()
 	f.client.CloseIdleConnections()
 }
 
 // ServeHTTP serves r by invoking a runtime with it.
 func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), f.timeout)
+	deadline := time.Now().Add(f.timeout)
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
 
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
@@ -169,12 +177,31 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.fail(w, r, http.StatusServiceUnavailable, fmt.Errorf("waiting for a free endpoint: %w", ctx.Err()))
 		return
 	}
-	raw, err := f.invoke(ctx, ep, payload)
-	f.free <- ep
-	if err != nil {
-		f.fail(w, r, http.StatusBadGateway, err)
+	// The invoke runs to its end even if the caller leaves: the runtime
+	// runs the function to its end anyway, and the endpoint takes no other
+	// invoke until then (an emulator crashes on overlapping invokes).
+	done := make(chan invoked, 1)
+	f.running.Add(1)
+	go func() {
+		defer f.running.Done()
+		ictx, icancel := context.WithDeadline(context.WithoutCancel(r.Context()), deadline)
+		raw, err := f.invoke(ictx, ep, payload)
+		icancel()
+		f.free <- ep
+		done <- invoked{raw, err}
+	}()
+	var res invoked
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		f.fail(w, r, http.StatusBadGateway, fmt.Errorf("invoke %s: %w", ep, ctx.Err()))
 		return
 	}
+	if res.err != nil {
+		f.fail(w, r, http.StatusBadGateway, res.err)
+		return
+	}
+	raw := res.raw
 	resp, err := urlevent.Decode(raw)
 	if err == nil && !resp.Streamed && len(raw) > maxPayloadBytes {
 		err = fmt.Errorf("%w: over %d bytes", urlevent.ErrBadResponse, maxPayloadBytes)
@@ -190,6 +217,12 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)
+}
+
+// invoked is the outcome of an invoke.
+type invoked struct {
+	raw []byte
+	err error
 }
 
 // invoke posts payload to the endpoint and returns the function's answer.
