@@ -5,6 +5,7 @@ package lambda
 import (
 	"context"
 	"log/slog"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,29 +36,32 @@ func invokeEnv(t testing.TB, name string, names []string, endpoints []string, mo
 }
 
 // invokeNodes starts one emulator per function name, with the given invoke
-// modes, and a Front before each for the test's own (user) requests. Peers
-// reach each other through the Invoke API; extra names (net/http nodes)
-// join the ring. It returns the fronts' URLs, the emulators, and the
-// name=endpoint pairs.
+// modes, behind a gate (serveGate) that all its callers invoke it
+// through, and a Front before each for the test's own (user) requests.
+// Peers reach each other through the Invoke API; extra names (net/http
+// nodes) join the ring. It returns the fronts' URLs, the emulators, and
+// the name=endpoint pairs.
 func invokeNodes(t *testing.T, names, modes, extra []string) ([]string, []*emulator, []string) {
 	rie := rieBinary(t)
 	bootstrap := buildBootstrap(t)
-	addrs := make([]string, len(names))
+	gates := make([]net.Listener, len(names))
 	var eps []string
 	for i, n := range names {
-		addrs[i] = freeAddr(t)
-		eps = append(eps, n+"=http://"+addrs[i])
+		gates[i] = listen(t)
+		eps = append(eps, n+"=http://"+gates[i].Addr().String())
 	}
 	ring := append(append([]string{}, names...), extra...)
 	var fronts []string
 	var ems []*emulator
 	for i, n := range names {
-		e := startEmulatorAt(t, rie, bootstrap, addrs[i], invokeEnv(t, n, ring, eps, modes[i]))
+		e := startEmulator(t, rie, bootstrap, invokeEnv(t, n, ring, eps, modes[i]))
+		serveGate(t, gates[i], e.addr)
 		ln := listen(t)
-		startFront(t, ln, e)
+		serveFront(t, ln, "http://"+gates[i].Addr().String(), 20*time.Second)
 		fronts = append(fronts, "http://"+ln.Addr().String())
 		ems = append(ems, e)
 	}
+	warmUp(t, fronts)
 	return fronts, ems, eps
 }
 

@@ -7,16 +7,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/geecache/geecache/internal/testkit"
+	"io"
+	"math/rand/v2"
 	"net"
+	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/geecache/geecache/internal/testkit"
 )
 
 // Helpers that run the example node under the real Lambda Runtime Interface
@@ -62,13 +68,37 @@ func listen(t testing.TB) net.Listener {
 	return ln
 }
 
-// freeAddr returns a loopback address that was free a moment ago, for a
-// process that must be told its address.
+// freeAddr returns a loopback address for a process that must be told
+// its address (an emulator): a port that is free now and lies below the
+// kernel's ephemeral range, so that no socket bound to port 0 (a front,
+// another test's server) and no outgoing connection, in this process or
+// any other on the machine, is given it before the process binds it.
+// (With a port the OS had picked and released, a front listening later
+// could be given an emulator's port: the emulator then failed to start,
+// and its peers' invokes reached the front, which sent them on as a POST
+// event to another node.) Whether the process did bind it is checked by
+// startEmulatorAt.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln := listen(t)
-	defer ln.Close()
-	return ln.Addr().String()
+	low := 32768 // Linux's default ip_local_port_range starts here
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
+				low = n
+			}
+		}
+	}
+	for range 100 {
+		port := low/2 + rand.IntN(low-low/2)
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			addr := ln.Addr().String()
+			ln.Close()
+			return addr
+		}
+	}
+	t.Fatalf("no free port in [%d, %d)", low/2, low)
+	return ""
 }
 
 // emulator is one aws-lambda-rie process running the bootstrap.
@@ -76,13 +106,14 @@ type emulator struct {
 	cmd    *exec.Cmd
 	addr   string // invoke address
 	out    *testkit.Buffer
+	exited chan struct{} // closed when the process has ended
 	mu     sync.Mutex
 	killed bool
 }
 
 // startEmulator starts the emulator with env added to the function's
-// environment, waits until it accepts connections, and stops it (its whole
-// process group, by PID) when the test ends.
+// environment, waits until it listens on its addresses, and stops it (its
+// whole process group, by PID) when the test ends.
 func startEmulator(t testing.TB, rie, bootstrap string, env []string) *emulator {
 	t.Helper()
 	return startEmulatorAt(t, rie, bootstrap, freeAddr(t), env)
@@ -91,6 +122,17 @@ func startEmulator(t testing.TB, rie, bootstrap string, env []string) *emulator 
 // startEmulatorAt is startEmulator with the invoke address given, for
 // nodes that must know each other's endpoints before they start.
 func startEmulatorAt(t testing.TB, rie, bootstrap, addr string, env []string) *emulator {
+	t.Helper()
+	e, err := launchEmulator(t, rie, bootstrap, addr, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// launchEmulator is startEmulatorAt, returning an emulator that does not
+// come up as an error.
+func launchEmulator(t testing.TB, rie, bootstrap, addr string, env []string) (*emulator, error) {
 	t.Helper()
 	e := &emulator{addr: addr, out: &testkit.Buffer{}}
 	api := freeAddr(t)
@@ -106,21 +148,90 @@ func startEmulatorAt(t testing.TB, rie, bootstrap, addr string, env []string) *e
 	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the bootstrap is its child
 	e.cmd.WaitDelay = 5 * time.Second
 	if err := e.cmd.Start(); err != nil {
-		t.Fatalf("starting emulator: %v", err)
+		return nil, fmt.Errorf("starting emulator: %w", err)
 	}
+	e.exited = make(chan struct{})
+	go func() {
+		_ = e.cmd.Wait()
+		close(e.exited)
+	}()
 	t.Cleanup(e.kill)
-	deadline := time.Now().Add(15 * time.Second)
+	if err := e.waitListening(api, 15*time.Second); err != nil {
+		return nil, fmt.Errorf("emulator on %s (runtime API %s) not up: %w\n%s", e.addr, api, err, e.out)
+	}
+	return e, nil
+}
+
+// waitListening waits until the emulator process itself listens on its
+// invoke address and on api, the runtime API's. That another socket
+// accepts connections there proves nothing: if the port was taken, the
+// emulator exits, and whatever holds the port would answer its invokes.
+func (e *emulator) waitListening(api string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for {
-		c, err := net.DialTimeout("tcp", e.addr, time.Second)
+		select {
+		case <-e.exited:
+			return fmt.Errorf("the emulator exited (%v)", e.cmd.ProcessState)
+		default:
+		}
+		a, err := listensOn(e.cmd.Process.Pid, e.addr)
 		if err == nil {
-			c.Close()
-			return e
+			var b bool
+			if b, err = listensOn(e.cmd.Process.Pid, api); err == nil && a && b {
+				return nil
+			}
+		}
+		if err != nil {
+			select {
+			case <-e.exited: // its descriptors went with it
+				return fmt.Errorf("the emulator exited (%v)", e.cmd.ProcessState)
+			case <-time.After(time.Second):
+				return err
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("emulator on %s not up: %v\n%s", e.addr, err, e.out)
+			return fmt.Errorf("after %v the emulator does not listen on both its invoke address and the runtime API's", timeout)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// listensOn reports whether process pid has a socket listening on addr,
+// an IPv4 "host:port", from /proc/net/tcp and the process's descriptors.
+func listensOn(pid int, addr string) (bool, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().Is4() {
+		return false, fmt.Errorf("address %q is not IPv4 host:port", addr)
+	}
+	ip := ap.Addr().As4()
+	// /proc/net/tcp writes the address as the 32-bit word in host (little
+	// endian) order, then the port, in hex.
+	local := fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], ap.Port())
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return false, err
+	}
+	inodes := map[string]bool{}
+	for line := range strings.SplitSeq(string(table), "\n") {
+		// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+		f := strings.Fields(line)
+		if len(f) >= 10 && f[1] == local && f[3] == "0A" { // 0A: LISTEN
+			inodes["socket:["+f[9]+"]"] = true
+		}
+	}
+	if len(inodes) == 0 {
+		return false, nil
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return false, err
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && inodes[l] {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // kill stops the emulator and its function, and waits for them (bounded by
@@ -133,7 +244,7 @@ func (e *emulator) kill() {
 	}
 	e.killed = true
 	_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
-	_ = e.cmd.Wait()
+	<-e.exited
 }
 
 // loads returns how many times the function's source was read, by
@@ -172,6 +283,11 @@ func lambdaCluster(t testing.TB, rie, bootstrap string, lns []net.Listener, peer
 		startFront(t, ln, e)
 		ems = append(ems, e)
 	}
+	var fronts []string
+	for _, ln := range lns {
+		fronts = append(fronts, "http://"+ln.Addr().String())
+	}
+	warmUp(t, fronts)
 	return ems
 }
 
@@ -199,3 +315,52 @@ func waitLoads(t testing.TB, ems []*emulator, want int) []map[string]int {
 }
 
 func (e *emulator) String() string { return fmt.Sprintf("emulator %s", e.addr) }
+
+// TestRIEStartOnTakenAddress: an emulator told an address that another
+// socket holds (as a front given a just-released port once held an
+// emulator's) does not come up, though the address accepts connections:
+// otherwise the invokes meant for it would reach the other socket.
+func TestRIEStartOnTakenAddress(t *testing.T) {
+	rie := rieBinary(t)
+	bootstrap := buildBootstrap(t)
+	ln := listen(t)
+	defer ln.Close()
+	go func() { // accept, as a front would
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	e, err := launchEmulator(t, rie, bootstrap, ln.Addr().String(), nil)
+	if err == nil {
+		t.Fatalf("%v came up on an address another socket holds", e)
+	}
+	if !strings.Contains(err.Error(), "exited") && !strings.Contains(err.Error(), "does not listen") {
+		t.Errorf("err = %v, want the emulator to have exited or not to listen", err)
+	}
+}
+
+// warmUp invokes each front's function once with a request that loads
+// nothing (a group no node has; with a secret, unsigned), so that a function's cold start (30 ms
+// here, much more on a loaded machine) is not paid inside a peer's fetch,
+// where a delay past the hedge delay makes the peer load the key beside
+// it, and the test count a load by a node that does not own the key.
+func warmUp(t testing.TB, fronts []string) {
+	t.Helper()
+	hc := &http.Client{Timeout: 30 * time.Second}
+	defer hc.CloseIdleConnections()
+	for _, f := range fronts {
+		res, err := hc.Get(f + "/_geecache/warm-up/none")
+		if err != nil {
+			t.Fatalf("warming up %s: %v", f, err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("warming up %s: %s, want the function's 404 (no such group) or 401", f, res.Status)
+		}
+	}
+}
