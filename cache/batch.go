@@ -11,8 +11,8 @@ import (
 
 // This file is the read path of many keys at once: GetMany sorts the keys
 // into hits, keys this node loads, and keys each owner peer is asked for
-// in one Batch; the batch itself (claims, health, hedge, keep) is in
-// batchfetch.go.
+// in one Batch; the batch itself (claims, health, keep, fallback) is in
+// batchfetch.go, its request and hedge in batchhedge.go.
 
 // manyResult is one key's result in a GetMany.
 type manyResult struct {

@@ -3,14 +3,12 @@ package cache
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/geecache/geecache/cache/internal/singleflight"
-	"github.com/geecache/geecache/internal/progress"
 )
 
 // noBatchFor is how long a peer that cannot batch is asked key by key
@@ -47,10 +45,11 @@ type keyAnswer struct {
 
 // A decision is one key's result and where it came from.
 type decision struct {
-	e     entry
-	err   error
-	done  bool
-	local bool // from a local load (kept in main already)
+	e      entry
+	err    error
+	done   bool
+	local  bool // from a local load (kept in main already)
+	handed bool // handed over to a load in the background (abandon)
 }
 
 // run asks the owner for the batch's keys, settles each (see decide),
@@ -139,7 +138,7 @@ func (b *batch) decide(out []decision) {
 	}
 	g.counters.peerErrors.Add(int64(len(local)))
 	if b.ctx.Err() != nil {
-		b.abandon(out, local)
+		b.abandon(out, local, nil)
 		return
 	}
 	why := berr
@@ -165,174 +164,6 @@ func (g *Group) keepPeer(key string, a keyAnswer, gen uint64) (entry, error) {
 		return entry{v: a.v}, a.err // served stale by the owner: no copy
 	}
 	return g.keep(g.mem.hot, key, a.v, ttl, a.err, gen)
-}
-
-// fetch sends the batch and waits for it as fetchHedged waits for one
-// key: if the owner neither answers nor says it is loading within the
-// hedge delay, every key is loaded locally beside it (through the local
-// flight), and each key takes whichever answer comes first. It returns
-// the batch's error, whether the hedge ran (keys it decided are done in
-// out), and whether the batch answered (else b.answers may still change).
-func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision) (hedged, answered bool, err error) {
-	g, ctx := b.g, b.ctx
-	each := func(i int, v []byte, ttl time.Duration, err error) {
-		if i < 0 || i >= len(b.got) {
-			b.extra = true
-			return
-		}
-		if b.got[i] { // answered twice: believe neither
-			b.extra = true
-			b.answers[i] = keyAnswer{err: fmt.Errorf("geecache: peer %s: %w (answered twice)", b.owner.Addr(), errNotAnswered)}
-			return
-		}
-		b.got[i], b.answers[i] = true, keyAnswer{v, ttl, err}
-	}
-	send := func(fctx context.Context) error {
-		err := peerBatch(fctx, b.owner, g.name, b.keys, false, each)
-		if err == nil {
-			err = b.complete()
-		}
-		return err
-	}
-	outcome := func(err error) error {
-		if errors.Is(err, errors.ErrUnsupported) {
-			return nil // an older peer, alive: it asked to be asked key by key
-		}
-		return err
-	}
-	if g.policy.NoHedge {
-		err := send(ctx)
-		g.settle(ctx, ph, probe, outcome(err), ctx.Err() != nil)
-		return false, true, err
-	}
-	var won atomic.Bool
-	fctx, fcancel := context.WithCancel(context.WithoutCancel(ctx))
-	unhook := context.AfterFunc(ctx, func() {
-		if !won.Load() {
-			fcancel()
-		}
-	})
-	alive := make(chan struct{})
-	var seen atomic.Bool
-	fctx = progress.With(fctx, progress.Func(func() {
-		if seen.CompareAndSwap(false, true) {
-			close(alive)
-		}
-	}))
-	done := make(chan error, 1)
-	begin := time.Now()
-	go func() {
-		defer fcancel()
-		err := send(fctx)
-		unhook()
-		g.settle(ctx, ph, probe, outcome(err), !won.Load() && ctx.Err() != nil)
-		done <- err
-	}()
-	timer := time.NewTimer(g.latency.hedgeDelay())
-	defer timer.Stop()
-	select {
-	case err := <-done:
-		return false, true, err
-	case <-ctx.Done():
-		return false, false, ctx.Err()
-	case <-alive:
-		timer.Reset(max(g.policy.HedgeMax-time.Since(begin), 0))
-		select {
-		case err := <-done:
-			return false, true, err
-		case <-ctx.Done():
-			return false, false, ctx.Err()
-		case <-timer.C:
-		}
-	case <-timer.C:
-	}
-	// The hedge: every key loads locally beside the batch.
-	g.counters.hedges.Add(int64(len(b.keys)))
-	type localDone struct {
-		k   int
-		e   entry
-		err error
-	}
-	hdone := make(chan localDone, len(b.keys))
-	for k, key := range b.keys {
-		go func() {
-			e, err := g.localFlight.DoLoader(ctx, key, (*hedgeLoader)(g), nil)
-			hdone <- localDone{k, e, err}
-		}()
-	}
-	local := make([]*localDone, len(b.keys))
-	var berr error
-	batchDone := false
-	left := len(b.keys)
-	decide := func(k int, e entry, err error, fromLocal bool) {
-		if !out[k].done {
-			out[k] = decision{e: e, err: err, done: true, local: fromLocal}
-			left--
-		}
-	}
-	for left > 0 {
-		select {
-		case err := <-done:
-			batchDone, berr = true, err
-			for k := range b.keys {
-				switch {
-				case out[k].done:
-				case b.got[k] && found(b.answers[k].err):
-					g.counters.peerLoads.Add(1)
-					e, kerr := g.keepPeer(b.keys[k], b.answers[k], gens[k]) // the generations from before the fetch
-					decide(k, e, kerr, false)
-				case local[k] != nil:
-					decide(k, local[k].e, local[k].err, true)
-				}
-			}
-		case d := <-hdone:
-			local[d.k] = &d
-			if found(d.err) {
-				g.counters.hedgeLocalWins.Add(1)
-			}
-			if found(d.err) || batchDone {
-				decide(d.k, d.e, d.err, true)
-			}
-		case <-ctx.Done():
-			// The caller left: the keys others joined load on for them
-			// (abandon), as when it leaves before the hedge.
-			var ks []int
-			for k := range b.keys {
-				if !out[k].done {
-					ks = append(ks, k)
-				}
-			}
-			b.abandon(out, ks)
-			left = 0
-		}
-	}
-	if !batchDone {
-		won.Store(true)
-		time.AfterFunc(max(g.policy.SlowAfter-time.Since(begin), 0), fcancel)
-	}
-	return true, batchDone, berr
-}
-
-// complete checks that the peer answered every key once.
-func (b *batch) complete() error {
-	missing := 0
-	for k := range b.got {
-		if !b.got[k] {
-			missing++
-		}
-	}
-	if missing == 0 && !b.extra {
-		return nil
-	}
-	// The keys it answered once are kept; the others are its failures,
-	// and the batch counts as a failure of the peer.
-	for k := range b.got {
-		if !b.got[k] {
-			b.answers[k] = keyAnswer{err: fmt.Errorf("geecache: peer %s: %w", b.owner.Addr(), errNotAnswered)}
-			b.got[k] = true
-		}
-	}
-	return fmt.Errorf("geecache: peer %s: %w: %d of %d keys missing, or answered more than once", b.owner.Addr(), errNotAnswered, missing, len(b.got))
 }
 
 // fallback loads the keys ks (nil: all) after their owner could not be
@@ -420,9 +251,13 @@ func (b *batch) alone(out []decision, ks []int) {
 }
 
 // abandon ends the keys ks after the caller has gone: a key another caller
-// still waits for is loaded locally for it in the background (as a Get's
-// fallback would be); the others end with ctx's error.
-func (b *batch) abandon(out []decision, ks []int) {
+// still waits for is loaded for it in the background, in the local flight
+// (as a Get's fallback is), so that it joins a load of the key in flight
+// here (the hedge's, a peer's request) rather than calling the source
+// again; the others end with ctx's error. release, if not nil, is called
+// with each key handed over once its load has ended (the hedge keeps its
+// own load of the key going until then).
+func (b *batch) abandon(out []decision, ks []int, release func(k int)) {
 	g := b.g
 	g.counters.abandoned.Add(int64(len(ks)))
 	for _, k := range ks {
@@ -434,10 +269,13 @@ func (b *batch) abandon(out []decision, ks []int) {
 		// here instead, once the load ends.
 		key, cl := b.keys[k], b.claims[k]
 		b.claims[k] = singleflight.Claim[entry]{}
-		out[k] = decision{err: b.ctx.Err(), done: true}
+		out[k] = decision{err: b.ctx.Err(), done: true, handed: true}
 		bg := context.WithoutCancel(b.ctx)
 		go func() {
-			e, err := g.loadLocally(bg, spanFallback, key)
+			e, err := g.localFlight.DoLoader(bg, key, (*localLoader)(g), nil)
+			if release != nil {
+				release(k)
+			}
 			g.forwardFlight.Finish(key, cl, e, err)
 		}()
 	}
