@@ -62,8 +62,10 @@ func (g *Group[V]) Finish(key string, cl Claim[V], v V, err error) {
 	g.mu.Lock()
 	g.running--
 	first := g.settle(cl.c, v, err)
+	grace := cl.c.grace
+	cl.c.grace = nil
 	g.mu.Unlock()
-	cl.c.ctx.cancel()
+	cl.c.end(grace)
 	if first {
 		close(cl.c.done)
 	}

@@ -57,8 +57,9 @@ type call[V any] struct {
 	err       error
 	group     *Group[V]
 	key       string
-	waiters   int         // callers still waiting; guarded by Group.mu
+	waiters   int32       // callers still waiting; guarded by Group.mu
 	published bool        // val and err are set; guarded by Group.mu
+	grace     *time.Timer // cancels the load a grace after Publish; guarded by Group.mu
 	ctx       loadContext // the load's context, in the record: one allocation for both
 }
 
@@ -160,8 +161,10 @@ func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V],
 		g.mu.Lock()
 		g.running--
 		first := g.settle(c, val, err)
+		grace := c.grace
+		c.grace = nil
 		g.mu.Unlock()
-		c.ctx.cancel()
+		c.end(grace)
 		if first {
 			close(c.done) // no caller can join once c is forgotten
 		}
@@ -202,13 +205,25 @@ func (g *Group[V]) Publish(ctx context.Context, key string, val V, err error, gr
 	}
 	g.mu.Lock()
 	first := g.settle(c, val, err)
+	if first {
+		c.grace = time.AfterFunc(grace, c.ctx.cancel)
+	}
 	g.mu.Unlock()
 	if !first {
 		return false
 	}
 	close(c.done)
-	time.AfterFunc(grace, c.ctx.cancel)
 	return true
+}
+
+// end cancels the context of c's load, which has ended, and stops grace,
+// the timer of a Publish (taken from c under Group.mu), which would
+// otherwise keep c, value and all, alive until it fired.
+func (c *call[V]) end(grace *time.Timer) {
+	if grace != nil {
+		grace.Stop()
+	}
+	c.ctx.cancel()
 }
 
 // forget removes c from the calls that callers can join, unless a newer

@@ -14,7 +14,7 @@ func (g *Group[V]) waiters(key string) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if c := g.calls[key]; c != nil {
-		return c.waiters
+		return int(c.waiters)
 	}
 	return 0
 }
