@@ -88,6 +88,7 @@ func (b *batch) decide(out []decision) {
 		switch g.health.admit(ph) {
 		case admitEjected:
 			g.counters.ejectedLoads.Add(int64(n))
+			g.probe(b.owner, ph, b.keys[0]) // as loadFromPeer does
 			b.fallback(out, nil, true, nil)
 			return
 		case admitBusy:
