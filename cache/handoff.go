@@ -64,7 +64,10 @@ func (g *Group) held(key string) (entry, error) {
 // owns the key now. Anything else (it does not hold the key, it is gone,
 // it is slow) leaves the load to the caller.
 func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok bool) {
-	if g.router == nil || handoff.IsMemoryOnly(ctx) || g.hotBlocked() {
+	// (ctx is never memory-only here: a memory-only request is answered
+	// by held, and a load's context comes from a Get, a GetMany or an
+	// ordinary GetLocal.)
+	if g.router == nil || g.hotBlocked() {
 		// hotBlocked: a Purge is still reaching the peers, so the previous
 		// owner may hold a value from before it; load instead.
 		return entry{}, nil, false
