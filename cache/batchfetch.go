@@ -36,7 +36,7 @@ type batch struct {
 	extra   bool // the peer answered an index twice or out of range
 }
 
-// keyAnswer is what a peer's batch answered for one key.
+// keyAnswer is what a peer answered for one key (alone, or in a batch).
 type keyAnswer struct {
 	v   []byte
 	ttl time.Duration
@@ -149,22 +149,6 @@ func (b *batch) decide(out []decision) {
 	g.warn.Log(b.ctx, slog.LevelWarn, "fail "+b.owner.Addr(), "geecache: peer failed keys of a batch, loading them elsewhere",
 		slog.String("group", g.name), slog.Int("keys", len(local)), slog.Any("err", why))
 	b.fallback(out, local, true, &g.counters.fallbacks)
-}
-
-// keepPeer keeps the owner's answer a for key in the hot cache, as
-// loadFromPeer does.
-func (g *Group) keepPeer(key string, a keyAnswer, gen uint64) (entry, error) {
-	ttl := a.ttl
-	switch {
-	case ttl < 0:
-		ttl = g.fresh.ttl
-		if a.err != nil {
-			ttl = g.fresh.notFoundTTL
-		}
-	case ttl > 0 && ttl <= time.Millisecond:
-		return entry{v: a.v}, a.err // served stale by the owner: no copy
-	}
-	return g.keep(g.mem.hot, key, a.v, ttl, a.err, gen)
 }
 
 // fallback loads the keys ks (nil: all) after their owner could not be

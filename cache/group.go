@@ -258,19 +258,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 		return local.e, local.err
 	case answered:
 		g.counters.peerLoads.Add(1)
-		switch {
-		case ttl < 0: // the transport does not say: this group's own TTLs
-			ttl = g.fresh.ttl
-			if err != nil {
-				ttl = g.fresh.notFoundTTL
-			}
-		case ttl > 0 && ttl <= time.Millisecond:
-			// The owner served it stale (or all but expired): hand it to
-			// the callers, but keep no copy that could be served stale
-			// again, for this node's own window on top of the owner's.
-			return entry{v: v}, err
-		}
-		return g.keep(g.mem.hot, key, v, ttl, err, gen)
+		return g.keepPeer(key, keyAnswer{v, ttl, err}, gen)
 	}
 	g.counters.peerErrors.Add(1)
 	if ctx.Err() != nil {

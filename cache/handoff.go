@@ -86,7 +86,8 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 	v, ttl, err := peerGet(sctx, prev, g.name, key)
 	span.End(err)
 	cancel()
-	if !found(err) || (ttl > 0 && ttl <= time.Millisecond) {
+	ttl, keep := g.peerTTL(ttl, err)
+	if !found(err) || !keep {
 		g.counters.handoffMisses.Add(1)
 		if ph != nil {
 			ph.handoffMissed()
@@ -96,12 +97,6 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 	g.counters.handoffs.Add(1)
 	if ph != nil {
 		ph.handoffHit()
-	}
-	if ttl < 0 {
-		ttl = g.fresh.ttl
-		if err != nil {
-			ttl = g.fresh.notFoundTTL
-		}
 	}
 	e, err = g.keep(g.mem.main, key, v, ttl, err, gen)
 	g.mem.main.Credit(key, takenOverCredit)

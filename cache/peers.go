@@ -91,3 +91,35 @@ func peerGet(ctx context.Context, peer PeerGetter, group, key string) (v []byte,
 	}()
 	return peer.Get(ctx, group, key)
 }
+
+// keepPeer keeps the owner's answer a for key (a value, or with a.err a
+// "not found") in the hot cache, for the lifetime peerTTL gives it, unless
+// key changed since gen; the callers get it in any case.
+func (g *Group) keepPeer(key string, a keyAnswer, gen uint64) (entry, error) {
+	ttl, keep := g.peerTTL(a.ttl, a.err)
+	if !keep {
+		return entry{v: a.v}, a.err
+	}
+	return g.keep(g.mem.hot, key, a.v, ttl, a.err, gen)
+}
+
+// peerTTL is how long this node keeps a peer's answer (a value, or with
+// err a "not found") whose transport gave ttl: that lifetime (0: no end),
+// or this group's TTL or NotFoundTTL when the transport does not say (ttl
+// < 0). keep is false for an answer the peer served stale or all but
+// expired (0 < ttl <= 1 ms): the callers get it, but no copy is kept that
+// could be served stale again, for this node's own stale window on top of
+// the peer's. Answers from a key's owner (Get, GetMany) and from its
+// previous owner (handoff) follow these rules alike.
+func (g *Group) peerTTL(ttl time.Duration, err error) (time.Duration, bool) {
+	switch {
+	case ttl < 0:
+		if err != nil {
+			return g.fresh.notFoundTTL, true
+		}
+		return g.fresh.ttl, true
+	case ttl > 0 && ttl <= time.Millisecond:
+		return 0, false
+	}
+	return ttl, true
+}
