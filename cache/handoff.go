@@ -200,7 +200,9 @@ func (p *peerHealth) handoffHit() {
 // one per EjectFor. A peer that answers (a value, "not found" or "not
 // held") is readmitted at once, rather than at the end of an ejection
 // that may have doubled several times while it was down; one that does
-// not stays ejected as it was.
+// not stays ejected as it was. To a PeerGetter of another transport,
+// which cannot see the memory-only mark, it is an ordinary Get of key (see
+// PeerGetter.Get). Get and GetMany start it alike.
 func (g *Group) probe(peer PeerGetter, ph *peerHealth, key string) {
 	if !g.health.startProbe(ph) {
 		return

@@ -35,6 +35,17 @@ type PeerGetter interface {
 	// A key the peer reports missing yields an error wrapping
 	// getter.ErrNotFound. The peer must not keep or change the returned
 	// slice afterwards.
+	//
+	// A group also calls Get for requests of its own: after the ring
+	// changed, it asks a key's previous owner for the key before loading
+	// it (handoff), and it asks an ejected peer, in the background, for a
+	// key it owns, to readmit it as soon as it answers (at most one such
+	// probe per peer at a time and per PeerPolicy.EjectFor). This module's
+	// transports send both as memory-only requests, which the peer answers
+	// from memory without loading anything. To another PeerGetter they are
+	// ordinary Gets, which it cannot tell apart: correct all the same (any
+	// answer readmits the peer; a handoff keeps what the previous owner
+	// answers), at the cost of the load its node may do to answer.
 	Get(ctx context.Context, group, key string) (value []byte, ttl time.Duration, err error)
 
 	// Remove drops key of group from the peer's memory.

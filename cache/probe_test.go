@@ -3,11 +3,15 @@ package cache_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/peertest"
+	"github.com/geecache/geecache/picker"
 )
 
 // A GetMany that finds its keys' owner ejected starts the readmission
@@ -61,6 +65,115 @@ func TestEjectedPeerReadmittedWhenGetManyAsks(t *testing.T) {
 		}
 		if d := time.Since(back); d > 1500*time.Millisecond {
 			t.Errorf("b was readmitted %v after it answered again; want within EjectFor (1 s) and a GetMany", d)
+		}
+		time.Sleep(time.Second) // the load workers end when idle
+	})
+}
+
+// plainPeer is a PeerGetter of another transport than this module's: it
+// cannot see that a request asks for an answer from memory only (the mark
+// is internal), and serves every Get as an ordinary peer request.
+type plainPeer struct {
+	peertest.ReadOnly
+	addr string
+	to   func() *cache.Group
+	down *atomic.Bool
+	gets *atomic.Int64
+}
+
+func (p *plainPeer) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
+	if p.down.Load() {
+		return nil, 0, errNodeDown
+	}
+	p.gets.Add(1)
+	v, ttl, err := p.to().GetLocal(context.Background(), key)
+	return v.ByteSlice(), ttl, err
+}
+
+func (p *plainPeer) Addr() string { return p.addr }
+
+// The readmission probe reaches a PeerGetter of another transport as an
+// ordinary Get of a key its node was asked for (it cannot be told apart):
+// the peer is still readmitted within about EjectFor of answering, at a
+// bounded cost: at most one such Get per EjectFor while it is ejected,
+// which its node serves as any peer request (here, from its source).
+func TestProbeOfOtherTransportIsAnOrdinaryGet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		groups := map[string]*cache.Group{}
+		var down atomic.Bool
+		var gets, loads atomic.Int64 // b's peer requests, and its source's loads
+		for _, self := range []string{"a", "b"} {
+			peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter {
+				return &plainPeer{addr: addr, to: func() *cache.Group { return groups[addr] }, down: &down, gets: &gets}
+			}, &picker.Options{Replicas: 64, Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := peers.Set("a", "b"); err != nil {
+				t.Fatal(err)
+			}
+			src := getter.Func(func(_ context.Context, key string) ([]byte, error) {
+				if self == "b" {
+					loads.Add(1)
+				}
+				return []byte("v:" + key), nil
+			})
+			g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: peers, Logger: quiet,
+				PeerPolicy: cache.PeerPolicy{EjectAfter: 1, EjectFor: time.Second, NoHedge: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			groups[self] = g
+		}
+		a := groups["a"]
+		owners, _ := picker.NewPeers("a", func(string) cache.PeerGetter { return nil }, &picker.Options{Replicas: 64, Logger: quiet})
+		_ = owners.Set("a", "b")
+		n := 0
+		key := func() string { // a key of b's that a has not asked for yet
+			for {
+				n++
+				if k := fmt.Sprintf("k%d", n); owners.Owner(k) == "b" {
+					return k
+				}
+			}
+		}
+		ejected := func() bool {
+			for _, p := range a.Stats().Peers {
+				if p.Addr == "b" {
+					return p.Ejected
+				}
+			}
+			return false
+		}
+		get := func(k string) {
+			if v, err := a.Get(context.Background(), k); err != nil || v.String() != "v:"+k {
+				t.Fatalf("Get(%s) = %q, %v", k, v, err)
+			}
+		}
+		down.Store(true)
+		for range 120 { // 12 s down: ejections of 1, 2, 4 and 8 s in a row
+			get(key())
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !ejected() {
+			t.Fatalf("b is not ejected after 12 s down: %+v %+v", a.Stats().Peers, a.Stats())
+		}
+		down.Store(false)
+		back := time.Now()
+		for ejected() && time.Since(back) < 30*time.Second {
+			get(key())
+			time.Sleep(100 * time.Millisecond)
+			synctest.Wait()
+		}
+		d := time.Since(back)
+		if d > 1500*time.Millisecond {
+			t.Errorf("b was readmitted %v after it answered again; want within EjectFor (1 s) and a Get", d)
+		}
+		if g, most := gets.Load(), int64(d/time.Second)+1; g > most {
+			t.Errorf("b served %d Gets while ejected for %v; want at most %d (one probe per EjectFor)", g, d, most)
+		}
+		if g, l := gets.Load(), loads.Load(); g == 0 || l != g {
+			t.Errorf("b served %d Gets and loaded %d keys while ejected; want the probe, an ordinary Get, loaded", g, l)
 		}
 		time.Sleep(time.Second) // the load workers end when idle
 	})
