@@ -24,7 +24,8 @@ const clientOnlySelf = "http://client-only.invalid"
 // Set replaces the peer list at run time, Owner names a key's owner, Self
 // and Addrs give this node's and every node's address. Give a Pool to the
 // node's groups as cache.GroupOptions.Peers and serve it with an
-// http.Server (NewServer). It is safe for concurrent use, including Set
+// http.Server (NewServer); under GOOS=js, where there is no net/http, the
+// JavaScript host serves it through wasmjs.Func. It is safe for concurrent use, including Set
 // while requests are served. The AWS Lambda binding places keys with a
 // picker.Peers too, so both bindings place keys alike.
 type Pool struct {

@@ -49,9 +49,11 @@ func (n *poolNet) closeIdleConns() { closeIdle(n.rt) }
 //
 // It also takes over the upgrades to the multiplexed connection that a
 // peer with PoolOptions.Multiplex asks for, and serves the requests sent
-// over it as it serves them over HTTP. Builds for GOOS=js and GOOS=wasip1
-// (no sockets) leave the carriage out: there an upgrade is answered as a
-// plain request, as by a node that does not know the carriage.
+// over it as it serves them over HTTP. Builds for GOOS=wasip1 (no
+// sockets) leave the carriage out: there an upgrade is answered as a plain
+// request, as by a node that does not know the carriage. Builds for
+// GOOS=js have no ServeHTTP: the host serves the Pool through package
+// adapters/wasmjs, on the same handler.
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.mux.isUpgrade(r) && p.mux.serve(w, r) {
 		return
