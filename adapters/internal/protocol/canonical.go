@@ -5,7 +5,8 @@ package protocol
 // letter after a "-" upper case, the others lower case ("x-geecache-peer"
 // is "X-Geecache-Peer"). A name holding a byte that no field name may hold
 // (a space, say) is returned as it is. It allocates only for a name not
-// already canonical.
+// already canonical, nor for the names a peer request carries in lower
+// case (a Fetch host's spelling).
 func CanonicalKey(s string) string {
 	upper, canonical := true, true
 	for i := 0; i < len(s); i++ {
@@ -20,6 +21,9 @@ func CanonicalKey(s string) string {
 	}
 	if canonical {
 		return s
+	}
+	if c := commonKey(s); c != "" {
+		return c
 	}
 	b := []byte(s)
 	upper = true
@@ -47,4 +51,39 @@ func tokenByte(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// commonKey returns the canonical form of s, a name not in canonical form,
+// without allocating, for the fields of a peer request (the protocol's and
+// those every HTTP client sends), or "".
+func commonKey(s string) string {
+	switch s {
+	case "x-geecache-peer":
+		return HeaderPeer
+	case "x-geecache-timestamp":
+		return HeaderTimestamp
+	case "x-geecache-signature":
+		return HeaderSignature
+	case "x-geecache-checksum":
+		return HeaderChecksum
+	case "content-length":
+		return "Content-Length"
+	case "content-type":
+		return "Content-Type"
+	case "host":
+		return "Host"
+	case "user-agent":
+		return "User-Agent"
+	case "accept":
+		return "Accept"
+	case "accept-encoding":
+		return "Accept-Encoding"
+	case "connection":
+		return "Connection"
+	case "origin":
+		return "Origin"
+	case "traceparent":
+		return "Traceparent"
+	}
+	return ""
 }
