@@ -1,16 +1,11 @@
 package nethttp
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptrace"
-	"net/textproto"
 	"time"
 
 	"github.com/geecache/geecache/adapters/internal/protocol"
-	"github.com/geecache/geecache/internal/progress"
 )
 
 // Batch sends keys of group to the peer in batch requests (a POST each,
@@ -36,27 +31,13 @@ func (c *Client) batch(ctx context.Context, group string, op protocol.BatchOp, k
 	}
 	defer cancel()
 	preq := c.proto.NewBatchRequest(ctx, c.addr, group, op, keys)
-	rctx := ctx
-	if op == protocol.BatchGet && progress.Wanted(ctx) {
-		rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{Got1xxResponse: func(code int, _ textproto.MIMEHeader) error {
-			if code == http.StatusProcessing {
-				progress.Report(ctx) // the owner is loading keys of the batch
-			}
-			return nil
-		}})
-	}
-	req, err := http.NewRequestWithContext(rctx, preq.Method, c.prefix+preq.Path, bytes.NewReader(preq.Body))
+	resp, err := c.roundTrip(ctx, preq, op == protocol.BatchGet) // the owner's 102: it is loading keys of the batch
 	if err != nil {
 		return fmt.Errorf("geecache: peer %s: %w", c.addr, err)
 	}
-	req.Header = preq.Header
-	resp, err := c.rt.RoundTrip(req)
-	if err != nil {
-		return fmt.Errorf("geecache: peer %s: %w", c.addr, err)
-	}
-	err = c.proto.ReadBatchResponse(ctx, preq, resp.StatusCode, resp.Header, resp.ContentLength, resp.Body, keys, each)
+	err = c.proto.ReadBatchResponse(ctx, preq, resp.status, resp.header, resp.size, resp.body, keys, each)
 	cancel()
-	_ = resp.Body.Close()
+	_ = resp.body.Close()
 	if err != nil {
 		return fmt.Errorf("geecache: peer %s: %w", c.addr, err)
 	}

@@ -1,48 +1,15 @@
 package nethttp
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/http/httptrace"
-	"net/textproto"
 	"time"
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/internal/progress"
 )
-
-// maxConnsPerPeer bounds the connections NewTransport opens to one peer, so
-// that a slow or hung peer cannot make a node open connections without
-// bound; a request over it waits for a connection, within its deadline.
-const maxConnsPerPeer = 2 * peerhttp.MaxIdleConnsPerHost
-
-// NewTransport returns an http.Transport tuned for peer traffic: up to
-// 256 idle keep-alive connections per peer (net/http's default of 2 would
-// open and close a connection for most peer requests), at most 512
-// connections per peer in all (a group also caps its
-// requests in flight to a peer: cache.PeerPolicy.MaxInFlight), no proxy
-// (peer traffic stays inside the cluster), bounded dial and TLS handshake
-// times. HTTP/2 is used when a peer is reached over TLS (for example an AWS
-// Lambda Function URL); plain http peers use HTTP/1.1 keep-alive, which
-// costs less CPU per request.
-func NewTransport() *http.Transport {
-	return &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          0, // no global limit; the per-host one applies
-		MaxIdleConnsPerHost:   peerhttp.MaxIdleConnsPerHost,
-		MaxConnsPerHost:       maxConnsPerPeer,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-}
 
 // A Client fetches values from one peer. It implements cache.PeerGetter
 // and is safe for concurrent use.
@@ -50,7 +17,7 @@ type Client struct {
 	addr    string
 	prefix  string // addr + base path
 	proto   *protocol.Client
-	rt      http.RoundTripper
+	rt      transport
 	timeout time.Duration
 }
 
@@ -75,7 +42,7 @@ func NewClient(addr string, opts *ClientOptions) (*Client, error) {
 type clientConfig struct {
 	base    string
 	proto   *protocol.Client // stateless: shared by all peers
-	rt      http.RoundTripper
+	rt      transport
 	timeout time.Duration
 }
 
@@ -97,13 +64,11 @@ func newClientConfig(opts *ClientOptions) (clientConfig, error) {
 	if err != nil {
 		return clientConfig{}, err
 	}
-	if err := checkPlatform(o.Transport); err != nil {
+	rt, err := o.transport(pc.MaxValueBytes()) // checks the platform
+	if err != nil {
 		return clientConfig{}, err
 	}
-	if o.Transport == nil {
-		o.Transport = defaultTransport(pc.MaxValueBytes())
-	}
-	return clientConfig{base: o.BasePath, proto: pc, rt: o.Transport, timeout: o.Timeout}, nil
+	return clientConfig{base: o.BasePath, proto: pc, rt: rt, timeout: o.Timeout}, nil
 }
 
 // client returns the Client of the peer at addr, already normalised.
@@ -161,25 +126,7 @@ func (c *Client) do(ctx context.Context, preq protocol.Request) ([]byte, time.Du
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 	}
 	defer cancel()
-	var body io.Reader
-	if preq.Body != nil {
-		body = bytes.NewReader(preq.Body)
-	}
-	rctx := ctx
-	if preq.Method == http.MethodGet && progress.Wanted(ctx) {
-		rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{Got1xxResponse: func(code int, _ textproto.MIMEHeader) error {
-			if code == http.StatusProcessing {
-				progress.Report(ctx) // the owner is loading: the asking group waits for it
-			}
-			return nil
-		}})
-	}
-	req, err := http.NewRequestWithContext(rctx, preq.Method, c.prefix+preq.Path, body)
-	if err != nil {
-		return nil, 0, fmt.Errorf("geecache: peer %s: %w", c.addr, err)
-	}
-	req.Header = preq.Header
-	resp, err := c.rt.RoundTrip(req)
+	resp, err := c.roundTrip(ctx, preq, preq.Method == "GET")
 	if err != nil {
 		return nil, 0, fmt.Errorf("geecache: peer %s: %w", c.addr, err)
 	}
@@ -188,10 +135,10 @@ func (c *Client) do(ctx context.Context, preq protocol.Request) ([]byte, time.Du
 	// than announced, a stalled one) is not drained: the request is
 	// cancelled first, and closing an unread body closes the connection
 	// without waiting for the peer.
-	v, err := c.proto.ReadResponse(ctx, preq, resp.StatusCode, resp.Header, resp.ContentLength, resp.Body)
+	v, err := c.proto.ReadResponse(ctx, preq, resp.status, resp.header, resp.size, resp.body)
 	cancel()
-	_ = resp.Body.Close()
-	ttl := protocol.ResponseTTL(resp.Header)
+	_ = resp.body.Close()
+	ttl := protocol.ResponseTTL(resp.header)
 	if err != nil {
 		return nil, ttl, fmt.Errorf("geecache: peer %s: %w", c.addr, err)
 	}
@@ -199,12 +146,15 @@ func (c *Client) do(ctx context.Context, preq protocol.Request) ([]byte, time.Du
 }
 
 // CloseIdleConnections closes the idle keep-alive connections of the
-// client's transport.
+// client's transport (under GOOS=js there are none: the host's fetch()
+// keeps them).
 func (c *Client) CloseIdleConnections() { closeIdle(c.rt) }
 
-// closeIdle closes rt's idle connections if it keeps any.
-func closeIdle(rt http.RoundTripper) {
-	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
+// A peerResponse is a peer's answer as the transport received it: its
+// body is read by the protocol's Client and then closed.
+type peerResponse struct {
+	status int
+	header protocol.Header
+	size   int64 // the announced length, or -1
+	body   io.ReadCloser
 }

@@ -2,7 +2,6 @@ package nethttp
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -18,28 +17,23 @@ const (
 	corsExposeHeaders = protocol.HeaderError + ", " + protocol.HeaderChecksum + ", " + protocol.HeaderSignature + ", " + protocol.HeaderTTL
 )
 
-// cors answers a browser's CORS preflight for an allowed origin and adds
-// the CORS headers to the answer of an allowed origin's request. It
-// reports whether the request has been answered (a preflight).
-func cors(allowed []string, w http.ResponseWriter, r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" || len(allowed) == 0 {
-		return false
-	}
-	h := w.Header()
+// corsHeaders adds to h, an answer's header, the CORS headers of a
+// request from origin (not empty) with method, and acrm, its
+// Access-Control-Request-Method. It reports whether the request is an
+// allowed origin's preflight, to be answered 204 with h alone.
+func corsHeaders(allowed []string, origin, method, acrm string, h protocol.Header) (preflight bool) {
 	h.Add("Vary", "Origin")
 	if !slices.Contains(allowed, "*") && !slices.Contains(allowed, origin) {
 		return false // no CORS headers: the browser refuses the answer
 	}
 	h.Set("Access-Control-Allow-Origin", origin)
-	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+	if method != "OPTIONS" || acrm == "" {
 		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
 		return false
 	}
-	h.Set("Access-Control-Allow-Methods", http.MethodGet)
+	h.Set("Access-Control-Allow-Methods", "GET")
 	h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
 	h.Set("Access-Control-Max-Age", "600")
-	w.WriteHeader(http.StatusNoContent)
 	return true
 }
 

@@ -67,11 +67,16 @@
 //
 // # WebAssembly
 //
-// Under GOOS=js the default transport of Client and Pool is fetchTransport,
-// which sends peer requests through the JavaScript host's fetch() (node.js
-// 18 or later, Deno, browsers, Workers); net/http's own transport would
-// not reach a peer there. Such a node cannot listen, so its host serves
-// its peers through package adapters/wasmjs. Under GOOS=wasip1 no socket
-// can be opened: peers are reachable only through a transport the host
-// provides (ClientOptions.Transport or PoolOptions.Transport). See examples/wasm.
+// Under GOOS=js a Client or Pool sends every peer request through the
+// JavaScript host's fetch() (node.js 18 or later, Deno, Bun, browsers,
+// Workers); net/http's own transport would not reach a peer there. Such a
+// node cannot listen, so its host serves its peers through package
+// adapters/wasmjs (wasmjs.Func(pool)). A js build links no net/http at all:
+// the wire protocol is the same code, on its own header type, and the
+// parts made of net/http (Pool.ServeHTTP, NewServer, NewTransport,
+// StatsHandler, the Transport and Multiplex options) are left out of it,
+// which keeps a js/wasm node at about 1.45 MB gzipped instead of 2.0
+// (examples/wasm, TestWasmNodeSize). Under GOOS=wasip1 no socket can be
+// opened: peers are reachable only through a transport the host provides
+// (ClientOptions.Transport or PoolOptions.Transport). See examples/wasm.
 package nethttp

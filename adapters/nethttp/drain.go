@@ -30,7 +30,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 	defer t.Stop()
 	select {
 	case <-t.C:
-		closeIdle(p.rt)
+		p.closeIdleConns()
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

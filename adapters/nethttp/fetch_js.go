@@ -7,28 +7,26 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"syscall/js"
 
 	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
-// errFetchUnavailable is returned by fetchTransport.RoundTrip when the
+// errFetchUnavailable is returned by fetchTransport.roundTrip when the
 // JavaScript host has no global fetch function (node.js before 18): a
 // failure of every peer request, which the group answers with local
 // loads, and which only a newer host cures.
 var errFetchUnavailable = errors.New("geecache/nethttp: the JavaScript host has no global fetch()")
 
-// A fetchTransport is an http.RoundTripper that sends requests with the
-// JavaScript host's global fetch() (WHATWG Fetch): in browsers, Web and
-// Service Workers, Deno, Cloudflare Workers and node.js 18 or later. It
-// exists only under GOOS=js, where it is the default transport of Client
-// and Pool (unexported: a program gets it by not setting a Transport).
-//
-// Go's own http.Transport uses fetch() only when no Dial function is set,
-// and never under node.js (there it dials Go's in-process fake network, so
-// a peer is never reached); fetchTransport always uses fetch().
+// errBodyClosed is what a Read of a closed response body returns.
+var errBodyClosed = errors.New("geecache/nethttp: read on a closed response body")
+
+// A fetchTransport sends requests with the JavaScript host's global
+// fetch() (WHATWG Fetch): in browsers, Web and Service Workers, Deno,
+// Cloudflare Workers and node.js 18 or later. It is how every Client and
+// Pool sends under GOOS=js: it takes a protocol request as it is, so that
+// no net/http is linked.
 //
 // The request's context aborts the fetch (AbortController), also while
 // the body is read. The response body is streamed: each Read takes at
@@ -37,44 +35,41 @@ var errFetchUnavailable = errors.New("geecache/nethttp: the JavaScript host has 
 // Redirects are not followed. Requests carry no cookies or other
 // credentials of the host (credentials "omit").
 //
-// fetch() takes a request body whole, so the body is read into memory
-// first, up to a bound: the MaxValueBytes of the Client or Pool (a PUT's
-// body is one value); 64 MiB, the protocol's default limit, for the zero
-// value.
+// fetch() takes a request body whole; it is bounded by the MaxValueBytes
+// of the Client or Pool (a PUT's body is one value); 64 MiB, the
+// protocol's default limit, for the zero value.
 type fetchTransport struct {
 	maxBody int64 // the largest request body sent; 0: protocol.DefaultMaxValueBytes
 }
 
-// RoundTrip sends req with fetch(). It returns once the response headers
-// have arrived; the body is read as the caller reads it.
-func (t *fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
+// roundTrip sends a request to url with fetch(). It returns once the
+// response headers have arrived; the body is read as the caller reads it.
+func (t *fetchTransport) roundTrip(ctx context.Context, method, url string, header protocol.Header, body []byte) (peerResponse, error) {
 	limit := t.maxBody
 	if limit == 0 {
 		limit = protocol.DefaultMaxValueBytes
 	}
-	body, err := requestBody(req, limit)
-	if err != nil {
-		return nil, err
+	if int64(len(body)) > limit {
+		return peerResponse{}, fmt.Errorf("geecache/nethttp: request body of %d bytes is over the limit of %d", len(body), limit)
 	}
 	global := js.Global()
 	fetch := global.Get("fetch")
 	if fetch.Type() != js.TypeFunction {
-		return nil, errFetchUnavailable
+		return peerResponse{}, errFetchUnavailable
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return peerResponse{}, err
 	}
 	ac := global.Get("AbortController").New()
 	abort := func() { ac.Call("abort") }
 
 	init := global.Get("Object").New()
-	init.Set("method", req.Method)
+	init.Set("method", method)
 	init.Set("redirect", "manual")
 	init.Set("credentials", "omit")
 	init.Set("signal", ac.Get("signal"))
 	headers := global.Get("Headers").New()
-	for k, vs := range req.Header {
+	for k, vs := range header {
 		for _, v := range vs {
 			headers.Call("append", k, v)
 		}
@@ -86,37 +81,18 @@ func (t *fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		init.Set("body", buf)
 	}
 
-	res, err := await(ctx, fetch.Invoke(req.URL.String(), init), abort)
+	res, err := await(ctx, fetch.Invoke(url, init), abort)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s %s: %w", req.Method, req.URL.Redacted(), err)
+		return peerResponse{}, fmt.Errorf("fetch %s %s: %w", method, url, err)
 	}
-	return newFetchResponse(req, res, abort)
+	return newFetchResponse(ctx, res, abort)
 }
 
-// requestBody reads and closes req's body, at most limit bytes.
-func requestBody(req *http.Request, limit int64) ([]byte, error) {
-	if req.Body == nil || req.Body == http.NoBody {
-		return nil, nil
-	}
-	defer req.Body.Close()
-	if req.ContentLength > limit {
-		return nil, fmt.Errorf("geecache/nethttp: request body of %d bytes is over the limit of %d", req.ContentLength, limit)
-	}
-	b, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("geecache/nethttp: reading request body: %w", err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("geecache/nethttp: request body over the limit of %d bytes", limit)
-	}
-	return b, nil
-}
-
-// newFetchResponse turns a JS Response into an http.Response whose body
+// newFetchResponse turns a JS Response into a peerResponse whose body
 // streams from res.body.
-func newFetchResponse(req *http.Request, res js.Value, abort func()) (*http.Response, error) {
+func newFetchResponse(ctx context.Context, res js.Value, abort func()) (peerResponse, error) {
 	status := res.Get("status").Int()
-	header := http.Header{}
+	header := protocol.Header{}
 	it := res.Get("headers").Call("entries")
 	for {
 		n := it.Call("next")
@@ -131,26 +107,22 @@ func newFetchResponse(req *http.Request, res js.Value, abort func()) (*http.Resp
 		n, err := strconv.ParseInt(cl, 10, 64)
 		if err != nil || n < 0 {
 			abort()
-			return nil, fmt.Errorf("geecache/nethttp: fetch: bad Content-Length %q", cl)
+			return peerResponse{}, fmt.Errorf("geecache/nethttp: fetch: bad Content-Length %q", cl)
 		}
 		size = n
 	}
-	var body io.ReadCloser = http.NoBody
+	var body io.ReadCloser = noBody{}
 	if b := res.Get("body"); b.Truthy() {
-		body = &fetchBody{ctx: req.Context(), reader: b.Call("getReader"), abort: abort}
+		body = &fetchBody{ctx: ctx, reader: b.Call("getReader"), abort: abort}
 	}
-	return &http.Response{
-		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
-		StatusCode:    status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        header,
-		ContentLength: size,
-		Body:          body,
-		Request:       req,
-	}, nil
+	return peerResponse{status: status, header: header, size: size, body: body}, nil
 }
+
+// noBody is the body of an answer that has none.
+type noBody struct{}
+
+func (noBody) Read([]byte) (int, error) { return 0, io.EOF }
+func (noBody) Close() error             { return nil }
 
 // fetchBody reads a ReadableStream one chunk at a time.
 type fetchBody struct {
@@ -193,7 +165,7 @@ func (b *fetchBody) Close() error {
 		b.reader.Call("cancel").Call("catch", js.Global().Get("Boolean"))
 	}
 	if b.err == nil || b.err == io.EOF {
-		b.err = http.ErrBodyReadAfterClose
+		b.err = errBodyClosed
 	}
 	b.pending = nil
 	return nil

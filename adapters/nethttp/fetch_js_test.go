@@ -6,12 +6,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"syscall/js"
 	"testing"
 	"time"
+
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // These tests need node.js (go_js_wasm_exec): they start node's own HTTP
@@ -70,41 +71,34 @@ func startJSServer(t *testing.T) string {
 	return "http://127.0.0.1:" + strconv.Itoa(v.Get("port").Int())
 }
 
-func fetchGet(t *testing.T, ctx context.Context, url string, h http.Header) (*http.Response, error) {
+func fetchGet(t *testing.T, ctx context.Context, url string, h protocol.Header) (peerResponse, error) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h != nil {
-		req.Header = h
-	}
-	return (&fetchTransport{}).RoundTrip(req)
+	return (&fetchTransport{}).roundTrip(ctx, "GET", url, h, nil)
 }
 
 func TestFetchTransportRoundTrip(t *testing.T) {
 	base := startJSServer(t)
-	resp, err := fetchGet(t, context.Background(), base+"/echo", http.Header{"X-Test": {"hello"}})
+	resp, err := fetchGet(t, context.Background(), base+"/echo", protocol.Header{"X-Test": {"hello"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	defer resp.body.Close()
+	body, err := io.ReadAll(resp.body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != 200 || string(body) != "GET /echo" || resp.Header.Get("X-Echo") != "hello" || resp.ContentLength != 9 {
+	if resp.status != 200 || string(body) != "GET /echo" || resp.header.Get("X-Echo") != "hello" || resp.size != 9 {
 		t.Errorf("got %d %q, X-Echo %q, length %d; want 200 \"GET /echo\", hello, 9",
-			resp.StatusCode, body, resp.Header.Get("X-Echo"), resp.ContentLength)
+			resp.status, body, resp.header.Get("X-Echo"), resp.size)
 	}
 
 	resp, err = fetchGet(t, context.Background(), base+"/nope", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 404 {
-		t.Errorf("/nope: %d; want 404", resp.StatusCode)
+	resp.body.Close()
+	if resp.status != 404 {
+		t.Errorf("/nope: %d; want 404", resp.status)
 	}
 }
 
@@ -116,15 +110,15 @@ func TestFetchTransportBoundedRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.ContentLength != -1 {
-		t.Errorf("ContentLength = %d; want -1 (chunked)", resp.ContentLength)
+	if resp.size != -1 {
+		t.Errorf("ContentLength = %d; want -1 (chunked)", resp.size)
 	}
-	got, err := io.ReadAll(io.LimitReader(resp.Body, 100))
+	got, err := io.ReadAll(io.LimitReader(resp.body, 100))
 	if err != nil || len(got) != 100 {
 		t.Fatalf("read %d bytes, %v; want 100", len(got), err)
 	}
-	resp.Body.Close()
-	if n, err := resp.Body.Read(make([]byte, 10)); n != 0 || err == nil {
+	resp.body.Close()
+	if n, err := resp.body.Read(make([]byte, 10)); n != 0 || err == nil {
 		t.Errorf("Read after Close = %d, %v; want an error", n, err)
 	}
 
@@ -132,8 +126,8 @@ func TestFetchTransportBoundedRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	n, err := io.Copy(io.Discard, resp.Body)
+	defer resp.body.Close()
+	n, err := io.Copy(io.Discard, resp.body)
 	if err != nil || n != 64*16384 {
 		t.Errorf("full body: %d bytes, %v; want %d", n, err, 64*16384)
 	}
@@ -156,13 +150,13 @@ func TestFetchTransportCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer resp.body.Close()
 	buf := make([]byte, 64)
-	if n, err := resp.Body.Read(buf); err != nil || string(buf[:n]) != "first" {
+	if n, err := resp.body.Read(buf); err != nil || string(buf[:n]) != "first" {
 		t.Fatalf("first chunk: %q, %v", buf[:n], err)
 	}
 	time.AfterFunc(20*time.Millisecond, cancel)
-	if _, err := resp.Body.Read(buf); !errors.Is(err, context.Canceled) {
+	if _, err := resp.body.Read(buf); !errors.Is(err, context.Canceled) {
 		t.Errorf("stalled body: err = %v; want context.Canceled", err)
 	}
 
@@ -191,16 +185,23 @@ func TestFetchTransportUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	resp.body.Close()
 }
 
-// Under GOOS=js the default transport is fetch(), so a Pool's client
-// reaches a real peer (a node.js server, not Go's fake network).
-func TestFetchIsTheDefault(t *testing.T) {
-	if _, ok := defaultTransport(1).(*fetchTransport); !ok {
-		t.Fatalf("defaultTransport(1) = %T; want *fetchTransport", defaultTransport(1))
+// The fetch transport sends a request body of up to its limit (the
+// client's MaxValueBytes) and refuses a longer one before any request.
+func TestFetchBodyLimit(t *testing.T) {
+	base := startJSServer(t)
+	ft := &fetchTransport{maxBody: 4}
+	if _, err := ft.roundTrip(context.Background(), "PUT", base+"/nope", nil, []byte("12345")); err == nil || !strings.Contains(err.Error(), "over the limit") {
+		t.Errorf("5 bytes over a limit of 4: err = %v; want a refusal", err)
 	}
-	if err := checkPlatform(nil); err != nil {
-		t.Errorf("checkPlatform(nil) = %v; want nil under js", err)
+	resp, err := ft.roundTrip(context.Background(), "PUT", base+"/echo", nil, []byte("1234"))
+	if err != nil {
+		t.Fatalf("4 bytes, limit 4: %v", err)
+	}
+	resp.body.Close()
+	if resp.status != 200 {
+		t.Errorf("4 bytes, limit 4: status %d; want 200", resp.status)
 	}
 }

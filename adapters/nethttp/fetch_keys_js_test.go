@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,7 +77,7 @@ func startProtoNode(t *testing.T) *protoNode {
 		n.mu.Lock()
 		n.paths = append(n.paths, path)
 		n.mu.Unlock()
-		req := protocol.Request{Method: args[0].String(), Path: path, Header: http.Header{}}
+		req := protocol.Request{Method: args[0].String(), Path: path, Header: protocol.Header{}}
 		entries := js.Global().Get("Object").Call("entries", args[2])
 		for i := range entries.Length() {
 			req.Header.Add(entries.Index(i).Index(0).String(), entries.Index(i).Index(1).String())

@@ -1,24 +1,13 @@
+//go:build !js
+
 package nethttp
 
 import (
 	"log/slog"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/geecache/geecache/cache"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leakOptions()...) }
-
-func mustClient(t testing.TB, addr string, o *ClientOptions) *Client {
-	t.Helper()
-	c, err := NewClient(addr, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 func mustHandler(t testing.TB, reg *cache.Registry, o *handlerOptions) *handler {
 	t.Helper()

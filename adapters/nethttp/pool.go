@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -25,14 +24,14 @@ const clientOnlySelf = "http://client-only.invalid"
 // Set replaces the peer list at run time, Owner names a key's owner, Self
 // and Addrs give this node's and every node's address. Give a Pool to the
 // node's groups as cache.GroupOptions.Peers and serve it with an
-// http.Server (NewServer). It is safe for concurrent use, including Set
+// http.Server (NewServer); under GOOS=js, where there is no net/http, the
+// JavaScript host serves it through wasmjs.Func. It is safe for concurrent use, including Set
 // while requests are served. The AWS Lambda binding places keys with a
 // picker.Peers too, so both bindings place keys alike.
 type Pool struct {
 	*picker.Peers
+	poolNet // this platform's side: the transport and the multiplexed carriage (pool_other.go), or what wasmjs serves (pool_js.go)
 	handler *handler
-	mux     *muxServer        // takes the multiplexed connections over
-	rt      http.RoundTripper // shared by the pool's clients
 	log     *slog.Logger
 
 	drainFor time.Duration // PoolOptions.DrainFor
@@ -60,10 +59,8 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	if err != nil {
 		return nil, err
 	}
-	if o.Multiplex {
-		if cc.rt, err = multiplexed(cc); err != nil {
-			return nil, err
-		}
+	if err := o.multiplex(&cc); err != nil {
+		return nil, err
 	}
 	peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter { return cc.client(addr) },
 		&picker.Options{Replicas: o.Cluster.Replicas, Hash: o.Cluster.Hash, Normalize: peerhttp.NormalizeURL, Logger: o.Logger,
@@ -88,26 +85,7 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	if o.DrainFor == 0 {
 		o.DrainFor = defaultDrainFor
 	}
-	mux := newMuxServer(h, o.Cluster.BasePath, h.srv.MaxValueBytes(), o.Logger)
-	return &Pool{Peers: peers, handler: h, mux: mux, rt: cc.rt, log: o.Logger, drainFor: o.DrainFor}, nil
-}
-
-// ServeHTTP serves the node's peers: it answers a protocol request for a
-// group of the Pool's registry. The path is taken in its escaped form, so
-// a key containing "/" (sent as "%2F") is one key; the base path, if any,
-// is removed first. Mount the Pool at the root, under its BasePath, or
-// behind http.StripPrefix.
-//
-// It also takes over the upgrades to the multiplexed connection that a
-// peer with PoolOptions.Multiplex asks for, and serves the requests sent
-// over it as it serves them over HTTP. Builds for GOOS=js and GOOS=wasip1
-// (no sockets) leave the carriage out: there an upgrade is answered as a
-// plain request, as by a node that does not know the carriage.
-func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if p.mux.isUpgrade(r) && p.mux.serve(w, r) {
-		return
-	}
-	p.handler.ServeHTTP(w, r)
+	return &Pool{Peers: peers, poolNet: newPoolNet(cc, &o, h), handler: h, log: o.Logger, drainFor: o.DrainFor}, nil
 }
 
 // PickPeer returns the Client of the peer that owns key, or ok == false if
@@ -131,7 +109,6 @@ func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
 // connections (PoolOptions.Multiplex), both those the pool opened and
 // those it serves, close once their requests in flight are answered.
 func (p *Pool) Close() error {
-	closeIdle(p.rt)
-	p.mux.stopAll()
+	p.closeConns()
 	return nil
 }

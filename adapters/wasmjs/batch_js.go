@@ -4,12 +4,14 @@ package wasmjs
 
 import (
 	"errors"
-	"net/http"
 	"runtime"
 	"strings"
 	"sync"
 	"syscall/js"
 	"unsafe"
+
+	"github.com/geecache/geecache/adapters/internal/hostserve"
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // batchText tells serve(batch, signals[, bodies]) from serve(method,
@@ -38,7 +40,7 @@ func (h *host) batchText(args []js.Value) (string, bool) {
 // that has to wait (or a rejected one, for a request that is malformed).
 // The answers that are ready come in one JSON text, and every request is
 // answered by a goroutine of its own, as with serve.
-func (h *host) serveBatch(hd http.Handler, text string, args []js.Value) any {
+func (h *host) serveBatch(hd hostserve.Handler, text string, args []js.Value) any {
 	signals, bodies := js.Undefined(), js.Undefined()
 	if len(args) > 1 && args[1].Type() == js.TypeObject {
 		signals = args[1]
@@ -115,12 +117,12 @@ func (h *host) parseBatched(part string, signals, bodies js.Value, i int) (reque
 	if !ok || method == "" || path == "" {
 		return req, errors.New("serve: a batched request needs a method and a path, each on a line")
 	}
-	hdr, err := rawHeader(make(http.Header, 4), headers)
+	hdr, err := rawHeader(make(protocol.Header, 4), headers)
 	if err != nil {
 		return req, err
 	}
 	req.method, req.path, req.header = method, path, hdr
-	if (method == http.MethodPut || method == http.MethodPost) && bodies.Type() == js.TypeObject {
+	if (method == "PUT" || method == "POST") && bodies.Type() == js.TypeObject {
 		if b := bodies.Index(i); b.Truthy() {
 			if !b.InstanceOf(h.uint8Array) {
 				return req, errors.New("serve: body must be a Uint8Array")
@@ -135,7 +137,7 @@ func (h *host) parseBatched(part string, signals, bodies js.Value, i int) (reque
 // A batchRun hands the requests of a batch to the goroutines that answer
 // them, one at a time, in order.
 type batchRun struct {
-	hd    http.Handler
+	hd    hostserve.Handler
 	reqs  []request
 	mu    sync.Mutex
 	next  int

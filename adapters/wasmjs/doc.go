@@ -7,10 +7,12 @@
 //
 // Go's net/http cannot listen under GOOS=js (its listeners are an
 // in-process fake), so the host listens and this package answers. The
-// answer comes from the node's nethttp.Pool, so a node served this way
+// answer comes from the node's nethttp.Pool, with the checks and the
+// protocol code its ServeHTTP uses elsewhere, so a node served this way
 // speaks the same protocol as one served by package nethttp, and the two
 // can be peers in one cluster. To call its peers, such a node uses package
-// nethttp, whose transport under GOOS=js is the host's fetch().
+// nethttp, which under GOOS=js sends with the host's fetch(). Neither
+// links net/http there (it would be a third of the node's size).
 //
 // The function is
 //

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http"
 	"syscall/js"
 	"testing"
 	"time"
@@ -37,7 +36,7 @@ func TestServePeerBatch(t *testing.T) {
 	keys := []string{"Tom", "kkk"}
 	req := c.NewBatchRequest(context.Background(), self, "scores", protocol.BatchGet, keys)
 	r := send(req)
-	h := http.Header{}
+	h := protocol.Header{}
 	for k, v := range r.header {
 		h.Set(k, v)
 	}

@@ -3,40 +3,25 @@
 package wasmjs
 
 import (
-	"bytes"
-	"net/http"
 	"strconv"
 	"strings"
 	"syscall/js"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
-type readCloser struct{ *bytes.Reader }
-
-func (readCloser) Close() error { return nil }
-
-// recorder is the http.ResponseWriter an answer is written to before it
-// goes to JavaScript in one piece.
+// recorder is an answer as it goes to JavaScript in one piece: the
+// protocol's Response, its body written out (without a copy, for a cached
+// value).
 type recorder struct {
-	header http.Header
+	header protocol.Header
 	status int
-	wrote  bool
 	body   []byte
 }
 
-func (w *recorder) Header() http.Header { return w.header }
-
-// WriteHeader keeps the first final status; an informational one (a
-// peer's "102 Processing") has no meaning for a host that answers once.
-func (w *recorder) WriteHeader(status int) {
-	if status >= 200 && !w.wrote {
-		w.status, w.wrote = status, true
-	}
-}
-
 func (w *recorder) Write(p []byte) (int, error) {
-	w.wrote = true
 	if w.body == nil {
 		w.body = p[:len(p):len(p)] // one Write (a cached value): sent as it is, copied once, into JavaScript
 		return len(p), nil

@@ -3,29 +3,43 @@
 package wasmjs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/textproto"
 	"net/url"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall/js"
+
+	"github.com/geecache/geecache/adapters/internal/hostserve"
+	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/adapters/nethttp"
 )
 
 // Func returns the JavaScript function that answers protocol requests
-// with h (see the package documentation for its arguments and result):
+// with p (see the package documentation for its arguments and result):
 // the node's nethttp.Pool, which holds the settings the node serves with
 // (the nethttp.Cluster every node shares, in PoolOptions.Cluster), given
 // there once. Give it to the host, for example with
 //
 //	js.Global().Set("geecacheServe", wasmjs.Func(pool))
 //
-// and call its Release method when the host no longer calls it.
-func Func(h http.Handler) js.Func {
+// and call its Release method when the host no longer calls it. p must not
+// be nil.
+//
+// The Pool answers as its ServeHTTP does in the other builds, without
+// net/http: under GOOS=js a node links no net/http at all (a third of the
+// size of its binary), serves through this package and fetches with the
+// host's fetch().
+func Func(p *nethttp.Pool) js.Func {
+	if p == nil {
+		panic("geecache/wasmjs: Func(nil)")
+	}
+	h, ok := hostserve.Of(p)
+	if !ok {
+		panic("geecache/wasmjs: Func: a Pool not made by nethttp.NewPool")
+	}
 	hs := newHost()
 	return js.FuncOf(func(_ js.Value, args []js.Value) any { return hs.serve(h, args) })
 }
@@ -88,7 +102,7 @@ func (c *pending) yield() {
 }
 
 // start answers req in a goroutine of its own.
-func start(h *host, hd http.Handler, req request) *pending {
+func start(h *host, hd hostserve.Handler, req request) *pending {
 	c := &pending{}
 	go c.run(h, hd, req)
 	return c
@@ -103,7 +117,7 @@ func start(h *host, hd http.Handler, req request) *pending {
 // (each one costs calls between Go and JavaScript, and a Go callback for
 // its executor). Only an answer still pending after the yield comes as a
 // Promise.
-func (h *host) serve(hd http.Handler, args []js.Value) any {
+func (h *host) serve(hd hostserve.Handler, args []js.Value) any {
 	if text, ok := h.batchText(args); ok {
 		return h.serveBatch(hd, text, args)
 	}
@@ -147,7 +161,7 @@ func (h *host) panicError(msg string) js.Value {
 }
 
 // run answers req with hd and settles c.
-func (c *pending) run(h *host, hd http.Handler, req request) {
+func (c *pending) run(h *host, hd hostserve.Handler, req request) {
 	a, panicked := h.answer(hd, req)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -164,7 +178,7 @@ func (c *pending) run(h *host, hd http.Handler, req request) {
 // request is what the host passed.
 type request struct {
 	method, path string
-	header       http.Header
+	header       protocol.Header
 	signal       js.Value // an AbortSignal, or undefined
 	signals      js.Value // in a batch: the array whose index-th is the signal, or undefined
 	index        int
@@ -173,7 +187,7 @@ type request struct {
 
 // answer serves req with hd and returns the answer, or what the handler
 // panicked with.
-func (h *host) answer(hd http.Handler, req request) (a *recorder, panicked string) {
+func (h *host) answer(hd hostserve.Handler, req request) (a *recorder, panicked string) {
 	defer func() {
 		if r := recover(); r != nil {
 			a, panicked = nil, fmt.Sprint(r)
@@ -181,25 +195,17 @@ func (h *host) answer(hd http.Handler, req request) (a *recorder, panicked strin
 	}()
 	ctx := newSignalContext(req.signal, req.signals, req.index)
 	defer ctx.release()
-	// The path is unescaped, not resolved: URL.EscapedPath gives it back
-	// as it came, and dot segments are left alone.
-	p, err := url.PathUnescape(req.path)
-	if err != nil || !strings.HasPrefix(req.path, "/") {
-		p = "" // EscapedPath falls back to escaping Path: the handler refuses it (400)
-	}
-	r := (&http.Request{
-		Method: req.method, URL: &url.URL{Path: p, RawPath: req.path}, RequestURI: req.path,
-		// HTTP/1.0: the host answers once, so no interim "102
-		// Processing" can reach the caller, and the handler need not
-		// prepare one.
-		Proto: "HTTP/1.0", ProtoMajor: 1, ProtoMinor: 0,
-		Header: req.header, Body: http.NoBody, Host: "wasm",
-	}).WithContext(ctx)
-	if req.body != nil {
-		r.Body, r.ContentLength = readCloser{bytes.NewReader(req.body)}, int64(len(req.body))
-	}
-	w := &recorder{header: make(http.Header, 4), status: http.StatusOK}
-	hd.ServeHTTP(w, r)
+	// The path is unescaped, not resolved, and given to the handler in
+	// the escaped form net/http's URL.EscapedPath gives a server (so as a
+	// node served by net/http sees it): as it came, unless it holds a byte
+	// a path may not, and dot segments are left alone.
+	var path string
+	if p, err := url.PathUnescape(req.path); err == nil && strings.HasPrefix(req.path, "/") {
+		path = (&url.URL{Path: p, RawPath: req.path}).EscapedPath()
+	} // else "": the handler refuses it (400)
+	resp := hd.Serve(ctx, req.method, path, req.header, req.body)
+	w := &recorder{header: resp.Header, status: resp.Status}
+	_, _ = resp.WriteTo(w)
 	return w, ""
 }
 
@@ -235,7 +241,7 @@ func (h *host) parseArgs(args []js.Value) (request, error) {
 	return req, nil
 }
 
-// header converts the request's headers into an http.Header: node's
+// header converts the request's headers into a protocol.Header: node's
 // IncomingMessage.rawHeaders (an array of names and values, in turn, or
 // that array joined with "\n", the cheapest to pass), a
 // Headers object (or any iterable of [name, value]), or a plain object of
@@ -246,8 +252,8 @@ func (h *host) parseArgs(args []js.Value) (request, error) {
 // gives one line per header, "name,value", an array value joined with
 // commas, the way HTTP combines repeated fields. Names and values cannot
 // contain a newline, and names cannot contain a comma.
-func (h *host) header(v js.Value) (http.Header, error) {
-	hdr := make(http.Header, 4)
+func (h *host) header(v js.Value) (protocol.Header, error) {
+	hdr := make(protocol.Header, 4)
 	switch {
 	case v.IsUndefined() || v.IsNull():
 		return hdr, nil
@@ -276,7 +282,7 @@ func (h *host) header(v js.Value) (http.Header, error) {
 
 // rawHeader adds the headers of text, names and values on lines of their
 // own in turn, to hdr.
-func rawHeader(hdr http.Header, text string) (http.Header, error) {
+func rawHeader(hdr protocol.Header, text string) (protocol.Header, error) {
 	if text == "" {
 		return hdr, nil
 	}
@@ -289,7 +295,7 @@ func rawHeader(hdr http.Header, text string) (http.Header, error) {
 			return nil, fmt.Errorf("serve: raw headers: a name without a value, or an empty name (%q)", name)
 		}
 		value, next, more := strings.Cut(rest, "\n")
-		key := textproto.CanonicalMIMEHeaderKey(name)
+		key := protocol.CanonicalKey(name)
 		if vs, ok := hdr[key]; ok {
 			hdr[key] = append(vs, value)
 		} else if len(vals) < cap(vals) {

@@ -8,27 +8,30 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
 // maxGzipBytes bounds the js/wasm node's size, gzipped (level 9), built
 // as sizeBuildFlags says: what a host that limits a script's size (a
 // Cloudflare Worker: 3 MB on the Free plan, 10 MB on Paid, compressed)
-// counts. Measured here: 7.16 MB raw, 2.00 MB gzipped (go 1.26.8). Most
-// of it is what importing net/http costs under GOOS=js (its crypto/tls
-// and crypto/x509 tables are initialised, so kept, even though the node
-// never dials TLS): a program that does nothing but use net/http's Header
-// is 1.34 MB gzipped, an empty one 0.54 MB. The issue's target, 1.5 MB, needs a node
-// without net/http (see examples/wasm/README.md, "Size"); until then this
-// bound keeps it from growing. Raised from 1,950,000 by issue 19's batches
-// (GetMany, RemoveMany, Purge and the batch protocol, on both sides of a
-// node: +69 KB gzipped, 1.98 MB in all), then to 2,050,000 by issue 18's
-// handoff and issue 17's multiplexed transport (+45 KB together, 2.03 MB
-// by this test's gzip). Lowered to 2,000,000 (1,999,510 measured, go
-// 1.26.8) by leaving the multiplexed carriage (adapters/nethttp/mux_*.go),
-// which cannot apply without sockets, out of js and wasip1 builds: -35 KB
-// gzipped; the bound keeps 10 KB of room above that.
-const maxGzipBytes = 2_010_000
+// counts. Measured here: 5.23 MB raw, 1,445,853 bytes gzipped (go
+// 1.26.8), since the node links no net/http (TestWasmNodeLinksNoNetHTTP):
+// it was 7.16 MB raw, 2.00 MB gzipped, with net/http, whose crypto/tls
+// and crypto/x509 (elliptic curves, RSA, ML-KEM, math/big, ASN.1) its
+// initialisation keeps although a js node never dials TLS. Issue 20's
+// target is 1.5 MB; the bound keeps 15 KB of room above the measure, so
+// that growth is seen (raise it only with a reason, in this comment).
+// History: 1,950,000, then 2,050,000 for issue 19's batches and issue 18's
+// handoff, 2,010,000 with the multiplexed carriage left out of js builds,
+// 1,460,000 without net/http.
+const maxGzipBytes = 1_460_000
+
+// noNetHTTP are the packages a js/wasm node must not link: net/http (and
+// what importing it costs, initialised whether used or not: crypto/tls,
+// crypto/x509), and package net, which net/url does not need.
+var noNetHTTP = []string{"net/http", "crypto/tls", "crypto/x509", "net"}
 
 // sizeBuildFlags is how the size is measured: -s -w drop the symbol table
 // and DWARF (little, under wasm: 0.04 MB gzipped), -trimpath the file
@@ -66,5 +69,31 @@ func TestWasmNodeSize(t *testing.T) {
 	t.Logf("js/wasm node (go build %v): %d bytes, %d gzipped (bound %d)", sizeBuildFlags, len(raw), gz.Len(), maxGzipBytes)
 	if gz.Len() > maxGzipBytes {
 		t.Errorf("the js/wasm node is %d bytes gzipped, over the bound of %d", gz.Len(), maxGzipBytes)
+	}
+}
+
+// The js/wasm node links none of noNetHTTP: under GOOS=js package nethttp
+// sends with the host's fetch() and serves through package wasmjs on the
+// protocol's own types, and importing net/http would add 0.55 MB gzipped
+// (its TLS and X.509 code) that such a node never runs.
+func TestWasmNodeLinksNoNetHTTP(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list the wasm node's packages: %v", err)
+	}
+	cmd := exec.Command(goBin, "list", "-deps", ".")
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("GOOS=js GOARCH=wasm go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 || !slices.Contains(deps, "github.com/geecache/geecache/adapters/nethttp") {
+		t.Fatalf("go list -deps gave %d packages, without adapters/nethttp: %q", len(deps), out)
+	}
+	for _, p := range noNetHTTP {
+		if slices.Contains(deps, p) {
+			t.Errorf("the js/wasm node links %s", p)
+		}
 	}
 }

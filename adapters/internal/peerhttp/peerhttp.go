@@ -6,7 +6,6 @@ package peerhttp
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -45,14 +44,21 @@ func NormalizeURL(raw string) (string, error) {
 	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return "", fmt.Errorf("geecache: %w: peer URL %q must have no user, query or fragment", cache.ErrConfig, raw)
 	}
+	return scheme + "://" + normalHost(scheme, u) + strings.TrimRight(u.EscapedPath(), "/"), nil
+}
+
+// normalHost returns u's host in lower case, without its port if that is
+// the scheme's default or empty ("h:"). It uses net/url alone (URL.Port,
+// URL.Hostname), not package net, which a js/wasm node does not link
+// otherwise.
+func normalHost(scheme string, u *url.URL) string {
 	host := strings.ToLower(u.Host)
-	if h, port, err := net.SplitHostPort(host); err == nil {
-		if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") || port == "" {
-			host = h
-			if strings.Contains(h, ":") {
-				host = "[" + h + "]"
-			}
-		}
+	if port := u.Port(); port != "" && !(scheme == "http" && port == "80") && !(scheme == "https" && port == "443") {
+		return host
 	}
-	return scheme + "://" + host + strings.TrimRight(u.EscapedPath(), "/"), nil
+	h := strings.ToLower(u.Hostname())
+	if strings.Contains(h, ":") {
+		return "[" + h + "]"
+	}
+	return h
 }

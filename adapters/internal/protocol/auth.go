@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash"
-	"net/http"
 	"strconv"
 	"time"
 )
@@ -62,10 +61,10 @@ var (
 // the value of its HeaderPeer ("" if absent); a request with a body (a
 // PUT, or a batch's POST) adds "\n" + checksum + "\n" + ttl, its HeaderChecksum and HeaderTTL
 // ("" if absent), so that the value and its lifetime are signed too.
-func requestMAC(secret []byte, method, target, escapedPath, peer, timestamp string, h http.Header) []byte {
+func requestMAC(secret []byte, method, target, escapedPath, peer, timestamp string, h Header) []byte {
 	m := hmac.New(sha256.New, secret)
 	writeLines(m, "GEECACHE2", method, target, escapedPath, peer, timestamp)
-	if method == http.MethodPut || method == http.MethodPost {
+	if method == methodPut || method == methodPost {
 		writeLines(m, "", h.Get(HeaderChecksum), h.Get(HeaderTTL))
 	}
 	return m.Sum(nil)
@@ -99,7 +98,7 @@ func writeLines(h hash.Hash, lines ...string) {
 
 // sign adds the timestamp and signature headers to h, for a request to
 // target. The peer header must already be in h.
-func sign(h http.Header, secret []byte, now time.Time, method, target, escapedPath string) {
+func sign(h Header, secret []byte, now time.Time, method, target, escapedPath string) {
 	ts := strconv.FormatInt(now.Unix(), 10)
 	h.Set(HeaderTimestamp, ts)
 	h.Set(HeaderSignature, hex.EncodeToString(requestMAC(secret, method, target, escapedPath, h.Get(HeaderPeer), ts, h)))
@@ -107,7 +106,7 @@ func sign(h http.Header, secret []byte, now time.Time, method, target, escapedPa
 
 // verify checks the signature headers of a request to self against
 // secret, and that its timestamp is within maxSkew of now.
-func verify(h http.Header, secret []byte, now time.Time, maxSkew time.Duration, method, self, escapedPath string) error {
+func verify(h Header, secret []byte, now time.Time, maxSkew time.Duration, method, self, escapedPath string) error {
 	ts, sig := h.Get(HeaderTimestamp), h.Get(HeaderSignature)
 	if ts == "" || sig == "" {
 		return errNoSignature

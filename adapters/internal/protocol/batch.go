@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 
@@ -188,14 +187,14 @@ func decodeKeys(b []byte) ([]string, error) {
 func (c *Client) NewBatchRequest(ctx context.Context, target, group string, op BatchOp, keys []string) Request {
 	path := BatchPath(group, op)
 	body := encodeKeys(keys)
-	h := http.Header{HeaderPeer: c.peer, HeaderChecksum: {checksum(c.cfg.Secret, body)}, "Content-Type": {BatchContentType}}
+	h := Header{HeaderPeer: c.peer, HeaderChecksum: {checksum(c.cfg.Secret, body)}, "Content-Type": {BatchContentType}}
 	if c.cfg.Secret != nil {
-		sign(h, c.cfg.Secret, time.Now(), http.MethodPost, target, path)
+		sign(h, c.cfg.Secret, time.Now(), methodPost, target, path)
 	}
 	if c.cfg.Propagator != nil {
 		c.cfg.Propagator.Inject(ctx, h)
 	}
-	return Request{Method: http.MethodPost, Path: path, Header: h, Body: body}
+	return Request{Method: methodPost, Path: path, Header: h, Body: body}
 }
 
 // entryFraming is the most an entry of a batch answer adds to its key and
@@ -216,12 +215,12 @@ func (c *Client) batchLimit() int64 { return c.cfg.MaxValueBytes }
 // refuse. The answer as a whole is checked as any answer is (checksum,
 // signature), read up to the size limit (ErrTooLarge past it); an error answer is its error, and a 405 (a node
 // of the previous version) one wrapping errors.ErrUnsupported as well.
-func (c *Client) ReadBatchResponse(ctx context.Context, req Request, status int, header http.Header, size int64, body io.Reader,
+func (c *Client) ReadBatchResponse(ctx context.Context, req Request, status int, header Header, size int64, body io.Reader,
 	keys []string, each func(i int, value []byte, ttl time.Duration, err error)) error {
 	if err := c.checkHeader(req, status, header); err != nil {
 		return err
 	}
-	if status != http.StatusOK {
+	if status != statusOK {
 		err := c.readError(req, status, header, body)
 		if errors.Is(err, ErrMethodNotAllowed) {
 			return fmt.Errorf("%w (a node of the previous protocol version: %w)", errors.ErrUnsupported, err)
@@ -287,9 +286,9 @@ func decodeEntries(b []byte, keys []string, each func(int, []byte, time.Duration
 		case st == entryValue:
 			each(i, append([]byte(nil), payload...), ttl, nil) // its own copy: the cache keeps it
 		case st == entryNotFound:
-			each(i, nil, ttl, NewPeerError(http.StatusNotFound, CodeNotFound, text(payload, http.StatusNotFound)))
+			each(i, nil, ttl, NewPeerError(statusNotFound, CodeNotFound, text(payload, statusNotFound)))
 		case st == entryLoadErr:
-			each(i, nil, 0, NewPeerError(http.StatusInternalServerError, CodeLoadError, text(payload, http.StatusInternalServerError)))
+			each(i, nil, 0, NewPeerError(statusInternalServerError, CodeLoadError, text(payload, statusInternalServerError)))
 		case st == entryAlone:
 			each(i, nil, 0, errAlone)
 		default:
@@ -315,7 +314,7 @@ func field(b []byte) (f, rest []byte, ok bool) {
 func text(msg []byte, status int) string {
 	t := strings.TrimSpace(strings.ToValidUTF8(string(msg), "\uFFFD"))
 	if t == "" {
-		t = http.StatusText(status)
+		t = statusText(status)
 	}
 	return t
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/geecache/geecache/cache"
@@ -39,13 +38,13 @@ func (s *Server) batch(ctx context.Context, req Request) Response {
 	switch op {
 	case BatchRemove:
 		_ = g.RemoveMany(batchctx.With(ctx, &batchctx.Local{}), keys) // this node only: no peers to fail
-		return Response{Status: http.StatusOK, Header: http.Header{}}
+		return Response{Status: statusOK, Header: Header{}}
 	case BatchPurge:
 		if len(keys) != 0 {
 			return ErrorResponse(CodeBadRequest, "a purge has no keys")
 		}
 		_ = g.Purge(batchctx.With(ctx, &batchctx.Local{}))
-		return Response{Status: http.StatusOK, Header: http.Header{}}
+		return Response{Status: statusOK, Header: Header{}}
 	}
 	return s.batchGet(ctx, g, keys)
 }
@@ -87,5 +86,5 @@ func (s *Server) batchGet(ctx context.Context, g *cache.Group, keys []string) Re
 		budget -= int64(len(r.Body))
 		body = appendEntry(body, st, key, d, r.Body)
 	})
-	return Response{Status: http.StatusOK, Header: http.Header{"Content-Type": {BatchContentType}}, Body: body}
+	return Response{Status: statusOK, Header: Header{"Content-Type": {BatchContentType}}, Body: body}
 }

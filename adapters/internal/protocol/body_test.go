@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net/http"
 	"reflect"
 	"runtime"
 	"strings"
@@ -89,7 +88,7 @@ func TestServeInto(t *testing.T) {
 	for _, key := range []string{"Tom", "kkk"} {
 		req := c.NewRequest(ctx, testSelf, "scores", key)
 		want := s.Serve(ctx, req)
-		h := http.Header{"X-Binding": {"kept"}}
+		h := Header{"X-Binding": {"kept"}}
 		r := s.ServeInto(ctx, req, h)
 		r.Header.Del("X-Binding")
 		if r.Status != want.Status || bodyOf(r) != bodyOf(want) || !reflect.DeepEqual(r.Header, want.Header) {
@@ -98,7 +97,7 @@ func TestServeInto(t *testing.T) {
 		if len(h) != len(want.Header) {
 			t.Fatalf("%s: the map given holds %v; want the answer's fields", key, h)
 		}
-		v, err := read(ctx, c, req, s.ServeInto(ctx, req, http.Header{}), -2)
+		v, err := read(ctx, c, req, s.ServeInto(ctx, req, Header{}), -2)
 		if (key == "Tom") != (err == nil && string(v) == "630") {
 			t.Fatalf("%s: the client read %q, %v", key, v, err)
 		}

@@ -17,8 +17,8 @@ import (
 func TestCheckBodyAllocatesNothing(t *testing.T) {
 	body := bytes.Repeat([]byte("v"), 100)
 	for _, secret := range [][]byte{nil, []byte("s3cret")} {
-		good := http.Header{HeaderChecksum: {checksum(secret, body)}}
-		bad := http.Header{HeaderChecksum: {checksum(secret, []byte("other"))}}
+		good := Header{HeaderChecksum: {checksum(secret, body)}}
+		bad := Header{HeaderChecksum: {checksum(secret, []byte("other"))}}
 		if err := checkBody(secret, good, body); err != nil {
 			t.Fatalf("secret %q: the right checksum refused: %v", secret, err)
 		}

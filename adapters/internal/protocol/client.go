@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -65,17 +64,17 @@ var peerMemory = []string{PeerMemoryOnly}
 // them in place.
 func (c *Client) NewRequest(ctx context.Context, target, group, key string) Request {
 	path := Path(group, key)
-	h := http.Header{HeaderPeer: c.peer}
+	h := Header{HeaderPeer: c.peer}
 	if handoff.IsMemoryOnly(ctx) {
 		h[HeaderPeer] = peerMemory
 	}
 	if c.cfg.Secret != nil {
-		sign(h, c.cfg.Secret, time.Now(), http.MethodGet, target, path)
+		sign(h, c.cfg.Secret, time.Now(), methodGet, target, path)
 	}
 	if c.cfg.Propagator != nil {
 		c.cfg.Propagator.Inject(ctx, h)
 	}
-	return Request{Method: http.MethodGet, Path: path, Header: h}
+	return Request{Method: methodGet, Path: path, Header: h}
 }
 
 // CheckSize returns an error wrapping ErrTooLarge if a response announcing
@@ -113,11 +112,11 @@ func (c *Client) CheckSize(n int64) error {
 // stops between chunks when ctx is done, but a read that blocks ends only
 // when body does: a binding must make body fail when ctx ends (net/http
 // does for a request made with ctx). It does not close body.
-func (c *Client) ReadResponse(ctx context.Context, req Request, status int, header http.Header, size int64, body io.Reader) ([]byte, error) {
+func (c *Client) ReadResponse(ctx context.Context, req Request, status int, header Header, size int64, body io.Reader) ([]byte, error) {
 	if err := c.checkHeader(req, status, header); err != nil {
 		return nil, err
 	}
-	if status != http.StatusOK {
+	if status != statusOK {
 		return nil, c.readError(req, status, header, body)
 	}
 	if err := c.CheckSize(size); err != nil {
@@ -135,7 +134,7 @@ func (c *Client) ReadResponse(ctx context.Context, req Request, status int, head
 
 // readError reads an error response's body, at most maxErrorBody bytes,
 // and returns its error.
-func (c *Client) readError(req Request, status int, header http.Header, body io.Reader) error {
+func (c *Client) readError(req Request, status int, header Header, body io.Reader) error {
 	msg, err := io.ReadAll(io.LimitReader(body, maxErrorBody+1))
 	if err != nil {
 		return fmt.Errorf("%w: reading the body of a %d response: %w", ErrBadResponse, status, err)
@@ -146,7 +145,7 @@ func (c *Client) readError(req Request, status int, header http.Header, body io.
 		}
 		msg = msg[:maxErrorBody] // a version 1 peer: its message is cut
 	} else if err := checkBody(c.cfg.Secret, header, msg); err != nil {
-		if status == http.StatusUnauthorized {
+		if status == statusUnauthorized {
 			// A node with another secret (or none) sums its answers
 			// another way: still, it refused the request.
 			return fmt.Errorf("%w (%w)", ErrUnauthorized, err)
@@ -155,7 +154,7 @@ func (c *Client) readError(req Request, status int, header http.Header, body io.
 	}
 	text := strings.TrimSpace(strings.ToValidUTF8(string(msg), "\uFFFD"))
 	if text == "" {
-		text = http.StatusText(status)
+		text = statusText(status)
 	}
 	return NewPeerError(status, Code(header.Get(HeaderError)), text)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"testing"
 	"testing/iotest"
 )
@@ -28,7 +27,7 @@ func TestReadValueSizes(t *testing.T) {
 		for i := range value {
 			value[i] = byte(i * 7)
 		}
-		h := http.Header{HeaderChecksum: {Checksum(value)}}
+		h := Header{HeaderChecksum: {Checksum(value)}}
 		for rname, wrap := range readers {
 			for _, size := range []int64{int64(n), -1} {
 				name := fmt.Sprintf("%d bytes, announced %d, %s", n, size, rname)
@@ -52,7 +51,7 @@ func TestReadValueSizes(t *testing.T) {
 		}
 	}
 	over := make([]byte, limit+1)
-	h := http.Header{HeaderChecksum: {Checksum(over)}}
+	h := Header{HeaderChecksum: {Checksum(over)}}
 	for _, size := range []int64{-1, limit + 1} {
 		if v, err := c.ReadResponse(ctx, Request{}, 200, h, size, bytes.NewReader(over)); v != nil || !errors.Is(err, ErrTooLarge) {
 			t.Fatalf("over the limit, announced %d: %d bytes, %v; want ErrTooLarge", size, len(v), err)
@@ -80,7 +79,7 @@ func TestLongErrorMessage(t *testing.T) {
 		t.Fatalf("cut message: %v; want ErrLoad", err)
 	}
 	long := make([]byte, maxErrorBody+1)
-	h := http.Header{HeaderError: {string(CodeLoadError)}, HeaderChecksum: {Checksum(long)}}
+	h := Header{HeaderError: {string(CodeLoadError)}, HeaderChecksum: {Checksum(long)}}
 	if _, err := c.ReadResponse(ctx, Request{}, 500, h, -1, bytes.NewReader(long)); !errors.Is(err, ErrBadResponse) || errors.Is(err, ErrLoad) {
 		t.Fatalf("error body over 4 KiB with a checksum: %v; want ErrBadResponse", err)
 	}

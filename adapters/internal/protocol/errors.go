@@ -3,7 +3,6 @@ package protocol
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
@@ -74,24 +73,24 @@ func NewPeerError(status int, code Code, message string) *cache.PeerError {
 func (c Code) Status() int {
 	switch c {
 	case CodeNotFound, CodeUnknownGroup, CodeNotHeld:
-		return http.StatusNotFound
+		return statusNotFound
 	case CodeBadRequest:
-		return http.StatusBadRequest
+		return statusBadRequest
 	case CodeUnauthorized:
-		return http.StatusUnauthorized
+		return statusUnauthorized
 	case CodeMethodNotAllowed:
-		return http.StatusMethodNotAllowed
+		return statusMethodNotAllowed
 	case CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
+		return statusRequestEntityTooLarge
 	default:
-		return http.StatusInternalServerError
+		return statusInternalServerError
 	}
 }
 
 // errorFor maps an error response back to the sentinel the Client returns.
 func errorFor(status int, code Code) error {
 	switch status {
-	case http.StatusNotFound:
+	case statusNotFound:
 		switch code {
 		case CodeNotFound:
 			return getter.ErrNotFound
@@ -101,15 +100,15 @@ func errorFor(status int, code Code) error {
 			return handoff.ErrNotHeld
 		}
 		return ErrBadResponse
-	case http.StatusBadRequest:
+	case statusBadRequest:
 		return ErrBadRequest
-	case http.StatusUnauthorized:
+	case statusUnauthorized:
 		return ErrUnauthorized
-	case http.StatusMethodNotAllowed:
+	case statusMethodNotAllowed:
 		return ErrMethodNotAllowed
-	case http.StatusRequestEntityTooLarge:
+	case statusRequestEntityTooLarge:
 		return ErrTooLarge
-	case http.StatusInternalServerError:
+	case statusInternalServerError:
 		return ErrLoad
 	}
 	return ErrBadResponse

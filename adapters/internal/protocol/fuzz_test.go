@@ -36,7 +36,7 @@ func FuzzServePath(f *testing.F) {
 	}
 	s := newServer(f, reg, &ServerOptions{MaxValueBytes: 64})
 	f.Fuzz(func(t *testing.T, path, group, key string) {
-		r := s.Serve(context.Background(), Request{Method: http.MethodGet, Path: path, Header: http.Header{}})
+		r := s.Serve(context.Background(), Request{Method: http.MethodGet, Path: path, Header: Header{}})
 		switch r.Status {
 		case 200, 400, 404, 413, 500:
 		default:
@@ -71,7 +71,7 @@ func FuzzReadResponse(f *testing.F) {
 	sentinels := []error{getter.ErrNotFound, ErrUnknownGroup, ErrBadRequest, ErrUnauthorized,
 		ErrMethodNotAllowed, ErrTooLarge, ErrLoad, ErrBadResponse}
 	f.Fuzz(func(t *testing.T, status int, code string, size int64, body []byte, sum bool) {
-		h := http.Header{}
+		h := Header{}
 		if code != "" {
 			h.Set(HeaderError, code)
 		}

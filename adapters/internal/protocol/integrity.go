@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -55,7 +54,7 @@ func appendChecksum(dst []byte, sum uint64) []byte {
 func (s *Server) seal(req Request, r Response) Response {
 	secret := s.cfg.Secret
 	if r.Header == nil {
-		r.Header = http.Header{}
+		r.Header = Header{}
 	}
 	sum := s.bodyChecksum(r)
 	r.Header[HeaderChecksum] = []string{sum}
@@ -123,17 +122,17 @@ func (d *digest) Known(sum uint64) { d.known, d.sum = true, sum }
 // A 401 that fails is reported as ErrUnauthorized too: a node that does
 // not share the secret, or a version 1 node, answers so, and either way
 // the caller treats it as a failed peer.
-func (c *Client) checkHeader(req Request, status int, header http.Header) error {
+func (c *Client) checkHeader(req Request, status int, header Header) error {
 	err := c.checkSeal(req, status, header)
-	if err != nil && status == http.StatusUnauthorized {
+	if err != nil && status == statusUnauthorized {
 		return fmt.Errorf("%w (%w)", ErrUnauthorized, err)
 	}
 	return err
 }
 
-func (c *Client) checkSeal(req Request, status int, header http.Header) error {
+func (c *Client) checkSeal(req Request, status int, header Header) error {
 	sum := header.Get(HeaderChecksum)
-	if sum == "" && (status == http.StatusOK || c.cfg.Secret != nil) {
+	if sum == "" && (status == statusOK || c.cfg.Secret != nil) {
 		return fmt.Errorf("%w: %d response without %s (not a version %d node?)", ErrIntegrity, status, HeaderChecksum, Version)
 	}
 	if c.cfg.Secret == nil {
@@ -148,7 +147,7 @@ func (c *Client) checkSeal(req Request, status int, header http.Header) error {
 
 // checkBody checks body against the checksum in header (of a response, or
 // of a PUT), if it has one (checkHeader has made sure it has when it must).
-func checkBody(secret []byte, header http.Header, body []byte) error {
+func checkBody(secret []byte, header Header, body []byte) error {
 	if sum := header.Get(HeaderChecksum); sum != "" && !sumMatches(secret, sum, body) {
 		return fmt.Errorf("%w: the %d-byte body does not match checksum %s", ErrIntegrity, len(body), clip(sum))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/geecache/geecache/cache"
@@ -29,9 +28,9 @@ const (
 // both sides.
 type Propagator interface {
 	// Inject writes what ctx carries into the headers of a request.
-	Inject(ctx context.Context, h http.Header)
+	Inject(ctx context.Context, h Header)
 	// Extract returns ctx with what the request headers carry.
-	Extract(ctx context.Context, h http.Header) context.Context
+	Extract(ctx context.Context, h Header) context.Context
 }
 
 // ServerOptions configures a Server. The zero value of each field means its

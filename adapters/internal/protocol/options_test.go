@@ -58,7 +58,7 @@ func TestHideErrorsForUntrustedCallers(t *testing.T) {
 	s := newServer(t, newTestRegistry(t, db, nil), &ServerOptions{HideErrors: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := context.Background()
 	for key, want := range map[string]string{"kkk": "key not found\n", "boom": "load failed\n"} {
-		r := s.Serve(ctx, Request{Method: "GET", Path: Path("scores", key), Header: http.Header{}})
+		r := s.Serve(ctx, Request{Method: "GET", Path: Path("scores", key), Header: Header{}})
 		if string(r.Body) != want {
 			t.Errorf("%s to an outsider: %q, want %q", key, r.Body, want)
 		}
@@ -90,11 +90,11 @@ func TestLongCallerStringsAreClipped(t *testing.T) {
 	var logs bytes.Buffer
 	s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: []byte("s"), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	long := "/_geecache/" + strings.Repeat("x", 512<<10)
-	r := s.Serve(context.Background(), Request{Method: "GET", Path: long, Header: http.Header{}})
+	r := s.Serve(context.Background(), Request{Method: "GET", Path: long, Header: Header{}})
 	if r.Status != http.StatusUnauthorized || logs.Len() > 1024 {
 		t.Fatalf("status %d, %d bytes of log for a 512 KiB path; want 401 and under 1 KiB", r.Status, logs.Len())
 	}
-	r = newServer(t, s.reg, nil).Serve(context.Background(), Request{Method: "GET", Path: long, Header: http.Header{}})
+	r = newServer(t, s.reg, nil).Serve(context.Background(), Request{Method: "GET", Path: long, Header: Header{}})
 	if r.Status != http.StatusBadRequest || len(r.Body) > 1024 {
 		t.Fatalf("status %d with a %d-byte body for a 512 KiB path; want 400 and under 1 KiB", r.Status, len(r.Body))
 	}
@@ -105,13 +105,13 @@ type headerPropagator struct{}
 
 type idKey struct{}
 
-func (headerPropagator) Inject(ctx context.Context, h http.Header) {
+func (headerPropagator) Inject(ctx context.Context, h Header) {
 	if id, ok := ctx.Value(idKey{}).(string); ok {
 		h.Set("X-Request-Id", id)
 	}
 }
 
-func (headerPropagator) Extract(ctx context.Context, h http.Header) context.Context {
+func (headerPropagator) Extract(ctx context.Context, h Header) context.Context {
 	return context.WithValue(ctx, idKey{}, h.Get("X-Request-Id"))
 }
 
@@ -137,7 +137,7 @@ func TestSignedCallersAreTrustedWithDetails(t *testing.T) {
 	s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: secret, HideErrors: true})
 	ctx := context.Background()
 	// An application's signed request, not a peer's: no peer header.
-	req := Request{Method: http.MethodGet, Path: Path("scores", "kkk"), Header: http.Header{}}
+	req := Request{Method: http.MethodGet, Path: Path("scores", "kkk"), Header: Header{}}
 	sign(req.Header, secret, time.Now(), req.Method, testSelf, req.Path)
 	if r := s.Serve(ctx, req); r.Status != 404 || !strings.Contains(string(r.Body), "kkk not exist") {
 		t.Fatalf("signed caller: %d %q; want the owner's message", r.Status, r.Body)
@@ -154,13 +154,13 @@ func TestServerWarningsAreRateLimited(t *testing.T) {
 		s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: []byte("s"), Self: "http://n",
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		for range 1000 {
-			s.Serve(context.Background(), Request{Method: "GET", Path: Path("scores", "k"), Header: http.Header{}})
+			s.Serve(context.Background(), Request{Method: "GET", Path: Path("scores", "k"), Header: Header{}})
 		}
 		if n := strings.Count(logs.String(), "\n"); n != 1 {
 			t.Fatalf("1000 rejected requests within a second logged %d lines; want 1", n)
 		}
 		time.Sleep(time.Second)
-		s.Serve(context.Background(), Request{Method: "GET", Path: Path("scores", "k"), Header: http.Header{}})
+		s.Serve(context.Background(), Request{Method: "GET", Path: Path("scores", "k"), Header: Header{}})
 		if !strings.Contains(logs.String(), "suppressed=999") {
 			t.Fatalf("the next line does not count the 999 left out:\n%s", logs.String())
 		}

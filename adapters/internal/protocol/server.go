@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"reflect"
 	"strings"
 	"sync"
@@ -28,7 +27,7 @@ type Request struct {
 	// (url.URL.EscapedPath), never a decoded one.
 	Path string
 	// Header holds the request headers; only the protocol's are read.
-	Header http.Header
+	Header Header
 	// Body is the body of a PUT (the value to store); other requests have
 	// none.
 	Body []byte
@@ -43,7 +42,7 @@ type Response struct {
 	// on errors. Content-Length is left to the binding. Its values may be
 	// shared with the Server: a binding may replace them, never modify
 	// them in place.
-	Header http.Header
+	Header Header
 	// Body is the body of a response that has no Value: a plain-text
 	// message on errors, nothing on the 200 to a PUT or DELETE. The
 	// Server does not keep it, so a binding may use it freely.
@@ -145,7 +144,7 @@ func (s *Server) Serve(ctx context.Context, req Request) Response {
 // its own (an http.ResponseWriter's Header) and saves making one and
 // copying it. Fields of h that the answer does not set are left as they
 // are.
-func (s *Server) ServeInto(ctx context.Context, req Request, h http.Header) Response {
+func (s *Server) ServeInto(ctx context.Context, req Request, h Header) Response {
 	r := s.serve(ctx, req, h)
 	if reflect.ValueOf(r.Header).UnsafePointer() != reflect.ValueOf(h).UnsafePointer() {
 		for k, v := range r.Header { // an answer with a header of its own (an error)
@@ -181,7 +180,7 @@ func (s *Server) Admit(ctx context.Context, req Request) (Response, bool) {
 
 func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 	switch req.Method {
-	case http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPost:
+	case methodGet, methodPut, methodDelete, methodPost:
 	default:
 		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET (or, between peers, PUT and DELETE)")
 		r.Header.Set("Allow", AllowedMethods)
@@ -194,11 +193,11 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 			return ErrorResponse(CodeUnauthorized, "unauthorized: "+err.Error()), false
 		}
 	}
-	if req.Method != http.MethodGet {
+	if req.Method != methodGet {
 		if req.Header.Get(HeaderPeer) == "" {
 			return ErrorResponse(CodeBadRequest, req.Method+" is a peer request (it needs "+HeaderPeer+")"), false
 		}
-		if _, op, _ := batchOp(req.Path); req.Method == http.MethodPost && op == BatchGet {
+		if _, op, _ := batchOp(req.Path); req.Method == methodPost && op == BatchGet {
 			return Response{}, true // a batch of reads: as open as a GET
 		}
 		if s.cfg.Secret == nil && !s.cfg.UnsignedWrites {
@@ -210,14 +209,14 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 
 // serve answers req; a value's header fields go into h, or a new map if h
 // is nil.
-func (s *Server) serve(ctx context.Context, req Request, h http.Header) Response {
+func (s *Server) serve(ctx context.Context, req Request, h Header) Response {
 	if r, ok := s.admit(ctx, req); !ok {
 		return r
 	}
 	if s.cfg.Propagator != nil {
 		ctx = s.cfg.Propagator.Extract(ctx, req.Header)
 	}
-	if req.Method == http.MethodPost {
+	if req.Method == methodPost {
 		return s.batch(ctx, req)
 	}
 	groupName, key, err := ParsePath(req.Path)
@@ -228,7 +227,7 @@ func (s *Server) serve(ctx context.Context, req Request, h http.Header) Response
 	if g == nil {
 		return ErrorResponse(CodeUnknownGroup, "no such group: "+clip(groupName))
 	}
-	if req.Method != http.MethodGet {
+	if req.Method != methodGet {
 		return s.write(ctx, req, g, key)
 	}
 	peer := req.Header.Get(HeaderPeer)
@@ -256,13 +255,13 @@ func (s *Server) serve(ctx context.Context, req Request, h http.Header) Response
 		return ErrorResponse(CodeTooLarge, fmt.Sprintf("value of %d bytes exceeds the limit of %d bytes", n, s.cfg.MaxValueBytes))
 	}
 	if h == nil {
-		h = make(http.Header, 3)
+		h = make(Header, 3)
 	}
 	h["Content-Type"] = s.octets
 	if ttl > 0 {
 		h[HeaderTTL] = []string{FormatTTL(ttl)}
 	}
-	return Response{Status: http.StatusOK, Header: h, Value: view}
+	return Response{Status: statusOK, Header: h, Value: view}
 }
 
 // loadError answers a failed load: 404 not_found or 500 load_error, with
@@ -303,7 +302,7 @@ func ErrorResponse(c Code, msg string) Response {
 	}
 	return Response{
 		Status: c.Status(),
-		Header: http.Header{
+		Header: Header{
 			"Content-Type":           {"text/plain; charset=utf-8"},
 			"X-Content-Type-Options": {"nosniff"},
 			HeaderError:              {string(c)},

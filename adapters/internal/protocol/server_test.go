@@ -145,7 +145,7 @@ func TestServeStatuses(t *testing.T) {
 		{"load error", "GET", "/_geecache/scores/boom", 500, CodeLoadError, "database on fire"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := s.Serve(ctx, Request{Method: tc.method, Path: tc.path, Header: http.Header{}})
+			r := s.Serve(ctx, Request{Method: tc.method, Path: tc.path, Header: Header{}})
 			if r.Status != tc.status || r.Code() != tc.code || !strings.Contains(bodyOf(r), tc.body) {
 				t.Fatalf("Serve = %d %q %q; want %d %q containing %q", r.Status, r.Code(), bodyOf(r), tc.status, tc.code, tc.body)
 			}
@@ -207,7 +207,7 @@ func TestPeerRequestNeverForwards(t *testing.T) {
 	ctx := context.Background()
 
 	// A client request (no peer header) goes to the owner.
-	r := s.Serve(ctx, Request{Method: "GET", Path: Path("scores", "Tom"), Header: http.Header{}})
+	r := s.Serve(ctx, Request{Method: "GET", Path: Path("scores", "Tom"), Header: Header{}})
 	if r.Status != 200 || bodyOf(r) != "remote:Tom" || peer.calls != 1 || db.count("Tom") != 0 {
 		t.Fatalf("plain request: %d %q, peer calls %d, db calls %d; want forwarded once", r.Status, bodyOf(r), peer.calls, db.count("Tom"))
 	}
@@ -251,7 +251,7 @@ func TestMaxValueBytes(t *testing.T) {
 		}
 	}
 	// A body shorter or longer than announced is a broken response.
-	h := http.Header{HeaderChecksum: {Checksum(make([]byte, 40))}}
+	h := Header{HeaderChecksum: {Checksum(make([]byte, 40))}}
 	if _, err := c.ReadResponse(ctx, req, 200, h, 50, bytes.NewReader(make([]byte, 40))); !errors.Is(err, ErrBadResponse) {
 		t.Fatalf("short body: err = %v; want ErrBadResponse", err)
 	}
@@ -272,7 +272,7 @@ func TestClientUnexpectedResponses(t *testing.T) {
 		{400, CodeBadRequest, ErrBadRequest},
 		{405, CodeMethodNotAllowed, ErrMethodNotAllowed},
 	} {
-		h := http.Header{}
+		h := Header{}
 		if tc.code != "" {
 			h.Set(HeaderError, string(tc.code))
 		}

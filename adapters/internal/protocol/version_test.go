@@ -19,7 +19,7 @@ import (
 // target or peer header in the signature.
 func v1Request(secret []byte, now time.Time, group, key string) Request {
 	path := Path(group, key)
-	h := http.Header{HeaderPeer: {"1"}}
+	h := Header{HeaderPeer: {"1"}}
 	if secret != nil {
 		ts := strconv.FormatInt(now.Unix(), 10)
 		m := hmac.New(sha256.New, secret)
@@ -54,7 +54,7 @@ func TestMixedVersions(t *testing.T) {
 
 	// What a v1 server answers, built by hand: no checksum, no signature.
 	v1 := func(status int, code Code, body string) Response {
-		h := http.Header{}
+		h := Header{}
 		if code != "" {
 			h.Set(HeaderError, string(code))
 		}
@@ -133,7 +133,7 @@ func TestResponseSignatureBindings(t *testing.T) {
 	}
 }
 
-func withChecksum(h http.Header, body string) http.Header {
+func withChecksum(h Header, body string) Header {
 	h = h.Clone()
 	h.Set(HeaderChecksum, Checksum([]byte(body)))
 	return h

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -22,7 +21,7 @@ func FormatTTL(d time.Duration) string {
 
 // ResponseTTL returns the lifetime a response's HeaderTTL gives, or 0 if
 // it has none or a malformed one.
-func ResponseTTL(h http.Header) time.Duration {
+func ResponseTTL(h Header) time.Duration {
 	s := h.Get(HeaderTTL)
 	if s == "" {
 		return 0 // most answers: without it ParseInt would allocate its error
@@ -38,7 +37,7 @@ func ResponseTTL(h http.Header) time.Duration {
 // key of group from its memory: DELETE of the key's path, a peer request,
 // signed with a secret.
 func (c *Client) NewRemoveRequest(ctx context.Context, target, group, key string) Request {
-	return c.newRequest(ctx, http.MethodDelete, target, group, key, nil, 0)
+	return c.newRequest(ctx, methodDelete, target, group, key, nil, 0)
 }
 
 // NewSetRequest returns the request that makes the node at target, the
@@ -46,14 +45,14 @@ func (c *Client) NewRemoveRequest(ctx context.Context, target, group, key string
 // default): PUT of the key's path with the value as the body, its
 // checksum, the TTL, and with a secret a signature over all of them.
 func (c *Client) NewSetRequest(ctx context.Context, target, group, key string, value []byte, ttl time.Duration) Request {
-	return c.newRequest(ctx, http.MethodPut, target, group, key, value, ttl)
+	return c.newRequest(ctx, methodPut, target, group, key, value, ttl)
 }
 
 // newRequest builds and signs a peer request.
 func (c *Client) newRequest(ctx context.Context, method, target, group, key string, body []byte, ttl time.Duration) Request {
 	path := Path(group, key)
-	h := http.Header{HeaderPeer: {"1"}}
-	if method == http.MethodPut {
+	h := Header{HeaderPeer: {"1"}}
+	if method == methodPut {
 		h.Set(HeaderChecksum, checksum(c.cfg.Secret, body))
 		if t := FormatTTL(ttl); t != "" {
 			h.Set(HeaderTTL, t)
@@ -72,9 +71,9 @@ func (c *Client) newRequest(ctx context.Context, method, target, group, key stri
 // a peer request (a node's Group.Remove and Group.Set send them), signed
 // when the cluster has a secret, or accepted unsigned with UnsignedWrites.
 func (s *Server) write(ctx context.Context, req Request, g *cache.Group, key string) Response {
-	if req.Method == http.MethodDelete {
+	if req.Method == methodDelete {
 		g.RemoveLocal(key)
-		return Response{Status: http.StatusOK, Header: http.Header{}}
+		return Response{Status: statusOK, Header: Header{}}
 	}
 	if n := int64(len(req.Body)); n > s.cfg.MaxValueBytes {
 		return ErrorResponse(CodeTooLarge, fmt.Sprintf("value of %d bytes exceeds the limit of %d bytes", n, s.cfg.MaxValueBytes))
@@ -85,5 +84,5 @@ func (s *Server) write(ctx context.Context, req Request, g *cache.Group, key str
 	g.SetLocal(key, req.Body, ResponseTTL(req.Header))
 	s.cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "geecache: set by a peer",
 		slog.String("group", g.Name()), slog.String("key", clip(key)), slog.Int("bytes", len(req.Body)))
-	return Response{Status: http.StatusOK, Header: http.Header{}}
+	return Response{Status: statusOK, Header: Header{}}
 }

@@ -117,7 +117,7 @@ func TestFormatTTL(t *testing.T) {
 		}
 	}
 	for v, want := range map[string]time.Duration{"": 0, "x": 0, "-5": 0, "250": 250 * time.Millisecond} {
-		if got := ResponseTTL(http.Header{HeaderTTL: {v}}); got != want {
+		if got := ResponseTTL(Header{HeaderTTL: {v}}); got != want {
 			t.Errorf("ResponseTTL(%q) = %v; want %v", v, got, want)
 		}
 	}

@@ -1,0 +1,20 @@
+package protocol
+
+// The HTTP methods and statuses the protocol uses. They are HTTP's own
+// numbers and names (net/http's constants have the same values); they are
+// spelled here so that the protocol builds without net/http, which a
+// GOOS=js node leaves out (see Header).
+const (
+	methodGet    = "GET"
+	methodPut    = "PUT"
+	methodPost   = "POST"
+	methodDelete = "DELETE"
+
+	statusOK                    = 200
+	statusBadRequest            = 400
+	statusUnauthorized          = 401
+	statusNotFound              = 404
+	statusMethodNotAllowed      = 405
+	statusRequestEntityTooLarge = 413
+	statusInternalServerError   = 500
+)

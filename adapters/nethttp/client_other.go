@@ -1,0 +1,98 @@
+//go:build !js
+
+package nethttp
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"time"
+
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
+	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/internal/progress"
+)
+
+// maxConnsPerPeer bounds the connections NewTransport opens to one peer, so
+// that a slow or hung peer cannot make a node open connections without
+// bound; a request over it waits for a connection, within its deadline.
+const maxConnsPerPeer = 2 * peerhttp.MaxIdleConnsPerHost
+
+// NewTransport returns an http.Transport tuned for peer traffic: up to
+// 256 idle keep-alive connections per peer (net/http's default of 2 would
+// open and close a connection for most peer requests), at most 512
+// connections per peer in all (a group also caps its
+// requests in flight to a peer: cache.PeerPolicy.MaxInFlight), no proxy
+// (peer traffic stays inside the cluster), bounded dial and TLS handshake
+// times. HTTP/2 is used when a peer is reached over TLS (for example an AWS
+// Lambda Function URL); plain http peers use HTTP/1.1 keep-alive, which
+// costs less CPU per request.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          0, // no global limit; the per-host one applies
+		MaxIdleConnsPerHost:   peerhttp.MaxIdleConnsPerHost,
+		MaxConnsPerHost:       maxConnsPerPeer,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// transport is what a Client sends its requests with: an
+// http.RoundTripper (ClientOptions.Transport, or the default one).
+type transport = http.RoundTripper
+
+// transport returns the transport o gives, or the default one, which
+// sends request bodies of up to maxBody bytes, if the platform has one.
+func (o *ClientOptions) transport(maxBody int64) (transport, error) {
+	if err := checkPlatform(o.Transport); err != nil {
+		return nil, err
+	}
+	if o.Transport == nil {
+		return defaultTransport(maxBody), nil
+	}
+	return o.Transport, nil
+}
+
+// roundTrip sends preq to the peer and returns its answer once its header
+// has arrived. With interim, an owner's "102 Processing" (it is loading
+// the key) is reported to the asking group (progress.Report), if it wants
+// to know.
+func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, interim bool) (peerResponse, error) {
+	var body io.Reader
+	if preq.Body != nil {
+		body = bytes.NewReader(preq.Body)
+	}
+	rctx := ctx
+	if interim && progress.Wanted(ctx) {
+		rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{Got1xxResponse: func(code int, _ textproto.MIMEHeader) error {
+			if code == http.StatusProcessing {
+				progress.Report(ctx) // the owner is loading: the asking group waits for it
+			}
+			return nil
+		}})
+	}
+	req, err := http.NewRequestWithContext(rctx, preq.Method, c.prefix+preq.Path, body)
+	if err != nil {
+		return peerResponse{}, err
+	}
+	req.Header = preq.Header
+	resp, err := c.rt.RoundTrip(req)
+	if err != nil {
+		return peerResponse{}, err
+	}
+	return peerResponse{status: resp.StatusCode, header: resp.Header, size: resp.ContentLength, body: resp.Body}, nil
+}
+
+// closeIdle closes rt's idle connections if it keeps any.
+func closeIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

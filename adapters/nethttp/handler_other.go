@@ -1,0 +1,189 @@
+//go:build !js
+
+package nethttp
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/internal/progress"
+)
+
+// ServeHTTP answers a protocol request. The path is taken in its escaped
+// form (URL.EscapedPath), so a key containing "/" (sent as "%2F") is one
+// key; the base path, if any, is removed first. The load runs with the
+// request's context, so it is abandoned when the caller goes away.
+//
+// Only a PUT (a peer's Set) and a POST (a peer's batch) have a body, read
+// up to the size limit (for a batch, 1 MiB of keys): any
+// other request that comes with a body, or a PUT whose body is over the
+// limit, is refused (400 or 413) without the body being read, and the
+// connection is closed right after the answer (refusedLinger), not kept
+// open for the rest of the body.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if cors(h.origins, w, r) {
+		return
+	}
+	req, resp, ok := h.basePathless(protocol.Request{Method: r.Method, Path: r.URL.EscapedPath(), Header: r.Header})
+	if !ok {
+		refuse(w, resp)
+		return
+	}
+	if r.Method == http.MethodPut || r.Method == http.MethodPost {
+		// The headers first: an unsigned or unwanted write is refused
+		// before its body is read.
+		if resp, ok := h.srv.Admit(r.Context(), req); !ok {
+			refuse(w, resp)
+			return
+		}
+		body, resp, ok := h.readBody(r, req)
+		if !ok {
+			refuse(w, resp)
+			return
+		}
+		req.Body = body
+	} else if r.ContentLength != 0 {
+		refuse(w, h.bodyless(req))
+		return
+	}
+	if (r.Method == http.MethodGet || r.Method == http.MethodPost) && r.Header.Get(protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
+		// A 102 may be written (with w's header) while the answer is
+		// made: the answer's fields go into a map of their own, and into
+		// w's once no 102 can be.
+		pr := &processing{w: w}
+		hdr := h.headers.Get().(http.Header)
+		resp := h.srv.ServeInto(progress.With(r.Context(), pr), req, hdr)
+		pr.end()
+		write(w, resp)
+		clear(hdr)
+		h.headers.Put(hdr)
+		return
+	}
+	send(w, h.srv.ServeInto(r.Context(), req, w.Header()))
+}
+
+// processingAfter is how long a load runs before the node says it is
+// loading: a load that ends sooner (a source that answers from memory)
+// costs no interim response, which would be one more write for this node
+// and one more header block for the caller to parse. It is far below the
+// asking node's hedge delay (PeerPolicy.HedgeMin, 10 ms by default), so
+// a node that is loading still says so in time.
+const processingAfter = time.Millisecond
+
+// processing sends a peer "102 Processing" when the group has to load the
+// key it asked for and the load has taken processingAfter, at most once
+// and never after the answer has begun: the asking node then knows that
+// this node is alive and loading, and waits for it instead of loading the
+// key itself (see cache.PeerPolicy).
+type processing struct {
+	mu         sync.Mutex
+	w          http.ResponseWriter
+	timer      *time.Timer // armed by the first start
+	sent, done bool
+}
+
+// Progress is start, for progress.With: the group has begun a load.
+func (p *processing) Progress() { p.start() }
+
+// start is called when the group begins a load: it arms the timer that
+// sends the 102.
+func (p *processing) start() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer == nil && !p.done {
+		p.timer = time.AfterFunc(processingAfter, p.send)
+	}
+}
+
+func (p *processing) send() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.sent && !p.done {
+		p.sent = true
+		p.w.WriteHeader(http.StatusProcessing) // net/http writes and flushes a 1xx at once
+	}
+}
+
+// end stops p: the answer follows. A load that outlives the request may
+// still call start; it does nothing then.
+func (p *processing) end() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.done = true
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	p.mu.Unlock()
+}
+
+// readBody reads a PUT's body, at most the size limit; if it cannot, it
+// returns the answer to send instead.
+func (h *handler) readBody(r *http.Request, req protocol.Request) ([]byte, protocol.Response, bool) {
+	limit := h.bodyLimit(r.Method)
+	if r.ContentLength > limit {
+		return nil, h.tooLarge(req), false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	switch {
+	case err != nil:
+		return nil, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "reading the body failed")), false
+	case int64(len(body)) > limit:
+		return nil, h.tooLarge(req), false
+	}
+	return body, protocol.Response{}, true
+}
+
+// refusedLinger is how long a connection whose request was refused stays
+// open after the refusal, reading (and dropping) what the caller still
+// sends, so that the caller gets the answer before the connection closes
+// (closing with unread data sends a reset, which may discard it; net/http
+// waits as long before it closes such a connection).
+const refusedLinger = 500 * time.Millisecond
+
+// refuse sends resp, the refusal of a request whose body has not been
+// read, and has the connection closed right after it. Without the read
+// deadline, net/http would read the rest of the body (up to 256 KiB) to
+// keep the connection, and hold it until ReadTimeout if the caller never
+// sends it.
+func refuse(w http.ResponseWriter, resp protocol.Response) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refusedLinger)) // not every ResponseWriter can
+	write(w, resp)
+}
+
+// write sends a protocol response as it is.
+func write(w http.ResponseWriter, resp protocol.Response) {
+	hdr := w.Header()
+	for k, v := range resp.Header {
+		hdr[k] = v
+	}
+	send(w, resp)
+}
+
+// send sends a protocol response whose header fields are in w's header.
+func send(w http.ResponseWriter, resp protocol.Response) {
+	w.Header()["Content-Length"] = []string{strconv.Itoa(resp.Len())}
+	w.WriteHeader(resp.Status)
+	_, _ = resp.WriteTo(w) // a cached value without a copy; on error the caller has gone
+}
+
+// cors answers a browser's CORS preflight for an allowed origin and adds
+// the CORS headers to the answer of an allowed origin's request. It
+// reports whether the request has been answered (a preflight).
+func cors(allowed []string, w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || len(allowed) == 0 {
+		return false
+	}
+	if corsHeaders(allowed, origin, r.Method, r.Header.Get("Access-Control-Request-Method"), w.Header()) {
+		w.WriteHeader(http.StatusNoContent)
+		return true
+	}
+	return false
+}

@@ -1,0 +1,62 @@
+//go:build !js
+
+package nethttp
+
+import (
+	"net/http"
+)
+
+// poolNet is a Pool's side of net/http: the transport its clients share
+// and the server of the multiplexed connections its peers open.
+type poolNet struct {
+	rt  http.RoundTripper // shared by the pool's clients
+	mux *muxServer        // takes the multiplexed connections over
+}
+
+// multiplex has cc's clients send over the multiplexed carriage, if o
+// asks for it.
+func (o *PoolOptions) multiplex(cc *clientConfig) error {
+	if !o.Multiplex {
+		return nil
+	}
+	rt, err := multiplexed(*cc)
+	if err != nil {
+		return err
+	}
+	cc.rt = rt
+	return nil
+}
+
+func newPoolNet(cc clientConfig, o *PoolOptions, h *handler) poolNet {
+	return poolNet{rt: cc.rt, mux: newMuxServer(h, o.Cluster.BasePath, h.srv.MaxValueBytes(), o.Logger)}
+}
+
+// closeConns closes the idle connections to the peers and, once their
+// requests are answered, the multiplexed ones.
+func (n *poolNet) closeConns() {
+	closeIdle(n.rt)
+	n.mux.stopAll()
+}
+
+// closeIdleConns closes the idle connections to the peers.
+func (n *poolNet) closeIdleConns() { closeIdle(n.rt) }
+
+// ServeHTTP serves the node's peers: it answers a protocol request for a
+// group of the Pool's registry. The path is taken in its escaped form, so
+// a key containing "/" (sent as "%2F") is one key; the base path, if any,
+// is removed first. Mount the Pool at the root, under its BasePath, or
+// behind http.StripPrefix.
+//
+// It also takes over the upgrades to the multiplexed connection that a
+// peer with PoolOptions.Multiplex asks for, and serves the requests sent
+// over it as it serves them over HTTP. Builds for GOOS=wasip1 (no
+// sockets) leave the carriage out: there an upgrade is answered as a plain
+// request, as by a node that does not know the carriage. Builds for
+// GOOS=js have no ServeHTTP: the host serves the Pool through package
+// adapters/wasmjs, on the same handler.
+func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.mux.isUpgrade(r) && p.mux.serve(w, r) {
+		return
+	}
+	p.handler.ServeHTTP(w, r)
+}
