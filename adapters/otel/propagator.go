@@ -1,6 +1,8 @@
 package otel
 
 import (
+	"context"
+
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/geecache/geecache/adapters/internal/protocol"
@@ -38,4 +40,18 @@ func NewPropagator(opts *PropagatorOptions) *Propagator {
 		o.TextMap = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	}
 	return &Propagator{tm: o.TextMap}
+}
+
+// Inject writes the trace context and baggage of ctx into h. The header
+// type is net/http's Header (protocol.Header is an alias of it) in every
+// build but GOOS=js, where the protocol has a header type of its own so
+// that a js node links no net/http; one declaration serves both.
+func (p *Propagator) Inject(ctx context.Context, h protocol.Header) {
+	p.tm.Inject(ctx, propagation.HeaderCarrier(h))
+}
+
+// Extract returns ctx with the trace context and baggage that h carries:
+// the remote span becomes the parent of the spans started with it.
+func (p *Propagator) Extract(ctx context.Context, h protocol.Header) context.Context {
+	return p.tm.Extract(ctx, propagation.HeaderCarrier(h))
 }
