@@ -110,15 +110,16 @@ func (g *Group) get(ctx context.Context, key string, mayForward bool) (entry, er
 		return e, err
 	}
 	ctx, span := g.step(ctx, spanMiss, key, nil)
-	e, err := g.miss(ctx, key, mayForward, v, exp, ok)
+	e, err := g.miss(ctx, key, mayForward, mayForward, v, exp, ok) // mayForward: a Get, on its caller's goroutine
 	span.End(err)
 	return e, err
 }
 
 // miss answers a Get that memory could not: an expired value (found, ok)
 // still in its stale window is served at once while one refresh runs in
-// the background (see refresh in expiry.go); anything else is loaded.
-func (g *Group) miss(ctx context.Context, key string, mayForward bool, v []byte, exp int64, found bool) (entry, error) {
+// the background (see refresh in expiry.go); anything else is loaded (here:
+// as load's).
+func (g *Group) miss(ctx context.Context, key string, mayForward, here bool, v []byte, exp int64, found bool) (entry, error) {
 	if found {
 		if g.fresh.nanos() < exp+int64(g.fresh.stale) && !g.fresh.isNotFound(v) {
 			g.counters.staleServes.Add(1)
@@ -128,7 +129,7 @@ func (g *Group) miss(ctx context.Context, key string, mayForward bool, v []byte,
 		g.mem.unhit(key) // found, but not usable: a miss, not a hit
 	}
 	g.counters.misses.Add(1)
-	return g.load(ctx, key, mayForward)
+	return g.load(ctx, key, mayForward, here)
 }
 
 // step starts a traced step of a load, or does nothing without a Tracer.
@@ -149,7 +150,16 @@ func (noSpan) End(error) {}
 
 // load loads key through the group's flights: from the owner peer when
 // mayForward and a peer owns it, else locally.
-func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, error) {
+//
+// here says that the caller is a Get on its caller's own goroutine: a
+// local load whose callers cannot leave (ctx cannot be cancelled) may then
+// run on it (singleflight's DoLoaderHere), where a Getter's runtime.Goexit
+// ends the goroutine that called Get, as a call of the Getter would. A load
+// from a goroutine the group started (GetMany's, a refresh's) or from a
+// transport's (GetLocal) is never run so: a Goexit there must be an error.
+// A fetch from the owner always runs on a worker: its hedge publishes to
+// every caller (singleflight's Publish), the one that started it too.
+func (g *Group) load(ctx context.Context, key string, mayForward, here bool) (entry, error) {
 	var owner PeerGetter
 	remote := false
 	if g.peers != nil {
@@ -158,10 +168,13 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, e
 	progress.Report(ctx) // a caller that relays signs of life learns that a load is under way
 	var e entry
 	var err error
-	if remote && mayForward {
+	switch {
+	case remote && mayForward:
 		e, err = g.forwardFlight.DoLoader(ctx, key, (*forwardLoader)(g), owner)
-	} else {
-		e, err = g.localFlight.DoLoader(ctx, key, (*localLoader)(g), nil)
+	case here:
+		e, err = g.localFlight.DoLoaderHere(ctx, key, (*localLoader)(g), remote)
+	default:
+		e, err = g.localFlight.DoLoader(ctx, key, (*localLoader)(g), remote)
 	}
 	if err != nil {
 		var pe *PanicError
@@ -189,8 +202,10 @@ type (
 
 // Load loads key locally, unless a load that finished just before this one
 // started has left it in memory, or the key's previous owner hands it
-// over (see handoff.go).
-func (l *localLoader) Load(ctx context.Context, key string, _ any) (entry, error) {
+// over (see handoff.go). remote is a bool: whether another node owns key
+// by this node's ring, as the caller's PickPeer answered (this node loads
+// it for that owner: creditTakenOver), so that it is not looked up again.
+func (l *localLoader) Load(ctx context.Context, key string, remote any) (entry, error) {
 	g := (*Group)(l)
 	if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
 		return g.fresh.cached(v, exp)
@@ -199,7 +214,7 @@ func (l *localLoader) Load(ctx context.Context, key string, _ any) (entry, error
 		return e, err
 	}
 	e, err := g.loadLocally(ctx, spanLoad, key)
-	g.creditTakenOver(key)
+	g.creditTakenOver(key, remote == true)
 	return e, err
 }
 

@@ -115,13 +115,11 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 const takenOverCredit = 3
 
 // creditTakenOver credits key as taken over (see takenOverCredit) if
-// another node owns it by this node's ring: this node loaded it for a
-// peer whose owner is down, or whose ring disagrees.
-func (g *Group) creditTakenOver(key string) {
-	if g.router == nil {
-		return
-	}
-	if _, remote := g.peers.PickPeer(key); remote {
+// remote (another node owns it by this node's ring, as the load's caller
+// found: this node loaded it for a peer whose owner is down, or whose ring
+// disagrees) and the peer set can name next owners.
+func (g *Group) creditTakenOver(key string, remote bool) {
+	if remote && g.router != nil {
 		g.mem.main.Credit(key, takenOverCredit)
 	}
 }
@@ -144,7 +142,7 @@ func (g *Group) fallback(ctx context.Context, key string, next bool, local *atom
 		// This node is the key's next owner: it loads it in the flight
 		// that answers the other nodes' requests for it (GetLocal), so
 		// that the key loads once here, whoever asks.
-		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), nil)
+		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), true) // its owner is a peer
 	}
 	return g.loadLocally(ctx, spanFallback, key)
 }
