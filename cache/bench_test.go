@@ -2,13 +2,17 @@ package cache_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/picker"
 )
 
 // BenchmarkGetHit measures a hit on a warm group under zipf-distributed
@@ -96,3 +100,55 @@ func BenchmarkGetMiss(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGetMissOwned is BenchmarkGetMiss/background/serial on a node of
+// five (picker.Peers, no handoff window open) for keys this node owns: the
+// local load's questions to the ring (the owner, the next and previous
+// owners) on top of the load machinery.
+func BenchmarkGetMissOwned(b *testing.B) {
+	peers, err := picker.NewPeers("a", func(addr string) cache.PeerGetter { return benchPeer(addr) },
+		&picker.Options{Logger: quiet, HandoffWindow: time.Nanosecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := peers.Set("a", "b", "c", "d", "e"); err != nil {
+		b.Fatal(err)
+	}
+	value := make([]byte, 64)
+	grp, err := cache.NewRegistry().NewGroup("g", 32<<20, getter.Func(func(context.Context, string) ([]byte, error) { return value, nil }),
+		&cache.GroupOptions{Peers: peers, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	owned := make([]string, 0, 1<<18)
+	for i := 0; len(owned) < cap(owned); i++ {
+		if k := strconv.Itoa(i); peers.Owner(k) == "a" {
+			owned = append(owned, k)
+		}
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i == len(owned) {
+			b.Fatalf("more than %d iterations: raise the number of keys", len(owned))
+		}
+		if _, err := grp.Get(ctx, owned[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchPeer is a peer that no benchmark of a local load may ask.
+type benchPeer string
+
+func (p benchPeer) Get(context.Context, string, string) ([]byte, time.Duration, error) {
+	return nil, 0, errors.New("asked " + string(p))
+}
+func (benchPeer) Remove(context.Context, string, string) error { return errors.ErrUnsupported }
+func (benchPeer) Set(context.Context, string, string, []byte, time.Duration) error {
+	return errors.ErrUnsupported
+}
+func (benchPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
+	return errors.ErrUnsupported
+}
+func (p benchPeer) Addr() string { return string(p) }

@@ -60,7 +60,9 @@ func (g *Group) Name() string { return g.name }
 // owns it, or the owner cannot answer) from the group's Getter. Concurrent
 // Gets of one key share one load. A key that does not exist yields an error
 // wrapping getter.ErrNotFound. Get returns ctx's error as soon as ctx ends;
-// the load goes on for the other callers waiting for it.
+// the load goes on for the other callers waiting for it. With a ctx that
+// cannot end (its Done is nil, as context.Background()'s), a load of this
+// node's Getter runs on the caller's goroutine.
 func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 	e, err := g.get(ctx, key, true)
 	return ByteView{b: e.v}, err
