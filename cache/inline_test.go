@@ -6,6 +6,7 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -162,24 +163,101 @@ func (r *countingRouter) PickFallback(string, func(cache.PeerGetter) bool) (next
 	return nil, nil, time.Time{}
 }
 
+// countingPicker is countingRouter without PickFallback: a peer set that
+// names no next or previous owners.
+type countingPicker struct{ r countingRouter }
+
+func (p *countingPicker) PickPeer(key string) (cache.PeerGetter, bool) { return p.r.PickPeer(key) }
+
 // A local load asks the peer set who owns its key once (the group's
 // answer goes with the load, for the credit a key taken over gets), and
-// for the key's previous owner once (for a handoff).
+// for the key's previous owner once (for a handoff). A peer's request
+// (GetLocal) to a group whose peer set names no next owners does not ask
+// for the owner at all: it loads here whoever owns the key, and only the
+// credit (which needs next owners) would use the answer.
 func TestLocalLoadAsksTheRingOnce(t *testing.T) {
-	r := &countingRouter{}
-	g, err := cache.NewRegistry().NewGroup("g", 1<<20, getter.Map(map[string]string{"a": "1"}),
-		&cache.GroupOptions{Peers: r, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, key := range []string{"a", "missing"} {
-		before, beforeFb := r.picks.Load(), r.fallbacks.Load()
-		_, err := g.Get(context.Background(), key)
-		if (key == "a") != (err == nil) {
-			t.Fatalf("Get(%s): %v", key, err)
+	src := getter.Map(map[string]string{"a": "1"})
+	for _, tc := range []struct {
+		name             string
+		local            bool
+		picks, fallbacks int64
+	}{
+		{name: "Get, router", local: false, picks: 1, fallbacks: 1},
+		{name: "GetLocal, router", local: true, picks: 1, fallbacks: 1},
+		{name: "Get, plain picker", local: false, picks: 1},
+		{name: "GetLocal, plain picker", local: true, picks: 0},
+	} {
+		r := &countingRouter{}
+		var peers cache.PeerPicker = r
+		if strings.HasSuffix(tc.name, "plain picker") {
+			p := &countingPicker{}
+			peers, r = p, &p.r
 		}
-		if picks, fb := r.picks.Load()-before, r.fallbacks.Load()-beforeFb; picks != 1 || fb != 1 {
-			t.Errorf("a local load of %s asked PickPeer %d times and PickFallback %d; want 1 and 1", key, picks, fb)
+		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: peers, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"a", "missing"} {
+			before, beforeFb := r.picks.Load(), r.fallbacks.Load()
+			var err error
+			if tc.local {
+				_, _, err = g.GetLocal(context.Background(), key)
+			} else {
+				_, err = g.Get(context.Background(), key)
+			}
+			if (key == "a") != (err == nil) {
+				t.Fatalf("%s(%s): %v", tc.name, key, err)
+			}
+			if picks, fb := r.picks.Load()-before, r.fallbacks.Load()-beforeFb; picks != tc.picks || fb != tc.fallbacks {
+				t.Errorf("%s: a local load of %s asked PickPeer %d times and PickFallback %d; want %d and %d",
+					tc.name, key, picks, fb, tc.picks, tc.fallbacks)
+			}
+		}
+	}
+}
+
+// A local load on a worker (a Get whose context can be cancelled, or a
+// peer's GetLocal) allocates no more with a peer set that names previous
+// owners than without one: the handoff's look at the load's context (is
+// this a memory-only request?) makes no context of its own.
+func TestWorkerLoadWithRouterAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation figures are not asserted under the race detector")
+	}
+	value := make([]byte, 64)
+	src := getter.Func(func(context.Context, string) ([]byte, error) { return value, nil })
+	allocs := func(name string, peers cache.PeerPicker, local bool) float64 {
+		g, err := cache.NewRegistry().NewGroup("g", 32<<20, src, &cache.GroupOptions{Peers: peers, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := make([]string, 201)
+		for i := range keys {
+			keys[i] = name + strconv.Itoa(i)
+		}
+		i := 0
+		n := testing.AllocsPerRun(len(keys)-1, func() {
+			k := keys[i]
+			i++
+			var v cache.ByteView
+			var err error
+			if local {
+				v, _, err = g.GetLocal(t.Context(), k)
+			} else {
+				v, err = g.Get(t.Context(), k)
+			}
+			if err != nil || v.Len() != 64 {
+				t.Fatalf("%s: %d bytes, %v", name, v.Len(), err)
+			}
+		})
+		t.Logf("%s: %.1f allocations per miss", name, n)
+		return n
+	}
+	for _, local := range []bool{false, true} {
+		plain := allocs("plain", &countingPicker{}, local)
+		routed := allocs("routed", &countingRouter{}, local)
+		if routed > plain {
+			t.Errorf("GetLocal %v: a miss makes %.1f allocations with a router, %.1f without; want no more", local, routed, plain)
 		}
 	}
 }

@@ -12,8 +12,8 @@ import (
 // context.WithCancel(context.WithoutCancel(first)) does, and lives inside
 // the load's record.
 //
-// That context (inner) is made only when the load first asks for Done or a
-// Value, or derives a context: a load that asks nothing allocates nothing
+// That context (inner) is made only when the load first asks for Done, or
+// derives a context: a load that asks only for values allocates nothing
 // for its context. Made, it answers Done and Value, so that the context
 // package sees a context derived from the load's as a child of a cancelCtx
 // of its own and registers it there, without a goroutine or an AfterFunc
@@ -46,14 +46,23 @@ func (c *loadContext) ctx() context.Context {
 	return c.inner
 }
 
-// Value returns the first caller's value for key. It asks through
-// WithoutCancel, so that context.Cause does not find the first caller's
-// cancellation: the load's cause is the load's own.
+// Value returns the first caller's value for key. A key of the context
+// package itself (a *int: the key under which context.Cause, and
+// WithCancel looking for a parent to register with, find the nearest
+// cancelCtx) is asked through inner, so that they find the load's own
+// cancellation, not the first caller's (WithoutCancel hides that one).
+// Any other key is asked of the first caller's context directly: the same
+// answer, without making inner (a load whose Getter or handoff check asks
+// for a value would otherwise cost the three allocations of
+// WithCancel(WithoutCancel(first)) for nothing).
 func (c *loadContext) Value(key any) any {
-	if _, ok := key.(callKey); ok {
+	switch key.(type) {
+	case callKey:
 		return c.call
+	case *int:
+		return c.ctx().Value(key)
 	}
-	return c.ctx().Value(key)
+	return c.first.Value(key)
 }
 
 // callKey is the Value key under which a load's context gives its call
