@@ -164,9 +164,7 @@ func (noSpan) End(error) {}
 func (g *Group) load(ctx context.Context, key string, mayForward, here bool) (entry, error) {
 	var owner PeerGetter
 	remote := false
-	if g.peers != nil && (mayForward || g.router != nil) {
-		// (A load that may not forward needs the owner only for the
-		// credit of a key taken over, which needs a router.)
+	if g.peers != nil {
 		owner, remote = g.peers.PickPeer(key)
 	}
 	progress.Report(ctx) // a caller that relays signs of life learns that a load is under way

@@ -171,10 +171,8 @@ func (p *countingPicker) PickPeer(key string) (cache.PeerGetter, bool) { return 
 
 // A local load asks the peer set who owns its key once (the group's
 // answer goes with the load, for the credit a key taken over gets), and
-// for the key's previous owner once (for a handoff). A peer's request
-// (GetLocal) to a group whose peer set names no next owners does not ask
-// for the owner at all: it loads here whoever owns the key, and only the
-// credit (which needs next owners) would use the answer.
+// for the key's previous owner once (for a handoff), whether a Get or a
+// peer's GetLocal asked.
 func TestLocalLoadAsksTheRingOnce(t *testing.T) {
 	src := getter.Map(map[string]string{"a": "1"})
 	for _, tc := range []struct {
@@ -185,7 +183,7 @@ func TestLocalLoadAsksTheRingOnce(t *testing.T) {
 		{name: "Get, router", local: false, picks: 1, fallbacks: 1},
 		{name: "GetLocal, router", local: true, picks: 1, fallbacks: 1},
 		{name: "Get, plain picker", local: false, picks: 1},
-		{name: "GetLocal, plain picker", local: true, picks: 0},
+		{name: "GetLocal, plain picker", local: true, picks: 1},
 	} {
 		r := &countingRouter{}
 		var peers cache.PeerPicker = r
