@@ -212,7 +212,7 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 			if g.router != nil {
 				// As in Group.fallback: in the flight that answers the
 				// other nodes' requests for it, so that it loads once here.
-				e, err = g.localFlight.DoLoader(b.ctx, b.keys[k], (*localLoader)(g), true) // owned by b.owner
+				e, err = g.localFlight.DoLoader(b.ctx, b.keys[k], (*localLoader)(g), nil)
 			} else {
 				e, err = g.loadLocally(b.ctx, spanFallback, b.keys[k])
 			}

@@ -204,9 +204,10 @@ type (
 
 // Load loads key locally, unless a load that finished just before this one
 // started has left it in memory, or the key's previous owner hands it
-// over (see handoff.go). remote is a bool: whether another node owns key
-// by this node's ring, as the caller's PickPeer answered (this node loads
-// it for that owner: creditTakenOver), so that it is not looked up again.
+// over (see handoff.go). remote is a bool, whether another node owns key
+// by this node's ring as the caller's PickPeer answered (this node loads
+// it for that owner: creditTakenOver), so that the ring is not asked
+// again; or nil, and creditTakenOver asks.
 func (l *localLoader) Load(ctx context.Context, key string, remote any) (entry, error) {
 	g := (*Group)(l)
 	if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
@@ -216,7 +217,7 @@ func (l *localLoader) Load(ctx context.Context, key string, remote any) (entry, 
 		return e, err
 	}
 	e, err := g.loadLocally(ctx, spanLoad, key)
-	g.creditTakenOver(key, remote == true)
+	g.creditTakenOver(key, remote)
 	return e, err
 }
 

@@ -115,11 +115,19 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 const takenOverCredit = 3
 
 // creditTakenOver credits key as taken over (see takenOverCredit) if
-// remote (another node owns it by this node's ring, as the load's caller
-// found: this node loaded it for a peer whose owner is down, or whose ring
-// disagrees) and the peer set can name next owners.
-func (g *Group) creditTakenOver(key string, remote bool) {
-	if remote && g.router != nil {
+// another node owns it by this node's ring: this node loaded it for a
+// peer whose owner is down, or whose ring disagrees. remote is what the
+// load's caller found (a bool), so that the ring is not asked again; nil
+// if it did not ask.
+func (g *Group) creditTakenOver(key string, remote any) {
+	if g.router == nil {
+		return
+	}
+	r, known := remote.(bool)
+	if !known {
+		_, r = g.peers.PickPeer(key)
+	}
+	if r {
 		g.mem.main.Credit(key, takenOverCredit)
 	}
 }
