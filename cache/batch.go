@@ -68,7 +68,7 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 			continue
 		}
 		if ok && g.fresh.nanos() < exp+int64(g.fresh.stale) && !g.fresh.isNotFound(v) {
-			res[i].e, res[i].err = g.miss(ctx, key, mayForward, false, v, exp, true) // served stale at once
+			res[i].e, res[i].err = g.miss(ctx, key, mayForward, v, exp, true) // served stale at once
 			continue
 		}
 		if ok {
@@ -81,7 +81,7 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 			owner, remote = g.peers.PickPeer(key)
 		}
 		if !remote {
-			wg.Go(func() { res[i].e, res[i].err = g.load(ctx, key, false, false) })
+			wg.Go(func() { res[i].e, res[i].err = g.load(ctx, key, false) })
 			continue
 		}
 		j := 0

@@ -10,12 +10,8 @@ import (
 // ErrGetterPanic is wrapped by the error every waiter gets when the load of
 // a key panicked or called runtime.Goexit in the Getter. The panic is
 // recovered and logged with its stack, and the next Get of the key loads it
-// anew. (A Get whose context cannot be cancelled, such as
-// context.Background(), runs the Getter on its own goroutine: a Goexit
-// there ends that goroutine, as a call of the Getter would, and the Gets
-// that joined the load get ErrGetterPanic.) A PeerGetter that panics is a
-// failed peer instead: the panic is logged with its stack and the key is
-// loaded locally.
+// anew. A PeerGetter that panics is a failed peer instead: the panic is
+// logged with its stack and the key is loaded locally.
 var ErrGetterPanic = singleflight.ErrPanic
 
 // A PanicError is what a load that panicked returns to every caller waiting

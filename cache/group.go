@@ -60,9 +60,7 @@ func (g *Group) Name() string { return g.name }
 // owns it, or the owner cannot answer) from the group's Getter. Concurrent
 // Gets of one key share one load. A key that does not exist yields an error
 // wrapping getter.ErrNotFound. Get returns ctx's error as soon as ctx ends;
-// the load goes on for the other callers waiting for it. With a ctx that
-// cannot end (its Done is nil, as context.Background()'s), a load of this
-// node's Getter runs on the caller's goroutine.
+// the load goes on for the other callers waiting for it.
 func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
 	e, err := g.get(ctx, key, true)
 	return ByteView{b: e.v}, err
@@ -112,16 +110,15 @@ func (g *Group) get(ctx context.Context, key string, mayForward bool) (entry, er
 		return e, err
 	}
 	ctx, span := g.step(ctx, spanMiss, key, nil)
-	e, err := g.miss(ctx, key, mayForward, mayForward, v, exp, ok) // mayForward: a Get, on its caller's goroutine
+	e, err := g.miss(ctx, key, mayForward, v, exp, ok)
 	span.End(err)
 	return e, err
 }
 
 // miss answers a Get that memory could not: an expired value (found, ok)
 // still in its stale window is served at once while one refresh runs in
-// the background (see refresh in expiry.go); anything else is loaded (here:
-// as load's).
-func (g *Group) miss(ctx context.Context, key string, mayForward, here bool, v []byte, exp int64, found bool) (entry, error) {
+// the background (see refresh in expiry.go); anything else is loaded.
+func (g *Group) miss(ctx context.Context, key string, mayForward bool, v []byte, exp int64, found bool) (entry, error) {
 	if found {
 		if g.fresh.nanos() < exp+int64(g.fresh.stale) && !g.fresh.isNotFound(v) {
 			g.counters.staleServes.Add(1)
@@ -131,7 +128,7 @@ func (g *Group) miss(ctx context.Context, key string, mayForward, here bool, v [
 		g.mem.unhit(key) // found, but not usable: a miss, not a hit
 	}
 	g.counters.misses.Add(1)
-	return g.load(ctx, key, mayForward, here)
+	return g.load(ctx, key, mayForward)
 }
 
 // step starts a traced step of a load, or does nothing without a Tracer.
@@ -152,16 +149,7 @@ func (noSpan) End(error) {}
 
 // load loads key through the group's flights: from the owner peer when
 // mayForward and a peer owns it, else locally.
-//
-// here says that the caller is a Get on its caller's own goroutine: a
-// local load whose callers cannot leave (ctx cannot be cancelled) may then
-// run on it (singleflight's DoLoaderHere), where a Getter's runtime.Goexit
-// ends the goroutine that called Get, as a call of the Getter would. A load
-// from a goroutine the group started (GetMany's, a refresh's) or from a
-// transport's (GetLocal) is never run so: a Goexit there must be an error.
-// A fetch from the owner always runs on a worker: its hedge publishes to
-// every caller (singleflight's Publish), the one that started it too.
-func (g *Group) load(ctx context.Context, key string, mayForward, here bool) (entry, error) {
+func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, error) {
 	var owner PeerGetter
 	remote := false
 	if g.peers != nil {
@@ -170,12 +158,9 @@ func (g *Group) load(ctx context.Context, key string, mayForward, here bool) (en
 	progress.Report(ctx) // a caller that relays signs of life learns that a load is under way
 	var e entry
 	var err error
-	switch {
-	case remote && mayForward:
+	if remote && mayForward {
 		e, err = g.forwardFlight.DoLoader(ctx, key, (*forwardLoader)(g), owner)
-	case here:
-		e, err = g.localFlight.DoLoaderHere(ctx, key, (*localLoader)(g), remote)
-	default:
+	} else {
 		e, err = g.localFlight.DoLoader(ctx, key, (*localLoader)(g), remote)
 	}
 	if err != nil {

@@ -232,53 +232,29 @@ func TestPeerPanicIsLoggedWithItsStack(t *testing.T) {
 	}
 }
 
-// A Getter that calls runtime.Goexit (as t.FailNow does) gives an
-// ErrGetterPanic error to a Get whose context can be cancelled (its load
-// runs on a worker), and to a GetLocal or GetMany with one that cannot
-// (their loads never run on the caller's goroutine): each returns on the
-// caller's goroutine, and GetMany gives no value for the key. (A Get whose
-// context cannot be cancelled runs the load itself:
-// TestGetterGoexitEndsBackgroundGet.)
+// A Getter that calls runtime.Goexit (as t.FailNow does) gives Get an
+// ErrGetterPanic error, with a context that can be cancelled and with one
+// that cannot: Get returns on the caller's goroutine either way.
 func TestGetterGoexitReturns(t *testing.T) {
-	calls := map[string]func(context.Context, *cache.Group) error{
-		"Get": func(ctx context.Context, g *cache.Group) error { _, err := g.Get(ctx, "k"); return err },
-		"GetLocal": func(ctx context.Context, g *cache.Group) error {
-			_, _, err := g.GetLocal(ctx, "k")
-			return err
-		},
-		"GetMany": func(ctx context.Context, g *cache.Group) error {
-			var err error = errors.New("each was not called")
-			g.GetMany(ctx, []string{"k"}, func(_ int, v cache.ByteView, e error) {
-				if err = e; e == nil {
-					err = fmt.Errorf("a value %q and no error", v.String())
-				}
-			})
-			return err
-		},
-	}
-	for name, call := range calls {
-		for _, ctx := range []context.Context{context.Background(), t.Context()} {
-			if name == "Get" && ctx.Done() == nil {
-				continue
-			}
-			src := getter.Func(func(context.Context, string) ([]byte, error) { runtime.Goexit(); return nil, nil })
-			g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := make(chan error, 1)
-			ended := make(chan struct{})
-			go func() {
-				defer close(ended)
-				got <- call(ctx, g)
-			}()
-			<-ended
-			if len(got) == 0 {
-				t.Fatalf("%s, ctx %v: the Getter's runtime.Goexit ended the caller's goroutine inside it", name, ctx)
-			}
-			if err := <-got; !errors.Is(err, cache.ErrGetterPanic) {
-				t.Fatalf("%s, ctx %v: got %v; want ErrGetterPanic", name, ctx, err)
-			}
+	for _, ctx := range []context.Context{context.Background(), t.Context()} {
+		src := getter.Func(func(context.Context, string) ([]byte, error) { runtime.Goexit(); return nil, nil })
+		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		ended := make(chan struct{})
+		go func() {
+			defer close(ended)
+			_, err := g.Get(ctx, "k")
+			got <- err
+		}()
+		<-ended
+		if len(got) == 0 {
+			t.Fatalf("ctx %v: the Getter's runtime.Goexit ended the caller's goroutine inside Get", ctx)
+		}
+		if err := <-got; !errors.Is(err, cache.ErrGetterPanic) {
+			t.Fatalf("ctx %v: Get = %v; want ErrGetterPanic", ctx, err)
 		}
 	}
 }

@@ -27,10 +27,16 @@ func (g *Group[V]) Claim(ctx context.Context, key string) Claim[V] {
 		g.work = make(chan task[V])
 	}
 	if c, ok := g.calls[key]; ok {
-		g.join(c)
+		c.waiters++
+		g.joins++
 		return Claim[V]{c: c, joined: true}
 	}
-	return Claim[V]{c: g.start(ctx, key, true)}
+	g.running++
+	c := &call[V]{waiters: 1, done: make(chan struct{}), group: g, key: key}
+	c.ctx.first = ctx
+	c.ctx.call = c
+	g.calls[key] = c
+	return Claim[V]{c: c}
 }
 
 // Wait waits for the load a joined Claim of key joined, or for ctx to end.

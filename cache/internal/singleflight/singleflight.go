@@ -9,12 +9,10 @@
 // caller has left. A load that panics returns ErrPanic to every caller, and
 // the key is free for the next load.
 //
-// A load started by Do or DoLoader runs on a worker (a goroutine that runs
-// loads one after another and ends after a short idle time), never on a
-// caller's: so a load that calls runtime.Goexit, as t.FailNow does, ends a
-// worker and gives its callers an ErrPanic error instead of ending a
-// caller's goroutine. DoLoaderHere lets a caller that can never leave run
-// the load itself, saving the hand-off to a worker and back.
+// Every load runs on a worker (a goroutine that runs loads one after
+// another and ends after a short idle time), never on a caller's: so a load
+// that calls runtime.Goexit, as t.FailNow does, ends a worker and gives its
+// callers an ErrPanic error instead of ending a caller's goroutine.
 package singleflight
 
 import (
@@ -53,10 +51,7 @@ type Group[V any] struct {
 
 type call[V any] struct {
 	// done is closed when val and err are set: the load has ended, or
-	// published its result early (Publish). A load run on its caller's
-	// goroutine (DoLoaderHere) makes it only when a second caller joins
-	// (join): the first gets the result as the load returns. Guarded by
-	// Group.mu until c is settled.
+	// published its result early (Publish).
 	done      chan struct{}
 	val       V
 	err       error
@@ -106,80 +101,19 @@ func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg an
 		g.work = make(chan task[V])
 	}
 	if c, joined := g.calls[key]; joined {
-		g.join(c)
+		c.waiters++
+		g.joins++
 		g.mu.Unlock()
 		return g.wait(ctx, key, c)
 	}
-	c := g.start(ctx, key, true)
-	g.mu.Unlock()
-	g.detach(task[V]{key: key, c: c, l: l, arg: arg})
-	return g.wait(ctx, key, c)
-}
-
-// DoLoaderHere is DoLoader for a caller that may run the load itself: if
-// ctx cannot be cancelled (its Done returns nil) and no load of key is in
-// flight, l.Load runs on the caller's goroutine, with ctx itself as its
-// context. Such a caller can never leave, so its load can never be
-// abandoned, and needs no worker: the hand-off to one and back is most of
-// the cost of a load that returns at once.
-//
-// A panic in such a load is an ErrPanic error for every caller, as
-// always. A runtime.Goexit in it ends the caller's goroutine, as it would
-// had the caller called l.Load itself (its deferred calls run; DoLoaderHere
-// does not return), and the callers that joined the load get an ErrPanic
-// error; the key is free for the next load. A caller whose goroutine must
-// not end that way (one the caller's caller does not own) uses DoLoader.
-//
-// Publish does not apply to such a load: its context is the caller's,
-// which names no load (and the caller waits for the load itself). A load
-// that may publish is started with DoLoader.
-func (g *Group[V]) DoLoaderHere(ctx context.Context, key string, l Loader[V], arg any) (V, error) {
-	if ctx.Done() != nil {
-		return g.DoLoader(ctx, key, l, arg)
-	}
-	if err := ctx.Err(); err != nil {
-		var zero V
-		return zero, err // a context that says it is done without a Done channel
-	}
-	g.mu.Lock()
-	if g.calls == nil {
-		g.calls = make(map[string]*call[V])
-		g.work = make(chan task[V])
-	}
-	if c, joined := g.calls[key]; joined {
-		g.join(c)
-		g.mu.Unlock()
-		return g.wait(ctx, key, c)
-	}
-	c := g.start(ctx, key, false)
-	g.mu.Unlock()
-	g.run(ctx, key, c, l, arg) // a Goexit in l.Load ends this goroutine inside run
-	return c.val, c.err        // set by run's settle, on this goroutine
-}
-
-// start records a new load of key, whose first caller has ctx, and makes
-// its done channel now if withDone (else the first joiner does, in join).
-// g.mu must be held.
-func (g *Group[V]) start(ctx context.Context, key string, withDone bool) *call[V] {
 	g.running++
-	c := &call[V]{waiters: 1, group: g, key: key}
-	if withDone {
-		c.done = make(chan struct{})
-	}
+	c := &call[V]{waiters: 1, done: make(chan struct{}), group: g, key: key}
 	c.ctx.first = ctx
 	c.ctx.call = c
 	g.calls[key] = c
-	return c
-}
-
-// join adds a caller to c's waiters, and makes c's done channel if the
-// load started without one. g.mu must be held.
-func (g *Group[V]) join(c *call[V]) {
-	c.waiters++
-	g.joins++
-	if c.done == nil {
-		c.done = make(chan struct{})
-	}
+	g.mu.Unlock()
+	g.detach(task[V]{key: key, c: c, l: l, arg: arg})
+	return g.wait(ctx, key, c)
 }
 
 // wait waits for c's load or for ctx to end, whichever comes first.
@@ -209,11 +143,7 @@ func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) 
 }
 
 // run calls l.Load and publishes its result to c's waiters. It runs on a
-// worker, or on the goroutine of the caller that started the load
-// (DoLoaderHere). Its one deferred call tells the three ways l.Load can
-// end apart: it returned (returned is set), it panicked (recover gives the
-// value), or it called runtime.Goexit (neither: the goroutine ends once
-// the deferred call has settled c, so that no caller waits forever).
+// worker.
 func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V], arg any) {
 	returned := false
 	var val V
@@ -233,11 +163,10 @@ func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V],
 		first := g.settle(c, val, err)
 		grace := c.grace
 		c.grace = nil
-		done := c.done // no caller can join once c is forgotten: done stays as it is
 		g.mu.Unlock()
 		c.end(grace)
-		if first && done != nil {
-			close(done)
+		if first {
+			close(c.done) // no caller can join once c is forgotten
 		}
 	}()
 	val, err = l.Load(ctx, key, arg)
@@ -279,14 +208,11 @@ func (g *Group[V]) Publish(ctx context.Context, key string, val V, err error, gr
 	if first {
 		c.grace = time.AfterFunc(grace, c.ctx.cancel)
 	}
-	done := c.done
 	g.mu.Unlock()
 	if !first {
 		return false
 	}
-	if done != nil { // a load that can publish was started with its done channel (DoLoader): always
-		close(done)
-	}
+	close(c.done)
 	return true
 }
 
