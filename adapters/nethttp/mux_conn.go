@@ -4,9 +4,9 @@ package nethttp
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -36,7 +36,8 @@ type muxConn struct {
 	calls   map[uint32]*muxCall // in flight
 	nextID  uint32
 	err     error // why the connection ended
-	closing bool  // close when calls is empty
+	closing bool  // take no new request; close when calls is empty
+	away    bool  // the peer went away (a go-away frame came)
 	// 1xx frames for calls no longer in flight
 	strayInterims int64
 	ibuf          []byte // the reader's, for interim frames
@@ -60,7 +61,13 @@ type muxResult struct {
 // fail with (wrapping the cause).
 var errMuxLost = errors.New("multiplexed connection lost")
 
-func (mc *muxConn) roundTrip(req *http.Request) (*http.Response, error) {
+// errMuxRetry is what a request the peer did not take fails with: the
+// peer went away before it, or the connection ended or began to close
+// before it was sent. The transport sends it again (RoundTrip).
+var errMuxRetry = errors.New("multiplexed connection: request not taken")
+
+// roundTrip sends req, whose body is body, and waits for its answer.
+func (mc *muxConn) roundTrip(req *http.Request, body []byte) (*http.Response, error) {
 	ctx := req.Context()
 	select {
 	case mc.slots <- struct{}{}:
@@ -70,33 +77,17 @@ func (mc *muxConn) roundTrip(req *http.Request) (*http.Response, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-mc.done:
-			return nil, mc.err
+			return nil, errMuxRetry
 		}
 	}
 	defer func() { <-mc.slots }()
 	mc.used.Store(true)
-	var body []byte
-	if req.Body != nil && req.Body != http.NoBody {
-		var err error
-		body, err = io.ReadAll(req.Body)
-		_ = req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
 	call := &muxCall{req: req, res: make(chan muxResult, 1)}
-	mc.mu.Lock()
-	if mc.err != nil {
-		mc.mu.Unlock()
-		return nil, mc.err
-	}
-	mc.nextID++
-	id := mc.nextID
-	mc.calls[id] = call
-	mc.mu.Unlock()
-
-	if err := mc.send(req, id, body); err != nil {
-		mc.end(id)
+	id, err := mc.send(req, call, body)
+	if err != nil {
+		if id != 0 {
+			mc.end(id)
+		}
 		return nil, err
 	}
 	select {
@@ -110,23 +101,41 @@ func (mc *muxConn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// send writes the request frame of call id.
-func (mc *muxConn) send(req *http.Request, id uint32, body []byte) error {
+// send gives call the next request id and writes its request frame; the
+// id is taken under the writer, so that ids go out in increasing order
+// (a go-away names the last one taken). It fails with errMuxRetry, and id
+// 0, if the connection takes no new request.
+func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint32, err error) {
 	mc.lock()
 	defer mc.wmu.Unlock()
-	f := muxStart(mc.buf[:0], muxKindRequest, id)
+	f := muxStart(mc.buf[:0], muxKindRequest, 0)
 	f = muxAppendString(f, req.Method)
 	f = muxAppendString(f, req.URL.RequestURI())
-	f, err := muxAppendFields(f, req.Header)
+	f, err = muxAppendFields(f, req.Header)
 	if err == nil && len(f)-muxFrameHeader-4 > muxMaxHead {
 		err = errors.New("the request's head is over the frame limit")
 	}
 	if err != nil {
-		return fmt.Errorf("multiplexed connection: %w", err)
+		return 0, fmt.Errorf("multiplexed connection: %w", err)
 	}
 	muxEndHead(f)
 	muxSetLen(f, len(body))
 	mc.buf = f
+	mc.mu.Lock()
+	if mc.err != nil || mc.closing {
+		mc.mu.Unlock()
+		return 0, errMuxRetry
+	}
+	mc.nextID++
+	id = mc.nextID
+	mc.calls[id] = call
+	retire := id == muxMaxID
+	mc.closing = mc.closing || retire
+	mc.mu.Unlock()
+	if retire {
+		mc.t.forget(mc)
+	}
+	binary.BigEndian.PutUint32(f[5:], id)
 	_, err = mc.bw.Write(f)
 	if err == nil && len(body) > 0 {
 		_, err = mc.bw.Write(body)
@@ -136,9 +145,9 @@ func (mc *muxConn) send(req *http.Request, id uint32, body []byte) error {
 	}
 	if err != nil {
 		mc.fail(err)
-		return fmt.Errorf("%w: %w", errMuxLost, err)
+		return id, fmt.Errorf("%w: %w", errMuxLost, err)
 	}
-	return nil
+	return id, nil
 }
 
 // lock takes the writer. Every write under it, the direct one of a large
@@ -196,15 +205,15 @@ func (mc *muxConn) fail(err error) {
 	mc.doneOnce.Do(func() {
 		mc.t.forget(mc)
 		mc.idle.Stop()
-		_ = mc.c.Close()
 		if !errors.Is(err, errMuxLost) {
 			err = fmt.Errorf("%w: %w", errMuxLost, err)
 		}
-		mc.mu.Lock()
+		mc.mu.Lock() // before the socket closes: a request not yet sent is sent elsewhere
 		mc.err = err
 		calls := mc.calls
 		mc.calls = nil
 		mc.mu.Unlock()
+		_ = mc.c.Close()
 		for _, call := range calls {
 			call.res <- muxResult{err: err}
 		}

@@ -31,6 +31,15 @@ import (
 // answer's: status (uint16), then the fields. Fields: a count (uint16),
 // then name and value of each (uint16 length and bytes). A cancel frame
 // (from the asking node: the caller has gone) has no payload.
+//
+// A go-away frame (from the serving node, which stops: a Server's
+// shutdown, a Pool's Close or the end of its drain) carries the highest
+// request id it took (uint32); it answers those, takes none after them,
+// and the asking node sends them, and every new request, elsewhere. It is
+// sent only to an asking node that named muxGoAway in the muxFeatures
+// field of its upgrade: to an older one, an unknown kind ends the
+// connection. A node that asks sends its request ids in increasing order
+// and stops using a connection before they wrap (muxMaxID).
 const (
 	muxProtocol = "geecache-mux"
 	muxPath     = "/_geecache/mux"
@@ -39,6 +48,29 @@ const (
 	muxKindInterim = 1 // a 1xx, 102 Processing: the owner is loading
 	muxKindAnswer  = 2
 	muxKindCancel  = 3
+	muxKindGoAway  = 4
+
+	// muxFeatures is the field of the upgrade request that lists what
+	// the asking node understands beyond the first version of the
+	// carriage; muxGoAway is its token for the go-away frame.
+	muxFeatures = "X-Geecache-Mux"
+	muxGoAway   = "goaway"
+
+	// muxMaxID is the last request id a connection sends: then it takes
+	// no new request and closes once its last answer is in, so that ids
+	// never wrap and a go-away's id is never ambiguous.
+	muxMaxID = 1<<31 - 1
+
+	// muxMaxRetries is how many times a request a peer did not take (it
+	// went away first) is sent again over a new multiplexed connection;
+	// after that it goes over HTTP/1.1.
+	muxMaxRetries = 2
+
+	// muxLinger bounds how long a serving node that went away waits,
+	// after its last answer, for the asking node to close the connection
+	// (closing it at once, with the asking node's late frames unread,
+	// would reset the connection and could lose the last answers).
+	muxLinger = 2 * time.Second
 
 	muxFrameHeader = 9
 

@@ -32,6 +32,8 @@ func (mc *muxConn) readFrame(br *bufio.Reader) error {
 	switch {
 	case err != nil:
 		return err
+	case kind == muxKindGoAway:
+		return mc.readGoAway(br, n)
 	case kind != muxKindAnswer && kind != muxKindInterim:
 		return fmt.Errorf("%w: kind %d from the server", errMuxFrame, kind)
 	case n > mc.t.maxFrame || (kind == muxKindInterim && n > 4+muxMaxHead):
@@ -122,6 +124,50 @@ func (mc *muxConn) readInterim(br *bufio.Reader, n int64, id uint32) error {
 		if tr := httptrace.ContextClientTrace(call.req.Context()); tr != nil && tr.Got1xxResponse != nil {
 			_ = tr.Got1xxResponse(status, nil)
 		}
+	}
+	return nil
+}
+
+// readGoAway reads a go-away frame of n bytes: the peer takes no request
+// after the id it names, and answers those up to it. The calls after it
+// are handed back to be sent elsewhere (errMuxRetry), new requests go to
+// a new connection, and this one closes once its last call has its
+// answer. A peer that sends a second go-away, or names an id not sent,
+// breaks the format: the connection ends.
+func (mc *muxConn) readGoAway(br *bufio.Reader, n int64) error {
+	if n != 4 {
+		return fmt.Errorf("%w: a go-away of %d bytes", errMuxFrame, n)
+	}
+	if br.Buffered() < 4 {
+		_ = mc.c.SetReadDeadline(time.Now().Add(mc.t.timeout)) // as any frame that has begun
+		defer func() { _ = mc.c.SetReadDeadline(time.Time{}) }()
+	}
+	var p [4]byte
+	if _, err := io.ReadFull(br, p[:]); err != nil {
+		return err
+	}
+	last := binary.BigEndian.Uint32(p[:])
+	mc.mu.Lock()
+	if mc.away || last > mc.nextID {
+		mc.mu.Unlock()
+		return fmt.Errorf("%w: a go-away after one, or for request %d not sent", errMuxFrame, last)
+	}
+	mc.away, mc.closing = true, true
+	var retry []*muxCall
+	for id, call := range mc.calls {
+		if id > last {
+			retry = append(retry, call)
+			delete(mc.calls, id)
+		}
+	}
+	idle := len(mc.calls) == 0
+	mc.mu.Unlock()
+	mc.t.forget(mc)
+	for _, call := range retry {
+		call.res <- muxResult{err: errMuxRetry}
+	}
+	if idle {
+		return errMuxLost // nothing left to wait for: close
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,11 @@ type muxServerConn struct {
 	base     context.Context
 	slots    chan struct{} // one per request in flight
 	stopping atomic.Bool
+	// goaway: the peer understands the go-away frame (it said so in its
+	// upgrade); stop then sends one, and the connection reads on until
+	// the requests taken are answered.
+	goaway bool
+	away   sync.WaitGroup // the go-away being sent
 	// lc is the connection as a Server's listener has it (nil if not
 	// served by a Server): while no request is in flight it is idle, and
 	// the connection cap may close it to make room (ServerOptions.MaxConns).
@@ -46,44 +52,112 @@ type muxServerConn struct {
 
 	mu       sync.Mutex
 	cancels  map[uint32]context.CancelFunc // of the requests in flight
+	lastID   uint32                        // the highest request id taken
 	handlers sync.WaitGroup
 	work     chan func()
 }
 
-// stop makes the connection read no more requests; it closes once those
-// in flight are answered.
+// stop makes the connection take no more requests; it closes once those
+// in flight are answered. A peer that understands it is told so (a
+// go-away naming the last request taken), and the connection reads on
+// meanwhile (cancels, and requests it drops, which the peer sends
+// elsewhere); to an older peer it simply stops reading. stop never
+// blocks: the go-away is written by a goroutine of its own.
 func (sc *muxServerConn) stop() {
 	sc.mu.Lock() // no request's end sets the idle deadline after this one
 	defer sc.mu.Unlock()
-	sc.stopping.Store(true)
-	_ = sc.c.SetReadDeadline(time.Now())
+	first := !sc.stopping.Swap(true)
+	if !sc.goaway || len(sc.cancels) == 0 {
+		_ = sc.c.SetReadDeadline(time.Now()) // nothing to wait for: the reader ends
+	}
+	if first && sc.goaway {
+		last := sc.lastID
+		sc.away.Go(func() { sc.sendGoAway(last) })
+	}
+}
+
+// sendGoAway writes the go-away frame naming last.
+func (sc *muxServerConn) sendGoAway(last uint32) {
+	f := muxStart(make([]byte, 0, muxFrameHeader+4), muxKindGoAway, 0)[:muxFrameHeader]
+	f = binary.BigEndian.AppendUint32(f, last)
+	binary.BigEndian.PutUint32(f, 4)
+	sc.lock()
+	sc.write(f)
+	sc.unlock()
 }
 
 // serve reads frames and serves them until the connection ends or stops.
 func (sc *muxServerConn) serve(br *bufio.Reader) {
 	sc.work = make(chan func())
-	_ = sc.c.SetReadDeadline(time.Now().Add(serverIdleTimeout))
+	sc.mu.Lock()
+	if !sc.stopping.Load() {
+		_ = sc.c.SetReadDeadline(time.Now().Add(serverIdleTimeout))
+	}
+	sc.mu.Unlock()
 	var err error
-	for err == nil && !sc.stopping.Load() {
+	for sc.readOn(err) {
 		err = sc.readFrame(br)
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() && !sc.stopping.Load() && sc.inFlight() > 0 {
-			err = nil // the idle deadline, set as the last request ended, while a new one began
-			_ = sc.c.SetReadDeadline(time.Time{})
-		}
 	}
 	close(sc.work)
-	if !sc.stopping.Load() {
+	stopped := sc.stopping.Load()
+	if !stopped {
 		sc.cancelAll() // the caller has gone: its loads are abandoned, as over HTTP
 	}
 	sc.handlers.Wait()
+	sc.away.Wait()
 	sc.lock()
+	linger := !sc.failed && stopped && sc.goaway
 	if !sc.failed {
 		_ = sc.flush()
 	}
 	sc.wmu.Unlock()
 	sc.cancelAll()
+	if linger {
+		sc.linger(br)
+	}
 	_ = sc.c.Close()
+}
+
+// readOn reports whether the reader goes on after a frame read with err:
+// not once the connection stopped (for a peer told to go away, once the
+// requests it took are answered), nor after an error, except a timeout
+// while requests are in flight (the idle deadline, set as the last
+// request ended, while a new one began; or stop's, which ends the reader
+// of a peer told to go away only when it has nothing in flight).
+func (sc *muxServerConn) readOn(err error) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	busy := len(sc.cancels) > 0
+	if sc.stopping.Load() && (!sc.goaway || !busy) {
+		return false
+	}
+	if err == nil {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() && busy {
+		_ = sc.c.SetReadDeadline(time.Time{})
+		return true
+	}
+	return false
+}
+
+// linger ends a connection that went away and has sent its last answer:
+// it sends its end (a half close) and reads, discarding, until the peer
+// closes its side, for at most muxLinger. Closing at once with the
+// peer's late frames unread would reset the connection, which can lose
+// the answers the peer has not read yet.
+func (sc *muxServerConn) linger(br *bufio.Reader) {
+	c := sc.c
+	if lc, ok := c.(*serverConn); ok {
+		c = lc.Conn
+	}
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	_ = sc.c.SetReadDeadline(time.Now().Add(muxLinger))
+	_, _ = io.Copy(io.Discard, br)
 }
 
 // cancelAll cancels the context of every request in flight.
@@ -150,6 +224,12 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 	sc.slots <- struct{}{} // the cap on requests in flight: read no more until one ends
 	ctx, cancel := context.WithCancel(sc.base)
 	sc.mu.Lock()
+	if sc.goaway && sc.stopping.Load() { // after the go-away: not taken, the peer sends it elsewhere
+		sc.mu.Unlock()
+		cancel()
+		<-sc.slots
+		return nil
+	}
 	if _, dup := sc.cancels[id]; dup {
 		sc.mu.Unlock()
 		cancel()
@@ -157,6 +237,7 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 		return fmt.Errorf("%w: request id %d in flight twice", errMuxFrame, id)
 	}
 	sc.cancels[id] = cancel
+	sc.lastID = max(sc.lastID, id)
 	if len(sc.cancels) == 1 {
 		_ = sc.c.SetReadDeadline(time.Time{}) // busy: no idle timeout
 		if sc.lc != nil {
@@ -195,11 +276,15 @@ func (sc *muxServerConn) handle(req *http.Request, id uint32) {
 			cancel()
 		}
 		delete(sc.cancels, id)
-		if len(sc.cancels) == 0 && !sc.stopping.Load() {
+		switch {
+		case len(sc.cancels) > 0:
+		case !sc.stopping.Load():
 			_ = sc.c.SetReadDeadline(time.Now().Add(serverIdleTimeout))
 			if sc.lc != nil {
 				sc.lc.l.muxIdle(sc.lc, true)
 			}
+		case sc.goaway:
+			_ = sc.c.SetReadDeadline(time.Now()) // the last request taken is answered: the reader ends
 		}
 		sc.mu.Unlock()
 		<-sc.slots

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/geecache/geecache/adapters/internal/protocol"
@@ -25,6 +26,8 @@ type muxServer struct {
 	maxFrame int64
 	log      *slog.Logger
 
+	left atomic.Bool // the drain ended (leave): no new connection
+
 	mu    sync.Mutex
 	conns map[*muxServerConn]struct{}
 }
@@ -36,8 +39,13 @@ func newMuxServer(h http.Handler, base string, maxValue int64, log *slog.Logger)
 	return &muxServer{h: h, base: base, maxFrame: muxMaxFrame(maxBody), log: log, conns: map[*muxServerConn]struct{}{}}
 }
 
-// isUpgrade reports whether r asks for the multiplexed carriage.
+// isUpgrade reports whether r asks for the multiplexed carriage, and the
+// node takes it: one whose drain has ended (leave) answers it as a plain
+// request, so that its peers ask it over HTTP/1.1.
 func (s *muxServer) isUpgrade(r *http.Request) bool {
+	if s.left.Load() {
+		return false
+	}
 	up := r.Header["Upgrade"] // as net/http stores it: no canonicalisation on every request
 	return len(up) == 1 && r.Method == http.MethodGet && strings.EqualFold(up[0], muxProtocol) &&
 		r.URL.EscapedPath() == s.base+muxPath && headerHasToken(r.Header, "Connection", "upgrade")
@@ -64,7 +72,10 @@ func (s *muxServer) serve(w http.ResponseWriter, r *http.Request) bool {
 	}
 	_ = c.SetDeadline(time.Time{}) // the Server's deadlines were for one request
 	sc := &muxServerConn{s: s, c: c, remote: r.RemoteAddr, host: r.Host, base: context.WithoutCancel(r.Context()),
-		bw: bufio.NewWriterSize(c, 64<<10), slots: make(chan struct{}, muxMaxInFlight), cancels: map[uint32]context.CancelFunc{}}
+		goaway: headerHasToken(r.Header, muxFeatures, muxGoAway),
+		bw:     bufio.NewWriterSize(c, 64<<10), slots: make(chan struct{}, muxMaxInFlight), cancels: map[uint32]context.CancelFunc{}}
+	// The 101 goes before any frame: a go-away sent at once waits for it.
+	sc.wmu.Lock()
 	// Known before the 101 is sent, so that a Pool.Close or a shutdown
 	// after the peer has it stops the connection.
 	s.mu.Lock()
@@ -81,6 +92,7 @@ func (s *muxServer) serve(w http.ResponseWriter, r *http.Request) bool {
 	if brw.Flush() != nil {
 		_ = c.Close() // serve ends at once
 	}
+	sc.wmu.Unlock()
 	sc.serve(bufio.NewReaderSize(brw.Reader, 64<<10))
 	if untrack != nil {
 		untrack()
@@ -91,8 +103,16 @@ func (s *muxServer) serve(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// stopAll stops every connection: each ends once its requests in flight
-// are answered.
+// leave is the end of the Pool's drain: the peers' connections go away
+// (stopAll), and new ones are refused, so that the requests the peers
+// still send go over HTTP/1.1, which the Server's shutdown finishes.
+func (s *muxServer) leave() {
+	s.left.Store(true)
+	s.stopAll()
+}
+
+// stopAll stops every connection: each tells its peer to go away (if the
+// peer understands it) and ends once its requests in flight are answered.
 func (s *muxServer) stopAll() {
 	s.mu.Lock()
 	conns := make([]*muxServerConn, 0, len(s.conns))

@@ -4,7 +4,9 @@ package nethttp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -56,19 +58,52 @@ func newMuxTransport(fallback http.RoundTripper, base string, maxValue int64, ti
 }
 
 // RoundTrip sends req over the peer's multiplexed connection, or through
-// the fallback transport if the peer does not speak it.
+// the fallback transport if the peer does not speak it. A request the
+// peer did not take (it went away first, or the connection ended before
+// the request was sent) is sent again over a new connection, at most
+// muxMaxRetries times, then over HTTP/1.1.
 func (t *muxTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme != "http" {
 		return t.fallback.RoundTrip(req)
 	}
-	mc, err := t.conn(req.Context(), req.URL.Host)
-	if err != nil {
-		return nil, err
+	var body []byte
+	read := false
+	for try := 0; ; try++ {
+		mc, err := t.conn(req.Context(), req.URL.Host)
+		if err != nil {
+			return nil, err
+		}
+		if mc == nil || try == muxMaxRetries {
+			if read { // the body is read: send it again
+				req = req.Clone(req.Context())
+				req.Body, req.ContentLength = http.NoBody, 0
+				if len(body) > 0 {
+					req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+				}
+			}
+			return t.fallback.RoundTrip(req)
+		}
+		if !read {
+			if body, err = readBody(req); err != nil {
+				return nil, err
+			}
+			read = true
+		}
+		resp, err := mc.roundTrip(req, body)
+		if !errors.Is(err, errMuxRetry) {
+			return resp, err
+		}
 	}
-	if mc == nil {
-		return t.fallback.RoundTrip(req)
+}
+
+// readBody reads and closes the body of req, if it has one.
+func readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
 	}
-	return mc.roundTrip(req)
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	return body, err
 }
 
 // conn returns host's connection, dialling it if there is none; nil (and
@@ -132,7 +167,7 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 	defer stop()
 	_, err = io.WriteString(c, "GET "+t.base+muxPath+" HTTP/1.1\r\nHost: "+host+
-		"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n\r\n")
+		"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n"+muxFeatures+": "+muxGoAway+"\r\n\r\n")
 	br := bufio.NewReaderSize(c, 64<<10)
 	var resp *http.Response
 	if err == nil {

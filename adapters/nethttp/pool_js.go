@@ -23,4 +23,4 @@ func newPoolNet(_ clientConfig, _ *PoolOptions, h *handler) poolNet {
 }
 
 func (*poolNet) closeConns()     {}
-func (*poolNet) closeIdleConns() {}
+func (*poolNet) leaveConns()     {}
