@@ -30,7 +30,8 @@ type muxReader struct{ br *bufio.Reader }
 func newMuxReader(c net.Conn) *muxReader { return &muxReader{br: bufio.NewReader(c)} }
 
 // next reads a frame: an answer's status and fields, or a request's
-// (status 0; its method and path are dropped).
+// (status 0; its method and path are dropped); of a go-away, the last id
+// it names in status.
 func (r *muxReader) next() (kind byte, id uint32, status int, h http.Header, body []byte, err error) {
 	n, kind, id, err := muxReadHeader(r.br)
 	if err != nil {
@@ -39,6 +40,12 @@ func (r *muxReader) next() (kind byte, id uint32, status int, h http.Header, bod
 	payload, err := muxReadPayload(r.br, n)
 	if err != nil || kind == muxKindCancel {
 		return kind, id, 0, nil, nil, err
+	}
+	if kind == muxKindGoAway {
+		if len(payload) != 4 {
+			return kind, id, 0, nil, nil, errMuxFrame
+		}
+		return kind, id, int(binary.BigEndian.Uint32(payload)), nil, nil, nil
 	}
 	head, body, err := muxSplit(payload)
 	if err != nil {
@@ -279,11 +286,17 @@ func TestMultiplexShutdownAndClose(t *testing.T) {
 // Server whose MaxConns is maxConns, on 127.0.0.1.
 func startMuxServer(t *testing.T, src getter.Getter, maxConns int) (*Pool, *Server, string) {
 	t.Helper()
-	reg := cache.NewRegistry()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveMux(t, ln, src, maxConns)
+}
+
+// serveMux is startMuxServer on ln.
+func serveMux(t *testing.T, ln net.Listener, src getter.Getter, maxConns int) (*Pool, *Server, string) {
+	t.Helper()
+	reg := cache.NewRegistry()
 	quiet := slog.New(slog.DiscardHandler)
 	pool, err := NewPool("http://"+ln.Addr().String(), reg, &PoolOptions{Logger: quiet})
 	if err != nil {
