@@ -220,6 +220,58 @@ func muxSplit(payload []byte) (head muxHead, body []byte, err error) {
 	return muxHead{s: string(payload[4 : 4+n])}, payload[4+n:], nil
 }
 
+// muxReadHead reads the start of a payload of n bytes, the head's length
+// and the head (through buf, which it returns for reuse), and returns the
+// head and the length of the body that follows; muxReadPayload reads that
+// body into a buffer of its own, which becomes the value (muxBody).
+func muxReadHead(br *bufio.Reader, n int64, buf []byte) (head muxHead, bodyLen int64, _ []byte, err error) {
+	if n < 4 {
+		return muxHead{}, 0, buf, errMuxFrame
+	}
+	var l [4]byte
+	if _, err := io.ReadFull(br, l[:]); err != nil {
+		return muxHead{}, 0, buf, err
+	}
+	hn := int64(binary.BigEndian.Uint32(l[:]))
+	if hn > muxMaxHead || hn > n-4 {
+		return muxHead{}, 0, buf, errMuxFrame
+	}
+	if int64(cap(buf)) < hn {
+		buf = make([]byte, hn)
+	}
+	buf = buf[:hn]
+	if _, err := io.ReadFull(br, buf); err != nil {
+		return muxHead{}, 0, buf, err
+	}
+	return muxHead{s: string(buf)}, n - 4 - hn, buf, nil
+}
+
+// A muxBody is the body of a frame, read whole into a buffer of its own:
+// the protocol's reader takes that buffer as the value (TakeBody, see
+// protocol.WholeBody) instead of copying it.
+type muxBody struct{ b []byte }
+
+func (m *muxBody) Read(p []byte) (int, error) {
+	if len(m.b) == 0 {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, m.b)
+	m.b = m.b[n:]
+	return n, nil
+}
+
+func (m *muxBody) Close() error { return nil }
+
+// TakeBody returns the unread body and leaves m empty.
+func (m *muxBody) TakeBody() []byte {
+	b := m.b
+	m.b = nil
+	return b
+}
+
 // muxReadHeader reads a frame header.
 func muxReadHeader(br *bufio.Reader) (n int64, kind byte, id uint32, err error) {
 	hdr, err := br.Peek(muxFrameHeader)

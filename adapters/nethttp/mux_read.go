@@ -4,7 +4,6 @@ package nethttp
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -49,11 +48,12 @@ func (mc *muxConn) readFrame(br *bufio.Reader) error {
 	if kind == muxKindInterim {
 		return mc.readInterim(br, n, id)
 	}
-	payload, err := muxReadPayload(br, n)
+	head, bodyLen, buf, err := muxReadHead(br, n, mc.ibuf)
+	mc.ibuf = buf
 	if err != nil {
 		return err
 	}
-	head, body, err := muxSplit(payload)
+	body, err := muxReadPayload(br, bodyLen) // the value's own buffer
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (mc *muxConn) readFrame(br *bufio.Reader) error {
 	if call != nil { // else its caller has gone
 		call.res <- muxResult{resp: &http.Response{
 			Status: fmt.Sprint(status), StatusCode: status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header: h, ContentLength: int64(len(body)), Body: io.NopCloser(bytes.NewReader(body)), Request: call.req,
+			Header: h, ContentLength: int64(len(body)), Body: &muxBody{b: body}, Request: call.req,
 		}}
 	}
 	if closeNow {

@@ -4,7 +4,6 @@ package nethttp
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -49,6 +48,8 @@ type muxServerConn struct {
 	bw      *bufio.Writer // under wmu
 	failed  bool          // under wmu
 	wdl     time.Time     // under wmu: the write deadline set
+
+	hbuf []byte // the reader's, for heads
 
 	mu       sync.Mutex
 	cancels  map[uint32]context.CancelFunc // of the requests in flight
@@ -198,14 +199,18 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 	if int64(br.Buffered()) < n {
 		_ = sc.c.SetReadDeadline(time.Now().Add(serverReadTimeout)) // as for an HTTP request
 	}
-	payload, err := muxReadPayload(br, n)
+	head, bodyLen, buf, err := muxReadHead(br, n, sc.hbuf)
+	sc.hbuf = buf
+	var body []byte
+	if err == nil {
+		body, err = muxReadPayload(br, bodyLen) // the value's own buffer (a PUT's)
+	}
+	if errors.Is(err, errMuxFrame) {
+		return err
+	}
 	if err != nil {
 		// Not a timeout to retry: part of the frame is read.
 		return fmt.Errorf("reading a frame: %v", err)
-	}
-	head, body, err := muxSplit(payload)
-	if err != nil {
-		return err
 	}
 	method, target := head.string(), head.string()
 	h := head.fields()
@@ -219,7 +224,7 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 	req := &http.Request{Method: method, URL: u, RequestURI: target, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: h, Body: http.NoBody, Host: sc.host, RemoteAddr: sc.remote}
 	if len(body) > 0 {
-		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		req.Body, req.ContentLength = &muxBody{b: body}, int64(len(body))
 	}
 	sc.slots <- struct{}{} // the cap on requests in flight: read no more until one ends
 	ctx, cancel := context.WithCancel(sc.base)
