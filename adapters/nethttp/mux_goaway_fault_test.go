@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
 )
 
 // Peers that misuse the go-away frame: they keep answering after it,
@@ -52,11 +53,11 @@ func (l *faultFirstListener) Accept() (net.Conn, error) {
 	}
 }
 
-// startGoAwayFault starts a real node (group "g" answering "v:"+key) on
-// 127.0.0.1 whose first connection is behave's: it takes the upgrade and
-// calls behave with each request frame's id and path, until the client
-// closes.
-func startGoAwayFault(t *testing.T, behave func(c net.Conn, id uint32, path string)) (addr string) {
+// startGoAwayFault starts a real node (group "g" on src; muxSource's if
+// nil) on 127.0.0.1 whose first connection is behave's: it takes the
+// upgrade and calls behave with each request frame's id and path, until
+// the client closes.
+func startGoAwayFault(t *testing.T, src getter.Getter, behave func(c net.Conn, id uint32, path string)) (addr string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -92,7 +93,10 @@ func startGoAwayFault(t *testing.T, behave func(c net.Conn, id uint32, path stri
 		fl.mu.Unlock()
 		fl.wg.Wait()
 	})
-	_, _, addr = serveMux(t, fl, newMuxSource(), 0)
+	if src == nil {
+		src = newMuxSource()
+	}
+	_, _, addr = serveMux(t, fl, src, 0)
 	return addr
 }
 
@@ -143,7 +147,7 @@ func genuineAnswer(addr, key string, id uint32) []byte {
 func TestMultiplexGoAwayThenKeepsSending(t *testing.T) {
 	noLeaks(t)
 	var addr string
-	addr = startGoAwayFault(t, func(c net.Conn, id uint32, _ string) {
+	addr = startGoAwayFault(t, nil, func(c net.Conn, id uint32, _ string) {
 		_, _ = c.Write(goAwayFrame(4, id-1))
 		_, _ = c.Write(genuineAnswer(addr, "other", id))
 		for i := range uint32(100) {
@@ -169,7 +173,7 @@ func TestMultiplexGoAwayFlood(t *testing.T) {
 	for _, taken := range []bool{false, true} {
 		t.Run("taken "+strconv.FormatBool(taken), func(t *testing.T) {
 			noLeaks(t)
-			addr := startGoAwayFault(t, func(c net.Conn, id uint32, _ string) {
+			addr := startGoAwayFault(t, nil, func(c net.Conn, id uint32, _ string) {
 				last := id - 1
 				if taken {
 					last = id
@@ -217,7 +221,7 @@ func TestMultiplexGoAwayLies(t *testing.T) {
 	for name, lie := range lies {
 		t.Run(name, func(t *testing.T) {
 			noLeaks(t)
-			addr := startGoAwayFault(t, func(c net.Conn, id uint32, _ string) { _, _ = c.Write(lie(id)) })
+			addr := startGoAwayFault(t, nil, func(c net.Conn, id uint32, _ string) { _, _ = c.Write(lie(id)) })
 			peer := muxPeer(t, addr)
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a Get held past it fails the test
 			defer cancel()
@@ -235,7 +239,7 @@ func TestMultiplexGoAwayLies(t *testing.T) {
 // go-away and stops holds the request no longer than its context.
 func TestMultiplexGoAwayHangsMidFrame(t *testing.T) {
 	noLeaks(t)
-	addr := startGoAwayFault(t, func(c net.Conn, id uint32, _ string) {
+	addr := startGoAwayFault(t, nil, func(c net.Conn, id uint32, _ string) {
 		_, _ = c.Write(goAwayFrame(4, id)[:muxFrameHeader+2])
 	})
 	peer := muxPeer(t, addr)
