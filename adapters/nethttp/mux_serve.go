@@ -54,6 +54,8 @@ type muxServerConn struct {
 	mu       sync.Mutex
 	cancels  map[uint32]context.CancelFunc // of the requests in flight
 	lastID   uint32                        // the highest request id taken
+	ended    bool                          // the reader has ended
+	wentAway bool                          // a go-away is sent
 	handlers sync.WaitGroup
 	work     chan func()
 }
@@ -71,7 +73,8 @@ func (sc *muxServerConn) stop() {
 	if !sc.goaway || len(sc.cancels) == 0 {
 		_ = sc.c.SetReadDeadline(time.Now()) // nothing to wait for: the reader ends
 	}
-	if first && sc.goaway {
+	if first && sc.goaway && !sc.ended {
+		sc.wentAway = true
 		last := sc.lastID
 		sc.away.Go(func() { sc.sendGoAway(last) })
 	}
@@ -100,6 +103,10 @@ func (sc *muxServerConn) serve(br *bufio.Reader) {
 		err = sc.readFrame(br)
 	}
 	close(sc.work)
+	sc.mu.Lock()
+	sc.ended = true // no go-away is sent from now on (stop)
+	wentAway := sc.wentAway
+	sc.mu.Unlock()
 	stopped := sc.stopping.Load()
 	if !stopped {
 		sc.cancelAll() // the caller has gone: its loads are abandoned, as over HTTP
@@ -107,7 +114,7 @@ func (sc *muxServerConn) serve(br *bufio.Reader) {
 	sc.handlers.Wait()
 	sc.away.Wait()
 	sc.lock()
-	linger := !sc.failed && stopped && sc.goaway
+	linger := !sc.failed && wentAway
 	if !sc.failed {
 		_ = sc.flush()
 	}
