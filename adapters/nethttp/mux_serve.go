@@ -177,12 +177,6 @@ func (sc *muxServerConn) cancelAll() {
 	}
 }
 
-func (sc *muxServerConn) inFlight() int {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	return len(sc.cancels)
-}
-
 // readFrame reads one frame and starts serving it.
 func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 	n, kind, id, err := muxReadHeader(br)
