@@ -145,7 +145,14 @@ func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint3
 	}
 	if err != nil {
 		mc.fail(err)
-		return id, fmt.Errorf("%w: %w", errMuxLost, err)
+		// fail has given call its result, unless a go-away handed it back
+		// before (errMuxRetry). A write that found the connection closed
+		// by this side (it ended or went away meanwhile) sent no whole
+		// frame: the peer did not take the request either.
+		if r := <-call.res; errors.Is(r.err, errMuxRetry) || errors.Is(err, net.ErrClosed) {
+			return 0, errMuxRetry
+		}
+		return 0, fmt.Errorf("%w: %w", errMuxLost, err)
 	}
 	return id, nil
 }
