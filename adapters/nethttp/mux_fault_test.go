@@ -257,13 +257,20 @@ func TestMultiplexPeerHangsMidFrame(t *testing.T) {
 }
 
 // TestMultiplexShutdownAndClose: a multiplexed connection is closed by
-// the Server's Shutdown, by its Close and by the Pool's Close.
+// the Server's Shutdown, by its Close and by the Pool's Close; a client
+// that understands the go-away gets one first, naming no request (none
+// was taken), an older client only the end.
 func TestMultiplexShutdownAndClose(t *testing.T) {
 	noLeaks(t)
-	for _, how := range []string{"shutdown", "server close", "pool close"} {
+	for _, how := range []string{"shutdown", "server close", "pool close", "shutdown, go-away", "server close, go-away", "pool close, go-away"} {
 		t.Run(how, func(t *testing.T) {
 			pool, srv, addr := startMuxServer(t, nil, 0)
 			c, r := rawMux(t, addr)
+			goaway := strings.HasSuffix(how, ", go-away")
+			if goaway {
+				c, r = rawMuxGoAway(t, addr)
+				how = strings.TrimSuffix(how, ", go-away")
+			}
 			switch how {
 			case "shutdown":
 				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -275,6 +282,11 @@ func TestMultiplexShutdownAndClose(t *testing.T) {
 				_ = pool.Close()
 			}
 			_ = c.SetReadDeadline(time.Now().Add(time.Minute)) // a connection left open fails the test by this
+			if goaway {
+				if kind, _, last, _, _, err := r.next(); err != nil || kind != muxKindGoAway || last != 0 {
+					t.Fatalf("after %s: kind %d last %d, %v; want a go-away naming no request", how, kind, last, err)
+				}
+			}
 			if _, _, _, _, _, err := r.next(); !errors.Is(err, io.EOF) {
 				t.Fatalf("read after %s: %v; want the connection closed", how, err)
 			}

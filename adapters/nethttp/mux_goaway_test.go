@@ -3,12 +3,14 @@
 package nethttp
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -287,5 +289,48 @@ func TestMultiplexGoAwayFrame(t *testing.T) {
 				t.Errorf("%d loads; want 1 (requests sent after the go-away are not taken)", n)
 			}
 		})
+	}
+}
+
+// TestMultiplexDrainedNodeRefusesUpgrade: once its drain has ended, a node
+// answers an upgrade as a plain request (no 101), so that its peers ask
+// it over HTTP/1.1, which its Server's Shutdown finishes; before the
+// drain's end it takes the upgrade.
+func TestMultiplexDrainedNodeRefusesUpgrade(t *testing.T) {
+	noLeaks(t)
+	src := newMuxSource()
+	nodes := startMuxCluster(t, 2, src, PoolOptions{DrainFor: time.Millisecond}, nil)
+	b := nodes[1]
+	addr := strings.TrimPrefix(b.addr, "http://")
+	upgrade := func() int {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(time.Minute))
+		_, _ = io.WriteString(c, "GET "+muxPath+" HTTP/1.1\r\nHost: "+addr+"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+
+			"\r\n"+muxFeatures+": "+muxGoAway+"\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := upgrade(); code != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade before the drain: %d; want 101", code)
+	}
+	if err := b.pool.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if code := upgrade(); code == http.StatusSwitchingProtocols {
+		t.Fatal("upgrade after the drain's end: 101; want it answered as a plain request")
+	}
+	// The peers' requests still get answers, over HTTP/1.1.
+	k := ownedKeys(nodes, 1, 1, "k")[0]
+	peer, _ := nodes[0].pool.PickPeer(k)
+	if v, _, err := peer.Get(t.Context(), "g", k); err != nil || string(v) != "v:"+k {
+		t.Fatalf("Get(%s) after B's drain = %q, %v", k, v, err)
 	}
 }
