@@ -27,7 +27,7 @@ type limitListener struct {
 	conns    map[*serverConn]uint64 // open connections: 0, or when it went idle (a sequence number)
 	seq      uint64
 	waiting  bool // Accept waits for a slot
-	muxTrack      // the multiplexed connections taken over (mux_server.go; none under js and wasip1)
+	muxTrack      // the multiplexed connections taken over (mux_listener.go; none under js and wasip1)
 }
 
 // Accept returns the next connection once it has a slot: at the cap it

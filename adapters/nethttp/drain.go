@@ -22,7 +22,10 @@ const defaultDrainFor = 10 * time.Second
 // owners can ask it for what it holds (from memory only) instead of
 // loading them from the source, and the requests of nodes that have not
 // dropped it yet are still answered. It returns when the drain ends, or
-// with ctx's error when ctx ends first, and leaves the Pool usable.
+// with ctx's error when ctx ends first, and leaves the Pool usable. At the
+// drain's end the peers' multiplexed connections (PoolOptions.Multiplex)
+// go away as at Close, and the node takes no new one: its peers ask it
+// over HTTP/1.1, whose requests in flight the Server's Shutdown waits for.
 func (p *Pool) Shutdown(ctx context.Context) error {
 	p.leaving.Store(true)
 	p.log.LogAttrs(ctx, slog.LevelInfo, "geecache: leaving, draining", slog.String("self", p.Self()), slog.Duration("for", p.drainFor))
@@ -30,7 +33,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 	defer t.Stop()
 	select {
 	case <-t.C:
-		p.closeIdleConns()
+		p.leaveConns()
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

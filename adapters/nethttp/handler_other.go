@@ -129,7 +129,13 @@ func (h *handler) readBody(r *http.Request, req protocol.Request) ([]byte, proto
 	if r.ContentLength > limit {
 		return nil, h.tooLarge(req), false
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	var body []byte
+	var err error
+	if wb, ok := r.Body.(protocol.WholeBody); ok {
+		body = wb.TakeBody() // arrived whole (a multiplexed frame): not copied again
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
+	}
 	switch {
 	case err != nil:
 		return nil, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "reading the body failed")), false

@@ -30,7 +30,8 @@ type muxReader struct{ br *bufio.Reader }
 func newMuxReader(c net.Conn) *muxReader { return &muxReader{br: bufio.NewReader(c)} }
 
 // next reads a frame: an answer's status and fields, or a request's
-// (status 0; its method and path are dropped).
+// (status 0; its method and path are dropped); of a go-away, the last id
+// it names in status.
 func (r *muxReader) next() (kind byte, id uint32, status int, h http.Header, body []byte, err error) {
 	n, kind, id, err := muxReadHeader(r.br)
 	if err != nil {
@@ -39,6 +40,12 @@ func (r *muxReader) next() (kind byte, id uint32, status int, h http.Header, bod
 	payload, err := muxReadPayload(r.br, n)
 	if err != nil || kind == muxKindCancel {
 		return kind, id, 0, nil, nil, err
+	}
+	if kind == muxKindGoAway {
+		if len(payload) != 4 {
+			return kind, id, 0, nil, nil, errMuxFrame
+		}
+		return kind, id, int(binary.BigEndian.Uint32(payload)), nil, nil, nil
 	}
 	head, body, err := muxSplit(payload)
 	if err != nil {
@@ -250,13 +257,20 @@ func TestMultiplexPeerHangsMidFrame(t *testing.T) {
 }
 
 // TestMultiplexShutdownAndClose: a multiplexed connection is closed by
-// the Server's Shutdown, by its Close and by the Pool's Close.
+// the Server's Shutdown, by its Close and by the Pool's Close; a client
+// that understands the go-away gets one first, naming no request (none
+// was taken), an older client only the end.
 func TestMultiplexShutdownAndClose(t *testing.T) {
 	noLeaks(t)
-	for _, how := range []string{"shutdown", "server close", "pool close"} {
+	for _, how := range []string{"shutdown", "server close", "pool close", "shutdown, go-away", "server close, go-away", "pool close, go-away"} {
 		t.Run(how, func(t *testing.T) {
 			pool, srv, addr := startMuxServer(t, nil, 0)
 			c, r := rawMux(t, addr)
+			goaway := strings.HasSuffix(how, ", go-away")
+			if goaway {
+				c, r = rawMuxGoAway(t, addr)
+				how = strings.TrimSuffix(how, ", go-away")
+			}
 			switch how {
 			case "shutdown":
 				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -268,6 +282,11 @@ func TestMultiplexShutdownAndClose(t *testing.T) {
 				_ = pool.Close()
 			}
 			_ = c.SetReadDeadline(time.Now().Add(time.Minute)) // a connection left open fails the test by this
+			if goaway {
+				if kind, _, last, _, _, err := r.next(); err != nil || kind != muxKindGoAway || last != 0 {
+					t.Fatalf("after %s: kind %d last %d, %v; want a go-away naming no request", how, kind, last, err)
+				}
+			}
 			if _, _, _, _, _, err := r.next(); !errors.Is(err, io.EOF) {
 				t.Fatalf("read after %s: %v; want the connection closed", how, err)
 			}
@@ -279,11 +298,17 @@ func TestMultiplexShutdownAndClose(t *testing.T) {
 // Server whose MaxConns is maxConns, on 127.0.0.1.
 func startMuxServer(t *testing.T, src getter.Getter, maxConns int) (*Pool, *Server, string) {
 	t.Helper()
-	reg := cache.NewRegistry()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveMux(t, ln, src, maxConns)
+}
+
+// serveMux is startMuxServer on ln.
+func serveMux(t *testing.T, ln net.Listener, src getter.Getter, maxConns int) (*Pool, *Server, string) {
+	t.Helper()
+	reg := cache.NewRegistry()
 	quiet := slog.New(slog.DiscardHandler)
 	pool, err := NewPool("http://"+ln.Addr().String(), reg, &PoolOptions{Logger: quiet})
 	if err != nil {

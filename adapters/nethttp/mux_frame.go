@@ -31,6 +31,15 @@ import (
 // answer's: status (uint16), then the fields. Fields: a count (uint16),
 // then name and value of each (uint16 length and bytes). A cancel frame
 // (from the asking node: the caller has gone) has no payload.
+//
+// A go-away frame (from the serving node, which stops: a Server's
+// shutdown, a Pool's Close or the end of its drain) carries the highest
+// request id it took (uint32); it answers those, takes none after them,
+// and the asking node sends them, and every new request, elsewhere. It is
+// sent only to an asking node that named muxGoAway in the muxFeatures
+// field of its upgrade: to an older one, an unknown kind ends the
+// connection. A node that asks sends its request ids in increasing order
+// and stops using a connection before they wrap (muxMaxID).
 const (
 	muxProtocol = "geecache-mux"
 	muxPath     = "/_geecache/mux"
@@ -39,6 +48,29 @@ const (
 	muxKindInterim = 1 // a 1xx, 102 Processing: the owner is loading
 	muxKindAnswer  = 2
 	muxKindCancel  = 3
+	muxKindGoAway  = 4
+
+	// muxFeatures is the field of the upgrade request that lists what
+	// the asking node understands beyond the first version of the
+	// carriage; muxGoAway is its token for the go-away frame.
+	muxFeatures = "X-Geecache-Mux"
+	muxGoAway   = "goaway"
+
+	// muxMaxID is the last request id a connection sends: then it takes
+	// no new request and closes once its last answer is in, so that ids
+	// never wrap and a go-away's id is never ambiguous.
+	muxMaxID = 1<<31 - 1
+
+	// muxMaxRetries is how many times a request a peer did not take (it
+	// went away first) is sent again over a new multiplexed connection;
+	// after that it goes over HTTP/1.1.
+	muxMaxRetries = 2
+
+	// muxLinger bounds how long a serving node that went away waits,
+	// after its last answer, for the asking node to close the connection
+	// (closing it at once, with the asking node's late frames unread,
+	// would reset the connection and could lose the last answers).
+	muxLinger = 2 * time.Second
 
 	muxFrameHeader = 9
 
@@ -186,6 +218,58 @@ func muxSplit(payload []byte) (head muxHead, body []byte, err error) {
 		return muxHead{}, nil, errMuxFrame
 	}
 	return muxHead{s: string(payload[4 : 4+n])}, payload[4+n:], nil
+}
+
+// muxReadHead reads the start of a payload of n bytes, the head's length
+// and the head (through buf, which it returns for reuse), and returns the
+// head and the length of the body that follows; muxReadPayload reads that
+// body into a buffer of its own, which becomes the value (muxBody).
+func muxReadHead(br *bufio.Reader, n int64, buf []byte) (head muxHead, bodyLen int64, _ []byte, err error) {
+	if n < 4 {
+		return muxHead{}, 0, buf, errMuxFrame
+	}
+	var l [4]byte
+	if _, err := io.ReadFull(br, l[:]); err != nil {
+		return muxHead{}, 0, buf, err
+	}
+	hn := int64(binary.BigEndian.Uint32(l[:]))
+	if hn > muxMaxHead || hn > n-4 {
+		return muxHead{}, 0, buf, errMuxFrame
+	}
+	if int64(cap(buf)) < hn {
+		buf = make([]byte, hn)
+	}
+	buf = buf[:hn]
+	if _, err := io.ReadFull(br, buf); err != nil {
+		return muxHead{}, 0, buf, err
+	}
+	return muxHead{s: string(buf)}, n - 4 - hn, buf, nil
+}
+
+// A muxBody is the body of a frame, read whole into a buffer of its own:
+// the protocol's reader takes that buffer as the value (TakeBody, see
+// protocol.WholeBody) instead of copying it.
+type muxBody struct{ b []byte }
+
+func (m *muxBody) Read(p []byte) (int, error) {
+	if len(m.b) == 0 {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, m.b)
+	m.b = m.b[n:]
+	return n, nil
+}
+
+func (m *muxBody) Close() error { return nil }
+
+// TakeBody returns the unread body and leaves m empty.
+func (m *muxBody) TakeBody() []byte {
+	b := m.b
+	m.b = nil
+	return b
 }
 
 // muxReadHeader reads a frame header.

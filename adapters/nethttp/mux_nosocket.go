@@ -25,6 +25,7 @@ func newMuxServer(http.Handler, string, int64, *slog.Logger) *muxServer { return
 func (*muxServer) isUpgrade(*http.Request) bool                  { return false }
 func (*muxServer) serve(http.ResponseWriter, *http.Request) bool { return false }
 func (*muxServer) stopAll()                                      {}
+func (*muxServer) leave()                                        {}
 
 // A muxTrack has no multiplexed connection to know of.
 type muxTrack struct{}

@@ -107,7 +107,10 @@ func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
 // not interrupted (shut the http.Server down for that); the pool stays
 // usable, and opens new connections if it is used again. Multiplexed
 // connections (PoolOptions.Multiplex), both those the pool opened and
-// those it serves, close once their requests in flight are answered.
+// those it serves, close once their requests in flight are answered; a
+// peer on a connection it serves is told to send its new requests over a
+// new one (a request it sent that the pool did not take is sent again,
+// never failed).
 func (p *Pool) Close() error {
 	p.closeConns()
 	return nil

@@ -22,5 +22,5 @@ func newPoolNet(_ clientConfig, _ *PoolOptions, h *handler) poolNet {
 	return poolNet{hostserve.NewServer(h)}
 }
 
-func (*poolNet) closeConns()     {}
-func (*poolNet) closeIdleConns() {}
+func (*poolNet) closeConns() {}
+func (*poolNet) leaveConns() {}

@@ -38,8 +38,13 @@ func (n *poolNet) closeConns() {
 	n.mux.stopAll()
 }
 
-// closeIdleConns closes the idle connections to the peers.
-func (n *poolNet) closeIdleConns() { closeIdle(n.rt) }
+// leaveConns is the end of the drain: it closes the idle connections to
+// the peers, has the multiplexed ones the peers opened go away, and takes
+// no new one (muxServer.leave).
+func (n *poolNet) leaveConns() {
+	closeIdle(n.rt)
+	n.mux.leave()
+}
 
 // ServeHTTP serves the node's peers: it answers a protocol request for a
 // group of the Pool's registry. The path is taken in its escaped form, so

@@ -159,6 +159,15 @@ func (c *Client) readError(req Request, status int, header Header, body io.Reade
 	return NewPeerError(status, Code(header.Get(HeaderError)), text)
 }
 
+// A WholeBody is a body that has arrived whole, in a buffer of its own
+// that nothing else holds (the multiplexed carriage of net/http reads
+// each frame so): TakeBody hands that buffer over, once, so that a value
+// is not copied again on its way to the cache. The body is empty after.
+type WholeBody interface {
+	io.Reader
+	TakeBody() []byte
+}
+
 // readValue reads a value announced as size bytes (-1 if unknown, else
 // already checked against the limit). A size under chunkSize is read into
 // one exact allocation. Anything else is read into pooled chunks as it
@@ -168,6 +177,12 @@ func (c *Client) readError(req Request, status int, header Header, body io.Reade
 // what it sent, and an honest one half a copy); a value of unknown size is
 // copied from its chunks at the end.
 func (c *Client) readValue(ctx context.Context, size int64, body io.Reader) ([]byte, error) {
+	if wb, ok := body.(WholeBody); ok {
+		if v := wb.TakeBody(); int64(len(v)) == size {
+			return v, nil // already in its own buffer, of the announced size
+		}
+		return nil, fmt.Errorf("%w: a body not of the announced %d bytes", ErrBadResponse, size)
+	}
 	if size >= 0 && size < chunkSize {
 		v := make([]byte, size)
 		if n, err := io.ReadFull(body, v); err != nil {

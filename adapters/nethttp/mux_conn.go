@@ -1,0 +1,253 @@
+//go:build !js && !wasip1
+
+package nethttp
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// One multiplexed connection as the asking node has it: its requests in
+// flight, their frames out, and its end (mux_read.go reads the answers).
+
+// A muxConn is one multiplexed connection to a peer.
+type muxConn struct {
+	t     *muxTransport
+	host  string
+	c     net.Conn
+	slots chan struct{} // one per request in flight
+	idle  *time.Timer
+	used  atomic.Bool // since the last idleCheck
+
+	waiting atomic.Int32 // writers waiting for wmu: the last one flushes
+	wmu     sync.Mutex
+	bw      *bufio.Writer // under wmu
+	buf     []byte        // under wmu
+	wdl     time.Time     // under wmu: the write deadline set
+
+	mu      sync.Mutex
+	calls   map[uint32]*muxCall // in flight
+	nextID  uint32
+	err     error // why the connection ended
+	closing bool  // take no new request; close when calls is empty
+	away    bool  // the peer went away (a go-away frame came)
+	// 1xx frames for calls no longer in flight
+	strayInterims int64
+	ibuf          []byte // the reader's, for interim frames
+	done          chan struct{}
+	doneOnce      sync.Once
+}
+
+// A muxCall is a request in flight; its answer or error arrives on res.
+type muxCall struct {
+	req      *http.Request
+	res      chan muxResult // buffered: the reader never blocks on it
+	interims int            // 1xx frames received, under the conn's mu
+}
+
+type muxResult struct {
+	resp *http.Response
+	err  error
+}
+
+// errMuxLost is what the requests in flight on a connection that ended
+// fail with (wrapping the cause).
+var errMuxLost = errors.New("multiplexed connection lost")
+
+// errMuxRetry is what a request the peer did not take fails with: the
+// peer went away before it, or the connection ended or began to close
+// before it was sent. The transport sends it again (RoundTrip).
+var errMuxRetry = errors.New("multiplexed connection: request not taken")
+
+// roundTrip sends req, whose body is body, and waits for its answer.
+func (mc *muxConn) roundTrip(req *http.Request, body []byte) (*http.Response, error) {
+	ctx := req.Context()
+	select {
+	case mc.slots <- struct{}{}:
+	default:
+		select { // the cap on requests in flight: wait for a slot
+		case mc.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-mc.done:
+			return nil, errMuxRetry
+		}
+	}
+	defer func() { <-mc.slots }()
+	mc.used.Store(true)
+	call := &muxCall{req: req, res: make(chan muxResult, 1)}
+	id, err := mc.send(req, call, body)
+	if err != nil {
+		if id != 0 {
+			mc.end(id)
+		}
+		return nil, err
+	}
+	select {
+	case r := <-call.res:
+		return r.resp, r.err
+	case <-ctx.Done():
+		if mc.end(id) {
+			go mc.cancel(id) // the owner abandons the load, as over HTTP when the caller goes
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// send gives call the next request id and writes its request frame; the
+// id is taken under the writer, so that ids go out in increasing order
+// (a go-away names the last one taken). It fails with errMuxRetry, and id
+// 0, if the connection takes no new request.
+func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint32, err error) {
+	mc.lock()
+	defer mc.wmu.Unlock()
+	f := muxStart(mc.buf[:0], muxKindRequest, 0)
+	f = muxAppendString(f, req.Method)
+	f = muxAppendString(f, req.URL.RequestURI())
+	f, err = muxAppendFields(f, req.Header)
+	if err == nil && len(f)-muxFrameHeader-4 > muxMaxHead {
+		err = errors.New("the request's head is over the frame limit")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("multiplexed connection: %w", err)
+	}
+	muxEndHead(f)
+	muxSetLen(f, len(body))
+	mc.buf = f
+	mc.mu.Lock()
+	if mc.err != nil || mc.closing {
+		mc.mu.Unlock()
+		return 0, errMuxRetry
+	}
+	mc.nextID++
+	id = mc.nextID
+	mc.calls[id] = call
+	retire := id == muxMaxID
+	mc.closing = mc.closing || retire
+	mc.mu.Unlock()
+	if retire {
+		mc.t.forget(mc)
+	}
+	binary.BigEndian.PutUint32(f[5:], id)
+	_, err = mc.bw.Write(f)
+	if err == nil && len(body) > 0 {
+		_, err = mc.bw.Write(body)
+	}
+	if err == nil && mc.waiting.Load() == 0 {
+		err = mc.flush()
+	}
+	if err != nil {
+		mc.fail(err)
+		// fail has given call its result, unless a go-away handed it back
+		// before (errMuxRetry). A write that found the connection closed
+		// by this side (it ended or went away meanwhile) sent no whole
+		// frame: the peer did not take the request either.
+		if r := <-call.res; errors.Is(r.err, errMuxRetry) || errors.Is(err, net.ErrClosed) {
+			return 0, errMuxRetry
+		}
+		return 0, fmt.Errorf("%w: %w", errMuxLost, err)
+	}
+	return id, nil
+}
+
+// lock takes the writer. Every write under it, the direct one of a large
+// body as well as a flush, is bounded by half the timeout to all of it
+// from then (as muxServerConn.lock).
+func (mc *muxConn) lock() {
+	mc.waiting.Add(1)
+	mc.wmu.Lock()
+	mc.waiting.Add(-1)
+	if now := time.Now(); mc.wdl.Sub(now) < mc.t.timeout/2 {
+		mc.wdl = now.Add(mc.t.timeout)
+		_ = mc.c.SetWriteDeadline(mc.wdl)
+	}
+}
+
+// flush flushes the writer; wmu is held.
+func (mc *muxConn) flush() error {
+	if mc.bw.Buffered() == 0 {
+		return nil
+	}
+	return mc.bw.Flush()
+}
+
+// cancel tells the peer that the caller of id has gone.
+func (mc *muxConn) cancel(id uint32) {
+	mc.lock()
+	defer mc.wmu.Unlock()
+	f := muxStart(mc.buf[:0], muxKindCancel, id)[:muxFrameHeader]
+	mc.buf = f
+	_, err := mc.bw.Write(f)
+	if err == nil {
+		err = mc.flush()
+	}
+	if err != nil {
+		mc.fail(err)
+	}
+}
+
+// end removes call id; it reports whether it was still waiting.
+func (mc *muxConn) end(id uint32) bool {
+	mc.mu.Lock()
+	_, ok := mc.calls[id]
+	delete(mc.calls, id)
+	closeNow := mc.closing && len(mc.calls) == 0
+	mc.mu.Unlock()
+	if closeNow {
+		mc.fail(errMuxLost)
+	}
+	return ok
+}
+
+// fail ends the connection with err (once): every call in flight gets the
+// error, and new requests open a new connection.
+func (mc *muxConn) fail(err error) {
+	mc.doneOnce.Do(func() {
+		mc.t.forget(mc)
+		mc.idle.Stop()
+		if !errors.Is(err, errMuxLost) {
+			err = fmt.Errorf("%w: %w", errMuxLost, err)
+		}
+		mc.mu.Lock() // before the socket closes: a request not yet sent is sent elsewhere
+		mc.err = err
+		calls := mc.calls
+		mc.calls = nil
+		mc.mu.Unlock()
+		_ = mc.c.Close()
+		for _, call := range calls {
+			call.res <- muxResult{err: err}
+		}
+		close(mc.done)
+	})
+}
+
+// closeWhenIdle closes the connection once no request is in flight.
+func (mc *muxConn) closeWhenIdle() {
+	mc.mu.Lock()
+	mc.closing = true
+	idle := len(mc.calls) == 0
+	mc.mu.Unlock()
+	if idle {
+		mc.fail(errMuxLost)
+	}
+}
+
+// idleCheck closes the connection if no request used it since the last
+// check (muxIdleTimeout ago) and none is in flight.
+func (mc *muxConn) idleCheck() {
+	mc.mu.Lock()
+	busy := len(mc.calls) > 0
+	mc.mu.Unlock()
+	if !mc.used.Swap(false) && !busy {
+		mc.fail(errMuxLost)
+		return
+	}
+	mc.idle.Reset(muxIdleTimeout)
+}

@@ -1,0 +1,173 @@
+//go:build !js && !wasip1
+
+package nethttp
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"time"
+)
+
+// The reader of a multiplexed connection, on the asking side: it reads
+// the answer and interim frames and hands each to its call.
+
+// read reads the answers and hands each to its call, until the connection
+// fails; then it fails every call in flight.
+func (mc *muxConn) read(br *bufio.Reader) {
+	var err error
+	for err == nil {
+		err = mc.readFrame(br)
+	}
+	mc.fail(err)
+}
+
+// readFrame reads one frame and delivers it.
+func (mc *muxConn) readFrame(br *bufio.Reader) error {
+	n, kind, id, err := muxReadHeader(br)
+	switch {
+	case err != nil:
+		return err
+	case kind == muxKindGoAway:
+		return mc.readGoAway(br, n)
+	case kind != muxKindAnswer && kind != muxKindInterim:
+		return fmt.Errorf("%w: kind %d from the server", errMuxFrame, kind)
+	case n > mc.t.maxFrame || (kind == muxKindInterim && n > 4+muxMaxHead):
+		return fmt.Errorf("%w: a frame of %d bytes", errMuxFrame, n)
+	}
+	if int64(br.Buffered()) < n {
+		// A frame that has begun must arrive within the timeout, which
+		// bounds every request: a peer that stops in the middle of one
+		// holds every answer behind it.
+		_ = mc.c.SetReadDeadline(time.Now().Add(mc.t.timeout))
+		defer func() { _ = mc.c.SetReadDeadline(time.Time{}) }()
+	}
+	if kind == muxKindInterim {
+		return mc.readInterim(br, n, id)
+	}
+	head, bodyLen, buf, err := muxReadHead(br, n, mc.ibuf)
+	mc.ibuf = buf
+	if err != nil {
+		return err
+	}
+	body, err := muxReadPayload(br, bodyLen) // the value's own buffer
+	if err != nil {
+		return err
+	}
+	status := head.uint16()
+	h := head.fields()
+	if head.err != nil {
+		return head.err
+	}
+	if status < 200 || status > 999 {
+		return fmt.Errorf("%w: status %d", errMuxFrame, status)
+	}
+	mc.mu.Lock()
+	call := mc.calls[id]
+	delete(mc.calls, id)
+	closeNow := mc.closing && len(mc.calls) == 0
+	mc.mu.Unlock()
+	if call != nil { // else its caller has gone
+		call.res <- muxResult{resp: &http.Response{
+			Status: fmt.Sprint(status), StatusCode: status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: h, ContentLength: int64(len(body)), Body: &muxBody{b: body}, Request: call.req,
+		}}
+	}
+	if closeNow {
+		return errMuxLost
+	}
+	return nil
+}
+
+// muxMaxInterims is how many 1xx a request may get, as net/http's
+// client allows: a peer that sends more floods the connection, which
+// ends.
+const muxMaxInterims = 5
+
+// readInterim reads an interim frame of n bytes (at most a head) into a
+// buffer the reader reuses, and passes the first one of a call on as its
+// 1xx (its fields are not read: no caller uses them).
+func (mc *muxConn) readInterim(br *bufio.Reader, n int64, id uint32) error {
+	if int64(cap(mc.ibuf)) < n {
+		mc.ibuf = make([]byte, n)
+	}
+	p := mc.ibuf[:n]
+	if _, err := io.ReadFull(br, p); err != nil {
+		return err
+	}
+	if n < 6 || int64(binary.BigEndian.Uint32(p)) != n-4 {
+		return fmt.Errorf("%w: an interim answer with a body", errMuxFrame)
+	}
+	status := int(binary.BigEndian.Uint16(p[4:]))
+	if status < 100 || status > 199 || status == http.StatusSwitchingProtocols {
+		return fmt.Errorf("%w: interim status %d", errMuxFrame, status)
+	}
+	mc.mu.Lock()
+	call := mc.calls[id]
+	if call != nil {
+		call.interims++
+	} else {
+		mc.strayInterims++ // for a caller that has gone
+	}
+	interims, strays, sent := 0, mc.strayInterims, mc.nextID
+	if call != nil {
+		interims = call.interims
+	}
+	mc.mu.Unlock()
+	if interims > muxMaxInterims || strays > muxMaxInterims*int64(sent)+muxMaxInterims {
+		return fmt.Errorf("%w: too many 1xx answers", errMuxFrame)
+	}
+	if interims == 1 { // one sign of life is enough
+		if tr := httptrace.ContextClientTrace(call.req.Context()); tr != nil && tr.Got1xxResponse != nil {
+			_ = tr.Got1xxResponse(status, nil)
+		}
+	}
+	return nil
+}
+
+// readGoAway reads a go-away frame of n bytes: the peer takes no request
+// after the id it names, and answers those up to it. The calls after it
+// are handed back to be sent elsewhere (errMuxRetry), new requests go to
+// a new connection, and this one closes once its last call has its
+// answer. A peer that sends a second go-away, or names an id not sent,
+// breaks the format: the connection ends.
+func (mc *muxConn) readGoAway(br *bufio.Reader, n int64) error {
+	if n != 4 {
+		return fmt.Errorf("%w: a go-away of %d bytes", errMuxFrame, n)
+	}
+	if br.Buffered() < 4 {
+		_ = mc.c.SetReadDeadline(time.Now().Add(mc.t.timeout)) // as any frame that has begun
+		defer func() { _ = mc.c.SetReadDeadline(time.Time{}) }()
+	}
+	var p [4]byte
+	if _, err := io.ReadFull(br, p[:]); err != nil {
+		return err
+	}
+	last := binary.BigEndian.Uint32(p[:])
+	mc.mu.Lock()
+	if mc.away || last > mc.nextID {
+		mc.mu.Unlock()
+		return fmt.Errorf("%w: a go-away after one, or for request %d not sent", errMuxFrame, last)
+	}
+	mc.away, mc.closing = true, true
+	var retry []*muxCall
+	for id, call := range mc.calls {
+		if id > last {
+			retry = append(retry, call)
+			delete(mc.calls, id)
+		}
+	}
+	idle := len(mc.calls) == 0
+	mc.mu.Unlock()
+	mc.t.forget(mc)
+	for _, call := range retry {
+		call.res <- muxResult{err: errMuxRetry}
+	}
+	if idle {
+		return errMuxLost // nothing left to wait for: close
+	}
+	return nil
+}

@@ -1,0 +1,349 @@
+//go:build !js && !wasip1
+
+package nethttp
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A multiplexed connection as the serving node has it: it reads the
+// request frames, serves each with the Pool's handler, and writes the
+// answers (mux_response.go).
+
+// A muxServerConn is one multiplexed connection served.
+type muxServerConn struct {
+	s            *muxServer
+	c            net.Conn
+	remote, host string
+	// base is the parent of every request's context: it has no Done, so
+	// a request's own context costs no registration with a parent; the
+	// connection's end cancels each (cancelAll).
+	base     context.Context
+	slots    chan struct{} // one per request in flight
+	stopping atomic.Bool
+	// goaway: the peer understands the go-away frame (it said so in its
+	// upgrade); stop then sends one, and the connection reads on until
+	// the requests taken are answered.
+	goaway bool
+	away   sync.WaitGroup // the go-away being sent
+	// lc is the connection as a Server's listener has it (nil if not
+	// served by a Server): while no request is in flight it is idle, and
+	// the connection cap may close it to make room (ServerOptions.MaxConns).
+	lc *serverConn
+
+	waiting atomic.Int32
+	wmu     sync.Mutex
+	bw      *bufio.Writer // under wmu
+	failed  bool          // under wmu
+	wdl     time.Time     // under wmu: the write deadline set
+
+	hbuf []byte // the reader's, for heads
+
+	mu       sync.Mutex
+	cancels  map[uint32]context.CancelFunc // of the requests in flight
+	lastID   uint32                        // the highest request id taken
+	ended    bool                          // the reader has ended
+	wentAway bool                          // a go-away is sent
+	handlers sync.WaitGroup
+	work     chan func()
+}
+
+// stop makes the connection take no more requests; it closes once those
+// in flight are answered. A peer that understands it is told so (a
+// go-away naming the last request taken), and the connection reads on
+// meanwhile (cancels, and requests it drops, which the peer sends
+// elsewhere); to an older peer it simply stops reading. stop never
+// blocks: the go-away is written by a goroutine of its own.
+func (sc *muxServerConn) stop() {
+	sc.mu.Lock() // no request's end sets the idle deadline after this one
+	defer sc.mu.Unlock()
+	first := !sc.stopping.Swap(true)
+	if !sc.goaway || len(sc.cancels) == 0 {
+		_ = sc.c.SetReadDeadline(time.Now()) // nothing to wait for: the reader ends
+	}
+	if first && sc.goaway && !sc.ended {
+		sc.wentAway = true
+		last := sc.lastID
+		sc.away.Go(func() { sc.sendGoAway(last) })
+	}
+}
+
+// sendGoAway writes the go-away frame naming last.
+func (sc *muxServerConn) sendGoAway(last uint32) {
+	f := muxStart(make([]byte, 0, muxFrameHeader+4), muxKindGoAway, 0)[:muxFrameHeader]
+	f = binary.BigEndian.AppendUint32(f, last)
+	binary.BigEndian.PutUint32(f, 4)
+	sc.lock()
+	sc.write(f)
+	sc.unlock()
+}
+
+// serve reads frames and serves them until the connection ends or stops.
+func (sc *muxServerConn) serve(br *bufio.Reader) {
+	sc.work = make(chan func())
+	sc.mu.Lock()
+	if !sc.stopping.Load() {
+		_ = sc.c.SetReadDeadline(time.Now().Add(serverIdleTimeout))
+	}
+	sc.mu.Unlock()
+	var err error
+	for sc.readOn(err) {
+		err = sc.readFrame(br)
+	}
+	close(sc.work)
+	sc.mu.Lock()
+	sc.ended = true // no go-away is sent from now on (stop)
+	wentAway := sc.wentAway
+	sc.mu.Unlock()
+	stopped := sc.stopping.Load()
+	if !stopped {
+		sc.cancelAll() // the caller has gone: its loads are abandoned, as over HTTP
+	}
+	sc.handlers.Wait()
+	sc.away.Wait()
+	sc.lock()
+	linger := !sc.failed && wentAway
+	if !sc.failed {
+		_ = sc.flush()
+	}
+	sc.wmu.Unlock()
+	sc.cancelAll()
+	if linger {
+		sc.linger(br)
+	}
+	_ = sc.c.Close()
+}
+
+// readOn reports whether the reader goes on after a frame read with err:
+// not once the connection stopped (for a peer told to go away, once the
+// requests it took are answered), nor after an error, except a timeout
+// while requests are in flight (the idle deadline, set as the last
+// request ended, while a new one began; or stop's, which ends the reader
+// of a peer told to go away only when it has nothing in flight).
+func (sc *muxServerConn) readOn(err error) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	busy := len(sc.cancels) > 0
+	if sc.stopping.Load() && (!sc.goaway || !busy) {
+		return false
+	}
+	if err == nil {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() && busy {
+		_ = sc.c.SetReadDeadline(time.Time{})
+		return true
+	}
+	return false
+}
+
+// linger ends a connection that went away and has sent its last answer:
+// it sends its end (a half close) and reads, discarding, until the peer
+// closes its side, for at most muxLinger. Closing at once with the
+// peer's late frames unread would reset the connection, which can lose
+// the answers the peer has not read yet.
+func (sc *muxServerConn) linger(br *bufio.Reader) {
+	c := sc.c
+	if lc, ok := c.(*serverConn); ok {
+		c = lc.Conn
+	}
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	_ = sc.c.SetReadDeadline(time.Now().Add(muxLinger))
+	_, _ = io.Copy(io.Discard, br)
+}
+
+// cancelAll cancels the context of every request in flight.
+func (sc *muxServerConn) cancelAll() {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, cancel := range sc.cancels {
+		cancel()
+	}
+}
+
+// readFrame reads one frame and starts serving it.
+func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
+	n, kind, id, err := muxReadHeader(br)
+	switch {
+	case err != nil:
+		return err
+	case kind == muxKindCancel:
+		if n != 0 {
+			return errMuxFrame
+		}
+		sc.mu.Lock()
+		cancel := sc.cancels[id]
+		sc.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		return nil
+	case kind != muxKindRequest || n > sc.s.maxFrame:
+		return errMuxFrame
+	}
+	if int64(br.Buffered()) < n {
+		_ = sc.c.SetReadDeadline(time.Now().Add(serverReadTimeout)) // as for an HTTP request
+	}
+	head, bodyLen, buf, err := muxReadHead(br, n, sc.hbuf)
+	sc.hbuf = buf
+	var body []byte
+	if err == nil {
+		body, err = muxReadPayload(br, bodyLen) // the value's own buffer (a PUT's)
+	}
+	if errors.Is(err, errMuxFrame) {
+		return err
+	}
+	if err != nil {
+		// Not a timeout to retry: part of the frame is read.
+		return fmt.Errorf("reading a frame: %v", err)
+	}
+	method, target := head.string(), head.string()
+	h := head.fields()
+	if head.err != nil {
+		return head.err
+	}
+	u, err := url.ParseRequestURI(target)
+	if err != nil || method == "" {
+		return errMuxFrame
+	}
+	req := &http.Request{Method: method, URL: u, RequestURI: target, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: http.NoBody, Host: sc.host, RemoteAddr: sc.remote}
+	if len(body) > 0 {
+		req.Body, req.ContentLength = &muxBody{b: body}, int64(len(body))
+	}
+	sc.slots <- struct{}{} // the cap on requests in flight: read no more until one ends
+	ctx, cancel := context.WithCancel(sc.base)
+	sc.mu.Lock()
+	if sc.goaway && sc.stopping.Load() { // after the go-away: not taken, the peer sends it elsewhere
+		sc.mu.Unlock()
+		cancel()
+		<-sc.slots
+		return nil
+	}
+	if _, dup := sc.cancels[id]; dup {
+		sc.mu.Unlock()
+		cancel()
+		<-sc.slots
+		return fmt.Errorf("%w: request id %d in flight twice", errMuxFrame, id)
+	}
+	sc.cancels[id] = cancel
+	sc.lastID = max(sc.lastID, id)
+	if len(sc.cancels) == 1 {
+		_ = sc.c.SetReadDeadline(time.Time{}) // busy: no idle timeout
+		if sc.lc != nil {
+			sc.lc.l.muxIdle(sc.lc, false)
+		}
+	}
+	sc.mu.Unlock()
+	job := func() { sc.handle(req.WithContext(ctx), id) }
+	select { // a goroutine that served a request serves the next: a new one grows its stack again
+	case sc.work <- job:
+	default:
+		sc.handlers.Go(func() {
+			job()
+			for j := range sc.work {
+				j()
+			}
+		})
+	}
+	return nil
+}
+
+// handle serves one request frame and sends its answer.
+func (sc *muxServerConn) handle(req *http.Request, id uint32) {
+	w := &muxResponseWriter{sc: sc, id: id, header: make(http.Header, 8)}
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				sc.s.log.Error("geecache: panic serving a peer request", slog.Any("panic", p), slog.String("path", req.URL.Path))
+			}
+			sc.abort() // as net/http does: the connection closes
+		} else {
+			w.finish()
+		}
+		sc.mu.Lock()
+		if cancel := sc.cancels[id]; cancel != nil {
+			cancel()
+		}
+		delete(sc.cancels, id)
+		switch {
+		case len(sc.cancels) > 0:
+		case !sc.stopping.Load():
+			_ = sc.c.SetReadDeadline(time.Now().Add(serverIdleTimeout))
+			if sc.lc != nil {
+				sc.lc.l.muxIdle(sc.lc, true)
+			}
+		case sc.goaway:
+			_ = sc.c.SetReadDeadline(time.Now()) // the last request taken is answered: the reader ends
+		}
+		sc.mu.Unlock()
+		<-sc.slots
+	}()
+	sc.s.h.ServeHTTP(w, req)
+}
+
+// abort closes the connection: its reader fails and every request ends.
+func (sc *muxServerConn) abort() {
+	sc.wmu.Lock()
+	sc.failed = true
+	sc.wmu.Unlock()
+	_ = sc.c.Close()
+}
+
+// lock takes the writer; unlock flushes it if no other writer waits.
+// Every write, the direct one of a large body as well as a flush, is
+// bounded by half the write timeout to all of it from the moment the
+// writer is taken (the deadline is moved only when less than half is
+// left: a deadline set per frame would cost a tenth of a request).
+func (sc *muxServerConn) lock() {
+	sc.waiting.Add(1)
+	sc.wmu.Lock()
+	sc.waiting.Add(-1)
+	if now := time.Now(); sc.wdl.Sub(now) < serverWriteTimeout/2 {
+		sc.wdl = now.Add(serverWriteTimeout)
+		_ = sc.c.SetWriteDeadline(sc.wdl)
+	}
+}
+
+func (sc *muxServerConn) unlock() {
+	if !sc.failed && sc.waiting.Load() == 0 && sc.flush() != nil {
+		sc.failed = true
+		_ = sc.c.Close()
+	}
+	sc.wmu.Unlock()
+}
+
+// write writes p under the writer lock; a failure closes the connection.
+func (sc *muxServerConn) write(p []byte) {
+	if sc.failed {
+		return
+	}
+	if _, err := sc.bw.Write(p); err != nil {
+		sc.failed = true
+		_ = sc.c.Close()
+	}
+}
+
+// flush flushes the writer; wmu is held, with its deadline set.
+func (sc *muxServerConn) flush() error {
+	if sc.bw.Buffered() == 0 {
+		return nil
+	}
+	return sc.bw.Flush()
+}

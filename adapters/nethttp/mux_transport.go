@@ -1,0 +1,225 @@
+//go:build !js && !wasip1
+
+package nethttp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
+)
+
+// The asking side of the multiplexed carriage (mux_frame.go): the transport
+// that keeps one connection per plain-http peer, dials and upgrades it, and
+// sends a peer that refused the upgrade's requests over HTTP/1.1.
+
+// A muxTransport is the RoundTripper of a Pool with Multiplex: it sends the
+// requests to each plain-http peer over one multiplexed connection (see
+// mux_frame.go), opened on the first request, and those to a peer that
+// refused the upgrade, or over https, through fallback.
+type muxTransport struct {
+	fallback http.RoundTripper
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	base     string        // Cluster.BasePath
+	maxFrame int64         // the largest answer payload read
+	timeout  time.Duration // bounds the dial and upgrade, a stalled frame and a blocked write
+
+	mu      sync.Mutex
+	conns   map[string]*muxConn  // by host
+	dialing map[string]*muxDial  // by host: the dial one caller makes for all
+	refused map[string]time.Time // by host: when the peer refused the upgrade
+}
+
+// muxDial is a dial in progress; done is closed when mc or err is set.
+type muxDial struct {
+	done    chan struct{}
+	mc      *muxConn
+	refused bool
+	err     error
+}
+
+func newMuxTransport(fallback http.RoundTripper, base string, maxValue int64, timeout time.Duration) *muxTransport {
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	t := &muxTransport{fallback: fallback, dial: d.DialContext, base: base, maxFrame: muxMaxFrame(maxValue), timeout: timeout,
+		conns: map[string]*muxConn{}, dialing: map[string]*muxDial{}, refused: map[string]time.Time{}}
+	if ht, ok := fallback.(*http.Transport); ok && ht.DialContext != nil {
+		t.dial = ht.DialContext // the transport's own way to peers
+	}
+	return t
+}
+
+// RoundTrip sends req over the peer's multiplexed connection, or through
+// the fallback transport if the peer does not speak it. A request the
+// peer did not take (it went away first, or the connection ended before
+// the request was sent) is sent again over a new connection, at most
+// muxMaxRetries times, then over HTTP/1.1.
+func (t *muxTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != "http" {
+		return t.fallback.RoundTrip(req)
+	}
+	var body []byte
+	read := false
+	for try := 0; ; try++ {
+		mc, err := t.conn(req.Context(), req.URL.Host)
+		if err != nil {
+			return nil, err
+		}
+		if mc == nil || try == muxMaxRetries {
+			if read { // the body is read: send it again
+				req = req.Clone(req.Context())
+				req.Body, req.ContentLength = http.NoBody, 0
+				if len(body) > 0 {
+					req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+				}
+			}
+			return t.fallback.RoundTrip(req)
+		}
+		if !read {
+			if body, err = readBody(req); err != nil {
+				return nil, err
+			}
+			read = true
+		}
+		resp, err := mc.roundTrip(req, body)
+		if !errors.Is(err, errMuxRetry) {
+			return resp, err
+		}
+	}
+}
+
+// readBody reads and closes the body of req, if it has one.
+func readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	return body, err
+}
+
+// conn returns host's connection, dialling it if there is none; nil (and
+// no error) if host is to be asked over HTTP/1.1.
+func (t *muxTransport) conn(ctx context.Context, host string) (*muxConn, error) {
+	t.mu.Lock()
+	if mc := t.conns[host]; mc != nil {
+		t.mu.Unlock()
+		return mc, nil
+	}
+	if at, ok := t.refused[host]; ok {
+		if time.Since(at) < muxRetryUpgrade {
+			t.mu.Unlock()
+			return nil, nil
+		}
+		delete(t.refused, host)
+	}
+	d := t.dialing[host]
+	if d == nil {
+		d = &muxDial{done: make(chan struct{})}
+		t.dialing[host] = d
+		// The dial serves every caller waiting for it: it is not ended
+		// by this caller's context, only by the transport's timeout.
+		go t.dialMux(context.WithoutCancel(ctx), host, d)
+	}
+	t.mu.Unlock()
+	select {
+	case <-d.done:
+		return d.mc, d.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// dialMux opens a connection to host, asks for the upgrade and records
+// the outcome in d.
+func (t *muxTransport) dialMux(ctx context.Context, host string, d *muxDial) {
+	ctx, cancel := context.WithTimeout(ctx, min(t.timeout, peerhttp.Timeout))
+	defer cancel()
+	mc, refused, err := t.open(ctx, host)
+	t.mu.Lock()
+	delete(t.dialing, host)
+	switch {
+	case refused:
+		t.refused[host] = time.Now()
+	case err == nil:
+		t.conns[host] = mc
+	}
+	d.mc, d.refused, d.err = mc, refused, err
+	t.mu.Unlock()
+	close(d.done)
+}
+
+// open dials host and upgrades the connection; refused reports that the
+// peer answered without switching (an older node).
+func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refused bool, err error) {
+	c, err := t.dial(ctx, "tcp", host)
+	if err != nil {
+		return nil, false, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
+	defer stop()
+	_, err = io.WriteString(c, "GET "+t.base+muxPath+" HTTP/1.1\r\nHost: "+host+
+		"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n"+muxFeatures+": "+muxGoAway+"\r\n\r\n")
+	br := bufio.NewReaderSize(c, 64<<10)
+	var resp *http.Response
+	if err == nil {
+		resp, err = http.ReadResponse(br, nil)
+	}
+	if err != nil {
+		_ = c.Close()
+		return nil, false, fmt.Errorf("multiplexed connection: upgrade: %w", err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols || !strings.EqualFold(resp.Header.Get("Upgrade"), muxProtocol) {
+		_ = resp.Body.Close()
+		_ = c.Close()
+		return nil, true, nil
+	}
+	if !stop() {
+		_ = c.Close()
+		return nil, false, fmt.Errorf("multiplexed connection: upgrade: %w", ctx.Err())
+	}
+	_ = c.SetDeadline(time.Time{})
+	mc = &muxConn{t: t, host: host, c: c, bw: bufio.NewWriterSize(c, 64<<10), slots: make(chan struct{}, muxMaxInFlight),
+		calls: map[uint32]*muxCall{}, done: make(chan struct{})}
+	mc.idle = time.AfterFunc(muxIdleTimeout, mc.idleCheck)
+	go mc.read(br)
+	return mc, false, nil
+}
+
+// CloseIdleConnections closes the fallback transport's idle connections
+// and every multiplexed one: at once if it has no request in flight, else
+// when its last one ends. New requests open new connections.
+func (t *muxTransport) CloseIdleConnections() {
+	closeIdle(t.fallback)
+	t.mu.Lock()
+	conns := t.conns
+	t.conns = map[string]*muxConn{}
+	clear(t.refused)
+	t.mu.Unlock()
+	for _, mc := range conns {
+		mc.closeWhenIdle()
+	}
+}
+
+// forget removes mc from the connections new requests use.
+func (t *muxTransport) forget(mc *muxConn) {
+	t.mu.Lock()
+	if t.conns[mc.host] == mc {
+		delete(t.conns, mc.host)
+	}
+	t.mu.Unlock()
+}
+
+// multiplexed returns the transport of a Pool with Multiplex, over cc's
+// (mux_nosocket.go has the one for GOOS=js and GOOS=wasip1, which fails).
+func multiplexed(cc clientConfig) (http.RoundTripper, error) {
+	return newMuxTransport(cc.rt, cc.base, cc.proto.MaxValueBytes(), cc.timeout), nil
+}
