@@ -1,7 +1,10 @@
+//go:build !js
+
 // Package lambda runs GeeCache nodes as AWS Lambda functions, reached by
 // their peers through the Lambda Invoke API (authenticated by IAM) or
 // through Function URLs, and serves them locally under the Lambda runtime
-// emulator.
+// emulator. A function is a Linux program, so the package is not built for
+// GOOS=js (where package nethttp has no net/http transport to lend it).
 //
 // A Lambda node speaks the same peer protocol as a net/http node (package
 // protocol does the work for both), so the two kinds of nodes serve each

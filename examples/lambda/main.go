@@ -1,3 +1,5 @@
+//go:build !js
+
 // Command lambda is a GeeCache node that runs as an AWS Lambda function
 // behind a Function URL: the seed's "scores" group (Tom 630, Jack 589,
 // Sam 567, from a slow database) and a "blobs" group with a binary value.

@@ -1,3 +1,5 @@
+//go:build !js
+
 // Package configtest checks, across every package of the module, that a
 // constructor given options that cannot work returns an error wrapping the
 // one configuration sentinel, cache.ErrConfig, so that a caller tests for

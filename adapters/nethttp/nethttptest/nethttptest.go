@@ -1,9 +1,12 @@
+//go:build !js
+
 // Package nethttptest starts a GeeCache cluster of net/http nodes inside
 // one test: n nodes on 127.0.0.1, on ports the OS picks, that all know each
 // other, with a fault that can be injected into each node (hung, slow,
 // lying, down, partitioned). It keeps no state outside the clusters it
 // starts, so parallel tests each get their own; t.Cleanup stops every node
-// and waits for its goroutines, so goleak passes.
+// and waits for its goroutines, so goleak passes. Not built for GOOS=js:
+// a js node has no server of its own (the JavaScript host listens).
 //
 // It exists because a Pool needs its own URL before its server exists:
 // Start listens first, then builds each node on the address it got. The

@@ -1,3 +1,5 @@
+//go:build !js
+
 // Package hosttest runs the js/wasm node of examples/wasm in a JavaScript
 // host (Deno, Bun, workerd, a browser) beside net/http nodes, for the
 // tests of examples/wasm and examples/workers: it finds the host's binary,
