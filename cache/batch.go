@@ -7,6 +7,7 @@ import (
 
 	"github.com/geecache/geecache/cache/internal/singleflight"
 	"github.com/geecache/geecache/internal/batchctx"
+	"github.com/geecache/geecache/internal/handoff"
 )
 
 // This file is the read path of many keys at once: GetMany sorts the keys
@@ -47,12 +48,24 @@ type ownerKeys struct {
 // ctx's error, and their loads go on for the other callers waiting for
 // them.
 func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v ByteView, err error)) {
-	if len(keys) == 0 {
+	switch {
+	case handoff.IsHandOver(ctx): // a transport's handover (handover.go)
+		g.handOver(ctx)
+		return
+	case len(keys) == 0:
+		return
+	case handoff.IsOffer(ctx): // a peer's offer (handover.go)
+		g.takeOffer(ctx, keys)
 		return
 	}
 	local := batchctx.From(ctx) // a peer's batch: answered here alone, as GetLocal does
 	mayForward := local == nil
 	res := make([]manyResult, len(keys))
+	if local != nil && handoff.IsMemoryOnly(ctx) {
+		g.heldMany(keys, res)
+		g.answerMany(keys, res, local, each)
+		return
+	}
 	var owners []ownerKeys
 	var wg sync.WaitGroup
 	for i, key := range keys {
@@ -97,6 +110,11 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 		wg.Go(func() { g.fetchMany(ctx, o.peer, keys, o.idx, res) })
 	}
 	wg.Wait()
+	g.answerMany(keys, res, local, each)
+}
+
+// answerMany hands each key's result of a GetMany to each, in order.
+func (g *Group) answerMany(keys []string, res []manyResult, local *batchctx.Local, each func(i int, v ByteView, err error)) {
 	for i := range keys {
 		if local != nil && local.TTL != nil {
 			local.TTL(i, g.fresh.remaining(res[i].e.exp))

@@ -49,7 +49,8 @@ type Group struct {
 	localFlight   singleflight.Group[entry]
 
 	counters counters
-	purge    purgeState // purge.go
+	purge    purgeState    // purge.go
+	handover handoverState // handover.go
 }
 
 // Name returns the group's name.

@@ -150,6 +150,21 @@ func (m *memory) demote(key string, now int64) {
 	m.addLocked(m.hot, key, v, m.hot.Charge(key, v), exp, now)
 }
 
+// promote moves key's entry, if hot holds it fresh at now, to main, with
+// its value and expiry, and reports whether it did: a copy of a key this
+// node owns now. Like demote, it is not a change of the key.
+func (m *memory) promote(key string, now int64) bool {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	v, exp, ok := m.hot.Peek(key)
+	if !ok || (exp != 0 && exp <= now) {
+		return false
+	}
+	m.hot.Remove(key)
+	m.addLocked(m.main, key, v, m.main.Charge(key, v), exp, now)
+	return true
+}
+
 // remove drops key from both caches and makes every load of it in flight
 // unable to keep its value.
 func (m *memory) remove(key string) {

@@ -22,6 +22,8 @@ type Stats struct {
 	Handoffs      int64       // keys this node owns that their previous owner handed over from memory
 	HandoffMisses int64       // previous owners asked that did not hold the key (or did not answer in time)
 	HandoffServed int64       // memory-only requests served for peers: a key's new owner asking this node
+	HandedOver    int64       // keys offered to their new owners after a change of the ring, or on leaving (handover)
+	TakenOver     int64       // keys offered to this node that it took from their previous owner's memory
 	PeerBusy      int64       // local loads because the owner had MaxInFlight requests in flight
 	StaleServes   int64       // Gets answered with a stale value (StaleWhileRevalidate)
 	Refreshes     int64       // background refreshes of stale values started
@@ -44,7 +46,8 @@ type CacheStats struct {
 type counters struct {
 	misses, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
 	localLoads, loadErrors, hedges, hedgeLocalWins, ejectedLoads, peerBusy,
-	staleServes, refreshes, refreshFailures, nextPeer, handoffs, handoffMisses, handoffRequests atomic.Int64
+	staleServes, refreshes, refreshFailures, nextPeer, handoffs, handoffMisses, handoffRequests,
+	handedOver, takenOver atomic.Int64
 }
 
 // Stats returns a snapshot of the group's counters. It only reads: calling
@@ -68,6 +71,8 @@ func (g *Group) Stats() Stats {
 		Handoffs:      c.handoffs.Load(),
 		HandoffMisses: c.handoffMisses.Load(),
 		HandoffServed: c.handoffRequests.Load(),
+		HandedOver:    c.handedOver.Load(),
+		TakenOver:     c.takenOver.Load(),
 		StaleServes:   c.staleServes.Load(),
 		Refreshes:     c.refreshes.Load(),
 		RefreshFails:  c.refreshFailures.Load(),

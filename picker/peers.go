@@ -113,6 +113,9 @@ func (p *Peers) Set(addrs ...string) error {
 	st := p.snapshot(old, addrs)
 	p.keepPrevious(st, old)
 	p.state.Store(st)
+	if p.cfg.onChange != nil && st.ring != old.ring {
+		p.cfg.onChange()
+	}
 	if ctx := context.Background(); p.log.Enabled(ctx, slog.LevelInfo) {
 		p.log.LogAttrs(ctx, slog.LevelInfo, "geecache: peers set",
 			slog.String("self", p.self), slog.Any("peers", st.ring.nodes))

@@ -101,6 +101,13 @@ type Options struct {
 	// nethttp.Pool sets it. With a PeerGetter that sends an ordinary
 	// request instead, the previous owner would load the key for it.
 	Handoff bool
+
+	// OnChange, if not nil, is called by Set after it changed the node set
+	// (not after a Set of the same nodes), with Set's lock held: it must
+	// return quickly and must not call Set. nethttp.Pool uses it to hand
+	// the keys that moved over to their new owners (see
+	// adapters/PROTOCOL.md, "Handover").
+	OnChange func()
 }
 
 // defaultHandoffWindow is Options.HandoffWindow when it is 0.
@@ -110,6 +117,7 @@ type config struct {
 	hash     Hash
 	replicas int
 	window   time.Duration // HandoffWindow; 0 without Handoff
+	onChange func()        // OnChange
 }
 
 func newConfig(o *Options) (config, error) {
@@ -136,6 +144,7 @@ func newConfig(o *Options) (config, error) {
 	if o.Hash != nil {
 		c.hash = o.Hash
 	}
+	c.onChange = o.OnChange
 	return c, nil
 }
 

@@ -26,7 +26,7 @@ import (
 // protocol version answers 405: an error wrapping errors.ErrUnsupported,
 // so that the group asks key by key.
 func (c *invokeClient) Batch(ctx context.Context, group string, keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error)) error {
-	return protocol.SendBatch(keys, remove, each,
+	return protocol.SendBatch(ctx, keys, remove, each,
 		func(op protocol.BatchOp, keys []string, each func(int, []byte, time.Duration, error)) error {
 			return c.batch(ctx, group, op, keys, each)
 		},

@@ -16,7 +16,7 @@ import (
 // Each request ends when ctx does, or after the client's timeout, and an
 // answer is read up to a bound made from the size limit and the keys.
 func (c *Client) Batch(ctx context.Context, group string, keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error)) error {
-	return protocol.SendBatch(keys, remove, each,
+	return protocol.SendBatch(ctx, keys, remove, each,
 		func(op protocol.BatchOp, keys []string, each func(int, []byte, time.Duration, error)) error {
 			return c.batch(ctx, group, op, keys, each)
 		},

@@ -83,6 +83,13 @@ func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, interim b
 		return peerResponse{}, err
 	}
 	req.Header = preq.Header
+	if preq.Method == http.MethodPost && protocol.ReadOnlyBatch(preq.Path) {
+		// Reads: net/http may send them again on a new connection when a
+		// kept-alive one turns out closed (a peer restarted at the same
+		// address). A nil value sends no header.
+		req.Header = req.Header.Clone()
+		req.Header["Idempotency-Key"] = nil
+	}
 	resp, err := c.rt.RoundTrip(req)
 	if err != nil {
 		return peerResponse{}, err

@@ -21,16 +21,32 @@ const defaultDrainFor = 10 * time.Second
 // now) and keeps serving for PoolOptions.DrainFor, so that the keys' new
 // owners can ask it for what it holds (from memory only) instead of
 // loading them from the source, and the requests of nodes that have not
-// dropped it yet are still answered. It returns when the drain ends, or
-// with ctx's error when ctx ends first, and leaves the Pool usable. At the
-// drain's end the peers' multiplexed connections (PoolOptions.Multiplex)
-// go away as at Close, and the node takes no new one: its peers ask it
-// over HTTP/1.1, whose requests in flight the Server's Shutdown waits for.
+// dropped it yet are still answered. In the first part of the drain
+// (handoverShare of it) it also hands its keys over: it offers each key of
+// its groups' main caches, the most used first, to the key's owner without
+// this node, which takes it from this node's memory (adapters/PROTOCOL.md,
+// "Handover"), so that the keys nobody asks for during the drain are warm
+// there too, and come back to this node from there when it restarts. It
+// returns when the drain ends, or with ctx's error when ctx ends first,
+// and leaves the Pool usable. At the drain's end the peers' multiplexed
+// connections (PoolOptions.Multiplex) go away as at Close, and the node
+// takes no new one: its peers ask it over HTTP/1.1, whose requests in
+// flight the Server's Shutdown waits for.
 func (p *Pool) Shutdown(ctx context.Context) error {
 	p.leaving.Store(true)
 	p.log.LogAttrs(ctx, slog.LevelInfo, "geecache: leaving, draining", slog.String("self", p.Self()), slog.Duration("for", p.drainFor))
 	t := time.NewTimer(p.drainFor)
 	defer t.Stop()
+	hctx, cancel := context.WithTimeout(ctx, p.drainFor*handoverShare/100)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.handOver(hctx)
+	}()
+	defer func() {
+		cancel()
+		<-done // it ends with hctx: every request it sends does
+	}()
 	select {
 	case <-t.C:
 		p.leaveConns()
@@ -39,6 +55,11 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// handoverShare is the percentage of the drain a leaving node spends
+// offering its keys; the rest serves the requests of nodes that are still
+// catching up.
+const handoverShare = 80
 
 // pickLeaving is PickPeer for a node that is leaving: a key it owns is
 // fetched from the next node on the ring, its owner once this node is

@@ -34,8 +34,10 @@ type Pool struct {
 	handler *handler
 	log     *slog.Logger
 
-	drainFor time.Duration // PoolOptions.DrainFor
-	leaving  atomic.Bool   // Shutdown was called (drain.go)
+	reg       *cache.Registry
+	drainFor  time.Duration // PoolOptions.DrainFor
+	leaving   atomic.Bool   // Shutdown was called (drain.go)
+	handovers handovers     // after a change of the ring (handover.go)
 }
 
 // NewPool returns a Pool for the node whose own address (as its peers
@@ -62,9 +64,10 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	if err := o.multiplex(&cc); err != nil {
 		return nil, err
 	}
+	var pool *Pool // for OnChange, which Set calls only once NewPool has returned
 	peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter { return cc.client(addr) },
 		&picker.Options{Replicas: o.Cluster.Replicas, Hash: o.Cluster.Hash, Normalize: peerhttp.NormalizeURL, Logger: o.Logger,
-			HandoffWindow: o.HandoffWindow, Handoff: true})
+			HandoffWindow: o.HandoffWindow, Handoff: true, OnChange: func() { pool.ringChanged() }})
 	if err != nil {
 		return nil, err // wraps cache.ErrConfig
 	}
@@ -85,7 +88,8 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	if o.DrainFor == 0 {
 		o.DrainFor = defaultDrainFor
 	}
-	return &Pool{Peers: peers, poolNet: newPoolNet(cc, &o, h), handler: h, log: o.Logger, drainFor: o.DrainFor}, nil
+	pool = &Pool{Peers: peers, poolNet: newPoolNet(cc, &o, h), handler: h, log: o.Logger, reg: reg, drainFor: o.DrainFor}
+	return pool, nil
 }
 
 // PickPeer returns the Client of the peer that owns key, or ok == false if
@@ -103,7 +107,8 @@ func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
 	return peer, ok
 }
 
-// Close closes the idle connections to the peers. Requests in flight are
+// Close stops a handover of keys under way (see Shutdown) and closes the
+// idle connections to the peers. Requests in flight are
 // not interrupted (shut the http.Server down for that); the pool stays
 // usable, and opens new connections if it is used again. Multiplexed
 // connections (PoolOptions.Multiplex), both those the pool opened and
@@ -112,6 +117,7 @@ func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
 // new one (a request it sent that the pool did not take is sent again,
 // never failed).
 func (p *Pool) Close() error {
+	p.stopHandovers()
 	p.closeConns()
 	return nil
 }

@@ -23,12 +23,57 @@ var ErrNotHeld = errors.New("key not held in memory")
 type key struct{}
 
 // MemoryOnly returns a context that asks for an answer from memory only.
+// It is not an offer (see Offer), even if ctx is: a node taking an offer
+// asks with a context made from the offer's.
 func MemoryOnly(ctx context.Context) context.Context {
+	if IsOffer(ctx) {
+		ctx = context.WithValue(ctx, offerKey{}, false)
+	}
 	return context.WithValue(ctx, key{}, true)
 }
 
 // IsMemoryOnly reports whether ctx comes from MemoryOnly.
 func IsMemoryOnly(ctx context.Context) bool {
 	v, _ := ctx.Value(key{}).(bool)
+	return v
+}
+
+// The handover of keys from one node to another (see PROTOCOL.md,
+// "Handover"): a node whose ring moved keys it holds to other nodes (or
+// that leaves) offers them, by name, to their owners; an owner takes the
+// keys it owns and does not hold from their previous owner, from its
+// memory only. An offer carries names, never values, so that no caller can
+// make a node store a value it chose.
+
+type offerKey struct{}
+
+// Offer returns a context that marks a peer batch as an offer of its keys:
+// the client sends their names only (the protocol's !offer), and the
+// serving node's Group.GetMany takes those it owns over from their
+// previous owner.
+func Offer(ctx context.Context) context.Context {
+	return context.WithValue(ctx, offerKey{}, true)
+}
+
+// IsOffer reports whether ctx comes from Offer.
+func IsOffer(ctx context.Context) bool {
+	v, _ := ctx.Value(offerKey{}).(bool)
+	return v
+}
+
+type handOverKey struct{}
+
+// HandOver returns a context that makes Group.GetMany, called with no
+// keys, offer the keys the group holds as their owner but another node
+// owns now (every key, on a node that leaves) to those nodes, the most
+// used first, until ctx ends. A transport calls it when its ring changed
+// and when the node leaves.
+func HandOver(ctx context.Context) context.Context {
+	return context.WithValue(ctx, handOverKey{}, true)
+}
+
+// IsHandOver reports whether ctx comes from HandOver.
+func IsHandOver(ctx context.Context) bool {
+	v, _ := ctx.Value(handOverKey{}).(bool)
 	return v
 }

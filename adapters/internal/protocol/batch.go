@@ -12,6 +12,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/internal/handoff"
 )
 
 // The batch requests of protocol version 2 (see PROTOCOL.md, "Batches"):
@@ -29,6 +30,9 @@ const (
 	BatchGet    BatchOp = "get"    // the values of the keys
 	BatchRemove BatchOp = "remove" // drop the keys
 	BatchPurge  BatchOp = "purge"  // drop every key of the group (no keys)
+	// BatchOffer names keys the receiver may take over from their previous
+	// owner (a handover, PROTOCOL.md): names only, never values.
+	BatchOffer BatchOp = "offer"
 )
 
 // Limits of a batch request: a Client splits a longer list (see
@@ -51,6 +55,7 @@ const (
 	entryNotFound byte = 1 // the payload is the owner's message
 	entryLoadErr  byte = 2 // the payload is the owner's message
 	entryAlone    byte = 3 // over the answer's byte budget: ask for it alone
+	entryNotHeld  byte = 4 // a memory-only batch: the node does not hold the key
 )
 
 // errAlone is a key's error when the owner could not fit it in the answer.
@@ -72,7 +77,7 @@ func batchOp(path string) (group string, op BatchOp, ok bool) {
 		return "", "", false
 	}
 	switch op := BatchOp(eop); op {
-	case BatchGet, BatchRemove, BatchPurge:
+	case BatchGet, BatchRemove, BatchPurge, BatchOffer:
 		g, err := unescape(eg)
 		return g, op, err == nil
 	}
@@ -105,17 +110,22 @@ func SplitBatch(keys []string, fn func(lo, hi int)) {
 // (cache.PeerGetter): a Purge (remove with no keys) is one request; Gets
 // and removes are split over the limits (SplitBatch), each run sent with
 // send, and a key too long for a batch is removed with removeOne or given
-// back to each as ErrAlone, so that the group asks for it with a Get. It
-// stops at the first error of send or removeOne, and returns it.
-func SendBatch(keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error),
+// back to each as ErrAlone, so that the group asks for it with a Get. A
+// ctx from handoff.Offer makes the Gets an offer of the keys (BatchOffer;
+// a key too long for a batch is left out). It stops at the first error of
+// send or removeOne, and returns it.
+func SendBatch(ctx context.Context, keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error),
 	send func(op BatchOp, keys []string, each func(int, []byte, time.Duration, error)) error,
 	removeOne func(key string) error) error {
 	if remove && len(keys) == 0 {
 		return send(BatchPurge, nil, nil)
 	}
 	op := BatchGet
-	if remove {
+	switch {
+	case remove:
 		op, each = BatchRemove, nil
+	case handoff.IsOffer(ctx):
+		op, each = BatchOffer, nil
 	}
 	var first error
 	SplitBatch(keys, func(lo, hi int) {
@@ -123,9 +133,11 @@ func SendBatch(keys []string, remove bool, each func(i int, value []byte, ttl ti
 			return
 		}
 		if hi-lo == 1 && TooLongForBatch(keys[lo]) {
-			if remove {
+			switch {
+			case op == BatchOffer:
+			case remove:
 				first = removeOne(keys[lo])
-			} else {
+			default:
 				each(lo, nil, 0, errAlone)
 			}
 			return
@@ -183,11 +195,16 @@ func decodeKeys(b []byte) ([]string, error) {
 // NewBatchRequest returns the request of op for keys of group to the node
 // at target: a POST of BatchPath with the keys as its body, a peer
 // request, with its checksum and, with a secret, signed over both. keys
-// must fit (see SplitBatch); a purge has none.
+// must fit (see SplitBatch); a purge has none. A BatchGet with a ctx from
+// handoff.MemoryOnly is a memory-only batch (HeaderPeer PeerMemoryOnly).
 func (c *Client) NewBatchRequest(ctx context.Context, target, group string, op BatchOp, keys []string) Request {
 	path := BatchPath(group, op)
 	body := encodeKeys(keys)
-	h := Header{HeaderPeer: c.peer, HeaderChecksum: {checksum(c.cfg.Secret, body)}, "Content-Type": {BatchContentType}}
+	peer := c.peer
+	if op == BatchGet && handoff.IsMemoryOnly(ctx) {
+		peer = peerMemory
+	}
+	h := Header{HeaderPeer: peer, HeaderChecksum: {checksum(c.cfg.Secret, body)}, "Content-Type": {BatchContentType}}
 	if c.cfg.Secret != nil {
 		sign(h, c.cfg.Secret, time.Now(), methodPost, target, path)
 	}
@@ -291,6 +308,8 @@ func decodeEntries(b []byte, keys []string, each func(int, []byte, time.Duration
 			each(i, nil, 0, NewPeerError(statusInternalServerError, CodeLoadError, text(payload, statusInternalServerError)))
 		case st == entryAlone:
 			each(i, nil, 0, errAlone)
+		case st == entryNotHeld:
+			each(i, nil, 0, NewPeerError(statusNotFound, CodeNotHeld, text(payload, statusNotFound)))
 		default:
 			each(i, nil, 0, fmt.Errorf("%w: entry %d has unknown status %d", ErrBadResponse, i, st))
 		}
@@ -349,4 +368,12 @@ func appendViewEntry(b []byte, key string, ttl time.Duration, v cache.ByteView) 
 	b = append(b, make([]byte, v.Len())...) // no allocation: append grows b alone
 	v.Copy(b[at:])
 	return binary.BigEndian.AppendUint64(b, xxhash.Sum64(b[at:]))
+}
+
+// ReadOnlyBatch reports whether path is that of a batch that only reads
+// at the serving node (a !get or an !offer): a transport may send it again
+// on a new connection when the one it used turns out closed.
+func ReadOnlyBatch(path string) bool {
+	_, op, ok := batchOp(path)
+	return ok && (op == BatchGet || op == BatchOffer)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/internal/batchctx"
+	"github.com/geecache/geecache/internal/handoff"
 )
 
 // batch answers a batch request that admit has let through: its keys are
@@ -39,12 +40,20 @@ func (s *Server) batch(ctx context.Context, req Request) Response {
 	case BatchRemove:
 		_ = g.RemoveMany(batchctx.With(ctx, &batchctx.Local{}), keys) // this node only: no peers to fail
 		return Response{Status: statusOK, Header: Header{}}
+	case BatchOffer:
+		// Names only: the group takes the keys it owns from their previous
+		// owner under its own ring, from memory (a read, as a GET is).
+		g.GetMany(handoff.Offer(batchctx.With(ctx, &batchctx.Local{})), keys, nil)
+		return Response{Status: statusOK, Header: Header{}}
 	case BatchPurge:
 		if len(keys) != 0 {
 			return ErrorResponse(CodeBadRequest, "a purge has no keys")
 		}
 		_ = g.Purge(batchctx.With(ctx, &batchctx.Local{}))
 		return Response{Status: statusOK, Header: Header{}}
+	}
+	if req.Header.Get(HeaderPeer) == PeerMemoryOnly {
+		ctx = handoff.MemoryOnly(ctx)
 	}
 	return s.batchGet(ctx, g, keys)
 }
@@ -76,8 +85,11 @@ func (s *Server) batchGet(ctx context.Context, g *cache.Group, keys []string) Re
 		}
 		r := s.loadError(ctx, err, trusted, g.Name(), key)
 		st, d := entryLoadErr, time.Duration(0)
-		if r.Code() == CodeNotFound {
+		switch r.Code() {
+		case CodeNotFound:
 			st, d = entryNotFound, ttl
+		case CodeNotHeld:
+			st = entryNotHeld
 		}
 		if int64(len(r.Body)) > budget {
 			body = appendEntry(body, entryAlone, key, 0, nil)

@@ -197,8 +197,11 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 		if req.Header.Get(HeaderPeer) == "" {
 			return ErrorResponse(CodeBadRequest, req.Method+" is a peer request (it needs "+HeaderPeer+")"), false
 		}
-		if _, op, _ := batchOp(req.Path); req.Method == methodPost && op == BatchGet {
-			return Response{}, true // a batch of reads: as open as a GET
+		if _, op, _ := batchOp(req.Path); req.Method == methodPost && (op == BatchGet || op == BatchOffer) {
+			// A batch of reads, or an offer, which makes the node read
+			// (from its own peers' memory) and nothing else: as open as a
+			// GET.
+			return Response{}, true
 		}
 		if s.cfg.Secret == nil && !s.cfg.UnsignedWrites {
 			return ErrorResponse(CodeUnauthorized, "unauthorized: this node takes writes only when signed (a secret), or with UnsignedWrites"), false

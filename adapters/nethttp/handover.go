@@ -1,0 +1,64 @@
+package nethttp
+
+import (
+	"context"
+	"sync"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/internal/handoff"
+)
+
+// A node hands keys over (adapters/PROTOCOL.md, "Handover") when its ring
+// changes, to the nodes that own the keys it held now (a node that joins,
+// or comes back after a restart, gets its keys back at once), and when it
+// leaves (Shutdown), to the owners of its keys without it. Each run offers
+// the keys' names; the owners take the values from this node's memory.
+
+// handovers runs the Pool's handovers after a change of its ring: one at a
+// time, each bounded by the drain's length, a new change or Close
+// cancelling the one under way.
+type handovers struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// ringChanged starts a handover of the keys the ring moved (picker's
+// OnChange: it returns at once).
+func (p *Pool) ringChanged() {
+	h := &p.handovers
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cancel != nil {
+		h.cancel()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.drainFor)
+	h.cancel = cancel
+	h.wg.Go(func() {
+		defer cancel()
+		p.handOver(ctx)
+	})
+}
+
+// stopHandovers cancels the handover under way and waits for it.
+func (p *Pool) stopHandovers() {
+	h := &p.handovers
+	h.mu.Lock()
+	if h.cancel != nil {
+		h.cancel()
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+}
+
+// handOver hands every group's keys over, the groups at once, until ctx
+// ends.
+func (p *Pool) handOver(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, name := range p.reg.Names() {
+		if g := p.reg.Lookup(name); g != nil {
+			wg.Go(func() { g.GetMany(handoff.HandOver(ctx), nil, func(int, cache.ByteView, error) {}) })
+		}
+	}
+	wg.Wait()
+}

@@ -1,0 +1,408 @@
+//go:build !js
+
+package nethttp_test
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/adapters/internal/protocol"
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/handoff"
+)
+
+// The handover (PROTOCOL.md, "Handover"): a node that leaves offers its
+// keys to their owners without it, which take them from its memory; a node
+// whose ring gains a node offers it the keys it holds that the new node
+// owns, which takes them the same way.
+
+// waitFor polls cond every 10 ms, at most 10 s (a bound for a slow
+// machine, not a measured time), and reports whether it came true.
+func waitFor(cond func() bool) bool {
+	for range 1000 {
+		if cond() {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cond()
+}
+
+// restartAt starts a fresh node (empty memory, a new Pool and group) at
+// addr, which must be free, with src's getter of index i, and sets its
+// ring to addrs. Cleanup stops it.
+func restartAt(t *testing.T, addr string, src *loads, i int, addrs []string, notFoundTTL time.Duration) (*nethttp.Pool, *cache.Group) {
+	t.Helper()
+	var ln net.Listener
+	var err error
+	for range 100 { // the port was just closed
+		if ln, err = net.Listen("tcp", strings.TrimPrefix(addr, "http://")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := cache.NewRegistry()
+	rt := nethttp.NewTransport()
+	quiet := slog.New(slog.DiscardHandler)
+	p, err := nethttp.NewPool(addr, reg, &nethttp.PoolOptions{Transport: rt, DrainFor: 200 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := reg.NewGroup("scores", 1<<20, src.getter(i), &cache.GroupOptions{Peers: p, NotFoundTTL: notFoundTTL, Logger: quiet,
+		PeerPolicy: cache.PeerPolicy{NoHedge: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := nethttp.NewServer("", p, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		_ = srv.Close()
+		<-done
+		_ = p.Set()
+		_ = p.Close()
+		rt.CloseIdleConnections()
+	})
+	if err := p.Set(addrs...); err != nil {
+		t.Fatal(err)
+	}
+	return p, g
+}
+
+// A node that drains hands every key it held to its owner without it,
+// although nobody asks for them during the drain: after it is gone, they
+// load no more. When it restarts empty at the same address, the nodes that
+// took its keys over offer them back as soon as their rings hold it again:
+// it serves them from memory even once every other node is down (without
+// the handover, each of these Gets loaded from the source).
+func TestDrainedKeysStayWarmAndComeBack(t *testing.T) {
+	var src loads
+	nodes := nethttptest.Start(t, 3, &nethttptest.Options{Getter: src.getter,
+		PoolOptions:  nethttp.PoolOptions{DrainFor: 300 * time.Millisecond},
+		GroupOptions: cache.GroupOptions{NotFoundTTL: time.Hour, PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
+	ctx := context.Background()
+	leaving := nodes[2]
+	keys := append(ownedBy(leaving, "key-", 50), ownedBy(leaving, "missing-", 2)...)
+	get := func(g *cache.Group, k string) {
+		t.Helper()
+		v, err := g.Get(ctx, k)
+		if strings.HasPrefix(k, "missing-") {
+			if !errors.Is(err, getter.ErrNotFound) {
+				t.Fatalf("Get(%s) = %q, %v; want not found", k, v, err)
+			}
+		} else if err != nil || v.String() != "v:"+k {
+			t.Fatalf("Get(%s) = %q, %v", k, v, err)
+		}
+	}
+	for _, k := range keys {
+		get(nodes[0].Group, k)
+	}
+	all := []string{nodes[0].Addr, nodes[1].Addr, leaving.Addr}
+	for _, n := range nodes[:2] {
+		if err := n.Pool.Set(all[:2]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := leaving.Pool.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	leaving.SetFault(nethttptest.Fault{Down: true})
+	if s := leaving.Group.Stats(); s.HandedOver < int64(len(keys)) {
+		t.Errorf("the leaving node offered %d keys; want its %d", s.HandedOver, len(keys))
+	}
+	total := func(k string) (n int) {
+		for i := range 4 {
+			n += src.count(i, k)
+		}
+		return n
+	}
+	for _, k := range keys {
+		get(nodes[0].Group, k)
+		if got := total(k); got != 1 {
+			t.Errorf("%s: %d loads after its owner drained and left; want 1 (the first)", k, got)
+		}
+	}
+
+	p, g := restartAt(t, leaving.Addr, &src, 3, all, time.Hour)
+	for _, n := range nodes[:2] {
+		if err := n.Pool.Set(all...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !waitFor(func() bool { return g.Stats().TakenOver >= int64(len(keys)) }) {
+		t.Errorf("the restarted node took %d keys over; want %d", g.Stats().TakenOver, len(keys))
+	}
+	for _, n := range nodes[:2] {
+		n.SetFault(nethttptest.Fault{Down: true})
+	}
+	for _, k := range keys {
+		if p.Owner(k) != leaving.Addr {
+			t.Fatalf("%s moved", k)
+		}
+		get(g, k)
+		if got := src.count(3, k); got != 0 {
+			t.Errorf("%s: the restarted node loaded it %d times; want 0 (handed back)", k, got)
+		}
+	}
+}
+
+// A receiver that hangs on an offer, or refuses it, costs the leaving node
+// no more than its drain: Shutdown still returns by itself, the healthy
+// receiver has taken its keys, and the hung one is offered nothing after
+// its first offer failed.
+func TestHandoverToAHungOrRefusingReceiver(t *testing.T) {
+	for _, f := range []nethttptest.Fault{{Hang: true}, {Lie: true}, {Down: true}} {
+		var src loads
+		nodes := nethttptest.Start(t, 3, &nethttptest.Options{Getter: src.getter,
+			PoolOptions:  nethttp.PoolOptions{DrainFor: 300 * time.Millisecond, Timeout: time.Hour},
+			GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
+		ctx := context.Background()
+		leaving, good, bad := nodes[2], nodes[0], nodes[1]
+		keys := ownedBy(leaving, "key-", 2000)
+		for _, k := range keys {
+			if _, err := leaving.Group.Get(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, n := range nodes[:2] {
+			if err := n.Pool.Set(good.Addr, bad.Addr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bad.SetFault(f)
+		sctx, cancel := context.WithTimeout(ctx, time.Minute) // far beyond the drain: a bound, not a measure
+		err := leaving.Pool.Shutdown(sctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("%+v: Shutdown = %v; want nil (the drain ends by itself)", f, err)
+		}
+		toGood := 0
+		for _, k := range keys {
+			if good.Pool.Owner(k) == good.Addr {
+				toGood++
+			}
+		}
+		if s := good.Group.Stats(); s.TakenOver != int64(toGood) {
+			t.Errorf("%+v: the healthy receiver took %d keys; want its %d", f, s.TakenOver, toGood)
+		}
+		if s := leaving.Group.Stats(); s.HandedOver != int64(toGood) {
+			t.Errorf("%+v: %d keys offered; want only the healthy receiver's %d", f, s.HandedOver, toGood)
+		}
+		bad.SetFault(nethttptest.Fault{})
+	}
+}
+
+// offer sends keys of group "scores" to addr as an offer, as a node that
+// hands keys over does.
+func offer(t *testing.T, addr string, o *nethttp.ClientOptions, keys ...string) error {
+	t.Helper()
+	c, err := nethttp.NewClient(addr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return c.Batch(handoff.Offer(ctx), "scores", keys, false, nil)
+}
+
+// An offer names keys; it never makes a node store a value of the
+// caller's choosing: a node takes an offered key only from the key's
+// previous owner under its own ring, from that node's memory. So a key the
+// previous owner does not hold, or that the receiver does not own, is not
+// taken (it loads when asked), a cached "not found" is taken as one, and
+// with a secret an unsigned offer is refused (401).
+func TestOfferIsOnlyAHint(t *testing.T) {
+	var src loads
+	nodes := nethttptest.Start(t, 2, &nethttptest.Options{Getter: src.getter,
+		GroupOptions: cache.GroupOptions{NotFoundTTL: time.Hour}})
+	a, b := nodes[0], nodes[1]
+	ctx := context.Background()
+	keys := ownedBy(b, "key-", 10)
+	missing := ownedBy(b, "missing-", 1)[0]
+	notMine := ownedBy(a, "key-", 1)[0]
+	if err := offer(t, b.Addr, nil, append(keys, notMine)...); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Group.Stats(); s.TakenOver != 0 || s.Main.Items != 0 {
+		t.Errorf("an offer of keys nobody holds: %d taken, %d held; want none", s.TakenOver, s.Main.Items)
+	}
+
+	// b joins a's ring afresh: its previous owner of every key is a,
+	// which holds half of the keys b owns, a cached "not found", and a
+	// key a owns.
+	if err := b.Pool.Set(b.Addr); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Pool.Set(a.Addr); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range append(keys[:5:5], missing, notMine) {
+		_, _ = a.Group.Get(ctx, k)
+	}
+	if err := b.Pool.Set(a.Addr, b.Addr); err != nil {
+		t.Fatal(err)
+	}
+	if err := offer(t, b.Addr, nil, append(keys, missing, notMine)...); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Group.Stats(); s.TakenOver != 6 {
+		t.Errorf("%d keys taken; want the 5 values and the not-found the previous owner held", s.TakenOver)
+	}
+	for i, k := range keys {
+		v, err := b.Group.Get(ctx, k)
+		if err != nil || v.String() != "v:"+k {
+			t.Fatalf("Get(%s) = %q, %v", k, v, err)
+		}
+		want := 0
+		if i >= 5 {
+			want = 1 // not held by the previous owner: loaded when asked
+		}
+		if got := src.count(1, k); got != want {
+			t.Errorf("%s: %d loads at b; want %d", k, got, want)
+		}
+	}
+	if _, err := b.Group.Get(ctx, missing); !errors.Is(err, getter.ErrNotFound) || src.count(1, missing) != 0 {
+		t.Errorf("Get(%s) = %v after %d loads; want not found, handed over", missing, err, src.count(1, missing))
+	}
+	if _, _, ok := peek(b.Group, notMine); ok {
+		t.Errorf("b took %s, a key it does not own", notMine)
+	}
+
+	secret := []byte("s")
+	sn := nethttptest.Start(t, 1, &nethttptest.Options{PoolOptions: nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: secret}}})
+	if err := offer(t, sn[0].Addr, nil, "k"); !errors.Is(err, protocol.ErrUnauthorized) {
+		t.Errorf("an unsigned offer to a node with a secret = %v; want ErrUnauthorized", err)
+	}
+	if err := offer(t, sn[0].Addr, &nethttp.ClientOptions{Secret: secret}, "k"); err != nil {
+		t.Errorf("a signed offer = %v", err)
+	}
+}
+
+// peek reports whether g holds key, by a memory-only GetLocal.
+func peek(g *cache.Group, key string) ([]byte, time.Duration, bool) {
+	v, ttl, err := g.GetLocal(handoff.MemoryOnly(context.Background()), key)
+	return v.ByteSlice(), ttl, err == nil
+}
+
+// A previous owner that answers the pull wrongly (damaged entries, a
+// flood, a hang) makes the receiver keep nothing: each key loads from the
+// source when asked, with its right value, and the offer's request ends.
+func TestPullFromALyingPreviousOwner(t *testing.T) {
+	for _, mode := range []string{"damaged", "flood", "hang", "garbage"} {
+		var pulls atomic.Int64
+		var keys []string // the fake's keys, set before it is asked
+		fake := startFake(t, func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.URL.Path, "/!get") {
+				w.WriteHeader(http.StatusNotFound)
+				return
+			}
+			pulls.Add(1)
+			switch mode {
+			case "damaged":
+				// The first key's entry with a wrong checksum, the
+				// second's naming another key; the answer's own checksum
+				// is right.
+				sum, _ := hex.DecodeString(protocol.Checksum([]byte("evil")))
+				body := "\x02" + "\x00\x02" + keys[0] + "\x00\x04evil" + strings.Repeat("\x00", 8) +
+					"\x00\x02zz\x00\x04evil" + string(sum)
+				w.Header().Set(protocol.HeaderChecksum, protocol.Checksum([]byte(body)))
+				_, _ = w.Write([]byte(body))
+			case "flood":
+				chunk := []byte(strings.Repeat("x", 1<<16))
+				for range 1 << 12 { // 256 MiB at most, over the receiver's 1 MiB limit
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+				}
+			case "hang":
+				_, _ = io.Copy(io.Discard, r.Body) // so that net/http ends r's context when the client goes
+				<-r.Context().Done()
+			default:
+				_, _ = w.Write([]byte("evil!"))
+			}
+		})
+		var src loads
+		nodes := nethttptest.Start(t, 1, &nethttptest.Options{Getter: src.getter,
+			PoolOptions: nethttp.PoolOptions{Cluster: nethttp.Cluster{MaxValueBytes: 1 << 20}, Timeout: 500 * time.Millisecond}})
+		b := nodes[0]
+		if err := b.Pool.Set(b.Addr, fake); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; len(keys) < 3; i++ {
+			if k := "k" + itoa(i); b.Pool.Owner(k) == fake {
+				keys = append(keys, k)
+			}
+		}
+		if err := b.Pool.Set(b.Addr); err != nil { // the fake owned keys: now it is their previous owner
+			t.Fatal(err)
+		}
+		if err := offer(t, b.Addr, nil, keys...); err != nil {
+			t.Fatalf("%s: offer = %v", mode, err)
+		}
+		if pulls.Load() == 0 {
+			t.Errorf("%s: the receiver did not ask its previous owner", mode)
+		}
+		ctx := context.Background()
+		if s := b.Group.Stats(); s.TakenOver != 0 || s.Main.Items != 0 {
+			t.Errorf("%s: %d keys taken, %d held; want none", mode, s.TakenOver, s.Main.Items)
+		}
+		for _, k := range keys {
+			if v, err := b.Group.Get(ctx, k); err != nil || v.String() != "v:"+k {
+				t.Errorf("%s: Get(%s) = %q, %v", mode, k, v, err)
+			}
+			if got := src.count(0, k); got != 1 {
+				t.Errorf("%s: %s loaded %d times; want 1", mode, k, got)
+			}
+		}
+	}
+}
+
+// startFake serves h on 127.0.0.1 (an OS-picked port) and returns its URL;
+// Cleanup stops it.
+func startFake(t *testing.T, h http.HandlerFunc) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		_ = srv.Close()
+		<-done
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}

@@ -1,0 +1,193 @@
+package cache
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/geecache/geecache/internal/handoff"
+)
+
+// This file is the handover of keys between nodes (PROTOCOL.md,
+// "Handover"), which the transports start through GetMany's context:
+//   - a node whose ring moved keys it holds as their owner to other nodes
+//     (a node joined, or came back), or that leaves (its picker names, for
+//     each of its keys, the owner without it), offers them by name to their
+//     new owners, the most used first (handOver);
+//   - a node offered keys takes those it owns now and does not hold from
+//     their previous owner under its own ring, from its memory only, in one
+//     batch per previous owner (takeOffer), and keeps them as its own;
+//   - a memory-only batch is answered from memory alone, as a memory-only
+//     GetLocal is (heldMany).
+//
+// An offer carries names only: the values come from a node the receiver's
+// own ring names, so no caller can make a node store a value of its
+// choosing, with or without a secret.
+
+// Bounds of a handover.
+const (
+	// handoverBatch is the keys per offer (and so per pull of the
+	// receiver): an offer's answer waits for the pull, which must end well
+	// within the sender's time.
+	handoverBatch = 256
+	// handoverMaxKeys is the most keys a node offers at once.
+	handoverMaxKeys = 1 << 20
+	// offerSlots is how many offers a group takes at once; more are
+	// answered without taking anything, so that a flood of offers costs
+	// the receiver no more than offerSlots pulls.
+	offerSlots = 4
+)
+
+// handoverState is a group's share of the handovers.
+type handoverState struct {
+	once  sync.Once
+	slots chan struct{} // offers being taken; see offerSlots
+}
+
+func (h *handoverState) acquire() bool {
+	h.once.Do(func() { h.slots = make(chan struct{}, offerSlots) })
+	select {
+	case h.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (h *handoverState) release() { <-h.slots }
+
+// handOver offers the keys of the main cache that another node owns now
+// (PickPeer), the most used first, to that node: up to handoverBatch keys
+// per request, one run of requests per node, the nodes at once. A node
+// that fails or refuses an offer is offered nothing more. It returns when
+// every key was offered, or when ctx ends.
+func (g *Group) handOver(ctx context.Context) {
+	if g.peers == nil || g.router == nil {
+		return
+	}
+	var dests []ownerKeys
+	keys := g.mem.main.Keys(handoverMaxKeys, nil)
+	for i, key := range keys {
+		peer, remote := g.peers.PickPeer(key)
+		if !remote || peer == nil || g.health.isEjected(peer) {
+			continue
+		}
+		j := 0
+		for j < len(dests) && !samePeer(dests[j].peer, peer) {
+			j++
+		}
+		if j == len(dests) {
+			dests = append(dests, ownerKeys{peer: peer})
+		}
+		dests[j].idx = append(dests[j].idx, i)
+	}
+	var wg sync.WaitGroup
+	for _, d := range dests {
+		wg.Go(func() {
+			batch := make([]string, 0, handoverBatch)
+			for lo := 0; lo < len(d.idx) && ctx.Err() == nil; lo += handoverBatch {
+				batch = batch[:0]
+				for _, i := range d.idx[lo:min(lo+handoverBatch, len(d.idx))] {
+					batch = append(batch, keys[i])
+				}
+				if err := peerBatch(handoff.Offer(ctx), d.peer, g.name, batch, false, nil); err != nil {
+					if ctx.Err() == nil {
+						g.warn.Log(ctx, slog.LevelWarn, "offer "+d.peer.Addr(), "geecache: peer refused a handover, offering it no more",
+							slog.String("group", g.name), slog.String("peer", d.peer.Addr()), slog.Any("err", err))
+					}
+					return
+				}
+				g.counters.handedOver.Add(int64(len(batch)))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// takeOffer takes the keys of an offer that this node owns, does not hold
+// fresh, and whose previous owner (under this node's ring, within its
+// handoff window) is a live peer: it asks each previous owner for its
+// keys in one memory-only batch and keeps what it holds in main, credited
+// as taken over. Other keys are left alone: the offer names keys, it is
+// not trusted to say where they are. It returns when the pulls end (they
+// end with ctx, the offer's request).
+func (g *Group) takeOffer(ctx context.Context, keys []string) {
+	if g.router == nil || g.hotBlocked() || !g.handover.acquire() {
+		// hotBlocked: a Purge is still reaching the peers; the previous
+		// owner may hold values from before it.
+		return
+	}
+	defer g.handover.release()
+	var from []ownerKeys
+	for i, key := range keys {
+		if _, remote := g.peers.PickPeer(key); remote {
+			continue
+		}
+		if _, exp, ok := g.mem.main.Peek(key); ok && g.fresh.isFresh(exp) {
+			continue
+		}
+		if g.mem.promote(key, g.fresh.nanos()) {
+			// A copy this node fetched from the key's owner before: its
+			// own now.
+			g.mem.main.Credit(key, takenOverCredit)
+			g.counters.takenOver.Add(1)
+			continue
+		}
+		_, prev, _ := g.router.PickFallback(key, nil)
+		if prev == nil || g.health.isEjected(prev) {
+			continue
+		}
+		j := 0
+		for j < len(from) && !samePeer(from[j].peer, prev) {
+			j++
+		}
+		if j == len(from) {
+			from = append(from, ownerKeys{peer: prev})
+		}
+		from[j].idx = append(from[j].idx, i)
+	}
+	for _, f := range from {
+		if ctx.Err() != nil {
+			return
+		}
+		g.pull(ctx, f.peer, keys, f.idx)
+	}
+}
+
+// pull asks prev, from its memory only, for the keys of idx and keeps each
+// value (or cached "not found") it answers in main, unless the key changed
+// here meanwhile.
+func (g *Group) pull(ctx context.Context, prev PeerGetter, keys []string, idx []int) {
+	ks := make([]string, len(idx))
+	gens := make([]uint64, len(idx))
+	for n, i := range idx {
+		ks[n], gens[n] = keys[i], g.mem.generation(keys[i])
+	}
+	_ = peerBatch(handoff.MemoryOnly(ctx), prev, g.name, ks, false, func(n int, v []byte, ttl time.Duration, err error) {
+		if n < 0 || n >= len(ks) || !found(err) || (ttl > 0 && ttl <= time.Millisecond) {
+			return // not held, damaged, or all but expired: the key loads when asked
+		}
+		if ttl < 0 {
+			ttl = g.fresh.ttl
+			if err != nil {
+				ttl = g.fresh.notFoundTTL
+			}
+		}
+		if g.hotBlocked() {
+			return
+		}
+		_, _ = g.keep(g.mem.main, ks[n], v, ttl, err, gens[n])
+		g.mem.main.Credit(ks[n], takenOverCredit)
+		g.counters.takenOver.Add(1)
+	})
+}
+
+// heldMany answers a peer's memory-only batch: each key as a memory-only
+// GetLocal answers it (held).
+func (g *Group) heldMany(keys []string, res []manyResult) {
+	for i, key := range keys {
+		g.counters.handoffRequests.Add(1)
+		res[i].e, res[i].err = g.held(key)
+	}
+}
