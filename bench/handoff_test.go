@@ -63,6 +63,18 @@ type mbResult struct {
 	reloaded          int           // kill: keys of the dead owner loaded more than once
 	readmit           time.Duration // kill: from the node's restart to its readmission by every survivor
 	evictions         int64         // kill: the survivors' main-cache evictions in the window
+	out, back         mbPhase       // roll: the loads and Gets while each node was out, and in the settle after
+}
+
+// mbPhase counts the loads and Gets of one kind of phase of a roll.
+type mbPhase struct{ loads, gets int64 }
+
+// extra is the loads of p beyond the control's rate per Get, per key held.
+func (p mbPhase) extra(control mbPhase, held int) float64 {
+	if p.gets == 0 || control.gets == 0 || held == 0 {
+		return 0
+	}
+	return (float64(p.loads)/float64(p.gets) - float64(control.loads)/float64(control.gets)) * float64(p.gets) / float64(held)
 }
 
 func (r mbResult) report(b *testing.B) {
@@ -116,19 +128,29 @@ func rollingRestart(tb testing.TB, cfg mbConfig, restart bool) (res mbResult, lo
 	}
 	c.mu.Unlock()
 	g0 := cl.gets.Load()
+	// The phases of each step: "out" from the node's leaving to its
+	// return (the control: as long as the drain), "back" the settle after.
+	mark := func() (int64, int64) { return c.src.total(), cl.gets.Load() }
 	for _, n := range order {
 		res.held += int(n.group.Stats().Main.Items)
+		l0, g0 := mark()
 		if !restart {
-			time.Sleep(cfg.drain + cfg.settle)
-			continue
+			time.Sleep(cfg.drain)
+		} else {
+			c.publish(n)
+			c.discover(n)
+			c.stop(n, false)
+			c.start(n.addr[len("http://"):])
+			c.discover(nil)
+			c.publish()
 		}
-		c.publish(n)
-		c.discover(n)
-		c.stop(n, false)
-		c.start(n.addr[len("http://"):])
-		c.discover(nil)
-		c.publish()
+		l1, g1 := mark()
 		time.Sleep(cfg.settle)
+		l2, g2 := mark()
+		res.out.loads += l1 - l0
+		res.out.gets += g1 - g0
+		res.back.loads += l2 - l1
+		res.back.gets += g2 - g1
 	}
 	time.Sleep(cfg.settle)
 	s2 := c.waitSecond()
@@ -274,8 +296,15 @@ func BenchmarkRollingRestart(b *testing.B) {
 		b.Run(bud.name, func(b *testing.B) {
 			for range b.N {
 				cfg := mbConfigFor(testing.Short(), bud.budget)
-				_, cLoads, cGets := rollingRestart(b, cfg, false)
+				ctl, cLoads, cGets := rollingRestart(b, cfg, false)
 				res, loads, gets := rollingRestart(b, cfg, true)
+				// Where the extra loads fall: while a node is out (the
+				// cluster has a fifth less memory, and its keys move), or
+				// after it is back (its keys move back).
+				b.ReportMetric(res.out.extra(ctl.out, res.held), "out-extra/key")
+				b.ReportMetric(res.back.extra(ctl.back, res.held), "back-extra/key")
+				b.ReportMetric(float64(ctl.out.loads)/float64(max(ctl.out.gets, 1)), "control-out-loads/get")
+				b.ReportMetric(float64(res.out.loads)/float64(max(res.out.gets, 1)), "roll-out-loads/get")
 				res.extra = (float64(loads)/float64(gets) - float64(cLoads)/float64(cGets)) * float64(gets)
 				b.ReportMetric(float64(cLoads)/float64(cGets), "control-loads/get")
 				b.ReportMetric(float64(loads)/float64(gets), "roll-loads/get")

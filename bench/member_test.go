@@ -76,6 +76,14 @@ func (s *mbSource) getter() getter.Getter {
 	})
 }
 
+// total returns the loads of every key so far.
+func (s *mbSource) total() (n int64) {
+	for i := range s.perKey {
+		n += int64(s.perKey[i].Load())
+	}
+	return n
+}
+
 func (s *mbSource) loads() []int32 {
 	out := make([]int32, len(s.perKey))
 	for i := range s.perKey {

@@ -97,9 +97,10 @@ type Options struct {
 	// Handoff turns the previous owner on: PickFallback names one only
 	// when it is set. Set it when the getters newGetter returns send a
 	// memory-only request when a group asks for one (see
-	// adapters/PROTOCOL.md, "Memory-only requests"), as nethttp's do:
-	// nethttp.Pool sets it. With a PeerGetter that sends an ordinary
-	// request instead, the previous owner would load the key for it.
+	// adapters/PROTOCOL.md, "Memory-only requests"), for a Get and for a
+	// Batch, as nethttp's do: nethttp.Pool sets it. With a PeerGetter that
+	// sends an ordinary request instead, the previous owner would load the
+	// key for it.
 	Handoff bool
 
 	// OnChange, if not nil, is called by Set after it changed the node set
