@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -390,5 +391,21 @@ func TestMembershipHarness(t *testing.T) {
 	res = killOwner(t, cfg, time.Second, true)
 	if res.errs+res.wrong > 0 || res.gets == 0 {
 		t.Errorf("kill: %d Gets, %d errors, %d wrong values", res.gets, res.errs, res.wrong)
+	}
+}
+
+// BenchmarkRollCapacity measures what a node out of a 256 KiB cluster
+// costs by itself: the steady loads per Get of 4 nodes against 5 (the
+// control of BenchmarkRollingRestart, nothing restarted), so that the
+// roll's out-of-phase loads can be set against the memory the cluster
+// lacks while a node is out. See bench/README.md, "Membership changes".
+func BenchmarkRollCapacity(b *testing.B) {
+	for range b.N {
+		for _, n := range []int{5, 4} {
+			cfg := mbConfigFor(testing.Short(), mbSmall)
+			cfg.nodes = n
+			_, loads, gets := rollingRestart(b, cfg, false)
+			b.ReportMetric(float64(loads)/float64(max(gets, 1)), fmt.Sprintf("loads/get-%dnodes", n))
+		}
 	}
 }
