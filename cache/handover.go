@@ -121,8 +121,17 @@ func (g *Group) takeOffer(ctx context.Context, keys []string) {
 	defer g.handover.release()
 	var from []ownerKeys
 	for i, key := range keys {
-		if _, remote := g.peers.PickPeer(key); remote {
-			continue
+		owner, remote := g.peers.PickPeer(key)
+		next, prev, _ := g.router.PickFallback(key, nil)
+		if remote {
+			// The offer came before this node's ring dropped the node
+			// that offers (a leaving node's discovery has not reached it
+			// yet): take the key if this node is the owner's successor,
+			// its owner once that node is gone, from the owner itself.
+			if next != nil || owner == nil {
+				continue
+			}
+			prev = owner
 		}
 		if _, exp, ok := g.mem.main.Peek(key); ok && g.fresh.isFresh(exp) {
 			continue
@@ -134,7 +143,6 @@ func (g *Group) takeOffer(ctx context.Context, keys []string) {
 			g.counters.takenOver.Add(1)
 			continue
 		}
-		_, prev, _ := g.router.PickFallback(key, nil)
 		if prev == nil || g.health.isEjected(prev) {
 			continue
 		}

@@ -85,7 +85,9 @@ type PoolOptions struct {
 
 	// DrainFor is how long Shutdown keeps a leaving node serving, so that
 	// the new owners of its keys can take them from its memory instead of
-	// the source. 0 means 10 s.
+	// the source; it offers them its keys in the first 80% of it. It also
+	// bounds the handover that follows each change of the peer list. 0
+	// means 10 s.
 	DrainFor time.Duration
 
 	// HandoffWindow is how long after a change of the peer list the new

@@ -90,9 +90,12 @@ type PoolOptions struct {
 	// DrainFor is how long Shutdown keeps a leaving node serving, so that
 	// the new owners of its keys can take them from its memory instead of
 	// the source (see cache.PeerPolicy.HandoffTimeout and
-	// picker.Options.HandoffWindow). 0 means 10 s. Give the process that
-	// long, and a little more to finish requests in flight, to stop
-	// (Kubernetes: terminationGracePeriodSeconds).
+	// picker.Options.HandoffWindow); it offers them its keys in the
+	// first 80% of it (see Shutdown). It also bounds the handover that
+	// follows each change of the peer list (the keys that moved, offered
+	// to their new owners). 0 means 10 s. Give the process that long, and
+	// a little more to finish requests in flight, to stop (Kubernetes:
+	// terminationGracePeriodSeconds).
 	DrainFor time.Duration
 
 	// HandoffWindow is how long after a change of the peer list the new
