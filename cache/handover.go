@@ -105,13 +105,16 @@ func (g *Group) handOver(ctx context.Context) {
 	wg.Wait()
 }
 
-// takeOffer takes the keys of an offer that this node owns, does not hold
-// fresh, and whose previous owner (under this node's ring, within its
-// handoff window) is a live peer: it asks each previous owner for its
-// keys in one memory-only batch and keeps what it holds in main, credited
-// as taken over. Other keys are left alone: the offer names keys, it is
-// not trusted to say where they are. It returns when the pulls end (they
-// end with ctx, the offer's request).
+// takeOffer takes the keys of an offer that this node owns and does not
+// hold fresh in main from their previous owner (under this node's ring,
+// within its handoff window), and the keys whose owner this node is the
+// successor of from that owner (an offer from a leaving node that this
+// node's ring still holds: this node owns them once the ring drops it), if
+// that node is a live peer: it asks each such node for its keys in one
+// memory-only batch and keeps what it holds in main, credited as taken
+// over. A copy in hot becomes its own at once. Other keys are left alone:
+// the offer names keys, it is not trusted to say where they are. It
+// returns when the pulls end (they end with ctx, the offer's request).
 func (g *Group) takeOffer(ctx context.Context, keys []string) {
 	if g.router == nil || g.hotBlocked() || !g.handover.acquire() {
 		// hotBlocked: a Purge is still reaching the peers; the previous
