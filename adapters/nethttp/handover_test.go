@@ -463,3 +463,49 @@ func itoa(n int) string {
 	}
 	return string(b)
 }
+
+// The handover after a ring change is bounded too: a node that joins and
+// hangs on every offer holds up nothing. The others' Gets go on, a Set
+// that changes the ring again starts a new handover in place of the hung
+// one, and Close stops the one under way and returns (goleak: nothing
+// is left running).
+func TestRingChangeHandoverToAHungNode(t *testing.T) {
+	nodes := nethttptest.Start(t, 2, &nethttptest.Options{
+		PoolOptions:  nethttp.PoolOptions{DrainFor: time.Hour, Timeout: time.Hour},
+		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
+	a, hung := nodes[0], nodes[1]
+	ctx := context.Background()
+	if err := a.Pool.Set(a.Addr); err != nil {
+		t.Fatal(err)
+	}
+	keys := ownedBy(a, "key-", 500)
+	for _, k := range keys {
+		if _, err := a.Group.Get(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hung.SetFault(nethttptest.Fault{Hang: true})
+	if err := a.Pool.Set(a.Addr, hung.Addr); err != nil { // about half of the keys move to the hung node
+		t.Fatal(err)
+	}
+	if err := a.Pool.Set(a.Addr); err != nil { // and back: the first handover is cancelled
+		t.Fatal(err)
+	}
+	if err := a.Pool.Set(a.Addr, hung.Addr); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys[:10] {
+		if a.Pool.Owner(k) == a.Addr {
+			if v, err := a.Group.Get(ctx, k); err != nil || v.String() != "v:"+k {
+				t.Errorf("Get(%s) during a hung handover = %q, %v", k, v, err)
+			}
+		}
+	}
+	if err := a.Pool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Group.Stats(); s.HandedOver != 0 {
+		t.Errorf("%d keys handed over to a node that never answered; want 0", s.HandedOver)
+	}
+	hung.SetFault(nethttptest.Fault{})
+}
