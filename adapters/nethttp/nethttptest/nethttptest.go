@@ -253,6 +253,7 @@ func (n *Node) SetFault(f Fault) {
 	if f.Down {
 		_ = n.srv.Close()
 		<-n.done
+		_ = n.Pool.Close() // the multiplexed connections it serves: a hijacked one outlives srv
 		return
 	}
 	ln, err := net.Listen("tcp", strings.TrimPrefix(n.Addr, "http://"))
@@ -274,10 +275,14 @@ func (n *Node) shutdown() {
 		<-n.done
 	}
 	n.mu.Unlock()
+	if n.Pool != nil {
+		// Before the wait: a multiplexed connection is a request of srv
+		// that srv.Close does not end (it is hijacked); Close stops it.
+		_ = n.Pool.Close()
+	}
 	n.reqs.Wait()
 	if n.Pool != nil {
 		_ = n.Pool.Set()
-		_ = n.Pool.Close()
 	}
 }
 
