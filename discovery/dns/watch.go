@@ -130,7 +130,7 @@ func newWatch(name string, opts *Options) (config, *dnsSource, error) {
 		o = *opts
 	}
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("geecache/discovery/dns: %w: "+format, append([]any{cache.ErrConfig}, args...)...)
+		return fmt.Errorf("geecache: discovery/dns: %w: "+format, append([]any{cache.ErrConfig}, args...)...)
 	}
 	cfg := config{min: o.MinInterval, max: o.MaxInterval, debounce: o.Debounce, log: o.Logger, stats: o.Stats, name: name}
 	if cfg.min == 0 {
