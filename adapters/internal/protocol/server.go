@@ -274,17 +274,20 @@ func (s *Server) loadError(ctx context.Context, err error, trusted bool, group, 
 		code, generic = CodeNotFound, getter.ErrNotFound.Error()
 	case errors.Is(err, handoff.ErrNotHeld):
 		code, generic = CodeNotHeld, handoff.ErrNotHeld.Error()
-	default:
-		s.warn.Log(ctx, slog.LevelWarn, "load failed", "geecache: load failed",
-			slog.String("group", clip(group)), slog.String("key", clip(key)), slog.String("err", err.Error()))
-	}
-	if s.cfg.HideErrors && !trusted {
-		return ErrorResponse(code, generic)
 	}
 	msg := err.Error()
 	var ce *cache.Error
 	if errors.As(err, &ce) {
 		msg = ce.Err.Error() // the caller knows the group and key it asked for
+	}
+	if code == CodeLoadError {
+		// The cause alone: the group and key are attributes of their own,
+		// cut (a cache.Error repeats them whole).
+		s.warn.Log(ctx, slog.LevelWarn, "load failed", "geecache: load failed",
+			slog.String("group", clip(group)), slog.String("key", clip(key)), slog.String("err", cutLog(msg)))
+	}
+	if s.cfg.HideErrors && !trusted {
+		return ErrorResponse(code, generic)
 	}
 	return ErrorResponse(code, msg)
 }
