@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -69,5 +72,38 @@ func TestCallerStringsAreCutInLogs(t *testing.T) {
 	}
 	if strings.Contains(out, strings.Repeat("k", 129)) {
 		t.Fatalf("a log line repeats more than 128 bytes of the caller's key (%d bytes of log): %.600s", len(out), out)
+	}
+}
+
+// The same for the node that asks: a caller's long key whose owner is down
+// (a transport error names the URL, key and all) or lies.
+func TestCallerStringsAreCutInAskersLogs(t *testing.T) {
+	for _, fault := range []nethttptest.Fault{{Down: true}} {
+		var logs syncBuffer
+		log := slog.New(slog.NewTextHandler(&logs, nil))
+		src := func(int) getter.Getter {
+			return getter.Func(func(context.Context, string) ([]byte, error) { return nil, errors.New("db down") })
+		}
+		nodes := nethttptest.Start(t, 2, &nethttptest.Options{Getter: src,
+			GroupOptions: cache.GroupOptions{Logger: log},
+			PoolOptions:  nethttp.PoolOptions{Logger: log}})
+		var key string
+		for i := 0; key == ""; i++ {
+			if k := fmt.Sprint(i, strings.Repeat("k", 10_000)); nodes[0].Owner(k) == nodes[1] {
+				key = k
+			}
+		}
+		nodes[1].SetFault(fault)
+		if _, err := nodes[0].Group.Get(t.Context(), key); err == nil {
+			t.Fatal("Get of a key whose source fails: no error")
+		}
+		out := logs.String()
+		if !strings.Contains(out, "geecache: peer failed") {
+			t.Errorf("fault %+v: the failed fetch was not logged: %.1000s", fault, out)
+		}
+		if strings.Contains(out, strings.Repeat("k", 129)) {
+			t.Errorf("fault %+v: a log line repeats more than 128 bytes of the caller's key: %.1000s", fault,
+				regexp.MustCompile(`k{129,}`).ReplaceAllString(out, "K..."))
+		}
 	}
 }
