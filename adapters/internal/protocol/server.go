@@ -182,7 +182,7 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 	switch req.Method {
 	case methodGet, methodPut, methodDelete, methodPost:
 	default:
-		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET (or, between peers, PUT and DELETE)")
+		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET (or, between peers, PUT, DELETE and POST)")
 		r.Header.Set("Allow", AllowedMethods)
 		return r, false
 	}
