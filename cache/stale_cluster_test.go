@@ -62,7 +62,7 @@ func TestStaleValueOverPeersDuringAnOutage(t *testing.T) {
 		}
 		// A last stale answer just before the owner's window ends, then
 		// just after: node1 must not serve a copy of its own.
-		time.Sleep(start.Add(119 * time.Second).Sub(time.Now()))
+		time.Sleep(time.Until(start.Add(119 * time.Second)))
 		mustGet(t, nodes[1].group, key, "v:"+key)
 		time.Sleep(2 * time.Second)
 		for i, n := range nodes {
