@@ -410,7 +410,8 @@ func TestWatchRejectsBadOptions(t *testing.T) {
 	// A valid one is not refused: it runs until its context is done.
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := Watch(ctx, newRecorder(t, nil), "cache.example", &Options{Port: 80, Nameserver: "127.0.0.1"}); !errors.Is(err, context.Canceled) {
-		t.Errorf("Watch with valid options and a done context: %v, want context.Canceled", err)
+	if err := Watch(ctx, newRecorder(t, nil), "cache.example", &Options{Port: 80, Nameserver: "127.0.0.1"}); !errors.Is(err, context.Canceled) ||
+		!strings.HasPrefix(err.Error(), "geecache: ") {
+		t.Errorf("Watch with valid options and a done context: %v, want context.Canceled with the \"geecache: \" prefix", err)
 	}
 }
