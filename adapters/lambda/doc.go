@@ -16,7 +16,7 @@
 //     default), Node.ServeStream for RESPONSE_STREAM (Config.Stream).
 //     Buffered responses carry the value base64 with IsBase64Encoded, so
 //     any bytes survive; a value that would not fit the 6 MiB response
-//     (about 4.5 MB of value, see Config.Cluster) is refused with
+//     (4,712,448 bytes of value, about 4.5 MiB, see Config.Cluster) is refused with
 //     413 rather than cut off. Streamed responses carry it raw, up to
 //     about 200 MB (Lambda's documented maximum for a streamed response,
 //     the first 6 MB at full speed and the rest at up to 2 MB/s:

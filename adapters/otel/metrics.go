@@ -51,6 +51,10 @@ type MetricsOptions struct {
 //	geecache.hedges            counter        {load}     Hedges
 //	geecache.hedge.wins        counter        {load}     HedgeWins
 //	geecache.ejected.loads     counter        {load}     EjectedLoads
+//	geecache.next.peer         counter        {load}     NextPeer
+//	geecache.handoffs          counter        {key}      Handoffs
+//	geecache.handoff.misses    counter        {request}  HandoffMisses
+//	geecache.handoff.served    counter        {request}  HandoffServed
 //	geecache.peer.busy         counter        {load}     PeerBusy
 //	geecache.stale.serves      counter        {get}      StaleServes
 //	geecache.refreshes         counter        {load}     Refreshes
@@ -92,6 +96,10 @@ func RegisterMetrics(meter metric.Meter, reg *cache.Registry, opts *MetricsOptio
 	m.hedges = b.counter("geecache.hedges", "{load}", "Local loads started beside a slow fetch from the owner.")
 	m.hedgeWins = b.counter("geecache.hedge.wins", "{load}", "Hedges whose local load answered first.")
 	m.ejectedLoads = b.counter("geecache.ejected.loads", "{load}", "Local loads because the owner peer was ejected.")
+	m.nextPeer = b.counter("geecache.next.peer", "{load}", "Keys fetched from the next node on the ring because the owner was ejected or failed.")
+	m.handoffs = b.counter("geecache.handoffs", "{key}", "Keys this node owns that their previous owner handed over from memory.")
+	m.handoffMisses = b.counter("geecache.handoff.misses", "{request}", "Previous owners asked that did not hold the key, or did not answer in time.")
+	m.handoffServed = b.counter("geecache.handoff.served", "{request}", "Memory-only requests served for peers: a key's new owner asking this node.")
 	m.peerBusy = b.counter("geecache.peer.busy", "{load}", "Local loads because the owner peer had too many requests in flight.")
 	m.staleServes = b.counter("geecache.stale.serves", "{get}", "Gets answered with a stale value while it is refreshed.")
 	m.refreshes = b.counter("geecache.refreshes", "{load}", "Background refreshes of stale values started.")
@@ -145,7 +153,8 @@ type metrics struct {
 
 	gets, hits, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
 	localLoads, loadErrors, dedupWaits, evictions, hedges, hedgeWins, ejectedLoads,
-	peerBusy, peerEjections, staleServes, refreshes, refreshFails metric.Int64ObservableCounter
+	peerBusy, peerEjections, staleServes, refreshes, refreshFails,
+	nextPeer, handoffs, handoffMisses, handoffServed metric.Int64ObservableCounter
 	size, items, peerEjected, peerInFlight metric.Int64ObservableUpDownCounter
 
 	mu   sync.Mutex // guards sets; a reader may collect concurrently
@@ -197,6 +206,10 @@ func (m *metrics) observe(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(m.hedges, st.Hedges, a.group)
 		o.ObserveInt64(m.hedgeWins, st.HedgeWins, a.group)
 		o.ObserveInt64(m.ejectedLoads, st.EjectedLoads, a.group)
+		o.ObserveInt64(m.nextPeer, st.NextPeer, a.group)
+		o.ObserveInt64(m.handoffs, st.Handoffs, a.group)
+		o.ObserveInt64(m.handoffMisses, st.HandoffMisses, a.group)
+		o.ObserveInt64(m.handoffServed, st.HandoffServed, a.group)
 		o.ObserveInt64(m.peerBusy, st.PeerBusy, a.group)
 		o.ObserveInt64(m.staleServes, st.StaleServes, a.group)
 		o.ObserveInt64(m.refreshes, st.Refreshes, a.group)

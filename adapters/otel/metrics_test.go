@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -35,7 +36,8 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[point]bool {
 		"geecache.dedup.waits": "{get}", "geecache.cache.size": "By", "geecache.cache.items": "{item}",
 		"geecache.cache.evictions": "{eviction}", "geecache.hedges": "{load}", "geecache.hedge.wins": "{load}",
 		"geecache.ejected.loads": "{load}", "geecache.peer.busy": "{load}", "geecache.stale.serves": "{get}",
-		"geecache.refreshes": "{load}", "geecache.refresh.failures": "{error}",
+		"geecache.refreshes": "{load}", "geecache.refresh.failures": "{error}", "geecache.next.peer": "{load}",
+		"geecache.handoffs": "{key}", "geecache.handoff.misses": "{request}", "geecache.handoff.served": "{request}",
 	}
 	// Instruments by peer have points only once a group has fetched from a
 	// peer.
@@ -87,27 +89,44 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[point]bool {
 	return got
 }
 
+// groupCounters names the instrument of each group-wide counter of
+// cache.Stats, by field (TestEveryStatsCounterIsPublished checks that none
+// is left out).
+var groupCounters = map[string]string{
+	"Gets": "geecache.gets", "PeerRequests": "geecache.peer.requests", "PeerLoads": "geecache.peer.loads",
+	"PeerErrors": "geecache.peer.errors", "FallbackLoads": "geecache.fallback.loads", "Abandoned": "geecache.abandoned.loads",
+	"LocalLoads": "geecache.local.loads", "LoadErrors": "geecache.load.errors", "DedupWaits": "geecache.dedup.waits",
+	"Hedges": "geecache.hedges", "HedgeWins": "geecache.hedge.wins", "EjectedLoads": "geecache.ejected.loads",
+	"PeerBusy": "geecache.peer.busy", "StaleServes": "geecache.stale.serves", "Refreshes": "geecache.refreshes",
+	"RefreshFails": "geecache.refresh.failures", "NextPeer": "geecache.next.peer", "Handoffs": "geecache.handoffs",
+	"HandoffMisses": "geecache.handoff.misses", "HandoffServed": "geecache.handoff.served",
+}
+
+// The README's "Observability": RegisterMetrics publishes every counter
+// of Stats(). Each int64 field of cache.Stats (Hits is the sum of the
+// caches' geecache.hits) has an instrument, which TestMetricsMatchStats
+// then compares with the field.
+func TestEveryStatsCounterIsPublished(t *testing.T) {
+	st := reflect.TypeFor[cache.Stats]()
+	for i := range st.NumField() {
+		f := st.Field(i)
+		if f.Type.Kind() != reflect.Int64 || f.Name == "Hits" {
+			continue
+		}
+		if _, ok := groupCounters[f.Name]; !ok {
+			t.Errorf("cache.Stats.%s is published by no instrument", f.Name)
+		}
+	}
+}
+
 // expected lists the points Stats of g should give.
 func expected(g *cache.Group) []point {
 	s := g.Stats()
 	n := g.Name()
-	ps := []point{
-		{"geecache.gets", n, "", "", s.Gets},
-		{"geecache.peer.requests", n, "", "", s.PeerRequests},
-		{"geecache.peer.loads", n, "", "", s.PeerLoads},
-		{"geecache.peer.errors", n, "", "", s.PeerErrors},
-		{"geecache.fallback.loads", n, "", "", s.FallbackLoads},
-		{"geecache.abandoned.loads", n, "", "", s.Abandoned},
-		{"geecache.local.loads", n, "", "", s.LocalLoads},
-		{"geecache.load.errors", n, "", "", s.LoadErrors},
-		{"geecache.dedup.waits", n, "", "", s.DedupWaits},
-		{"geecache.hedges", n, "", "", s.Hedges},
-		{"geecache.hedge.wins", n, "", "", s.HedgeWins},
-		{"geecache.ejected.loads", n, "", "", s.EjectedLoads},
-		{"geecache.peer.busy", n, "", "", s.PeerBusy},
-		{"geecache.stale.serves", n, "", "", s.StaleServes},
-		{"geecache.refreshes", n, "", "", s.Refreshes},
-		{"geecache.refresh.failures", n, "", "", s.RefreshFails},
+	var ps []point
+	sv := reflect.ValueOf(s)
+	for field, name := range groupCounters {
+		ps = append(ps, point{name, n, "", "", sv.FieldByName(field).Int()})
 	}
 	for _, p := range s.Peers {
 		ejected := int64(0)

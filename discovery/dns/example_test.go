@@ -2,6 +2,7 @@ package dns_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -31,6 +32,6 @@ func ExampleWatch() {
 		Stats:      &stats,
 	})
 	// No DNS server answers here, so the ring keeps what it had: self.
-	fmt.Println(err, pool.Addrs(), stats.Kept.Load() > 0)
-	// Output: context deadline exceeded [http://10.1.2.3:8080] true
+	fmt.Println(errors.Is(err, context.DeadlineExceeded), pool.Addrs(), stats.Kept.Load() > 0)
+	// Output: true [http://10.1.2.3:8080] true
 }

@@ -104,8 +104,8 @@ type Stats struct {
 // the last good list stays, and Watch logs it and counts it in
 // opts.Stats.
 //
-// Watch blocks; run it in its own goroutine. It returns ctx's error when
-// ctx is done, or at once an error wrapping [cache.ErrConfig] for a name
+// Watch blocks; run it in its own goroutine. It returns an error wrapping
+// ctx's error when ctx is done, or at once an error wrapping [cache.ErrConfig] for a name
 // or options that cannot work (opts must at least give the Port of A and
 // AAAA records, or set SRV).
 func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, name string, opts *Options) error {
@@ -113,7 +113,10 @@ func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, n
 	if err != nil {
 		return err
 	}
-	return watch(ctx, peers, src, cfg)
+	if err := watch(ctx, peers, src, cfg); err != nil {
+		return fmt.Errorf("geecache: discovery/dns: watching %q: %w", name, err)
+	}
+	return nil
 }
 
 // config is Options with the defaults applied.
@@ -130,7 +133,7 @@ func newWatch(name string, opts *Options) (config, *dnsSource, error) {
 		o = *opts
 	}
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("geecache/discovery/dns: %w: "+format, append([]any{cache.ErrConfig}, args...)...)
+		return fmt.Errorf("geecache: discovery/dns: %w: "+format, append([]any{cache.ErrConfig}, args...)...)
 	}
 	cfg := config{min: o.MinInterval, max: o.MaxInterval, debounce: o.Debounce, log: o.Logger, stats: o.Stats, name: name}
 	if cfg.min == 0 {

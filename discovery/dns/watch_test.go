@@ -401,12 +401,17 @@ func TestWatchRejectsBadOptions(t *testing.T) {
 			if !errors.Is(err, cache.ErrConfig) {
 				t.Errorf("Watch: %v, want an error wrapping cache.ErrConfig", err)
 			}
+			// The README's "Errors": every error starts with "geecache: " once.
+			if s := err.Error(); !strings.HasPrefix(s, "geecache: ") || strings.Count(s, "geecache: ") != 1 {
+				t.Errorf("Watch: %q; want one \"geecache: \" prefix", s)
+			}
 		})
 	}
 	// A valid one is not refused: it runs until its context is done.
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := Watch(ctx, newRecorder(t, nil), "cache.example", &Options{Port: 80, Nameserver: "127.0.0.1"}); !errors.Is(err, context.Canceled) {
-		t.Errorf("Watch with valid options and a done context: %v, want context.Canceled", err)
+	if err := Watch(ctx, newRecorder(t, nil), "cache.example", &Options{Port: 80, Nameserver: "127.0.0.1"}); !errors.Is(err, context.Canceled) ||
+		!strings.HasPrefix(err.Error(), "geecache: ") {
+		t.Errorf("Watch with valid options and a done context: %v, want context.Canceled with the \"geecache: \" prefix", err)
 	}
 }

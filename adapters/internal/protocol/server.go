@@ -182,7 +182,7 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 	switch req.Method {
 	case methodGet, methodPut, methodDelete, methodPost:
 	default:
-		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET (or, between peers, PUT and DELETE)")
+		r := ErrorResponse(CodeMethodNotAllowed, "method "+clip(req.Method)+" not allowed, use GET (or, between peers, PUT, DELETE and POST)")
 		r.Header.Set("Allow", AllowedMethods)
 		return r, false
 	}
@@ -277,17 +277,20 @@ func (s *Server) loadError(ctx context.Context, err error, trusted bool, group, 
 		code, generic = CodeNotFound, getter.ErrNotFound.Error()
 	case errors.Is(err, handoff.ErrNotHeld):
 		code, generic = CodeNotHeld, handoff.ErrNotHeld.Error()
-	default:
-		s.warn.Log(ctx, slog.LevelWarn, "load failed", "geecache: load failed",
-			slog.String("group", clip(group)), slog.String("key", clip(key)), slog.String("err", err.Error()))
-	}
-	if s.cfg.HideErrors && !trusted {
-		return ErrorResponse(code, generic)
 	}
 	msg := err.Error()
 	var ce *cache.Error
 	if errors.As(err, &ce) {
 		msg = ce.Err.Error() // the caller knows the group and key it asked for
+	}
+	if code == CodeLoadError {
+		// The cause alone: the group and key are attributes of their own,
+		// cut (a cache.Error repeats them whole).
+		s.warn.Log(ctx, slog.LevelWarn, "load failed", "geecache: load failed",
+			slog.String("group", clip(group)), slog.String("key", clip(key)), slog.String("err", cutLog(msg)))
+	}
+	if s.cfg.HideErrors && !trusted {
+		return ErrorResponse(code, generic)
 	}
 	return ErrorResponse(code, msg)
 }

@@ -87,6 +87,7 @@ type Node struct {
 
 	t      testing.TB
 	byHost map[string]*Node // the cluster's nodes, by host:port
+	faulty *atomic.Int32    // the cluster's nodes with a fault (shared)
 	fault  atomic.Pointer[Fault]
 	stop   chan struct{} // closed by Cleanup: ends hung requests
 	reqs   sync.WaitGroup
@@ -124,6 +125,7 @@ func Start(t testing.TB, n int, opts *Options) []*Node {
 	}
 	nodes := make([]*Node, n)
 	byHost := make(map[string]*Node, n)
+	faulty := new(atomic.Int32)
 	addrs := make([]string, n)
 	lns := make([]net.Listener, n)
 	for i := range nodes {
@@ -132,7 +134,7 @@ func Start(t testing.TB, n int, opts *Options) []*Node {
 			t.Fatal(err)
 		}
 		lns[i], addrs[i] = ln, "http://"+ln.Addr().String()
-		nodes[i] = &Node{Addr: addrs[i], t: t, stop: make(chan struct{})}
+		nodes[i] = &Node{Addr: addrs[i], t: t, stop: make(chan struct{}), faulty: faulty}
 		byHost[ln.Addr().String()] = nodes[i]
 	}
 	t.Cleanup(func() {
@@ -198,6 +200,13 @@ func (n *Node) serve(ln net.Listener) {
 func (n *Node) handle(w http.ResponseWriter, r *http.Request) {
 	n.reqs.Add(1)
 	defer n.reqs.Done()
+	if n.faulty.Load() > 0 && strings.EqualFold(r.Header.Get("Upgrade"), muxUpgrade) {
+		// The frames of a multiplexed connection would not pass here, so
+		// no fault could act on them: while a node of the cluster has one,
+		// "not spoken here", and the peer asks over HTTP/1.1.
+		http.Error(w, "nethttptest: no multiplexing while a node has a fault", http.StatusBadRequest)
+		return
+	}
 	f := n.fault.Load()
 	if f == nil {
 		n.Pool.ServeHTTP(w, r)
@@ -236,7 +245,10 @@ func (n *Node) Owner(key string) *Node {
 }
 
 // SetFault sets the node's fault (the zero Fault clears it); it is safe to
-// call from any goroutine.
+// call from any goroutine. Under PoolOptions.Multiplex, setting a fault
+// ends the cluster's multiplexed connections and, while any node has one,
+// the nodes ask each other over HTTP/1.1, where the fault acts on every
+// request.
 func (n *Node) SetFault(f Fault) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -244,14 +256,23 @@ func (n *Node) SetFault(f Fault) {
 	wasDown := old != nil && old.Down
 	if f == (Fault{}) {
 		n.fault.Store(nil)
+		if old != nil {
+			n.faulty.Add(-1)
+		}
 	} else {
 		n.fault.Store(&f)
+		if old == nil {
+			n.faulty.Add(1)
+		}
+		for _, nd := range n.byHost {
+			_ = nd.Pool.Close() // stops the multiplexed connections it serves
+		}
 	}
 	if n.closed || f.Down == wasDown {
 		return
 	}
 	if f.Down {
-		_ = n.srv.Close()
+		_ = n.srv.Close() // a multiplexed connection outlives it: the Pool.Close above ends it
 		<-n.done
 		return
 	}
@@ -274,12 +295,20 @@ func (n *Node) shutdown() {
 		<-n.done
 	}
 	n.mu.Unlock()
+	if n.Pool != nil {
+		// Before the wait: a multiplexed connection is a request of srv
+		// that srv.Close does not end (it is hijacked); Close stops it.
+		_ = n.Pool.Close()
+	}
 	n.reqs.Wait()
 	if n.Pool != nil {
 		_ = n.Pool.Set()
-		_ = n.Pool.Close()
 	}
 }
+
+// muxUpgrade is the Upgrade token of the multiplexed carriage
+// (PROTOCOL.md, "Multiplexed carriage").
+const muxUpgrade = "geecache-mux"
 
 // errPartitioned is what a request across a partition fails with.
 var errPartitioned = errors.New("nethttptest: partitioned")
