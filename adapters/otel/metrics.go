@@ -55,6 +55,8 @@ type MetricsOptions struct {
 //	geecache.handoffs          counter        {key}      Handoffs
 //	geecache.handoff.misses    counter        {request}  HandoffMisses
 //	geecache.handoff.served    counter        {request}  HandoffServed
+//	geecache.handed.over       counter        {key}      HandedOver
+//	geecache.taken.over        counter        {key}      TakenOver
 //	geecache.peer.busy         counter        {load}     PeerBusy
 //	geecache.stale.serves      counter        {get}      StaleServes
 //	geecache.refreshes         counter        {load}     Refreshes
@@ -100,6 +102,8 @@ func RegisterMetrics(meter metric.Meter, reg *cache.Registry, opts *MetricsOptio
 	m.handoffs = b.counter("geecache.handoffs", "{key}", "Keys this node owns that their previous owner handed over from memory.")
 	m.handoffMisses = b.counter("geecache.handoff.misses", "{request}", "Previous owners asked that did not hold the key, or did not answer in time.")
 	m.handoffServed = b.counter("geecache.handoff.served", "{request}", "Memory-only requests served for peers: a key's new owner asking this node.")
+	m.handedOver = b.counter("geecache.handed.over", "{key}", "Keys offered to their new owners after a change of the ring, or on leaving.")
+	m.takenOver = b.counter("geecache.taken.over", "{key}", "Offered keys this node took from their previous owner's memory.")
 	m.peerBusy = b.counter("geecache.peer.busy", "{load}", "Local loads because the owner peer had too many requests in flight.")
 	m.staleServes = b.counter("geecache.stale.serves", "{get}", "Gets answered with a stale value while it is refreshed.")
 	m.refreshes = b.counter("geecache.refreshes", "{load}", "Background refreshes of stale values started.")
@@ -154,7 +158,7 @@ type metrics struct {
 	gets, hits, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
 	localLoads, loadErrors, dedupWaits, evictions, hedges, hedgeWins, ejectedLoads,
 	peerBusy, peerEjections, staleServes, refreshes, refreshFails,
-	nextPeer, handoffs, handoffMisses, handoffServed metric.Int64ObservableCounter
+	nextPeer, handoffs, handoffMisses, handoffServed, handedOver, takenOver metric.Int64ObservableCounter
 	size, items, peerEjected, peerInFlight metric.Int64ObservableUpDownCounter
 
 	mu   sync.Mutex // guards sets; a reader may collect concurrently
@@ -210,6 +214,8 @@ func (m *metrics) observe(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(m.handoffs, st.Handoffs, a.group)
 		o.ObserveInt64(m.handoffMisses, st.HandoffMisses, a.group)
 		o.ObserveInt64(m.handoffServed, st.HandoffServed, a.group)
+		o.ObserveInt64(m.handedOver, st.HandedOver, a.group)
+		o.ObserveInt64(m.takenOver, st.TakenOver, a.group)
 		o.ObserveInt64(m.peerBusy, st.PeerBusy, a.group)
 		o.ObserveInt64(m.staleServes, st.StaleServes, a.group)
 		o.ObserveInt64(m.refreshes, st.Refreshes, a.group)

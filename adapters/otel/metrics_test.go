@@ -38,6 +38,7 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[point]bool {
 		"geecache.ejected.loads": "{load}", "geecache.peer.busy": "{load}", "geecache.stale.serves": "{get}",
 		"geecache.refreshes": "{load}", "geecache.refresh.failures": "{error}", "geecache.next.peer": "{load}",
 		"geecache.handoffs": "{key}", "geecache.handoff.misses": "{request}", "geecache.handoff.served": "{request}",
+		"geecache.handed.over": "{key}", "geecache.taken.over": "{key}",
 	}
 	// Instruments by peer have points only once a group has fetched from a
 	// peer.
@@ -100,6 +101,7 @@ var groupCounters = map[string]string{
 	"PeerBusy": "geecache.peer.busy", "StaleServes": "geecache.stale.serves", "Refreshes": "geecache.refreshes",
 	"RefreshFails": "geecache.refresh.failures", "NextPeer": "geecache.next.peer", "Handoffs": "geecache.handoffs",
 	"HandoffMisses": "geecache.handoff.misses", "HandoffServed": "geecache.handoff.served",
+	"HandedOver": "geecache.handed.over", "TakenOver": "geecache.taken.over",
 }
 
 // The README's "Observability": RegisterMetrics publishes every counter
