@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 
 	"github.com/geecache/geecache/cache/internal/singleflight"
@@ -25,6 +26,7 @@ type manyResult struct {
 type ownerKeys struct {
 	peer PeerGetter
 	idx  []int
+	n    int // len(idx) once GetMany has sorted every key
 }
 
 // GetMany returns the values of keys, each as Get would return it: it
@@ -67,6 +69,8 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 		return
 	}
 	var owners []ownerKeys
+	var at []int32 // each key's owner in owners, plus one (0: not remote)
+	remotes := 0
 	var wg sync.WaitGroup
 	for i, key := range keys {
 		if !mayForward {
@@ -79,6 +83,11 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 				res[i].err = &Error{Group: g.name, Key: key, Err: res[i].err}
 			}
 			continue
+		}
+		if local != nil {
+			// A peer's batch: its keys may share one string, which a
+			// load's key must not keep alive (batchctx.Local).
+			key = strings.Clone(key)
 		}
 		if ok && g.fresh.nanos() < exp+int64(g.fresh.stale) && !g.fresh.isNotFound(v) {
 			res[i].e, res[i].err = g.miss(ctx, key, mayForward, v, exp, true) // served stale at once
@@ -104,7 +113,24 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 		if j == len(owners) {
 			owners = append(owners, ownerKeys{peer: owner})
 		}
-		owners[j].idx = append(owners[j].idx, i)
+		if at == nil {
+			at = make([]int32, len(keys))
+		}
+		at[i] = int32(j) + 1
+		owners[j].n++
+		remotes++
+	}
+	if remotes > 0 {
+		// Each owner's indexes, in one allocation for all of them.
+		all := make([]int, remotes)
+		for j := range owners {
+			owners[j].idx, all = all[:0:owners[j].n], all[owners[j].n:]
+		}
+		for i, j := range at {
+			if j > 0 {
+				owners[j-1].idx = append(owners[j-1].idx, i)
+			}
+		}
 	}
 	for _, o := range owners {
 		wg.Go(func() { g.fetchMany(ctx, o.peer, keys, o.idx, res) })
@@ -124,41 +150,45 @@ func (g *Group) answerMany(keys []string, res []manyResult, local *batchctx.Loca
 }
 
 // fetchMany loads the keys of idx from their owner: each key is claimed in
-// the forward flight (or joins the load of it in flight), and the claimed
-// ones are asked in one batch.
+// the forward flight (or joins the load of it in flight), all under one
+// lock, and the claimed ones are asked in one batch. idx is the caller's
+// to reuse: the batch's keys are compacted into it.
 func (g *Group) fetchMany(ctx context.Context, owner PeerGetter, keys []string, idx []int, res []manyResult) {
-	var ks, joined []int
-	claims := make([]singleflight.Claim[entry], len(idx))
+	ks := make([]string, len(idx))
 	for p, i := range idx {
-		key := keys[i]
-		cl := g.forwardFlight.Claim(ctx, key)
-		claims[p] = cl
-		switch {
-		case cl.Joined():
-			joined = append(joined, p)
-		default:
-			if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
-				// A load that ended just before the claim left it in memory.
-				e, err := g.fresh.cached(v, exp)
-				g.forwardFlight.Finish(key, cl, e, err)
-				res[i] = manyResult{e, g.keyErr(key, err)}
-				continue
-			}
-			ks = append(ks, p)
-		}
+		ks[p] = keys[i]
 	}
-	if len(ks) > 0 {
-		b := &batch{g: g, owner: owner, ctx: ctx, keys: make([]string, len(ks)), idx: make([]int, len(ks)),
-			claims: make([]singleflight.Claim[entry], len(ks))}
-		for n, p := range ks {
-			b.keys[n], b.idx[n], b.claims[n] = keys[idx[p]], idx[p], claims[p]
+	claims := make([]singleflight.Claim[entry], len(idx))
+	g.forwardFlight.ClaimMany(ctx, ks, claims)
+	type joinedKey struct {
+		i  int
+		cl singleflight.Claim[entry]
+	}
+	var joined []joinedKey
+	n := 0 // the keys to ask, compacted into ks, idx and claims
+	for p, i := range idx {
+		key, cl := ks[p], claims[p]
+		if cl.Joined() {
+			joined = append(joined, joinedKey{i, cl})
+			continue
 		}
+		if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
+			// A load that ended just before the claim left it in memory.
+			e, err := g.fresh.cached(v, exp)
+			g.forwardFlight.Finish(key, cl, e, err)
+			res[i] = manyResult{e, g.keyErr(key, err)}
+			continue
+		}
+		ks[n], idx[n], claims[n] = key, i, cl
+		n++
+	}
+	if n > 0 {
+		b := &batch{g: g, owner: owner, ctx: ctx, keys: ks[:n], idx: idx[:n], claims: claims[:n]}
 		b.run(res)
 	}
-	for _, p := range joined {
-		i := idx[p]
-		e, err := g.forwardFlight.Wait(ctx, keys[i], claims[p])
-		res[i] = manyResult{e, g.keyErr(keys[i], err)}
+	for _, j := range joined {
+		e, err := g.forwardFlight.Wait(ctx, keys[j.i], j.cl)
+		res[j.i] = manyResult{e, g.keyErr(keys[j.i], err)}
 	}
 }
 

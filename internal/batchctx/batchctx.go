@@ -14,7 +14,10 @@ type key struct{}
 
 // Local is what a marked context carries: TTL, if not nil, is called by
 // GetMany with each key's index and how long its value (or its "not
-// found") stays fresh here, before the key's result is handed on.
+// found") stays fresh here, before the key's result is handed on. The
+// keys of a marked GetMany may share one string (the protocol decodes a
+// batch's keys so): GetMany copies each key it keeps past the call (one it
+// loads, or refreshes), and the caller keeps none past its each.
 type Local struct {
 	TTL func(i int, ttl time.Duration)
 }

@@ -170,12 +170,20 @@ func encodeKeys(keys []string) []byte {
 	return b
 }
 
-// decodeKeys reads a batch request's body.
-func decodeKeys(b []byte) ([]string, error) {
+// decodeKeys reads a batch request's body. With shared, the keys are
+// substrings of one string of the body (one allocation, not one per key):
+// for a caller that keeps none of them past the request, or copies the
+// ones it keeps (Group.GetMany does, for a peer's batch).
+func decodeKeys(b []byte, shared bool) ([]string, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > MaxBatchKeys {
 		return nil, fmt.Errorf("bad key count (at most %d)", MaxBatchKeys)
 	}
+	var all string
+	if shared {
+		all = string(b)
+	}
+	at := k
 	b = b[k:]
 	keys := make([]string, 0, n)
 	for range n {
@@ -183,8 +191,13 @@ func decodeKeys(b []byte) ([]string, error) {
 		if k <= 0 || l > uint64(len(b)-k) {
 			return nil, errors.New("truncated key")
 		}
-		keys = append(keys, string(b[k:k+int(l)]))
+		if shared {
+			keys = append(keys, all[at+k:at+k+int(l)])
+		} else {
+			keys = append(keys, string(b[k:k+int(l)]))
+		}
 		b = b[k+int(l):]
+		at += k + int(l)
 	}
 	if len(b) != 0 {
 		return nil, errors.New("bytes after the last key")

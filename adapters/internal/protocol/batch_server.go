@@ -28,7 +28,7 @@ func (s *Server) batch(ctx context.Context, req Request) Response {
 	if err := checkBody(s.cfg.Secret, req.Header, req.Body); err != nil || req.Header.Get(HeaderChecksum) == "" {
 		return ErrorResponse(CodeBadRequest, fmt.Sprintf("the batch does not match its %s", HeaderChecksum))
 	}
-	keys, err := decodeKeys(req.Body)
+	keys, err := decodeKeys(req.Body, op == BatchGet) // GetMany copies the keys it keeps
 	if err != nil {
 		return ErrorResponse(CodeBadRequest, "malformed batch: "+err.Error())
 	}

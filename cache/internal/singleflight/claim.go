@@ -26,13 +26,39 @@ func (g *Group[V]) Claim(ctx context.Context, key string) Claim[V] {
 		g.calls = make(map[string]*call[V])
 		g.work = make(chan task[V])
 	}
-	if c, ok := g.calls[key]; ok {
-		c.waiters++
-		g.joins++
-		return Claim[V]{c: c, joined: true}
+	return g.claimLocked(ctx, key, nil)
+}
+
+// ClaimMany is Claim of each of keys, into claims (of the same length),
+// under one lock and with one allocation for the records of the keys it
+// claims rather than one per key: a batch's keys are claimed together.
+// Each claim is Finished (or Waited for) as one from Claim is.
+func (g *Group[V]) ClaimMany(ctx context.Context, keys []string, claims []Claim[V]) {
+	slab := make([]call[V], len(keys))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.calls == nil {
+		g.calls = make(map[string]*call[V])
+		g.work = make(chan task[V])
+	}
+	for i, key := range keys {
+		claims[i] = g.claimLocked(ctx, key, &slab[i])
+	}
+}
+
+// claimLocked claims key, in c (nil: a new record) unless it joins a load
+// in flight. g.mu is held. A claimed record has no done channel until a
+// caller joins it (join): its loader finishes it and never waits.
+func (g *Group[V]) claimLocked(ctx context.Context, key string, c *call[V]) Claim[V] {
+	if in, ok := g.calls[key]; ok {
+		g.join(in)
+		return Claim[V]{c: in, joined: true}
 	}
 	g.running++
-	c := &call[V]{waiters: 1, done: make(chan struct{}), group: g, key: key}
+	if c == nil {
+		c = new(call[V])
+	}
+	c.waiters, c.group, c.key = 1, g, key
 	c.ctx.first = ctx
 	c.ctx.call = c
 	g.calls[key] = c
@@ -62,12 +88,12 @@ func (g *Group[V]) Finish(key string, cl Claim[V], v V, err error) {
 	g.mu.Lock()
 	g.running--
 	first := g.settle(cl.c, v, err)
-	grace := cl.c.grace
+	grace, done := cl.c.grace, cl.c.done
 	cl.c.grace = nil
 	g.mu.Unlock()
 	cl.c.end(grace)
-	if first {
-		close(cl.c.done)
+	if first && done != nil { // nil: nobody joined, and nobody can now
+		close(done)
 	}
 }
 

@@ -101,8 +101,7 @@ func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg an
 		g.work = make(chan task[V])
 	}
 	if c, joined := g.calls[key]; joined {
-		c.waiters++
-		g.joins++
+		g.join(c)
 		g.mu.Unlock()
 		return g.wait(ctx, key, c)
 	}
@@ -114,6 +113,18 @@ func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg an
 	g.mu.Unlock()
 	g.detach(task[V]{key: key, c: c, l: l, arg: arg})
 	return g.wait(ctx, key, c)
+}
+
+// join adds a caller to c's waiters; g.mu is held. A claimed record gets
+// its done channel here, with its first joiner (see claimLocked): its
+// closer reads done under g.mu after settle, and no caller joins a
+// settled record (settle forgets it).
+func (g *Group[V]) join(c *call[V]) {
+	c.waiters++
+	g.joins++
+	if c.done == nil {
+		c.done = make(chan struct{})
+	}
 }
 
 // wait waits for c's load or for ctx to end, whichever comes first.
@@ -205,6 +216,7 @@ func (g *Group[V]) Publish(ctx context.Context, key string, val V, err error, gr
 	}
 	g.mu.Lock()
 	first := g.settle(c, val, err)
+	done := c.done
 	if first {
 		c.grace = time.AfterFunc(grace, c.ctx.cancel)
 	}
@@ -212,7 +224,9 @@ func (g *Group[V]) Publish(ctx context.Context, key string, val V, err error, gr
 	if !first {
 		return false
 	}
-	close(c.done)
+	if done != nil { // nil: a claim nobody joined
+		close(done)
+	}
 	return true
 }
 
