@@ -261,7 +261,7 @@ func (c *Client) ReadBatchResponse(ctx context.Context, req Request, status int,
 	if size > limit {
 		return fmt.Errorf("%w: peer announced a %d-byte batch answer, the limit is %d", ErrTooLarge, size, limit)
 	}
-	b, err := io.ReadAll(io.LimitReader(body, limit+1))
+	b, err := readBatchBody(body, size, limit)
 	if err != nil {
 		return fmt.Errorf("%w: reading a batch answer: %w", ErrBadResponse, err)
 	}
@@ -278,6 +278,23 @@ func (c *Client) ReadBatchResponse(ctx context.Context, req Request, status int,
 		return nil
 	}
 	return decodeEntries(b, keys, each)
+}
+
+// readBatchBody reads up to limit+1 bytes of a batch answer whose size
+// (at most limit) is announced, or -1 if not. An announced size is read
+// into one buffer of its length plus one byte, which shows a longer body
+// as the size check after it does (io.ReadAll grows its buffer a dozen
+// times over a batch answer).
+func readBatchBody(body io.Reader, size, limit int64) ([]byte, error) {
+	if size < 0 {
+		return io.ReadAll(io.LimitReader(body, limit+1))
+	}
+	b := make([]byte, size+1)
+	n, err := io.ReadFull(body, b)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		err = nil // shorter than size+1: the caller compares the length
+	}
+	return b[:n], err
 }
 
 // decodeEntries reads a batch answer's entries.
