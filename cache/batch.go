@@ -72,10 +72,10 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 	var at []int32 // each key's owner in owners, plus one (0: not remote)
 	remotes := 0
 	var wg sync.WaitGroup
+	if !mayForward {
+		g.counters.peerRequests.Add(int64(len(keys))) // one per key, as a Get each
+	}
 	for i, key := range keys {
-		if !mayForward {
-			g.counters.peerRequests.Add(1)
-		}
 		v, exp, ok := g.mem.get(key)
 		if ok && g.fresh.isFresh(exp) {
 			res[i].e, res[i].err = g.fresh.cached(v, exp)

@@ -30,9 +30,11 @@ func (p memPeer) Batch(ctx context.Context, _ string, keys []string, remove bool
 	var ttl time.Duration
 	local := &batchctx.Local{TTL: func(_ int, d time.Duration) { ttl = d }}
 	p.n.group.GetMany(batchctx.With(ctx, local), keys, func(i int, v cache.ByteView, err error) {
-		var ce *cache.Error
-		if errors.As(err, &ce) {
-			err = ce.Err
+		if err != nil { // (errors.As allocates: only on an error, as a transport)
+			var ce *cache.Error
+			if errors.As(err, &ce) {
+				err = ce.Err
+			}
 		}
 		each(i, v.ByteSlice(), ttl, err)
 	})

@@ -1,0 +1,172 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// batchAnswer serves a BatchGet of n keys (the last one missing) and
+// returns the client, the request and the answer.
+func batchAnswer(t *testing.T, n int) (*Client, Request, Response, []string) {
+	t.Helper()
+	reg := cache.NewRegistry()
+	if _, err := reg.NewGroup("g", 1<<20, getter.Func(func(_ context.Context, k string) ([]byte, error) {
+		if k == "missing" {
+			return nil, getter.ErrNotFound
+		}
+		return []byte(strings.Repeat(k, 8)), nil
+	}), nil); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, n)
+	for i := range keys[:n-1] {
+		keys[i] = fmt.Sprintf("key-%04d", i)
+	}
+	keys[n-1] = "missing"
+	c := newClient(t, nil)
+	req := c.NewBatchRequest(t.Context(), "http://x", "g", BatchGet, keys)
+	r := newServer(t, reg, nil).Serve(t.Context(), req)
+	if r.Status != http.StatusOK {
+		t.Fatalf("Serve = %d %q", r.Status, r.Body)
+	}
+	return c, req, r, keys
+}
+
+// A batch answer is read whole whether or not its size was announced, and
+// one longer or shorter than announced is refused (ErrBadResponse).
+func TestReadBatchResponseSize(t *testing.T) {
+	c, req, r, keys := batchAnswer(t, 5)
+	n := int64(len(r.Body))
+	for _, tc := range []struct {
+		name string
+		size int64
+		ok   bool
+	}{
+		{"announced", n, true},
+		{"not announced", -1, true},
+		{"longer than announced", n - 1, false},
+		{"shorter than announced", n + 1, false},
+		{"empty, announced as 0", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			err := c.ReadBatchResponse(t.Context(), req, r.Status, r.Header, tc.size, bytes.NewReader(r.Body), keys,
+				func(i int, v []byte, _ time.Duration, err error) {
+					got = append(got, fmt.Sprintf("%d=%s/%t", i, v, errors.Is(err, getter.ErrNotFound)))
+				})
+			if !tc.ok {
+				if !errors.Is(err, ErrBadResponse) || got != nil {
+					t.Fatalf("ReadBatchResponse = %v after %v; want ErrBadResponse and no entry", err, got)
+				}
+				return
+			}
+			if err != nil || len(got) != len(keys) || got[0] != "0="+strings.Repeat(keys[0], 8)+"/false" || got[4] != "4=/true" {
+				t.Fatalf("ReadBatchResponse = %v, %v", got, err)
+			}
+		})
+	}
+}
+
+// Reading a batch answer of announced size allocates its body once, and
+// each value once (the cache keeps it): not a buffer grown over and over.
+func TestReadBatchResponseAllocations(t *testing.T) {
+	c, req, r, keys := batchAnswer(t, 200)
+	rd := bytes.NewReader(r.Body)
+	each := func(int, []byte, time.Duration, error) {}
+	var err error
+	allocs := testing.AllocsPerRun(20, func() {
+		rd.Reset(r.Body)
+		err = c.ReadBatchResponse(context.Background(), req, r.Status, r.Header, int64(len(r.Body)), rd, keys, each)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 199 values, one "not found" error (two allocations), the body.
+	if want := float64(len(keys) + 3); allocs > want {
+		t.Fatalf("%v allocations for a %d-byte answer of %d keys; want at most %v", allocs, len(r.Body), len(keys), want)
+	}
+}
+
+// A server answers a BatchGet of keys warm in its cache without an
+// allocation per key: the keys are read out of the body as substrings of
+// one string.
+func TestServeBatchGetAllocations(t *testing.T) {
+	reg := cache.NewRegistry()
+	g, err := reg.NewGroup("g", 1<<20, getter.Func(func(_ context.Context, k string) ([]byte, error) {
+		return []byte("v:" + k), nil
+	}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, 200)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("key-%04d", i)
+		if _, _, err := g.GetLocal(t.Context(), keys[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newServer(t, reg, nil)
+	req := newClient(t, nil).NewBatchRequest(t.Context(), "http://x", "g", BatchGet, keys)
+	var r Response
+	allocs := testing.AllocsPerRun(20, func() { r = s.Serve(context.Background(), req) })
+	if r.Status != http.StatusOK {
+		t.Fatalf("Serve = %d %q", r.Status, r.Body)
+	}
+	if perKey := allocs / float64(len(keys)); perKey > 0.5 {
+		t.Fatalf("%v allocations for a batch of %d warm keys (%.2f per key); want at most 0.5 per key", allocs, len(keys), perKey)
+	}
+}
+
+// A key that a BatchGet makes its server load (and keep) does not keep
+// the request's body alive: the server copies it out of the body's
+// string. The batch's other keys are long (a body of about 900 KiB),
+// and warm, so that only the short key is kept from this request.
+func TestServeBatchGetKeepsNoBody(t *testing.T) {
+	reg := cache.NewRegistry()
+	g, err := reg.NewGroup("g", 64<<20, getter.Func(func(_ context.Context, k string) ([]byte, error) {
+		return []byte("v"), nil
+	}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"cold"}
+	for i := range 15 {
+		k := fmt.Sprintf("%02d", i) + strings.Repeat("x", 60<<10)
+		if _, _, err := g.GetLocal(t.Context(), k); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	s := newServer(t, reg, nil)
+	c := newClient(t, nil)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	func() {
+		req := c.NewBatchRequest(t.Context(), "http://x", "g", BatchGet, keys)
+		if r := s.Serve(t.Context(), req); r.Status != http.StatusOK {
+			t.Fatalf("Serve = %d %q", r.Status, r.Body)
+		}
+	}()
+	kept := int64(heap()) - int64(before)
+	if v, _, err := g.GetLocal(t.Context(), "cold"); err != nil || v.String() != "v" {
+		t.Fatalf("GetLocal(cold) = %q, %v: the batch did not keep it", v.String(), err)
+	}
+	if kept > 300<<10 {
+		t.Fatalf("the batch left %d bytes on the heap for one short key it kept; want under 300 KiB (its body is about 900 KiB)", kept)
+	}
+}
