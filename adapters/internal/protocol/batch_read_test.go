@@ -13,6 +13,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/handoff"
 )
 
 // batchAnswer serves a BatchGet of n keys (the last one missing) and
@@ -127,46 +128,77 @@ func TestServeBatchGetAllocations(t *testing.T) {
 	}
 }
 
-// A key that a BatchGet makes its server load (and keep) does not keep
-// the request's body alive: the server copies it out of the body's
-// string. The batch's other keys are long (a body of about 900 KiB),
-// and warm, so that only the short key is kept from this request.
+// onePeerKey says that one key is owned by peer, and the others here.
+type onePeerKey struct {
+	peer cache.PeerGetter
+	key  string
+}
+
+func (p onePeerKey) PickPeer(key string) (cache.PeerGetter, bool) { return p.peer, key == p.key }
+
+// A key that a BatchGet makes its server keep does not keep the request's
+// body alive: the server copies it out of the body's string. A peer's
+// batch loads the key "cold"; a memory-only one (a handoff's) finds it in
+// main, owned by a peer now, and moves it to the hot cache under the
+// request's key. The batch's other keys are long (a body of about 900
+// KiB), and warm, so that only the short key is kept from the request.
 func TestServeBatchGetKeepsNoBody(t *testing.T) {
-	reg := cache.NewRegistry()
-	g, err := reg.NewGroup("g", 64<<20, getter.Func(func(_ context.Context, k string) ([]byte, error) {
-		return []byte("v"), nil
-	}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := []string{"cold"}
-	for i := range 15 {
-		k := fmt.Sprintf("%02d", i) + strings.Repeat("x", 60<<10)
-		if _, _, err := g.GetLocal(t.Context(), k); err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, k)
-	}
-	s := newServer(t, reg, nil)
-	c := newClient(t, nil)
-	heap := func() uint64 {
-		var m runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
-	before := heap()
-	func() {
-		req := c.NewBatchRequest(t.Context(), "http://x", "g", BatchGet, keys)
-		if r := s.Serve(t.Context(), req); r.Status != http.StatusOK {
-			t.Fatalf("Serve = %d %q", r.Status, r.Body)
-		}
-	}()
-	kept := int64(heap()) - int64(before)
-	if v, _, err := g.GetLocal(t.Context(), "cold"); err != nil || v.String() != "v" {
-		t.Fatalf("GetLocal(cold) = %q, %v: the batch did not keep it", v.String(), err)
-	}
-	if kept > 300<<10 {
-		t.Fatalf("the batch left %d bytes on the heap for one short key it kept; want under 300 KiB (its body is about 900 KiB)", kept)
+	for _, memoryOnly := range []bool{false, true} {
+		t.Run(fmt.Sprint("memory-only=", memoryOnly), func(t *testing.T) {
+			reg := cache.NewRegistry()
+			var o cache.GroupOptions
+			if memoryOnly {
+				o.Peers = onePeerKey{&recordingPeer{}, "cold"}
+			}
+			g, err := reg.NewGroup("g", 64<<20, getter.Func(func(_ context.Context, k string) ([]byte, error) {
+				return []byte("v"), nil
+			}), &o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := []string{"cold"}
+			if memoryOnly {
+				if _, _, err := g.GetLocal(t.Context(), "cold"); err != nil { // in main: loaded as its owner
+					t.Fatal(err)
+				}
+			}
+			for i := range 15 {
+				k := fmt.Sprintf("%02d", i) + strings.Repeat("x", 60<<10)
+				if _, _, err := g.GetLocal(t.Context(), k); err != nil {
+					t.Fatal(err)
+				}
+				keys = append(keys, k)
+			}
+			s := newServer(t, reg, nil)
+			c := newClient(t, nil)
+			heap := func() uint64 {
+				var m runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&m)
+				return m.HeapAlloc
+			}
+			before := heap()
+			func() {
+				ctx := t.Context()
+				if memoryOnly {
+					ctx = handoff.MemoryOnly(ctx)
+				}
+				req := c.NewBatchRequest(ctx, "http://x", "g", BatchGet, keys)
+				if r := s.Serve(t.Context(), req); r.Status != http.StatusOK {
+					t.Fatalf("Serve = %d %q", r.Status, r.Body)
+				}
+			}()
+			kept := int64(heap()) - int64(before)
+			st := g.Stats()
+			if memoryOnly && st.Hot.Items != 1 {
+				t.Fatalf("the hot cache holds %d entries; want cold, moved there by the memory-only batch", st.Hot.Items)
+			}
+			if !memoryOnly && st.Main.Items != 16 {
+				t.Fatalf("main holds %d entries; want the 15 long keys and cold, loaded by the batch", st.Main.Items)
+			}
+			if kept > 300<<10 {
+				t.Fatalf("the batch left %d bytes on the heap for one short key it kept; want under 300 KiB (its body is about 900 KiB)", kept)
+			}
+		})
 	}
 }

@@ -28,7 +28,11 @@ func (s *Server) batch(ctx context.Context, req Request) Response {
 	if err := checkBody(s.cfg.Secret, req.Header, req.Body); err != nil || req.Header.Get(HeaderChecksum) == "" {
 		return ErrorResponse(CodeBadRequest, fmt.Sprintf("the batch does not match its %s", HeaderChecksum))
 	}
-	keys, err := decodeKeys(req.Body, op == BatchGet) // GetMany copies the keys it keeps
+	memoryOnly := req.Header.Get(HeaderPeer) == PeerMemoryOnly || handoff.IsMemoryOnly(ctx)
+	// A BatchGet's keys share the body's string: GetMany copies the keys
+	// it keeps. Not a memory-only one's: its answer may move a key's
+	// entry between the node's caches, under the request's key.
+	keys, err := decodeKeys(req.Body, op == BatchGet && !memoryOnly)
 	if err != nil {
 		return ErrorResponse(CodeBadRequest, "malformed batch: "+err.Error())
 	}
