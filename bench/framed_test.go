@@ -131,12 +131,7 @@ func (s *framedServer) serve(c net.Conn) {
 			break
 		}
 		id := binary.BigEndian.Uint32(hdr[:4])
-		s.pc.all.Add(1)
-		s.pc.mu.Lock()
-		if s.pc.conns != nil {
-			s.pc.conns[addr]++
-		}
-		s.pc.mu.Unlock()
+		s.pc.asked(addr, string(key))
 		handlers.Go(func() {
 			select {
 			case out <- s.answer(id, string(key)):

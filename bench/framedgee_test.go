@@ -101,6 +101,7 @@ func newOurFramedCluster(tb testing.TB, n int, budget int64, g getter.Getter) *m
 				return n
 			},
 			peerErrors: func() int64 { return a.Stats().PeerErrors },
+			hedges:     func() int64 { return a.Stats().Hedges },
 			closeIdle:  func() {},
 			warmOwners: func(ctx context.Context, keys []string) error {
 				for _, k := range keys {
