@@ -46,6 +46,12 @@ type gcParent struct {
 	// it while useTuned is set, else http.DefaultTransport as shipped.
 	tuned    *http.Transport
 	useTuned atomic.Bool
+	// round numbers the loads' fresh keys (remoteKeys) of every test
+	// and benchmark that asks this node, for the life of the process:
+	// its group lives as long (golang/groupcache's groups are
+	// process-wide), so a second run (-count=2) that counted its rounds
+	// from 1 again would find the first run's keys in its hot cache.
+	round atomic.Int64
 }
 
 var gcA struct {

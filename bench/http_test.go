@@ -369,9 +369,9 @@ func (s *bareServer) target() *httpTarget {
 // leaks once the clusters are shut down.
 func TestRemoteFetchHarness(t *testing.T) {
 	const n = 4 * httpClients
-	var round atomic.Int64
 	ours := newOurCluster(t, 3)
 	gc := newGCCluster(t)
+	round := &gc.a.round // fresh keys for groupcache's process-wide group
 	targets := []struct {
 		name string
 		t    *httpTarget
@@ -396,7 +396,7 @@ func TestRemoteFetchHarness(t *testing.T) {
 		if tg.t.activate != nil {
 			tg.t.activate()
 		}
-		keys := remoteKeys(tg.t, &round, n)
+		keys := remoteKeys(tg.t, round, n)
 		if err := tg.t.warmOwners(t.Context(), keys); err != nil {
 			t.Fatalf("%s: warming the owners: %v", tg.name, err)
 		}

@@ -123,10 +123,10 @@ func remoteSystem(b *testing.B, name string, t *httpTarget, round *atomic.Int64,
 // bare server; node A only for groupcache, whose other nodes are child
 // processes).
 func BenchmarkRemoteFetch(b *testing.B) {
-	var round atomic.Int64
 	ours := newOurCluster(b, 3).target()
 	oursSigned := newOurClusterOf(b, 3, httpBudget, cheapGetter, benchSecret).target()
 	gc := newGCCluster(b)
+	round := &gc.a.round // fresh keys for groupcache's process-wide group (-count=2)
 	bare := newBareServer(b).target()
 	oursLarge := newOurClusterOf(b, 3, largeBudget, largeGetter, nil).target()
 	oursLargeSigned := newOurClusterOf(b, 3, largeBudget, largeGetter, benchSecret).target()
@@ -135,13 +135,13 @@ func BenchmarkRemoteFetch(b *testing.B) {
 	small := func(c remoteCase) func(b *testing.B) {
 		return func(b *testing.B) {
 			systems := []fair.System{
-				remoteSystem(b, "geecache", ours, &round, c),
-				remoteSystem(b, "groupcache", gc.target(), &round, c),
-				remoteSystem(b, "groupcache-tuned", gc.tunedTarget(), &round, c),
-				remoteSystem(b, "bare-nethttp", bare, &round, c),
+				remoteSystem(b, "geecache", ours, round, c),
+				remoteSystem(b, "groupcache", gc.target(), round, c),
+				remoteSystem(b, "groupcache-tuned", gc.tunedTarget(), round, c),
+				remoteSystem(b, "bare-nethttp", bare, round, c),
 			}
 			if c.clients == 1 {
-				systems = append(systems, remoteSystem(b, "geecache-secret", oursSigned, &round, c))
+				systems = append(systems, remoteSystem(b, "geecache-secret", oursSigned, round, c))
 			}
 			fair.Run(b, fair.Options{Baseline: "bare-nethttp", Mem: true, GC: true, CPU: true, Ratios: []string{"p50-ns"}}, systems...)
 		}
@@ -149,9 +149,9 @@ func BenchmarkRemoteFetch(b *testing.B) {
 	large := func(c remoteCase) func(b *testing.B) {
 		return func(b *testing.B) {
 			fair.Run(b, fair.Options{Baseline: "bare-nethttp", Mem: true, GC: true, CPU: true, Ratios: []string{"p50-ns", "B/op"}},
-				remoteSystem(b, "geecache", oursLarge, &round, c),
-				remoteSystem(b, "geecache-secret", oursLargeSigned, &round, c),
-				remoteSystem(b, "bare-nethttp", bareLarge, &round, c))
+				remoteSystem(b, "geecache", oursLarge, round, c),
+				remoteSystem(b, "geecache-secret", oursLargeSigned, round, c),
+				remoteSystem(b, "bare-nethttp", bareLarge, round, c))
 		}
 	}
 	b.Run("c64", small(remoteCase{clients: httpClients, valueLen: hitValueLen}))
