@@ -91,7 +91,7 @@ type Node struct {
 	fault  atomic.Pointer[Fault]
 	stop   chan struct{} // closed by Cleanup: ends hung requests
 	reqs   sync.WaitGroup
-	mu     sync.Mutex // guards srv and done
+	mu     sync.Mutex // guards srv, done and closed
 	srv    *http.Server
 	done   chan struct{} // closed when srv's Serve returns
 	closed bool
@@ -198,7 +198,19 @@ func (n *Node) serve(ln net.Listener) {
 }
 
 func (n *Node) handle(w http.ResponseWriter, r *http.Request) {
+	// A request that reaches the node as it stops (its server's Close
+	// does not wait for handlers) is refused, so that shutdown's wait for
+	// the node's requests never sees one start beside it (a WaitGroup's
+	// Add from zero must happen before its Wait: -race reported it in
+	// TestWritesToBadPeers) and no request reaches the Pool it closes.
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		http.Error(w, "nethttptest: node stopped", http.StatusServiceUnavailable)
+		return
+	}
 	n.reqs.Add(1)
+	n.mu.Unlock()
 	defer n.reqs.Done()
 	if n.faulty.Load() > 0 && strings.EqualFold(r.Header.Get("Upgrade"), muxUpgrade) {
 		// The frames of a multiplexed connection would not pass here, so
