@@ -301,6 +301,10 @@ type fxSource struct {
 	latency time.Duration
 	calls   atomic.Int64
 	active  atomic.Int64 // calls not yet returned
+	// hold, if set, is a channel each call waits for after its
+	// latency, until it is closed (tests: an event, not a time, ends a
+	// call).
+	hold atomic.Pointer[chan struct{}]
 }
 
 func (s *fxSource) Get(ctx context.Context, key string) ([]byte, error) {
@@ -312,6 +316,13 @@ func (s *fxSource) Get(ctx context.Context, key string) ([]byte, error) {
 		defer t.Stop()
 		select {
 		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if h := s.hold.Load(); h != nil {
+		select {
+		case <-*h:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
