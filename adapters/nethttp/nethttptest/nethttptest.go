@@ -85,16 +85,18 @@ type Node struct {
 	Pool     *nethttp.Pool
 	Group    *cache.Group
 
-	t      testing.TB
-	byHost map[string]*Node // the cluster's nodes, by host:port
-	faulty *atomic.Int32    // the cluster's nodes with a fault (shared)
-	fault  atomic.Pointer[Fault]
-	stop   chan struct{} // closed by Cleanup: ends hung requests
-	reqs   sync.WaitGroup
-	mu     sync.Mutex // guards srv, done and closed
-	srv    *http.Server
-	done   chan struct{} // closed when srv's Serve returns
-	closed bool
+	t        testing.TB
+	byHost   map[string]*Node // the cluster's nodes, by host:port
+	faulty   *atomic.Int32    // the cluster's nodes with a fault (shared)
+	fault    atomic.Pointer[Fault]
+	stop     chan struct{} // closed by Cleanup: ends hung requests
+	reqs     sync.WaitGroup
+	reqMu    sync.Mutex // guards stopping and reqs' Add (not mu: SetFault holds that long)
+	stopping bool       // shutdown has begun: no request starts
+	mu       sync.Mutex // guards srv, done and closed
+	srv      *http.Server
+	done     chan struct{} // closed when srv's Serve returns
+	closed   bool
 }
 
 // Start starts n nodes that all know each other (each node's Pool is Set
@@ -203,14 +205,14 @@ func (n *Node) handle(w http.ResponseWriter, r *http.Request) {
 	// the node's requests never sees one start beside it (a WaitGroup's
 	// Add from zero must happen before its Wait: -race reported it in
 	// TestWritesToBadPeers) and no request reaches the Pool it closes.
-	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
+	n.reqMu.Lock()
+	if n.stopping {
+		n.reqMu.Unlock()
 		http.Error(w, "nethttptest: node stopped", http.StatusServiceUnavailable)
 		return
 	}
 	n.reqs.Add(1)
-	n.mu.Unlock()
+	n.reqMu.Unlock()
 	defer n.reqs.Done()
 	if n.faulty.Load() > 0 && strings.EqualFold(r.Header.Get("Upgrade"), muxUpgrade) {
 		// The frames of a multiplexed connection would not pass here, so
@@ -299,6 +301,9 @@ func (n *Node) SetFault(f Fault) {
 // shutdown stops the node for good and waits for its goroutines. Its
 // peer list is emptied so that background retries of its writes end.
 func (n *Node) shutdown() {
+	n.reqMu.Lock()
+	n.stopping = true
+	n.reqMu.Unlock()
 	n.mu.Lock()
 	n.closed = true
 	close(n.stop)
