@@ -70,6 +70,9 @@ func (t *muxTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	read := false
 	for try := 0; ; try++ {
 		mc, err := t.conn(req.Context(), req.URL.Host)
+		if errors.Is(err, errUpgradeLost) {
+			mc, err = nil, nil // this request goes over HTTP/1.1; the next ones try the upgrade again
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -157,6 +160,13 @@ func (t *muxTransport) dialMux(ctx context.Context, host string, d *muxDial) {
 	close(d.done)
 }
 
+// errUpgradeLost is open's error when the peer ended the connection
+// before answering the upgrade: RoundTrip then sends that request over
+// HTTP/1.1, which reports the peer's state as it would without Multiplex
+// (a refused dial, a stopped server), and does not mark the peer as one
+// that refuses the upgrade.
+var errUpgradeLost = errors.New("multiplexed connection: upgrade: connection ended before the answer")
+
 // open dials host and upgrades the connection; refused reports that the
 // peer answered without switching (an older node).
 func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refused bool, err error) {
@@ -175,6 +185,12 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 	}
 	if err != nil {
 		_ = c.Close()
+		if ctx.Err() == nil {
+			// The peer closed or reset the connection before it answered
+			// the upgrade (a server shutting down closes new connections):
+			// no request was sent on it.
+			return nil, false, fmt.Errorf("%w: %w", errUpgradeLost, err)
+		}
 		return nil, false, fmt.Errorf("multiplexed connection: upgrade: %w", err)
 	}
 	if resp.StatusCode != http.StatusSwitchingProtocols || !strings.EqualFold(resp.Header.Get("Upgrade"), muxProtocol) {
