@@ -312,6 +312,8 @@ func BenchmarkRollingRestart(b *testing.B) {
 				res.report(b)
 			}
 		})
+		// The same budget rolled as examples/kubernetes does (surge_test.go).
+		b.Run(bud.name+"-surge", func(b *testing.B) { benchSurge(b, bud.budget) })
 	}
 }
 

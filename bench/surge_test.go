@@ -1,0 +1,148 @@
+package bench
+
+import (
+	"testing"
+	"time"
+)
+
+// The rolling restart of examples/kubernetes: a Deployment with maxSurge 1
+// and maxUnavailable 0 starts the new pod (a new address) first, waits
+// until it is ready, and only then terminates an old one, so that the
+// cluster never has fewer nodes' memory than its size. See
+// bench/README.md, "Membership changes".
+
+// surgeReady waits until the handover that n's joining started is over:
+// every other live node has offered n keys (Stats.HandedOver rose at each)
+// and for 500 ms neither their offers nor n's takes (Stats.TakenOver)
+// moved; at most limit. It returns how long it waited.
+func (c *mbCluster) surgeReady(n *mbNode, others []*mbNode, limit time.Duration) time.Duration {
+	start := time.Now()
+	base := make([]int64, len(others))
+	for i, o := range others {
+		base[i] = o.group.Stats().HandedOver
+	}
+	var last int64 = -1
+	stable := start
+	for time.Since(start) < limit {
+		time.Sleep(50 * time.Millisecond)
+		all := true
+		sum := n.group.Stats().TakenOver
+		for i, o := range others {
+			h := o.group.Stats().HandedOver
+			all = all && h > base[i]
+			sum += h
+		}
+		if sum != last {
+			last, stable = sum, time.Now()
+		}
+		if all && time.Since(stable) >= 500*time.Millisecond {
+			break
+		}
+	}
+	return time.Since(start)
+}
+
+// rollingSurge replaces every node in turn as that Deployment does: a new
+// node starts empty at a new address and is added to every ring and then,
+// once ready (surgeReady), to the clients' view; then the old node leaves
+// the clients' view and every ring, drains (Pool.Shutdown, its handover)
+// and stops. With replace false it keeps the same schedule (the join's
+// wait is cfg.settle) and changes nothing: the control. held is the keys
+// the replaced nodes held in their main caches when their step began; the
+// phases are join (the new node's start to its readiness), out (the old
+// node's leaving to its stop) and back (the settle after).
+func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join mbPhase, ready time.Duration, loads, gets int64) {
+	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
+	defer c.close()
+	if cfg.budget >= mbWhole {
+		c.prewarm(cfg.keys, cfg.clients)
+	}
+	cl := c.clients(cfg.clients, cfg.keys)
+	time.Sleep(cfg.warm)
+	s0 := c.waitSecond()
+	time.Sleep(cfg.steady)
+	s1 := c.waitSecond()
+	res.steadyRate, _ = c.rate(s0, s1)
+	c.mu.Lock()
+	order := make([]*mbNode, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		order = append(order, n)
+	}
+	c.mu.Unlock()
+	g0 := cl.gets.Load()
+	mark := func() (int64, int64) { return c.src.total(), cl.gets.Load() }
+	for _, old := range order {
+		res.held += int(old.group.Stats().Main.Items)
+		l0, g0 := mark()
+		if !replace {
+			time.Sleep(cfg.settle)
+		} else {
+			c.mu.Lock()
+			others := make([]*mbNode, 0, len(c.nodes))
+			for _, o := range c.nodes {
+				others = append(others, o)
+			}
+			c.mu.Unlock()
+			n := c.start("")
+			c.discover(nil)
+			ready += c.surgeReady(n, others, cfg.drain)
+			c.publish()
+		}
+		l1, g1 := mark()
+		if !replace {
+			time.Sleep(cfg.drain)
+		} else {
+			c.publish(old)
+			c.discover(old)
+			c.stop(old, false)
+		}
+		l2, g2 := mark()
+		time.Sleep(cfg.settle)
+		l3, g3 := mark()
+		join.loads += l1 - l0
+		join.gets += g1 - g0
+		res.out.loads += l2 - l1
+		res.out.gets += g2 - g1
+		res.back.loads += l3 - l2
+		res.back.gets += g3 - g2
+	}
+	time.Sleep(cfg.settle)
+	s2 := c.waitSecond()
+	gets = cl.gets.Load() - g0
+	cl.end()
+	var mean float64
+	mean, res.peak = c.rate(s1, s2)
+	loads = int64(mean * float64(s2-s1))
+	res.gets, res.errs, res.wrong = cl.gets.Load(), cl.errs.Load(), cl.wrong.Load()
+	return res, join, ready / time.Duration(max(len(order), 1)), loads, gets
+}
+
+// benchSurge is BenchmarkRollingRestart's surge variant at budget: the
+// control, then the roll, with the same metrics and join-extra/key (the
+// join phase's share) and ready-s (the mean wait for readiness).
+func benchSurge(b *testing.B, budget int64) {
+	for range b.N {
+		cfg := mbConfigFor(testing.Short(), budget)
+		ctl, cJoin, _, cLoads, cGets := rollingSurge(b, cfg, false)
+		res, join, ready, loads, gets := rollingSurge(b, cfg, true)
+		b.ReportMetric(join.extra(cJoin, res.held), "join-extra/key")
+		b.ReportMetric(res.out.extra(ctl.out, res.held), "out-extra/key")
+		b.ReportMetric(res.back.extra(ctl.back, res.held), "back-extra/key")
+		b.ReportMetric(ready.Seconds(), "ready-s")
+		res.extra = (float64(loads)/float64(gets) - float64(cLoads)/float64(cGets)) * float64(gets)
+		b.ReportMetric(float64(cLoads)/float64(cGets), "control-loads/get")
+		b.ReportMetric(float64(loads)/float64(gets), "roll-loads/get")
+		res.report(b)
+	}
+}
+
+// TestSurgeHarness runs a small surge roll: every Get answers the key's
+// value through every join and leave.
+func TestSurgeHarness(t *testing.T) {
+	cfg := mbConfig{nodes: 3, keys: 2_000, clients: 4, budget: mbSmall,
+		warm: time.Second, steady: time.Second, settle: 300 * time.Millisecond, drain: 200 * time.Millisecond}
+	res, _, _, _, _ := rollingSurge(t, cfg, true)
+	if res.errs+res.wrong > 0 || res.gets == 0 {
+		t.Errorf("surge roll: %d Gets, %d errors, %d wrong values", res.gets, res.errs, res.wrong)
+	}
+}
