@@ -51,7 +51,7 @@ func (c *mbCluster) surgeReady(n *mbNode, others []*mbNode, limit time.Duration)
 // the replaced nodes held in their main caches when their step began; the
 // phases are join (the new node's start to its readiness), out (the old
 // node's leaving to its stop) and back (the settle after).
-func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join mbPhase, ready time.Duration, loads, gets int64) {
+func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join mbPhase, ready time.Duration, diag surgeDiag, loads, gets int64) {
 	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
 	defer c.close()
 	if cfg.budget >= mbWhole {
@@ -86,9 +86,20 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 			n := c.start("")
 			c.discover(nil)
 			ready += c.surgeReady(n, others, cfg.drain)
+			diag.joinTaken += n.group.Stats().TakenOver
 			c.publish()
 		}
 		l1, g1 := mark()
+		c.mu.Lock()
+		stay := make([]*mbNode, 0, len(c.nodes))
+		for _, o := range c.nodes {
+			if o != old {
+				stay = append(stay, o)
+			}
+		}
+		c.mu.Unlock()
+		t0, e0 := surgeCounts(stay)
+		h0 := old.group.Stats().HandedOver
 		if !replace {
 			time.Sleep(cfg.drain)
 		} else {
@@ -96,6 +107,10 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 			c.discover(old)
 			c.stop(old, false)
 		}
+		t1, e1 := surgeCounts(stay)
+		diag.outOffered += old.group.Stats().HandedOver - h0
+		diag.outTaken += t1 - t0
+		diag.outEvicted += e1 - e0
 		l2, g2 := mark()
 		time.Sleep(cfg.settle)
 		l3, g3 := mark()
@@ -114,7 +129,24 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 	mean, res.peak = c.rate(s1, s2)
 	loads = int64(mean * float64(s2-s1))
 	res.gets, res.errs, res.wrong = cl.gets.Load(), cl.errs.Load(), cl.wrong.Load()
-	return res, join, ready / time.Duration(max(len(order), 1)), loads, gets
+	return res, join, ready / time.Duration(max(len(order), 1)), diag, loads, gets
+}
+
+// surgeDiag counts what the handovers of a surge roll moved: the keys the
+// new nodes took while joining, and while the old nodes left, the keys
+// they offered, the keys the staying nodes took and the entries those
+// evicted from their main caches (in the control: the same counts over
+// the same schedule).
+type surgeDiag struct{ joinTaken, outOffered, outTaken, outEvicted int64 }
+
+// surgeCounts sums the nodes' TakenOver and main-cache evictions.
+func surgeCounts(ns []*mbNode) (taken, evicted int64) {
+	for _, n := range ns {
+		st := n.group.Stats()
+		taken += st.TakenOver
+		evicted += st.Main.Evictions
+	}
+	return taken, evicted
 }
 
 // benchSurge is BenchmarkRollingRestart's surge variant at budget: the
@@ -123,8 +155,15 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 func benchSurge(b *testing.B, budget int64) {
 	for range b.N {
 		cfg := mbConfigFor(testing.Short(), budget)
-		ctl, cJoin, _, cLoads, cGets := rollingSurge(b, cfg, false)
-		res, join, ready, loads, gets := rollingSurge(b, cfg, true)
+		ctl, cJoin, _, cd, cLoads, cGets := rollingSurge(b, cfg, false)
+		res, join, ready, d, loads, gets := rollingSurge(b, cfg, true)
+		if h := float64(max(res.held, 1)); res.held > 0 {
+			b.ReportMetric(float64(d.joinTaken)/h, "join-taken/key")
+			b.ReportMetric(float64(d.outOffered)/h, "out-offered/key")
+			b.ReportMetric(float64(d.outTaken)/h, "out-taken/key")
+			b.ReportMetric(float64(d.outEvicted)/h, "out-evicted/key")
+			b.ReportMetric(float64(cd.outEvicted)/h, "control-out-evicted/key")
+		}
 		b.ReportMetric(join.extra(cJoin, res.held), "join-extra/key")
 		b.ReportMetric(res.out.extra(ctl.out, res.held), "out-extra/key")
 		b.ReportMetric(res.back.extra(ctl.back, res.held), "back-extra/key")
@@ -141,7 +180,7 @@ func benchSurge(b *testing.B, budget int64) {
 func TestSurgeHarness(t *testing.T) {
 	cfg := mbConfig{nodes: 3, keys: 2_000, clients: 4, budget: mbSmall,
 		warm: time.Second, steady: time.Second, settle: 300 * time.Millisecond, drain: 200 * time.Millisecond}
-	res, _, _, _, _ := rollingSurge(t, cfg, true)
+	res, _, _, _, _, _ := rollingSurge(t, cfg, true)
 	if res.errs+res.wrong > 0 || res.gets == 0 {
 		t.Errorf("surge roll: %d Gets, %d errors, %d wrong values", res.gets, res.errs, res.wrong)
 	}
