@@ -71,6 +71,7 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 	c.mu.Unlock()
 	g0 := cl.gets.Load()
 	mark := func() (int64, int64) { return c.src.total(), cl.gets.Load() }
+	var n *mbNode // the newest node
 	for _, old := range order {
 		res.held += int(old.group.Stats().Main.Items)
 		l0, g0 := mark()
@@ -83,7 +84,7 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 				others = append(others, o)
 			}
 			c.mu.Unlock()
-			n := c.start("")
+			n = c.start("")
 			c.discover(nil)
 			ready += c.surgeReady(n, others, cfg.drain)
 			diag.joinTaken += n.group.Stats().TakenOver
@@ -100,6 +101,11 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 		c.mu.Unlock()
 		t0, e0 := surgeCounts(stay)
 		h0 := old.group.Stats().HandedOver
+		own := make([]bool, cfg.keys)
+		for id := range own {
+			own[id] = stay[0].pool.Owner(mbKey(id)) == old.addr
+		}
+		before := c.src.loads()
 		if !replace {
 			time.Sleep(cfg.drain)
 		} else {
@@ -108,10 +114,25 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 			c.stop(old, false)
 		}
 		t1, e1 := surgeCounts(stay)
+		after := c.src.loads()
+		for id := range own {
+			d := int64(after[id] - before[id])
+			switch {
+			case !own[id]:
+				diag.outRest.loads += d
+			case n != nil && stay[0].pool.Owner(mbKey(id)) == n.addr:
+				diag.outOwn.loads += d
+				diag.outOwnToNew += d
+			default:
+				diag.outOwn.loads += d
+			}
+		}
 		diag.outOffered += old.group.Stats().HandedOver - h0
 		diag.outTaken += t1 - t0
 		diag.outEvicted += e1 - e0
 		l2, g2 := mark()
+		diag.outOwn.gets += g2 - g1
+		diag.outRest.gets += g2 - g1
 		time.Sleep(cfg.settle)
 		l3, g3 := mark()
 		join.loads += l1 - l0
@@ -137,7 +158,14 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 // they offered, the keys the staying nodes took and the entries those
 // evicted from their main caches (in the control: the same counts over
 // the same schedule).
-type surgeDiag struct{ joinTaken, outOffered, outTaken, outEvicted int64 }
+type surgeDiag struct {
+	joinTaken, outOffered, outTaken, outEvicted int64
+	// The out phases' loads of the keys the leaving node owned (outOwn;
+	// outOwnToNew those whose owner is the newest node after it), and of
+	// the others' keys (outRest), with the Gets of those phases.
+	outOwn, outRest mbPhase
+	outOwnToNew     int64
+}
 
 // surgeCounts sums the nodes' TakenOver and main-cache evictions.
 func surgeCounts(ns []*mbNode) (taken, evicted int64) {
@@ -163,6 +191,9 @@ func benchSurge(b *testing.B, budget int64) {
 			b.ReportMetric(float64(d.outTaken)/h, "out-taken/key")
 			b.ReportMetric(float64(d.outEvicted)/h, "out-evicted/key")
 			b.ReportMetric(float64(cd.outEvicted)/h, "control-out-evicted/key")
+			b.ReportMetric(d.outOwn.extra(cd.outOwn, res.held), "out-own-extra/key")
+			b.ReportMetric(d.outRest.extra(cd.outRest, res.held), "out-rest-extra/key")
+			b.ReportMetric(float64(d.outOwnToNew)/h, "out-own-to-new-loads/key")
 		}
 		b.ReportMetric(join.extra(cJoin, res.held), "join-extra/key")
 		b.ReportMetric(res.out.extra(ctl.out, res.held), "out-extra/key")
