@@ -33,9 +33,10 @@ const (
 	handoverBatch = 256
 	// handoverMaxKeys is the most keys a node offers at once.
 	handoverMaxKeys = 1 << 20
-	// offerSlots is how many offers a group takes at once; more are
-	// answered without taking anything, so that a flood of offers costs
-	// the receiver no more than offerSlots pulls.
+	// offerSlots is how many offers a group takes at once; more wait for
+	// a slot (within their request's life), so that a flood of offers
+	// costs the receiver no more than offerSlots pulls, and a node that
+	// joins, offered its keys by every node at once, still takes them all.
 	offerSlots = 4
 )
 
@@ -45,12 +46,14 @@ type handoverState struct {
 	slots chan struct{} // offers being taken; see offerSlots
 }
 
-func (h *handoverState) acquire() bool {
+// acquire waits for one of the offerSlots, or for ctx (the offer's
+// request) to end: false.
+func (h *handoverState) acquire(ctx context.Context) bool {
 	h.once.Do(func() { h.slots = make(chan struct{}, offerSlots) })
 	select {
 	case h.slots <- struct{}{}:
 		return true
-	default:
+	case <-ctx.Done():
 		return false
 	}
 }
@@ -116,7 +119,7 @@ func (g *Group) handOver(ctx context.Context) {
 // the offer names keys, it is not trusted to say where they are. It
 // returns when the pulls end (they end with ctx, the offer's request).
 func (g *Group) takeOffer(ctx context.Context, keys []string) {
-	if g.router == nil || g.hotBlocked() || !g.handover.acquire() {
+	if g.router == nil || g.hotBlocked() || !g.handover.acquire(ctx) {
 		// hotBlocked: a Purge is still reaching the peers; the previous
 		// owner may hold values from before it.
 		return

@@ -308,3 +308,61 @@ func peek(g *cache.Group, key string) ([]byte, time.Duration, bool) {
 	v, ttl, err := g.GetLocal(handoff.MemoryOnly(context.Background()), key)
 	return v.ByteSlice(), ttl, err == nil
 }
+
+// A node that joins is offered its keys by every node at once: with five
+// nodes offering and pulls that take a while (the offerers answer slowly),
+// more offers arrive together than a group takes at once, and the ones
+// past its slots wait for one instead of being answered without taking
+// anything (before, a fifth offer was dropped, and its sender still
+// counted the keys as handed over: a surge roll left ~17% of the moved
+// keys to load again).
+func TestJoinTakesEveryOffer(t *testing.T) {
+	var src loads
+	nodes := nethttptest.Start(t, 6, &nethttptest.Options{Getter: src.getter,
+		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
+	ctx := context.Background()
+	joining, old := nodes[5], nodes[:5]
+	var oldAddrs, all []string
+	for _, n := range nodes {
+		all = append(all, n.Addr)
+	}
+	oldAddrs = all[:5]
+	for _, n := range old {
+		if err := n.Pool.Set(oldAddrs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := ownedBy(joining, "key-", 200)
+	holders := map[string]bool{}
+	for _, k := range keys {
+		if v, err := old[0].Group.Get(ctx, k); err != nil || v.String() != "v:"+k {
+			t.Fatalf("Get(%s) = %q, %v", k, v, err)
+		}
+		holders[old[0].Pool.Owner(k)] = true
+	}
+	if len(holders) < 5 {
+		t.Fatalf("the keys are held by %d of the 5 old nodes; the test needs all 5 to offer", len(holders))
+	}
+	for _, n := range old {
+		n.SetFault(nethttptest.Fault{Delay: 300 * time.Millisecond}) // each pull from it takes 300 ms
+	}
+	for _, n := range old {
+		if err := n.Pool.Set(all...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !waitFor(func() bool { return joining.Group.Stats().TakenOver >= int64(len(keys)) }) {
+		t.Errorf("the joining node took %d of the %d keys offered to it", joining.Group.Stats().TakenOver, len(keys))
+	}
+	for _, n := range old {
+		n.SetFault(nethttptest.Fault{Down: true})
+	}
+	for _, k := range keys {
+		if v, err := joining.Group.Get(ctx, k); err != nil || v.String() != "v:"+k {
+			t.Fatalf("Get(%s) at the joining node = %q, %v", k, v, err)
+		}
+	}
+	if n := src.count(5, keys[0]); n != 0 {
+		t.Errorf("the joining node loaded %s %d times; want 0 (taken over)", keys[0], n)
+	}
+}
