@@ -30,6 +30,7 @@ type Peers struct {
 	newGetter func(addr string) cache.PeerGetter
 	cfg       config
 	normalize func(addr string) (string, error) // Options.Normalize, or nil
+	onChange  func()                            // Options.OnChange, or nil (not in cfg: every ring copies cfg)
 	log       *slog.Logger
 
 	mu    sync.Mutex // serialises Set
@@ -69,6 +70,7 @@ func NewPeers(self string, newGetter func(addr string) cache.PeerGetter, opts *O
 	p := &Peers{newGetter: newGetter, cfg: c, log: slog.Default()}
 	if opts != nil {
 		p.normalize = opts.Normalize
+		p.onChange = opts.OnChange
 		if opts.Logger != nil {
 			p.log = opts.Logger
 		}
@@ -113,8 +115,8 @@ func (p *Peers) Set(addrs ...string) error {
 	st := p.snapshot(old, addrs)
 	p.keepPrevious(st, old)
 	p.state.Store(st)
-	if p.cfg.onChange != nil && st.ring != old.ring {
-		p.cfg.onChange()
+	if p.onChange != nil && st.ring != old.ring {
+		p.onChange()
 	}
 	if ctx := context.Background(); p.log.Enabled(ctx, slog.LevelInfo) {
 		p.log.LogAttrs(ctx, slog.LevelInfo, "geecache: peers set",

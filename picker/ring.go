@@ -118,7 +118,6 @@ type config struct {
 	hash     Hash
 	replicas int
 	window   time.Duration // HandoffWindow; 0 without Handoff
-	onChange func()        // OnChange
 }
 
 func newConfig(o *Options) (config, error) {
@@ -145,7 +144,6 @@ func newConfig(o *Options) (config, error) {
 	if o.Hash != nil {
 		c.hash = o.Hash
 	}
-	c.onChange = o.OnChange
 	return c, nil
 }
 
