@@ -48,17 +48,46 @@ func NormalizeURL(raw string) (string, error) {
 }
 
 // normalHost returns u's host in lower case, without its port if that is
-// the scheme's default or empty ("h:"). It uses net/url alone (URL.Port,
-// URL.Hostname), not package net, which a js/wasm node does not link
-// otherwise.
+// the scheme's default or empty ("h:"), and as it is if it does not split
+// into a host and a port: the spelling package net's SplitHostPort gave,
+// without package net, which a js/wasm node does not link otherwise
+// (TestNormalizeURLHostAsBefore, FuzzNormalizeURLHost).
 func normalHost(scheme string, u *url.URL) string {
 	host := strings.ToLower(u.Host)
-	if port := u.Port(); port != "" && !(scheme == "http" && port == "80") && !(scheme == "https" && port == "443") {
+	h, port, ok := splitHostPort(host)
+	if !ok || (port != "" && !(scheme == "http" && port == "80") && !(scheme == "https" && port == "443")) {
 		return host
 	}
-	h := strings.ToLower(u.Hostname())
 	if strings.Contains(h, ":") {
 		return "[" + h + "]"
 	}
 	return h
+}
+
+// splitHostPort splits "host:port", "[host]:port" or "[host]:" at its
+// last colon, as net.SplitHostPort does: ok is false for a host with no
+// port part, more colons than a bracketed host allows, or a bracket out of
+// place.
+func splitHostPort(hp string) (host, port string, ok bool) {
+	i := strings.LastIndexByte(hp, ':')
+	if i < 0 {
+		return "", "", false
+	}
+	j, k := 0, 0 // where brackets may no longer appear: '[' from j, ']' from k
+	if strings.HasPrefix(hp, "[") {
+		end := strings.IndexByte(hp, ']')
+		if end < 0 || end+1 != i {
+			return "", "", false
+		}
+		host, j, k = hp[1:end], 1, end+1
+	} else {
+		host = hp[:i]
+		if strings.IndexByte(host, ':') >= 0 {
+			return "", "", false
+		}
+	}
+	if strings.IndexByte(hp[j:], '[') >= 0 || strings.IndexByte(hp[k:], ']') >= 0 {
+		return "", "", false
+	}
+	return host, hp[i+1:], true
 }
