@@ -2,6 +2,7 @@ package nethttp
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -27,8 +28,8 @@ const defaultDrainFor = 10 * time.Second
 // this node, which takes it from this node's memory (adapters/PROTOCOL.md,
 // "Handover"), so that the keys nobody asks for during the drain are warm
 // there too, and come back to this node from there when it restarts. It
-// returns when the drain ends, or with ctx's error when ctx ends first,
-// and leaves the Pool usable. At the drain's end the peers' multiplexed
+// returns when the drain ends, or with an error wrapping ctx's when ctx
+// ends first, and leaves the Pool usable. At the drain's end the peers' multiplexed
 // connections (PoolOptions.Multiplex) go away as at Close, and the node
 // takes no new one: its peers ask it over HTTP/1.1, whose requests in
 // flight the Server's Shutdown waits for.
@@ -52,7 +53,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 		p.leaveConns()
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("geecache: drain of %s cut short: %w", p.Self(), ctx.Err())
 	}
 }
 

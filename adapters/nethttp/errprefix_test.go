@@ -5,12 +5,15 @@ package nethttp_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -76,4 +79,22 @@ func TestClientErrorsHaveOnePrefix(t *testing.T) {
 		t.Fatalf("Group.Remove err = %v; want the peer's refusal", err)
 	}
 	onePrefix(t, "Group.Remove refused by a peer", err)
+}
+
+// A drain cut short by its context says so with the prefix, and still
+// matches the context's error.
+func TestShutdownCutShortHasThePrefix(t *testing.T) {
+	p, err := nethttp.NewPool("http://127.0.0.1:1", cache.NewRegistry(), &nethttp.PoolOptions{DrainFor: time.Hour,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err = p.Shutdown(ctx)
+	onePrefix(t, "Shutdown with a cancelled context", err)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown = %v; want it to wrap context.Canceled", err)
+	}
 }
