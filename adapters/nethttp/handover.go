@@ -14,9 +14,10 @@ import (
 // leaves (Shutdown), to the owners of its keys without it. Each run offers
 // the keys' names; the owners take the values from this node's memory.
 
-// handovers runs the Pool's handovers after a change of its ring: one at a
-// time, each bounded by the drain's length, a new change or Close
-// cancelling the one under way.
+// handovers runs the Pool's handovers after a change of its ring, each
+// bounded by the drain's length: a new change cancels the one under way
+// (which ends with its requests) and starts its own; Close cancels the last
+// and waits for every one.
 type handovers struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc
