@@ -65,6 +65,7 @@ type mbResult struct {
 	readmit           time.Duration // kill: from the node's restart to its readmission by every survivor
 	evictions         int64         // kill: the survivors' main-cache evictions in the window
 	out, back         mbPhase       // roll: the loads and Gets while each node was out, and in the settle after
+	split             *killSplit    // kill: the dead owner's keys by what it held (kill_test.go)
 }
 
 // mbPhase counts the loads and Gets of one kind of phase of a roll.
@@ -95,6 +96,9 @@ func (r mbResult) report(b *testing.B) {
 		if r.readmit > 0 {
 			b.ReportMetric(r.readmit.Seconds(), "readmit-s")
 		}
+	}
+	if r.split != nil {
+		r.split.report(b)
 	}
 	b.ReportMetric(float64(r.gets), "gets")
 	b.ReportMetric(float64(r.errs), "errors")
@@ -204,79 +208,6 @@ func scaleOut(tb testing.TB, cfg mbConfig) mbResult {
 	return res
 }
 
-// killOwner crashes one node (no discovery change: the others eject it)
-// and counts, for each of its keys asked in the next 10 s (short: 3 s),
-// the loads it took cluster-wide.
-// With kill false nothing is killed: the same count for the same node's
-// keys is the control, what the steady churn of the budget costs alone.
-func killOwner(tb testing.TB, cfg mbConfig, window time.Duration, kill bool) mbResult {
-	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
-	defer c.close()
-	cl := c.clients(cfg.clients, cfg.keys)
-	time.Sleep(cfg.warm)
-	s0 := c.waitSecond()
-	time.Sleep(cfg.steady)
-	s1 := c.waitSecond()
-	var res mbResult
-	res.steadyRate, _ = c.rate(s0, s1)
-	ns := *c.lb.Load()
-	victim := ns[0]
-	if kill {
-		c.publish(victim)
-	}
-	before := c.src.loads()
-	ev := func() (n int64) {
-		for _, s := range ns[1:] {
-			n += s.group.Stats().Main.Evictions
-		}
-		return n
-	}
-	ev0 := ev()
-	killed := time.Now().UnixNano()
-	if kill {
-		c.stop(victim, true)
-	}
-	time.Sleep(window)
-	res.evictions = ev() - ev0
-	after := c.src.loads()
-	asked := make([]int64, len(cl.asked))
-	for i := range asked {
-		asked[i] = cl.asked[i].Load()
-	}
-	if kill {
-		// It comes back, empty, at the same address: how long until every
-		// survivor has readmitted it (they see clients' Gets of its keys).
-		c.start(victim.addr[len("http://"):])
-		back := time.Now()
-		for time.Since(back) < 30*time.Second && c.ejecting(ns[1:], victim.addr) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		res.readmit = time.Since(back)
-	}
-	cl.end()
-	var sum, n int64
-	for id := range before {
-		if ns[1].pool.Owner(mbKey(id)) != victim.addr || asked[id] < killed {
-			continue
-		}
-		d := after[id] - before[id]
-		sum += int64(d)
-		n++
-		res.perKeyMax = max(res.perKeyMax, d)
-		if d > 1 {
-			res.reloaded++
-		}
-	}
-	if n > 0 {
-		res.perKeyMean = float64(sum) / float64(n)
-	}
-	res.held = int(n)
-	res.extra = float64(sum)
-	_, res.peak = c.rate(s1, c.second())
-	res.gets, res.errs, res.wrong = cl.gets.Load(), cl.errs.Load(), cl.wrong.Load()
-	return res
-}
-
 // The budgets: 256 KiB per node (about a fifth of the Gets miss), and one
 // that holds the whole key set.
 const (
@@ -321,41 +252,6 @@ func BenchmarkScaleOut(b *testing.B) {
 	for range b.N {
 		scaleOut(b, mbConfigFor(testing.Short(), mbWhole)).report(b)
 	}
-}
-
-func BenchmarkKillOwner(b *testing.B) {
-	w := 10 * time.Second
-	if testing.Short() {
-		w = 3 * time.Second
-	}
-	for _, bud := range []struct {
-		name   string
-		budget int64
-	}{{"256KiB", mbSmall}, {"whole", mbWhole}} {
-		for _, kill := range []bool{true, false} {
-			name := bud.name + "/kill"
-			if !kill {
-				name = bud.name + "/control"
-			}
-			b.Run(name, func(b *testing.B) {
-				for range b.N {
-					killOwner(b, mbConfigFor(testing.Short(), bud.budget), w, kill).report(b)
-				}
-			})
-		}
-	}
-}
-
-// ejecting reports whether any of nodes has addr ejected.
-func (c *mbCluster) ejecting(nodes []*mbNode, addr string) bool {
-	for _, n := range nodes {
-		for _, p := range n.group.Stats().Peers {
-			if p.Addr == addr && p.Ejected {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // prewarm gets every key once, through the nodes in turn, so that a

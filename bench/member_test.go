@@ -55,13 +55,22 @@ func mbValueOf(key string) []byte {
 	return v
 }
 
-func (s *mbSource) getter() getter.Getter {
+// getter is node's source; w (if not nil) records its loads of the keys
+// it watches, with the step they were made in (killtrace_test.go).
+func (s *mbSource) getter(node int16, w *mbWatch) getter.Getter {
 	return getter.Func(func(ctx context.Context, key string) ([]byte, error) {
 		var id int
 		if _, err := fmt.Sscanf(key, "k%06d", &id); err != nil || id >= len(s.perKey) {
 			return nil, getter.ErrNotFound
 		}
 		s.perKey[id].Add(1)
+		if _, ok := w.watched(key); ok {
+			e := mbEvent{at: time.Now().UnixNano(), id: int32(id), node: node, peer: -1, kind: evLoad}
+			if ctx.Value(mbStepKey{}) == "fallback" {
+				e.kind = evFallback
+			}
+			w.add(e)
+		}
 		if b := int(time.Since(s.start) / time.Second); b < mbBuckets {
 			s.buckets[b].Add(1)
 		}
@@ -94,11 +103,12 @@ func (s *mbSource) loads() []int32 {
 
 // mbNode is one node; a restart makes a new one at the same address.
 type mbNode struct {
-	addr  string
-	pool  *nethttp.Pool
-	group *cache.Group
-	srv   *nethttp.Server
-	done  chan struct{}
+	addr   string
+	serial int16 // the nodes started before this one, restarts included
+	pool   *nethttp.Pool
+	group  *cache.Group
+	srv    *nethttp.Server
+	done   chan struct{}
 }
 
 // mbCluster is the nodes, the discovery and the clients' view of them.
@@ -111,11 +121,19 @@ type mbCluster struct {
 	nodes  map[string]*mbNode // live, by address
 	lb     atomic.Pointer[[]*mbNode]
 	drain  time.Duration
+	watch  *mbWatch // nil: no Tracer, no record of loads (killtrace_test.go)
+	starts int16
 }
 
 func newMBCluster(tb testing.TB, n, keys int, budget int64, drain time.Duration) *mbCluster {
+	return newMBClusterWatched(tb, n, keys, budget, drain, nil)
+}
+
+// newMBClusterWatched is newMBCluster with w (if not nil) as every node's
+// Tracer and the record of their loads.
+func newMBClusterWatched(tb testing.TB, n, keys int, budget int64, drain time.Duration, w *mbWatch) *mbCluster {
 	c := &mbCluster{tb: tb, src: newMBSource(keys), budget: budget, rt: nethttp.NewTransport(),
-		nodes: map[string]*mbNode{}, drain: drain}
+		nodes: map[string]*mbNode{}, drain: drain, watch: w}
 	for range n {
 		c.start("")
 	}
@@ -143,6 +161,15 @@ func (c *mbCluster) start(addr string) *mbNode {
 		c.tb.Fatal(err)
 	}
 	n := &mbNode{addr: "http://" + ln.Addr().String(), done: make(chan struct{})}
+	c.mu.Lock()
+	n.serial = c.starts
+	c.starts++
+	c.mu.Unlock()
+	gopts := &cache.GroupOptions{}
+	if c.watch != nil {
+		c.watch.setSerial(n.addr, n.serial)
+		gopts.Tracer = &mbTracer{w: c.watch, node: n.serial}
+	}
 	reg := cache.NewRegistry()
 	quiet := slog.New(slog.DiscardHandler)
 	opts := &nethttp.PoolOptions{Transport: c.rt, Logger: quiet}
@@ -150,7 +177,8 @@ func (c *mbCluster) start(addr string) *mbNode {
 	if n.pool, err = nethttp.NewPool(n.addr, reg, opts); err != nil {
 		c.tb.Fatal(err)
 	}
-	if n.group, err = reg.NewGroup(mbGroup, c.budget, c.src.getter(), &cache.GroupOptions{Peers: n.pool, Logger: quiet}); err != nil {
+	gopts.Peers, gopts.Logger = n.pool, quiet
+	if n.group, err = reg.NewGroup(mbGroup, c.budget, c.src.getter(n.serial, c.watch), gopts); err != nil {
 		c.tb.Fatal(err)
 	}
 	n.srv = nethttp.NewServer("", n.pool, nil)
@@ -264,6 +292,7 @@ func (c *mbCluster) clients(n, keys int) *mbClients {
 		cl.wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(i), 18))
 			z := rand.NewZipf(r, 1.01, 1, uint64(keys-1))
+			base := context.WithValue(context.Background(), mbClientKey{}, true) // a client's Get, for the Tracer
 			for {
 				select {
 				case <-cl.stop:
@@ -275,7 +304,7 @@ func (c *mbCluster) clients(n, keys int) *mbClients {
 				id := int(z.Uint64())
 				k := mbKey(id)
 				cl.asked[id].Store(time.Now().UnixNano())
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, cancel := context.WithTimeout(base, 10*time.Second)
 				v, err := node.group.Get(ctx, k)
 				cancel()
 				cl.gets.Add(1)
