@@ -169,6 +169,36 @@ func classify(evs []mbEvent, home, victim int16, kill bool) (c [nClasses]int) {
 	return c
 }
 
+// describe lists evs, their times in ms from t0; a run of hits at one
+// node is one item, "n x hit".
+func describe(evs []mbEvent, t0 int64) string {
+	names := [...]string{"load", "fallback", "client-hit", "client-miss", "serve-hit", "serve-miss", "fetch"}
+	var b strings.Builder
+	run, runNode := 0, int16(-1)
+	flush := func() {
+		if run > 0 {
+			fmt.Fprintf(&b, " %dxhit@%d", run, runNode)
+		}
+		run = 0
+	}
+	for _, e := range evs {
+		if e.kind == evClientHit || e.kind == evServeHit {
+			if e.node != runNode {
+				flush()
+			}
+			run, runNode = run+1, e.node
+			continue
+		}
+		flush()
+		fmt.Fprintf(&b, " %+.1fms@%d:%s", float64(e.at-t0)/1e6, e.node, names[e.kind])
+		if e.kind == evPeer {
+			fmt.Fprintf(&b, "->%d", e.peer)
+		}
+	}
+	flush()
+	return b.String()
+}
+
 // killOwner crashes one node (no discovery change: the others eject it)
 // and counts, for each of its keys asked in the next 10 s (short: 3 s),
 // the loads it took cluster-wide, split by whether it held the key in
@@ -253,6 +283,7 @@ func killOwner(tb testing.TB, cfg mbConfig, window time.Duration, kill bool) mbR
 		byKey[e.id] = append(byKey[e.id], e)
 	}
 	var sum, n int64
+	logged := 0
 	for i, id := range ids {
 		if asked[id] < killed {
 			continue
@@ -265,6 +296,10 @@ func killOwner(tb testing.TB, cfg mbConfig, window time.Duration, kill bool) mbR
 			res.reloaded++
 		}
 		cls := classify(byKey[int32(id)], home[id], victim.serial, kill)
+		if d > 2 && logged < 10 {
+			logged++
+			tb.Logf("key %d (held %v, %d loads, home node %d): %s", id, held[i], d, home[id], describe(byKey[int32(id)], killed))
+		}
 		if held[i] {
 			split.held.add(int(d), cls)
 		} else {
