@@ -277,8 +277,8 @@ func (c *mbCluster) prewarm(keys, workers int) {
 	wg.Wait()
 }
 
-// TestMembershipHarness runs a small rolling restart and a kill (a few
-// seconds each): every Get answers the key's value, through every change.
+// TestMembershipHarness runs a small rolling restart, a kill and its
+// control (a few seconds each): every Get answers the key's value, through every change.
 func TestMembershipHarness(t *testing.T) {
 	cfg := mbConfig{nodes: 3, keys: 2_000, clients: 4, budget: mbSmall,
 		warm: time.Second, steady: time.Second, settle: 300 * time.Millisecond, drain: 200 * time.Millisecond}
@@ -286,9 +286,18 @@ func TestMembershipHarness(t *testing.T) {
 	if res.errs+res.wrong > 0 || res.gets == 0 {
 		t.Errorf("rolling restart: %d Gets, %d errors, %d wrong values", res.gets, res.errs, res.wrong)
 	}
-	res = killOwner(t, cfg, time.Second, true)
-	if res.errs+res.wrong > 0 || res.gets == 0 {
-		t.Errorf("kill: %d Gets, %d errors, %d wrong values", res.gets, res.errs, res.wrong)
+	for _, kill := range []bool{true, false} {
+		res = killOwner(t, cfg, time.Second, kill)
+		if res.errs+res.wrong > 0 || res.gets == 0 {
+			t.Errorf("kill %v: %d Gets, %d errors, %d wrong values", kill, res.gets, res.errs, res.wrong)
+		}
+		// Every dead-owner key asked is in one group of the split, and
+		// the owner held some (its hottest, at least).
+		s := res.split
+		if s == nil || s.held.keys+s.unheld.keys != res.held || s.held.keys == 0 || s.hot.keys == 0 ||
+			s.held.loads+s.unheld.loads != int(res.extra) {
+			t.Errorf("kill %v: split %+v of %d keys, %v loads", kill, s, res.held, res.extra)
+		}
 	}
 }
 

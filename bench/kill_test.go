@@ -85,7 +85,12 @@ type killSplit struct {
 	// loaded.
 	hotGets, hotHits, hotHomeHits, hotHomeMisses int
 	stats                                        survivorStats
+	keys                                         []string // the first keys with more than 2 loads, described
 }
+
+// mbLogKeys is how many keys with more than 2 loads a run describes: a
+// benchmark's log keeps its first 10 lines.
+const mbLogKeys = 5
 
 func (s *killSplit) report(b *testing.B) {
 	b.ReportMetric(float64(s.held.keys), "held-keys")
@@ -106,6 +111,9 @@ func (s *killSplit) report(b *testing.B) {
 	b.Logf("hottest %d (ranks < %d): %v; their Gets %d: %d hits at the node asked, of the fetches home answered %d from memory, %d not",
 		s.hot.keys, mbHotKeys, &s.hot, s.hotGets, s.hotHits, s.hotHomeHits, s.hotHomeMisses)
 	b.Logf("survivors in the window: %+v", s.stats)
+	for _, k := range s.keys {
+		b.Log(k)
+	}
 }
 
 // survivorStats is the sum of some of the survivors' counters.
@@ -196,6 +204,9 @@ func describe(evs []mbEvent, t0 int64) string {
 		}
 	}
 	flush()
+	if b.Len() > 700 {
+		return b.String()[:700] + " …"
+	}
 	return b.String()
 }
 
@@ -283,7 +294,6 @@ func killOwner(tb testing.TB, cfg mbConfig, window time.Duration, kill bool) mbR
 		byKey[e.id] = append(byKey[e.id], e)
 	}
 	var sum, n int64
-	logged := 0
 	for i, id := range ids {
 		if asked[id] < killed {
 			continue
@@ -296,9 +306,9 @@ func killOwner(tb testing.TB, cfg mbConfig, window time.Duration, kill bool) mbR
 			res.reloaded++
 		}
 		cls := classify(byKey[int32(id)], home[id], victim.serial, kill)
-		if d > 2 && logged < 10 {
-			logged++
-			tb.Logf("key %d (held %v, %d loads, home node %d): %s", id, held[i], d, home[id], describe(byKey[int32(id)], killed))
+		if d > 2 && len(split.keys) < mbLogKeys {
+			split.keys = append(split.keys, fmt.Sprintf("key %d (held %v, %d loads, home node %d):%s",
+				id, held[i], d, home[id], describe(byKey[int32(id)], killed)))
 		}
 		if held[i] {
 			split.held.add(int(d), cls)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/geecache/geecache/cache"
@@ -180,4 +181,42 @@ func heldAt(n *mbNode, ids []int) []bool {
 		out[i] = rec.Code == http.StatusOK
 	}
 	return out
+}
+
+// TestClassifyLoads checks the classes of classify on one key's events:
+// the dead owner's load at the kill, a hedge, a second node's load, the
+// next node's first load, one within its flight's time, one after a hit
+// there, and one without.
+func TestClassifyLoads(t *testing.T) {
+	const victim, home, other = 0, 1, 2
+	ms := int64(time.Millisecond)
+	evs := []mbEvent{
+		{at: 0, node: victim, kind: evLoad},
+		{at: 1 * ms, node: other, kind: evFallback},
+		{at: 2 * ms, node: other, kind: evLoad},
+		{at: 10 * ms, node: home, kind: evLoad},
+		{at: 11 * ms, node: home, kind: evLoad},
+		{at: 20 * ms, node: other, kind: evClientHit}, // not home: says nothing of home's memory
+		{at: 30 * ms, node: home, kind: evLoad},
+		{at: 40 * ms, node: home, kind: evServeHit},
+		{at: 50 * ms, node: home, kind: evLoad},
+	}
+	got := classify(evs, home, victim, true)
+	want := [nClasses]int{clVictim: 1, clFallback: 1, clOther: 1, clFirst: 1, clOverlap: 1, clNoUse: 1, clAfterUse: 1}
+	if got != want {
+		t.Errorf("kill: classify = %v, want %v", got, want)
+	}
+	// The control: the owner (victim) is home, its loads are its own.
+	got = classify(evs[:1], victim, victim, false)
+	if want := [nClasses]int{clFirst: 1}; got != want {
+		t.Errorf("control: classify = %v, want %v", got, want)
+	}
+	if id, ok := mbKeyID(mbKey(12345)); !ok || id != 12345 {
+		t.Errorf("mbKeyID(%q) = %d, %v", mbKey(12345), id, ok)
+	}
+	for _, k := range []string{"k12345", "x012345", "k01234a", "k0123456"} {
+		if _, ok := mbKeyID(k); ok {
+			t.Errorf("mbKeyID(%q) ok, want not", k)
+		}
+	}
 }
