@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,7 @@ type killSplit struct {
 	hotGets, hotHits, hotHomeHits, hotHomeMisses int
 	stats                                        survivorStats
 	keys                                         []string // the first keys with more than 2 loads, described
+	noUseGaps                                    []int64  // ns from home's load to its clNoUse reload
 }
 
 // mbLogKeys is how many keys with more than 2 loads a run describes: a
@@ -110,7 +112,13 @@ func (s *killSplit) report(b *testing.B) {
 	b.Logf("not held: %v", &s.unheld)
 	b.Logf("hottest %d (ranks < %d): %v; their Gets %d: %d hits at the node asked, of the fetches home answered %d from memory, %d not",
 		s.hot.keys, mbHotKeys, &s.hot, s.hotGets, s.hotHits, s.hotHomeHits, s.hotHomeMisses)
-	b.Logf("survivors in the window: %+v", s.stats)
+	gaps := "none"
+	if g := s.noUseGaps; len(g) > 0 {
+		slices.Sort(g)
+		ms := func(q int) float64 { return float64(g[(len(g)-1)*q/100]) / 1e6 }
+		gaps = fmt.Sprintf("%d, after p10 %.0f ms, median %.0f ms, p90 %.0f ms", len(g), ms(10), ms(50), ms(90))
+	}
+	b.Logf("survivors in the window: %+v; home's reloads without a hit since its load: %s", s.stats, gaps)
 	for _, k := range s.keys {
 		b.Log(k)
 	}
@@ -143,8 +151,10 @@ func (s survivorStats) minus(o survivorStats) survivorStats {
 }
 
 // classify sorts the loads among evs (one key's events, in time order)
-// into their classes; home is the node that should load the key.
-func classify(evs []mbEvent, home, victim int16, kill bool) (c [nClasses]int) {
+// into their classes; home is the node that should load the key. It
+// appends to gaps (if not nil) the time from home's last load to each
+// clNoUse load.
+func classify(evs []mbEvent, home, victim int16, kill bool, gaps *[]int64) (c [nClasses]int) {
 	var last int64
 	homeLoads, used := 0, false
 	for _, e := range evs {
@@ -167,6 +177,9 @@ func classify(evs []mbEvent, home, victim int16, kill bool) (c [nClasses]int) {
 				c[clAfterUse]++
 			default:
 				c[clNoUse]++
+				if gaps != nil {
+					*gaps = append(*gaps, e.at-last)
+				}
 			}
 			if e.node == home && e.kind == evLoad {
 				last, used = e.at, false
@@ -305,7 +318,7 @@ func killOwner(tb testing.TB, cfg mbConfig, window time.Duration, kill bool) mbR
 		if d > 1 {
 			res.reloaded++
 		}
-		cls := classify(byKey[int32(id)], home[id], victim.serial, kill)
+		cls := classify(byKey[int32(id)], home[id], victim.serial, kill, &split.noUseGaps)
 		if d > 2 && len(split.keys) < mbLogKeys {
 			split.keys = append(split.keys, fmt.Sprintf("key %d (held %v, %d loads, home node %d):%s",
 				id, held[i], d, home[id], describe(byKey[int32(id)], killed)))

@@ -201,13 +201,17 @@ func TestClassifyLoads(t *testing.T) {
 		{at: 40 * ms, node: home, kind: evServeHit},
 		{at: 50 * ms, node: home, kind: evLoad},
 	}
-	got := classify(evs, home, victim, true)
+	var gaps []int64
+	got := classify(evs, home, victim, true, &gaps)
 	want := [nClasses]int{clVictim: 1, clFallback: 1, clOther: 1, clFirst: 1, clOverlap: 1, clNoUse: 1, clAfterUse: 1}
 	if got != want {
 		t.Errorf("kill: classify = %v, want %v", got, want)
 	}
 	// The control: the owner (victim) is home, its loads are its own.
-	got = classify(evs[:1], victim, victim, false)
+	if len(gaps) != 1 || gaps[0] != 19*ms {
+		t.Errorf("kill: gaps %v, want [19ms]", gaps)
+	}
+	got = classify(evs[:1], victim, victim, false, nil)
 	if want := [nClasses]int{clFirst: 1}; got != want {
 		t.Errorf("control: classify = %v, want %v", got, want)
 	}
