@@ -267,7 +267,8 @@ func killOwner(tb testing.TB, cfg mbConfig, window time.Duration, kill bool) mbR
 	}
 	var held []bool
 	if !kill {
-		// What it holds now (it goes on serving: a moment's change).
+		// What it holds now (it goes on serving: a moment's change). Each
+		// request counts as a use of a key it holds.
 		held = heldAt(victim, ids)
 	}
 	st0 := sumStats(survivors)
