@@ -125,7 +125,7 @@ func TestWatchForbiddenSaysWhichRole(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Watch = %v, want the context's deadline", err)
 		}
-		if !strings.Contains(logs.String(), `needs a Role allowing get, list and watch on \"endpointslices\"`) {
+		if !strings.Contains(logs.String(), `needs a Role allowing list and watch on \"endpointslices\"`) {
 			t.Fatalf("no hint about the Role in the log:\n%s", logs.String())
 		}
 		if st.Errors.Load() < 2 || st.Updates.Load() != 0 {

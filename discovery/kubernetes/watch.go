@@ -264,7 +264,7 @@ func (w *watcher) watchError(ctx context.Context, _ *toolscache.Reflector, err e
 	attrs := append(w.attrs, slog.Any("error", err))
 	if apierrors.IsForbidden(err) {
 		attrs = append(attrs, slog.String("hint",
-			`the pod's ServiceAccount needs a Role allowing get, list and watch on "endpointslices" in "discovery.k8s.io"`))
+			`the pod's ServiceAccount needs a Role allowing list and watch on "endpointslices" in "discovery.k8s.io"`))
 	}
 	w.log.LogAttrs(ctx, slog.LevelWarn, "geecache: kubernetes: listing or watching EndpointSlices failed", attrs...)
 }
