@@ -3,6 +3,7 @@ package kubernetes_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -202,9 +203,21 @@ func TestWatchConfigErrors(t *testing.T) {
 			return err
 		},
 	} {
-		if err := call(); !errors.Is(err, cache.ErrConfig) {
+		err := call()
+		if !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("%s: err = %v, want cache.ErrConfig", name, err)
 		}
+		// The README's "Errors": every error starts with "geecache: " once.
+		if s := fmt.Sprint(err); !strings.HasPrefix(s, "geecache: discovery/kubernetes: ") || strings.Count(s, "geecache: ") != 1 {
+			t.Errorf("%s: %q, want one \"geecache: discovery/kubernetes: \" prefix", name, s)
+		}
+	}
+	// A valid Watch ends with its context's error, prefixed the same way.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := kubernetes.Watch(ctx, p, cs, ns, svc, nil)
+	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "geecache: discovery/kubernetes: ") {
+		t.Errorf("Watch with a done context: %v, want context.Canceled with the \"geecache: discovery/kubernetes: \" prefix", err)
 	}
 }
 

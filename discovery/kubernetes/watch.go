@@ -101,10 +101,12 @@ type watcher struct {
 // opts.Stats. If peers has a Self method (all three do), the family of
 // that address is the default Options.AddressType.
 //
-// Watch blocks; run it in its own goroutine. It returns ctx's error when
-// ctx is done, once the informer's goroutines have stopped, or at once an
-// error wrapping [cache.ErrConfig] for a nil client or peers, an empty
-// service or namespace, or options that cannot work.
+// Watch blocks; run it in its own goroutine. It returns an error wrapping
+// ctx's error when ctx is done, once the informer's goroutines have
+// stopped, or at once an error wrapping [cache.ErrConfig] for a nil
+// client or peers, an empty service or namespace, or options that cannot
+// work. Every error it returns starts with "geecache: ", as the main
+// module's do.
 func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, client k8s.Interface, namespace, service string, opts *Options) error {
 	var o Options
 	if opts != nil {
@@ -112,16 +114,16 @@ func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, c
 	}
 	switch {
 	case client == nil || peers == nil:
-		return fmt.Errorf("kubernetes: %w: Watch needs a client and a peer set", cache.ErrConfig)
+		return fmt.Errorf("geecache: discovery/kubernetes: %w: Watch needs a client and a peer set", cache.ErrConfig)
 	case service == "" || namespace == "":
 		// An empty namespace would be every namespace: Services of one
 		// name in several of them would be merged, and it needs a
 		// ClusterRole.
-		return fmt.Errorf("kubernetes: %w: Watch needs a Service name and its namespace", cache.ErrConfig)
+		return fmt.Errorf("geecache: discovery/kubernetes: %w: Watch needs a Service name and its namespace", cache.ErrConfig)
 	case o.Debounce < 0 || o.Debounce > maxDebounce:
-		return fmt.Errorf("kubernetes: %w: Options.Debounce %v is not within [0, %v]", cache.ErrConfig, o.Debounce, maxDebounce)
+		return fmt.Errorf("geecache: discovery/kubernetes: %w: Options.Debounce %v is not within [0, %v]", cache.ErrConfig, o.Debounce, maxDebounce)
 	case o.AddressType != "" && o.AddressType != discoveryv1.AddressTypeIPv4 && o.AddressType != discoveryv1.AddressTypeIPv6:
-		return fmt.Errorf("kubernetes: %w: Options.AddressType %q is neither IPv4 nor IPv6", cache.ErrConfig, o.AddressType)
+		return fmt.Errorf("geecache: discovery/kubernetes: %w: Options.AddressType %q is neither IPv4 nor IPv6", cache.ErrConfig, o.AddressType)
 	}
 	w := &watcher{
 		peers: peers, family: o.AddressType, port: o.Port, address: o.Address, debounce: o.Debounce, log: o.Logger,
@@ -149,7 +151,7 @@ func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, c
 		func(lo *metav1.ListOptions) { lo.LabelSelector = selector })
 	w.lister = inf.GetIndexer()
 	if err := inf.SetWatchErrorHandlerWithContext(w.watchError); err != nil {
-		return fmt.Errorf("kubernetes: %w", err) // only fails once started
+		return fmt.Errorf("geecache: discovery/kubernetes: %w", err) // only fails once started
 	}
 	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.poke() },
@@ -157,13 +159,13 @@ func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, c
 		DeleteFunc: func(any) { w.poke() },
 	})
 	if err != nil {
-		return fmt.Errorf("kubernetes: %w", err)
+		return fmt.Errorf("geecache: discovery/kubernetes: %w", err)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { inf.RunWithContext(ctx) })
 	w.loop(ctx, reg.HasSyncedChecker().Done())
 	wg.Wait()
-	return ctx.Err()
+	return fmt.Errorf("geecache: discovery/kubernetes: watching the EndpointSlices of %s/%s: %w", namespace, service, ctx.Err())
 }
 
 // poke tells the loop that the slices changed.
