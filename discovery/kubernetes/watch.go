@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/cache"
+	"github.com/go-logr/logr"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ import (
 	informers "k8s.io/client-go/informers/discovery/v1"
 	k8s "k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 )
 
 // defaultDebounce is the Options.Debounce used when it is zero.
@@ -58,7 +60,10 @@ type Options struct {
 	Stats *Stats
 
 	// Logger receives the changes applied, the lists refused and the
-	// informer's list and watch errors. Nil means slog.Default().
+	// informer's list and watch errors, and what client-go logs of its
+	// own while it runs the informer (instead of klog's global logger;
+	// its verbosity V(n) is the slog level -n, so V(4) is Debug). Nil
+	// means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -161,8 +166,12 @@ func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, c
 	if err != nil {
 		return fmt.Errorf("geecache: discovery/kubernetes: %w", err)
 	}
+	// client-go logs through the logger of the context it runs with (the
+	// reflector's warnings, its unhandled errors): give it Options.Logger,
+	// so that nothing of Watch goes to klog's global logger and stderr.
+	klogger := logr.FromSlogHandler(w.log.With(attrsAny(w.attrs)...).Handler())
 	var wg sync.WaitGroup
-	wg.Go(func() { inf.RunWithContext(ctx) })
+	wg.Go(func() { inf.RunWithContext(klog.NewContext(ctx, klogger)) })
 	w.loop(ctx, reg.HasSyncedChecker().Done())
 	wg.Wait()
 	return fmt.Errorf("geecache: discovery/kubernetes: watching the EndpointSlices of %s/%s: %w", namespace, service, ctx.Err())
@@ -269,4 +278,13 @@ func (w *watcher) watchError(ctx context.Context, _ *toolscache.Reflector, err e
 			`the pod's ServiceAccount needs a Role allowing list and watch on "endpointslices" in "discovery.k8s.io"`))
 	}
 	w.log.LogAttrs(ctx, slog.LevelWarn, "geecache: kubernetes: listing or watching EndpointSlices failed", attrs...)
+}
+
+// attrsAny is attrs as the arguments of slog.Logger.With.
+func attrsAny(attrs []slog.Attr) []any {
+	out := make([]any, len(attrs))
+	for i, a := range attrs {
+		out[i] = a
+	}
+	return out
 }
