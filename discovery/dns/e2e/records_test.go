@@ -123,3 +123,25 @@ func TestTruncatedAnswerOverTCP(t *testing.T) {
 		t.Error("no query came over TCP")
 	}
 }
+
+// An SRV target that is no host name (a "*" label, a byte that needs an
+// escape) cannot be a peer URL: it is left out, as a target of "." is,
+// and the other records still reach the ring; one such record does not
+// hold back every change.
+func TestSRVTargetThatIsNoHostName(t *testing.T) {
+	s := startServer(t)
+	s.set(normal,
+		"_cache._tcp.test. 1 IN SRV 0 10 8001 a.cache.test.",
+		"_cache._tcp.test. 1 IN SRV 0 10 8002 b.cache.test.",
+		"_cache._tcp.test. 1 IN SRV 0 10 8004 *.cache.test.")
+	n := watch(t, s, "http://a.cache.test:8001", "_cache._tcp.test", dns.Options{SRV: true})
+	n.waitRing(t, "http://a.cache.test:8001", "http://b.cache.test:8002")
+	s.set(normal,
+		"_cache._tcp.test. 1 IN SRV 0 10 8001 a.cache.test.",
+		"_cache._tcp.test. 1 IN SRV 0 10 8003 c.cache.test.",
+		`_cache._tcp.test. 1 IN SRV 0 10 8005 we\032ird.cache.test.`)
+	n.waitRing(t, "http://a.cache.test:8001", "http://c.cache.test:8003")
+	if k := n.stats.Kept.Load(); k != 0 {
+		t.Errorf("Stats.Kept = %d: a list was refused", k)
+	}
+}
