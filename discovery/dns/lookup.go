@@ -89,7 +89,10 @@ func (s *dnsSource) addrs(r reply) []string {
 		switch {
 		case s.qtype != typeSRV:
 			out = append(out, s.scheme+"://"+netip.AddrPortFrom(rec.addr.Unmap(), uint16(s.port)).String())
-		case rec.target != "" && rec.target != "." && rec.port != 0:
+		case rec.port != 0 && rec.target != "" && checkName(rec.target+".") == nil:
+			// Not "." (no service), and a host name: readName escapes
+			// the bytes a URL's host cannot hold, and one such record
+			// must not make the peer set refuse the whole list.
 			out = append(out, s.scheme+"://"+net.JoinHostPort(rec.target, strconv.Itoa(int(rec.port))))
 		}
 	}

@@ -96,6 +96,21 @@ func TestParseSRVAndRcodes(t *testing.T) {
 	}
 	if r, err := parse(respond(1, "x.", typeA, flagTC), 1, "x.", typeA); err != nil || !r.truncated {
 		t.Errorf("TC: %+v, %v, want truncated", r, err)
+	} // TTLs: the lowest counts; one with the top bit set is 0 (RFC 2181
+	// section 8), so Watch asks again at MinInterval, not in 68 years.
+	for _, c := range []struct {
+		ttls []uint32
+		want uint32
+	}{
+		{[]uint32{0, 60}, 0}, {[]uint32{1<<31 - 1}, 1<<31 - 1}, {[]uint32{1 << 31, 60}, 0}, {[]uint32{1<<32 - 1}, 0},
+	} {
+		var rrs []rrSpec
+		for i, ttl := range c.ttls {
+			rrs = append(rrs, rrSpec{"x.", typeA, ttl, []byte{10, 0, 0, byte(i + 1)}})
+		}
+		if r, err := parse(respond(1, "x.", typeA, 0, rrs...), 1, "x.", typeA); err != nil || r.ttl != c.want || len(r.records) != len(c.ttls) {
+			t.Errorf("TTLs %d: ttl %d, %d records, %v; want ttl %d", c.ttls, r.ttl, len(r.records), err, c.want)
+		}
 	}
 }
 

@@ -27,7 +27,12 @@ type Options struct {
 	// "_http._tcp.cache.default.svc.cluster.local") instead of its A
 	// records: every record becomes Scheme://target:port with the
 	// record's own target and port. Records of every priority and weight
-	// are peers; a target of "." or a port of 0 is ignored.
+	// are peers; a port of 0, a target of "." and one that is no host
+	// name (a "*" label, a byte other than a letter, digit, "-" or "_")
+	// are ignored. A target is put on the ring as a name and never
+	// resolved by Watch: one that has no address fails when a request is
+	// sent to it, and the peer set ejects it as it ejects any peer that
+	// does not answer.
 	SRV bool
 
 	// IPv6 makes Watch ask for AAAA records instead of A records (not

@@ -39,8 +39,9 @@
 //
 // # The Role it needs
 //
-// The pod's ServiceAccount must be allowed to get, list and watch
-// EndpointSlices in the Service's namespace, and nothing else:
+// The pod's ServiceAccount must be allowed to list and watch
+// EndpointSlices in the Service's namespace, and nothing else (the
+// informer never gets a slice by name):
 //
 //	apiVersion: rbac.authorization.k8s.io/v1
 //	kind: Role
@@ -49,7 +50,7 @@
 //	rules:
 //	  - apiGroups: ["discovery.k8s.io"]
 //	    resources: ["endpointslices"]
-//	    verbs: ["get", "list", "watch"]
+//	    verbs: ["list", "watch"]
 //
 // bound to the ServiceAccount by a RoleBinding (examples/kubernetes has
 // both). Without it the informer's list fails with Forbidden; Watch logs

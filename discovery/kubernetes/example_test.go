@@ -2,6 +2,7 @@ package kubernetes_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -47,8 +48,8 @@ func Example() {
 	}
 	fmt.Println(pool.Addrs())
 	stop()
-	fmt.Println(<-done)
+	fmt.Println(errors.Is(<-done, context.Canceled))
 	// Output:
 	// [http://10.244.1.5:8080 http://10.244.2.7:8080]
-	// context canceled
+	// true
 }

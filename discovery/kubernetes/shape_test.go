@@ -3,6 +3,7 @@ package kubernetes_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -125,7 +126,7 @@ func TestWatchForbiddenSaysWhichRole(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Watch = %v, want the context's deadline", err)
 		}
-		if !strings.Contains(logs.String(), `needs a Role allowing get, list and watch on \"endpointslices\"`) {
+		if !strings.Contains(logs.String(), `needs a Role allowing list and watch on \"endpointslices\"`) {
 			t.Fatalf("no hint about the Role in the log:\n%s", logs.String())
 		}
 		if st.Errors.Load() < 2 || st.Updates.Load() != 0 {
@@ -202,9 +203,21 @@ func TestWatchConfigErrors(t *testing.T) {
 			return err
 		},
 	} {
-		if err := call(); !errors.Is(err, cache.ErrConfig) {
+		err := call()
+		if !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("%s: err = %v, want cache.ErrConfig", name, err)
 		}
+		// The README's "Errors": every error starts with "geecache: " once.
+		if s := fmt.Sprint(err); !strings.HasPrefix(s, "geecache: discovery/kubernetes: ") || strings.Count(s, "geecache: ") != 1 {
+			t.Errorf("%s: %q, want one \"geecache: discovery/kubernetes: \" prefix", name, s)
+		}
+	}
+	// A valid Watch ends with its context's error, prefixed the same way.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := kubernetes.Watch(ctx, p, cs, ns, svc, nil)
+	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "geecache: discovery/kubernetes: ") {
+		t.Errorf("Watch with a done context: %v, want context.Canceled with the \"geecache: discovery/kubernetes: \" prefix", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/cache"
+	"github.com/go-logr/logr"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ import (
 	informers "k8s.io/client-go/informers/discovery/v1"
 	k8s "k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 )
 
 // defaultDebounce is the Options.Debounce used when it is zero.
@@ -58,7 +60,10 @@ type Options struct {
 	Stats *Stats
 
 	// Logger receives the changes applied, the lists refused and the
-	// informer's list and watch errors. Nil means slog.Default().
+	// informer's list and watch errors, and what client-go logs of its
+	// own while it runs the informer (instead of klog's global logger;
+	// its verbosity V(n) is the slog level -n, so V(4) is Debug). Nil
+	// means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -101,10 +106,12 @@ type watcher struct {
 // opts.Stats. If peers has a Self method (all three do), the family of
 // that address is the default Options.AddressType.
 //
-// Watch blocks; run it in its own goroutine. It returns ctx's error when
-// ctx is done, once the informer's goroutines have stopped, or at once an
-// error wrapping [cache.ErrConfig] for a nil client or peers, an empty
-// service or namespace, or options that cannot work.
+// Watch blocks; run it in its own goroutine. It returns an error wrapping
+// ctx's error when ctx is done, once the informer's goroutines have
+// stopped, or at once an error wrapping [cache.ErrConfig] for a nil
+// client or peers, an empty service or namespace, or options that cannot
+// work. Every error it returns starts with "geecache: ", as the main
+// module's do.
 func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, client k8s.Interface, namespace, service string, opts *Options) error {
 	var o Options
 	if opts != nil {
@@ -112,16 +119,16 @@ func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, c
 	}
 	switch {
 	case client == nil || peers == nil:
-		return fmt.Errorf("kubernetes: %w: Watch needs a client and a peer set", cache.ErrConfig)
+		return fmt.Errorf("geecache: discovery/kubernetes: %w: Watch needs a client and a peer set", cache.ErrConfig)
 	case service == "" || namespace == "":
 		// An empty namespace would be every namespace: Services of one
 		// name in several of them would be merged, and it needs a
 		// ClusterRole.
-		return fmt.Errorf("kubernetes: %w: Watch needs a Service name and its namespace", cache.ErrConfig)
+		return fmt.Errorf("geecache: discovery/kubernetes: %w: Watch needs a Service name and its namespace", cache.ErrConfig)
 	case o.Debounce < 0 || o.Debounce > maxDebounce:
-		return fmt.Errorf("kubernetes: %w: Options.Debounce %v is not within [0, %v]", cache.ErrConfig, o.Debounce, maxDebounce)
+		return fmt.Errorf("geecache: discovery/kubernetes: %w: Options.Debounce %v is not within [0, %v]", cache.ErrConfig, o.Debounce, maxDebounce)
 	case o.AddressType != "" && o.AddressType != discoveryv1.AddressTypeIPv4 && o.AddressType != discoveryv1.AddressTypeIPv6:
-		return fmt.Errorf("kubernetes: %w: Options.AddressType %q is neither IPv4 nor IPv6", cache.ErrConfig, o.AddressType)
+		return fmt.Errorf("geecache: discovery/kubernetes: %w: Options.AddressType %q is neither IPv4 nor IPv6", cache.ErrConfig, o.AddressType)
 	}
 	w := &watcher{
 		peers: peers, family: o.AddressType, port: o.Port, address: o.Address, debounce: o.Debounce, log: o.Logger,
@@ -149,7 +156,7 @@ func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, c
 		func(lo *metav1.ListOptions) { lo.LabelSelector = selector })
 	w.lister = inf.GetIndexer()
 	if err := inf.SetWatchErrorHandlerWithContext(w.watchError); err != nil {
-		return fmt.Errorf("kubernetes: %w", err) // only fails once started
+		return fmt.Errorf("geecache: discovery/kubernetes: %w", err) // only fails once started
 	}
 	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.poke() },
@@ -157,13 +164,17 @@ func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, c
 		DeleteFunc: func(any) { w.poke() },
 	})
 	if err != nil {
-		return fmt.Errorf("kubernetes: %w", err)
+		return fmt.Errorf("geecache: discovery/kubernetes: %w", err)
 	}
+	// client-go logs through the logger of the context it runs with (the
+	// reflector's warnings, its unhandled errors): give it Options.Logger,
+	// so that nothing of Watch goes to klog's global logger and stderr.
+	klogger := logr.FromSlogHandler(w.log.With(attrsAny(w.attrs)...).Handler())
 	var wg sync.WaitGroup
-	wg.Go(func() { inf.RunWithContext(ctx) })
+	wg.Go(func() { inf.RunWithContext(klog.NewContext(ctx, klogger)) })
 	w.loop(ctx, reg.HasSyncedChecker().Done())
 	wg.Wait()
-	return ctx.Err()
+	return fmt.Errorf("geecache: discovery/kubernetes: watching the EndpointSlices of %s/%s: %w", namespace, service, ctx.Err())
 }
 
 // poke tells the loop that the slices changed.
@@ -264,7 +275,16 @@ func (w *watcher) watchError(ctx context.Context, _ *toolscache.Reflector, err e
 	attrs := append(w.attrs, slog.Any("error", err))
 	if apierrors.IsForbidden(err) {
 		attrs = append(attrs, slog.String("hint",
-			`the pod's ServiceAccount needs a Role allowing get, list and watch on "endpointslices" in "discovery.k8s.io"`))
+			`the pod's ServiceAccount needs a Role allowing list and watch on "endpointslices" in "discovery.k8s.io"`))
 	}
 	w.log.LogAttrs(ctx, slog.LevelWarn, "geecache: kubernetes: listing or watching EndpointSlices failed", attrs...)
+}
+
+// attrsAny is attrs as the arguments of slog.Logger.With.
+func attrsAny(attrs []slog.Attr) []any {
+	out := make([]any, len(attrs))
+	for i, a := range attrs {
+		out[i] = a
+	}
+	return out
 }

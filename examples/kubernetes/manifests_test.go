@@ -234,8 +234,9 @@ func TestManifestsAgree(t *testing.T) {
 		t.Errorf("geecache.yaml must use DNS discovery by default")
 	}
 
-	// The Role: get, list and watch EndpointSlices, nothing more.
-	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}}}
+	// The Role: list and watch EndpointSlices, nothing more (and nothing
+	// less: TestRoleIsExactlyWhatTheInformerUses).
+	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}}}
 	if !reflect.DeepEqual(m.role.Rules, wantRules) {
 		t.Errorf("Role rules %+v, want %+v", m.role.Rules, wantRules)
 	}

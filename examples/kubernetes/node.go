@@ -114,8 +114,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 // run serves until ctx is done, then leaves (the readiness probe fails,
 // so that the other nodes' rings drop it), drains (nethttp.Pool.Shutdown:
 // for cfg.drain its own Gets go to the keys' next owner while it keeps
-// serving the peers), shuts the server down and returns. ln may be nil (cfg.listen is
-// used); client is used with -discovery=endpointslices.
+// serving the peers), shuts the server down and returns. If its discovery
+// cannot start, it shuts the server down at once and returns that error.
+// ln may be nil (cfg.listen is used); client is used with
+// -discovery=endpointslices.
 func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface, log *slog.Logger) error {
 	reg := cache.NewRegistry()
 	pool, err := nethttp.NewPool(cfg.self, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: cfg.secret}, Logger: log,
@@ -139,8 +141,11 @@ func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface,
 	go func() { served <- srv.Serve(ln) }()
 
 	// Discovery runs until the server has stopped, so that the ring stays
-	// right while the node drains.
+	// right while the node drains. If it cannot start (options that cannot
+	// work), the node stops: better a pod that crashes, where an operator
+	// sees it, than a node alone that loads every key itself.
 	dctx, stopDiscovery := context.WithCancel(context.Background())
+	failed := make(chan error, 1)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		var err error
@@ -154,19 +159,22 @@ func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface,
 		}
 		if !errors.Is(err, context.Canceled) {
 			log.Error("discovery stopped", "err", err)
+			failed <- err
 		}
 	})
 	log.Info("geecache node is running", "self", cfg.self, "listen", ln.Addr().String(), "discovery", cfg.discovery)
 
+	var discoveryErr error
 	select {
 	case <-ctx.Done():
 	case err = <-served:
+	case discoveryErr = <-failed:
 	}
 	// Leave the peer set first: the readiness probe fails from now on, so
 	// that the pod (Terminating already) leaves the Service's ready
 	// endpoints and every other node's discovery drops it from its ring.
 	draining.Store(true)
-	if err == nil && cfg.drain > 0 {
+	if err == nil && discoveryErr == nil && cfg.drain > 0 {
 		// Then drain (nethttp.Pool.Shutdown): this node's own Gets go to
 		// the next node on the ring, the keys' new owner, while it keeps
 		// serving the peers, so that the new owners take what it holds
@@ -184,7 +192,7 @@ func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface,
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err == nil {
+	if err == nil { // the server still runs: finish the requests in flight
 		err = srv.Shutdown(sctx)
 		if e := <-served; !errors.Is(e, http.ErrServerClosed) {
 			err = errors.Join(err, e)
@@ -192,7 +200,7 @@ func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface,
 	}
 	stopDiscovery()
 	wg.Wait()
-	return errors.Join(err, pool.Close())
+	return errors.Join(discoveryErr, err, pool.Close())
 }
 
 // handler serves the peer protocol under /_geecache/, the API and the

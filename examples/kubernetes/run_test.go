@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/internal/testkit"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
@@ -156,5 +157,36 @@ func TestParseFlagsRefuses(t *testing.T) {
 	}
 	if errors.Is(err, context.Canceled) {
 		t.Fatal("unreachable")
+	}
+}
+
+// Discovery that cannot start (here: a -self without a port, so DNS has
+// no port for the records) stops the program with its error, so that the
+// pod crashes where an operator sees it, instead of serving as a node
+// alone that loads every key itself.
+func TestRunStopsWhenDiscoveryCannotStart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"GEECACHE_SECRET": "s3cret"}
+	cfg, err := parseFlags([]string{"-listen=" + ln.Addr().String(), "-self=http://127.0.0.1", "-dns-server=127.0.0.1:1", "-drain=1s"},
+		func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- run(context.Background(), cfg, ln, nil, slog.New(slog.DiscardHandler)) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, cache.ErrConfig) {
+			t.Fatalf("run = %v, want the discovery's configuration error", err)
+		}
+	case <-time.After(10 * time.Second): // a bound on the wait: it returns at once when right
+		t.Fatal("run kept serving without its discovery")
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Error("the listener still accepts after run returned")
 	}
 }

@@ -12,10 +12,11 @@ import (
 const self = "http://10.0.0.1:8080"
 
 // A records (a headless Service: one per ready Pod) become the ring,
-// with the port from Options, and a change of the records reaches it.
+// with the port from Options (a record listed twice is one peer), and a
+// change of the records reaches it.
 func TestARecords(t *testing.T) {
 	s := startServer(t)
-	s.set(normal, "cache.test. 1 IN A 10.0.0.1", "cache.test. 1 IN A 10.0.0.2",
+	s.set(normal, "cache.test. 1 IN A 10.0.0.1", "cache.test. 1 IN A 10.0.0.2", "cache.test. 1 IN A 10.0.0.2",
 		"other.test. 1 IN A 10.9.9.9", "cache.test. 1 IN AAAA fd00::1")
 	n := watch(t, s, self, "cache.test", dns.Options{Port: 8080})
 	n.waitRing(t, self, "http://10.0.0.2:8080")
@@ -41,13 +42,17 @@ func TestAAAARecords(t *testing.T) {
 	n.waitRing(t, "http://[fd00::1]:8080", "http://[fd00::2]:8080")
 }
 
-// SRV records bring their own targets and ports; a target of "." is no
-// peer.
+// SRV records bring their own targets and ports; a target of "." or a
+// port of 0 is no peer, and a target listed twice (at two priorities, or
+// spelt in capitals) is one peer.
 func TestSRVRecords(t *testing.T) {
 	s := startServer(t)
 	s.set(normal,
 		"_cache._tcp.test. 1 IN SRV 0 10 8001 a.cache.test.",
 		"_cache._tcp.test. 1 IN SRV 10 5 8002 b.cache.test.",
+		"_cache._tcp.test. 1 IN SRV 20 5 8002 b.cache.test.",
+		"_cache._tcp.test. 1 IN SRV 20 5 8002 B.Cache.Test.",
+		"_cache._tcp.test. 1 IN SRV 0 10 0 c.cache.test.",
 		"_cache._tcp.test. 1 IN SRV 0 0 8003 .")
 	n := watch(t, s, "http://a.cache.test:8001", "_cache._tcp.test", dns.Options{SRV: true})
 	n.waitRing(t, "http://a.cache.test:8001", "http://b.cache.test:8002")
@@ -116,5 +121,27 @@ func TestTruncatedAnswerOverTCP(t *testing.T) {
 	n.waitRing(t, want...)
 	if s.tcpQueries() == 0 {
 		t.Error("no query came over TCP")
+	}
+}
+
+// An SRV target that is no host name (a "*" label, a byte that needs an
+// escape) cannot be a peer URL: it is left out, as a target of "." is,
+// and the other records still reach the ring; one such record does not
+// hold back every change.
+func TestSRVTargetThatIsNoHostName(t *testing.T) {
+	s := startServer(t)
+	s.set(normal,
+		"_cache._tcp.test. 1 IN SRV 0 10 8001 a.cache.test.",
+		"_cache._tcp.test. 1 IN SRV 0 10 8002 b.cache.test.",
+		"_cache._tcp.test. 1 IN SRV 0 10 8004 *.cache.test.")
+	n := watch(t, s, "http://a.cache.test:8001", "_cache._tcp.test", dns.Options{SRV: true})
+	n.waitRing(t, "http://a.cache.test:8001", "http://b.cache.test:8002")
+	s.set(normal,
+		"_cache._tcp.test. 1 IN SRV 0 10 8001 a.cache.test.",
+		"_cache._tcp.test. 1 IN SRV 0 10 8003 c.cache.test.",
+		`_cache._tcp.test. 1 IN SRV 0 10 8005 we\032ird.cache.test.`)
+	n.waitRing(t, "http://a.cache.test:8001", "http://c.cache.test:8003")
+	if k := n.stats.Kept.Load(); k != 0 {
+		t.Errorf("Stats.Kept = %d: a list was refused", k)
 	}
 }
