@@ -123,17 +123,32 @@ type mbCluster struct {
 	drain  time.Duration
 	watch  *mbWatch // nil: no Tracer, no record of loads (killtrace_test.go)
 	starts int16
+	// tune, if set, may wrap a new node's Getter and change its group's
+	// options (steady_test.go instruments the loads with it).
+	tune func(addr string, g getter.Getter, o *cache.GroupOptions) getter.Getter
 }
 
 func newMBCluster(tb testing.TB, n, keys int, budget int64, drain time.Duration) *mbCluster {
 	return newMBClusterWatched(tb, n, keys, budget, drain, nil)
 }
 
+// newMBClusterTuned is newMBCluster with every node's Getter and options
+// passed through tune (nil: as they are).
+func newMBClusterTuned(tb testing.TB, n, keys int, budget int64, drain time.Duration,
+	tune func(addr string, g getter.Getter, o *cache.GroupOptions) getter.Getter) *mbCluster {
+	return newMBClusterWith(tb, n, keys, budget, drain, nil, tune)
+}
+
 // newMBClusterWatched is newMBCluster with w (if not nil) as every node's
 // Tracer and the record of their loads.
 func newMBClusterWatched(tb testing.TB, n, keys int, budget int64, drain time.Duration, w *mbWatch) *mbCluster {
+	return newMBClusterWith(tb, n, keys, budget, drain, w, nil)
+}
+
+func newMBClusterWith(tb testing.TB, n, keys int, budget int64, drain time.Duration, w *mbWatch,
+	tune func(addr string, g getter.Getter, o *cache.GroupOptions) getter.Getter) *mbCluster {
 	c := &mbCluster{tb: tb, src: newMBSource(keys), budget: budget, rt: nethttp.NewTransport(),
-		nodes: map[string]*mbNode{}, drain: drain, watch: w}
+		nodes: map[string]*mbNode{}, drain: drain, watch: w, tune: tune}
 	for range n {
 		c.start("")
 	}
@@ -178,7 +193,11 @@ func (c *mbCluster) start(addr string) *mbNode {
 		c.tb.Fatal(err)
 	}
 	gopts.Peers, gopts.Logger = n.pool, quiet
-	if n.group, err = reg.NewGroup(mbGroup, c.budget, c.src.getter(n.serial, c.watch), gopts); err != nil {
+	get := c.src.getter(n.serial, c.watch)
+	if c.tune != nil {
+		get = c.tune(n.addr, get, gopts)
+	}
+	if n.group, err = reg.NewGroup(mbGroup, c.budget, get, gopts); err != nil {
 		c.tb.Fatal(err)
 	}
 	n.srv = nethttp.NewServer("", n.pool, nil)
