@@ -66,6 +66,7 @@ type mbResult struct {
 	evictions         int64         // kill: the survivors' main-cache evictions in the window
 	out, back         mbPhase       // roll: the loads and Gets while each node was out, and in the settle after
 	split             *killSplit    // kill: the dead owner's keys by what it held (kill_test.go)
+	steadyHedges      float64       // roll: the hedges (Stats.Hedges, each a load) per second of the steady window
 }
 
 // mbPhase counts the loads and Gets of one kind of phase of a roll.
@@ -81,6 +82,11 @@ func (p mbPhase) extra(control mbPhase, held int) float64 {
 
 func (r mbResult) report(b *testing.B) {
 	b.ReportMetric(r.steadyRate, "steady-loads/s")
+	if r.steadyHedges > 0 {
+		// The share of the steady loads that are hedges: a whole budget's
+		// steady loads are all hedges (steady_test.go).
+		b.ReportMetric(r.steadyHedges, "steady-hedges/s")
+	}
 	if r.steadyRate > 0 {
 		b.ReportMetric(float64(r.peak)/r.steadyRate, "peak/steady")
 	}
@@ -123,9 +129,11 @@ func rollingRestart(tb testing.TB, cfg mbConfig, restart bool) (res mbResult, lo
 	cl := c.clients(cfg.clients, cfg.keys)
 	time.Sleep(cfg.warm)
 	s0 := c.waitSecond()
+	h0 := c.hedges()
 	time.Sleep(cfg.steady)
 	s1 := c.waitSecond()
 	res.steadyRate, _ = c.rate(s0, s1)
+	res.steadyHedges = float64(c.hedges()-h0) / float64(max(s1-s0, 1))
 	c.mu.Lock()
 	order := make([]*mbNode, 0, len(c.nodes))
 	for _, n := range c.nodes {
@@ -252,6 +260,16 @@ func BenchmarkScaleOut(b *testing.B) {
 	for range b.N {
 		scaleOut(b, mbConfigFor(testing.Short(), mbWhole)).report(b)
 	}
+}
+
+// hedges returns the live nodes' Stats.Hedges, summed.
+func (c *mbCluster) hedges() (n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, nd := range c.nodes {
+		n += nd.group.Stats().Hedges
+	}
+	return n
 }
 
 // prewarm gets every key once, through the nodes in turn, so that a

@@ -24,8 +24,12 @@ import (
 // node's Getter is recorded with what made it (the caller's stack and
 // context) and every group's Stats are compared before and after. It
 // answers why a cluster that holds every key still loads (bench/README.md,
-// "Membership changes", "The steady loads of a whole budget"). Variants
-// change one PeerPolicy field, to test a cause.
+// "Membership changes", "The steady loads of a whole budget"). default is
+// that steady state; each other variant changes one thing, to test a
+// cause: nohedge (PeerPolicy.NoHedge), long (a 60 s window),
+// warm-every-node (every node asked for every key before the clients
+// start) and 4-clients (4 closed-loop clients instead of 32).
+// Run it with -v: each run logs its breakdown.
 func BenchmarkSteadyLoads(b *testing.B) {
 	for _, v := range []struct {
 		name   string
@@ -33,14 +37,28 @@ func BenchmarkSteadyLoads(b *testing.B) {
 	}{
 		{"default", cache.PeerPolicy{}},
 		{"nohedge", cache.PeerPolicy{NoHedge: true}},
+		{"long", cache.PeerPolicy{}},
+		{"warm-every-node", cache.PeerPolicy{}},
+		{"4-clients", cache.PeerPolicy{}},
 	} {
 		b.Run(v.name, func(b *testing.B) {
+			window := 20 * time.Second
+			if v.name == "long" {
+				window = 60 * time.Second // how the "steady" rate goes on after the roll's 15 s + 5 s
+			}
 			for range b.N {
-				steadyLoads(b, v.policy, 15*time.Second, 20*time.Second)
+				cfg := mbConfigFor(false, mbWhole)
+				if v.name == "4-clients" {
+					cfg.clients = 4 // a machine less busy: fewer closed-loop clients on its 2 cores
+				}
+				steadyLoads(b, cfg, v.policy, 15*time.Second, window, v.name == "warm-every-node")
 			}
 		})
 	}
 }
+
+// slSegment is the step in which the window's fetches and hedges are told.
+const slSegment = 5 * time.Second
 
 // The kinds of a load, by what called the Getter.
 const (
@@ -237,8 +255,11 @@ func readSched() *metrics.Float64Histogram {
 	return &metrics.Float64Histogram{Counts: append([]uint64(nil), h.Counts...), Buckets: h.Buckets}
 }
 
-func steadyLoads(b *testing.B, policy cache.PeerPolicy, warm, window time.Duration) {
-	cfg := mbConfigFor(false, mbWhole)
+// steadyLoads runs one steady state; with everyNode, the prewarm is
+// followed by a GetMany of every key on every node, so that every node
+// holds every key (its own in main, the others' in hot) before the
+// clients start.
+func steadyLoads(b *testing.B, cfg mbConfig, policy cache.PeerPolicy, warm, window time.Duration, everyNode bool) {
 	r := &slRecorder{}
 	r.perNode = make([][]atomic.Int32, cfg.nodes)
 	for i := range r.perNode {
@@ -252,11 +273,18 @@ func steadyLoads(b *testing.B, policy cache.PeerPolicy, warm, window time.Durati
 	r.c = c
 	defer c.close()
 	t0 := time.Now()
-	c.prewarm(cfg.keys, cfg.clients)
+	c.prewarm(cfg.keys, 32) // as rollingRestart, whatever the clients
 	pw := slStats(c)
 	b.Logf("prewarm: %v, %d loads for %d keys; held: main %d items (%d B), hot %d items (%d B); evictions main %d hot %d",
 		time.Since(t0).Round(time.Millisecond), c.src.total(), cfg.keys, pw.Main.Items, pw.Main.Bytes, pw.Hot.Items, pw.Hot.Bytes,
 		pw.Main.Evictions, pw.Hot.Evictions)
+	if everyNode {
+		t1, l1 := time.Now(), c.src.total()
+		c.prewarmEveryNode(cfg.keys, 32)
+		pw := slStats(c)
+		b.Logf("prewarm of every node (GetMany): %v, %d loads; held: main %d items, hot %d items",
+			time.Since(t1).Round(time.Millisecond), c.src.total()-l1, pw.Main.Items, pw.Hot.Items)
+	}
 	cl := c.clients(cfg.clients, cfg.keys)
 	r.clients.Store(cl)
 	time.Sleep(warm)
@@ -265,7 +293,18 @@ func steadyLoads(b *testing.B, policy cache.PeerPolicy, warm, window time.Durati
 	runtime.ReadMemStats(&gc0)
 	r.began = time.Now().UnixNano()
 	r.begin.Store(r.began)
-	time.Sleep(window)
+	// The window in segments of 5 s: how the remote fetches (first Gets of
+	// a key on a node that does not hold it) and the hedges go on.
+	prev, pg := s0, g0
+	for seg := time.Duration(0); seg < window; seg += slSegment {
+		time.Sleep(min(slSegment, window-seg))
+		s, g := slStats(c), cl.gets.Load()
+		f, h := s.PeerLoads-prev.PeerLoads, s.Hedges-prev.Hedges
+		b.Logf("  segment +%v: %d Gets, %d remote fetches (%.0f/s), %d hedges (%.1f/s, %.2f%% of the fetches), hot %d items",
+			seg+min(slSegment, window-seg), g-pg, f, float64(f)/slSegment.Seconds(), h, float64(h)/slSegment.Seconds(),
+			100*float64(h)/float64(max(f, 1)), s.Hot.Items)
+		prev, pg = s, g
+	}
 	r.begin.Store(0)
 	s1, g1, h1 := slStats(c), cl.gets.Load(), readSched()
 	var gc1 runtime.MemStats
@@ -332,6 +371,7 @@ func steadyLoads(b *testing.B, policy cache.PeerPolicy, warm, window time.Durati
 			l.sinceAsked.Round(time.Microsecond), l.sinceLoaded.Round(time.Millisecond))
 	}
 	b.ReportMetric(float64(len(loads))/secs, "steady-loads/s")
+	b.ReportMetric(100*float64(s1.Hedges-s0.Hedges)/float64(max(s1.PeerLoads-s0.PeerLoads, 1)), "hedges/100-fetches")
 	b.ReportMetric(d(func(s cache.Stats) int64 { return s.PeerLoads }), "peer-fetches/s")
 	b.ReportMetric(d(func(s cache.Stats) int64 { return s.Hedges }), "hedges/s")
 	b.ReportMetric(float64(s1.Main.Evictions-s0.Main.Evictions+s1.Hot.Evictions-s0.Hot.Evictions), "evictions")
@@ -381,4 +421,32 @@ func slBursts(b *testing.B, loads []slLoad, began int64, ms *runtime.MemStats) {
 	b.Logf("  bursts: %d loads in %d of the window's 10 ms buckets, at most %d in one; %d (%.0f%%) start within 30 ms after one of the %d GC pause ends (which cover %.1f%% of the time); pauses min %v median %v max %v",
 		len(loads), len(buckets), top, after, 100*float64(after)/float64(len(loads)), len(ends), 100*cover,
 		pauses[0], pauses[len(pauses)/2], pauses[len(pauses)-1])
+}
+
+// prewarmEveryNode asks every node for every key, 500 a GetMany, so that
+// each holds the keys it does not own in its hot cache too.
+func (c *mbCluster) prewarmEveryNode(keys, workers int) {
+	const batch = 500
+	ns := *c.lb.Load()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				j := int(next.Add(1)-1) * batch
+				if j >= keys*len(ns) {
+					return
+				}
+				n, from := ns[j/keys], j%keys
+				ks := make([]string, 0, batch)
+				for id := from; id < min(from+batch, keys); id++ {
+					ks = append(ks, mbKey(id))
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				n.group.GetMany(ctx, ks, func(int, cache.ByteView, error) {})
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
 }
