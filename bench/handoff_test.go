@@ -247,6 +247,13 @@ func BenchmarkRollingRestart(b *testing.B) {
 				b.ReportMetric(float64(res.out.loads)/float64(max(res.out.gets, 1)), "roll-out-loads/get")
 				res.extra = (float64(loads)/float64(gets) - float64(cLoads)/float64(cGets)) * float64(gets)
 				b.ReportMetric(float64(cLoads)/float64(cGets), "control-loads/get")
+				// The largest second of each run over the same schedule: at
+				// the whole budget the steady rate before the roll is hedges
+				// of a hot cache still filling (steady_test.go), which the
+				// control has as much of.
+				b.ReportMetric(float64(res.peak), "peak-loads")
+				b.ReportMetric(float64(ctl.peak), "control-peak-loads")
+				b.ReportMetric(ctl.steadyRate, "control-steady-loads/s")
 				b.ReportMetric(float64(loads)/float64(gets), "roll-loads/get")
 				res.report(b)
 			}

@@ -39,6 +39,7 @@ func BenchmarkSteadyLoads(b *testing.B) {
 		{"nohedge", cache.PeerPolicy{NoHedge: true}},
 		{"long", cache.PeerPolicy{}},
 		{"warm-every-node", cache.PeerPolicy{}},
+		{"warm-every-node-get", cache.PeerPolicy{}},
 		{"4-clients", cache.PeerPolicy{}},
 	} {
 		b.Run(v.name, func(b *testing.B) {
@@ -51,7 +52,8 @@ func BenchmarkSteadyLoads(b *testing.B) {
 				if v.name == "4-clients" {
 					cfg.clients = 4 // a machine less busy: fewer closed-loop clients on its 2 cores
 				}
-				steadyLoads(b, cfg, v.policy, 15*time.Second, window, v.name == "warm-every-node")
+				warmAll := map[string]int{"warm-every-node": slWarmGetMany, "warm-every-node-get": slWarmGet}[v.name]
+				steadyLoads(b, cfg, v.policy, 15*time.Second, window, warmAll)
 			}
 		})
 	}
@@ -255,11 +257,18 @@ func readSched() *metrics.Float64Histogram {
 	return &metrics.Float64Histogram{Counts: append([]uint64(nil), h.Counts...), Buckets: h.Buckets}
 }
 
-// steadyLoads runs one steady state; with everyNode, the prewarm is
-// followed by a GetMany of every key on every node, so that every node
-// holds every key (its own in main, the others' in hot) before the
-// clients start.
-func steadyLoads(b *testing.B, cfg mbConfig, policy cache.PeerPolicy, warm, window time.Duration, everyNode bool) {
+// How steadyLoads warms every node after the prewarm of rollingRestart.
+const (
+	slWarmOwners  = iota // not: each key is held by its owner (and the node it was asked through)
+	slWarmGetMany        // a GetMany of every key on every node, 500 keys a call
+	slWarmGet            // a Get of every key on every node
+)
+
+// steadyLoads runs one steady state; with everyNode (slWarmGetMany,
+// slWarmGet), the prewarm is followed by every node being asked for every
+// key, so that each holds every key (its own in main, the others' in hot)
+// before the clients start.
+func steadyLoads(b *testing.B, cfg mbConfig, policy cache.PeerPolicy, warm, window time.Duration, everyNode int) {
 	r := &slRecorder{}
 	r.perNode = make([][]atomic.Int32, cfg.nodes)
 	for i := range r.perNode {
@@ -278,12 +287,20 @@ func steadyLoads(b *testing.B, cfg mbConfig, policy cache.PeerPolicy, warm, wind
 	b.Logf("prewarm: %v, %d loads for %d keys; held: main %d items (%d B), hot %d items (%d B); evictions main %d hot %d",
 		time.Since(t0).Round(time.Millisecond), c.src.total(), cfg.keys, pw.Main.Items, pw.Main.Bytes, pw.Hot.Items, pw.Hot.Bytes,
 		pw.Main.Evictions, pw.Hot.Evictions)
-	if everyNode {
-		t1, l1 := time.Now(), c.src.total()
-		c.prewarmEveryNode(cfg.keys, 32)
+	if everyNode != slWarmOwners {
+		t1, l1, p0 := time.Now(), c.src.total(), slStats(c)
+		how := "GetMany"
+		if everyNode == slWarmGet {
+			how = "Get"
+			c.prewarmEveryNodeGet(cfg.keys, 32)
+		} else {
+			c.prewarmEveryNode(cfg.keys, 32)
+		}
 		pw := slStats(c)
-		b.Logf("prewarm of every node (GetMany): %v, %d loads; held: main %d items, hot %d items",
-			time.Since(t1).Round(time.Millisecond), c.src.total()-l1, pw.Main.Items, pw.Hot.Items)
+		b.Logf("prewarm of every node (%s): %v, %d loads (Hedges %d, HedgeWins %d, LocalLoads %d, PeerLoads %d, LoadErrors %d); held: main %d items, hot %d items",
+			how,
+			time.Since(t1).Round(time.Millisecond), c.src.total()-l1, pw.Hedges-p0.Hedges, pw.HedgeWins-p0.HedgeWins,
+			pw.LocalLoads-p0.LocalLoads, pw.PeerLoads-p0.PeerLoads, pw.LoadErrors-p0.LoadErrors, pw.Main.Items, pw.Hot.Items)
 	}
 	cl := c.clients(cfg.clients, cfg.keys)
 	r.clients.Store(cl)
@@ -444,6 +461,27 @@ func (c *mbCluster) prewarmEveryNode(keys, workers int) {
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				n.group.GetMany(ctx, ks, func(int, cache.ByteView, error) {})
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// prewarmEveryNodeGet asks every node for every key with a Get each.
+func (c *mbCluster) prewarmEveryNodeGet(keys, workers int) {
+	ns := *c.lb.Load()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				j := int(next.Add(1) - 1)
+				if j >= keys*len(ns) {
+					return
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, _ = ns[j/keys].group.Get(ctx, mbKey(j%keys))
 				cancel()
 			}
 		})
