@@ -42,7 +42,9 @@ type ownerKeys struct {
 // next live node (picker.Peers), they are asked from it in one batch per
 // node, which loads each once for the whole cluster; else, or if that
 // fails too, they load here. The same health, hedging and integrity rules
-// as Get apply; a peer whose transport cannot batch is asked key by key.
+// as Get apply (a batch's hedge delay is the 99th percentile of recent
+// batches' times, not single keys'); a peer whose transport cannot batch
+// is asked key by key.
 //
 // each runs on the caller's goroutine once every key has its result; the
 // results are kept in one slice, not a map, so the cost per key of a batch

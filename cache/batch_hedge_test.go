@@ -3,6 +3,8 @@ package cache_test
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -87,6 +89,48 @@ func TestRemoveManyRetriesTheNamedPeer(t *testing.T) {
 			if v, err := nodes[2].group.Get(t.Context(), k); err != nil || v.String() != "new:"+k {
 				t.Fatalf("node2: Get(%s) = %q, %v after the retries; want the new value", k, v, err)
 			}
+		}
+		settleBubble()
+	})
+}
+
+// A batch is hedged after the time batches take, not after the time single
+// fetches take: an owner that holds every key, answers single Gets at once
+// and batches in 15-20 ms, is never hedged, so no key it holds is loaded
+// at the asking node. (With the single fetches' delay, 10 ms, every batch
+// was hedged and each of its keys loaded twice.)
+func TestGetManyHedgeDelayIsBatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := &sync.Map{}
+		for i := range 48 {
+			db.Store(fmt.Sprint("b", i), fmt.Sprint("v:b", i))
+		}
+		nodes := newMemClusterWith(t, db, cache.GroupOptions{})
+		for i := range 48 { // node1 owns the b keys and holds them all
+			if _, err := nodes[1].group.Get(t.Context(), fmt.Sprint("b", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 16 { // node0 learns single fetches: at once, so its delay is HedgeMin
+			if _, err := nodes[0].group.Get(t.Context(), fmt.Sprint("b", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		nodes[1].batchTime = func(n int64) time.Duration {
+			if n < 8 {
+				return 20 * time.Millisecond
+			}
+			return 15 * time.Millisecond
+		}
+		for b := range 16 { // 16 batches of two fresh keys and a missing one
+			keys := []string{fmt.Sprint("b", 16+2*b), fmt.Sprint("b", 17+2*b), "b-missing"}
+			got := getMany(t, nodes[0].group, keys)
+			if got[0] != "v:"+keys[0] || got[1] != "v:"+keys[1] || !strings.Contains(got[2], "not found") {
+				t.Fatalf("batch %d: %q", b, got)
+			}
+		}
+		if n, s := nodes[0].loads.Load(), nodes[0].group.Stats(); n != 0 || s.Hedges != 0 {
+			t.Errorf("node0 loaded %d keys its owner holds (%d hedges); want 0", n, s.Hedges)
 		}
 		settleBubble()
 	})

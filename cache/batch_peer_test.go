@@ -14,7 +14,10 @@ import (
 // Batch serves a batch as a transport's server does: from the node's
 // group alone, with each key's remaining lifetime.
 func (p memPeer) Batch(ctx context.Context, _ string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) error {
-	p.n.batches.Add(1)
+	nth := p.n.batches.Add(1) - 1
+	if p.n.batchTime != nil {
+		time.Sleep(p.n.batchTime(nth))
+	}
 	if p.n.noBatch.Load() {
 		return fmt.Errorf("peer %s: no batches: %w", p.n.name, errors.ErrUnsupported)
 	}

@@ -18,7 +18,11 @@ import (
 // fetch sends the batch and waits for it as fetchHedged waits for one
 // key: if the owner neither answers nor says it is loading within the
 // hedge delay, every key is loaded locally beside it (through the local
-// flight), and each key takes whichever answer comes first. It returns
+// flight), and each key takes whichever answer comes first. The delay is
+// the batches' own (g.batchLatency: the 99th percentile of the time recent
+// batches took to show their owner alive): a batch takes longer to answer
+// than one key, and a hedge costs it a load per key, so the single
+// fetches' delay would hedge a healthy owner's batches. It returns
 // the batch's error, whether the hedge ran (keys it decided are done in
 // out), and whether the batch answered (else b.answers may still change).
 func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision) (hedged, answered bool, err error) {
@@ -62,21 +66,25 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 	})
 	alive := make(chan struct{})
 	var seen atomic.Bool
+	begin := time.Now()
 	fctx = progress.With(fctx, progress.Func(func() {
 		if seen.CompareAndSwap(false, true) {
+			g.batchLatency.record(time.Since(begin))
 			close(alive)
 		}
 	}))
 	done := make(chan error, 1)
-	begin := time.Now()
 	go func() {
 		defer fcancel()
 		err := send(fctx)
+		if found(outcome(err)) && seen.CompareAndSwap(false, true) {
+			g.batchLatency.record(time.Since(begin)) // it answered: alive (alive stays open: done tells)
+		}
 		unhook()
 		g.settle(ctx, ph, probe, outcome(err), !won.Load() && ctx.Err() != nil)
 		done <- err
 	}()
-	timer := time.NewTimer(g.latency.hedgeDelay())
+	timer := time.NewTimer(g.batchLatency.hedgeDelay())
 	defer timer.Stop()
 	select {
 	case err := <-done:

@@ -39,6 +39,9 @@ type Group struct {
 	policy  PeerPolicy
 	health  peerHealths
 	latency *latencies
+	// batchLatency is latency for the batches of GetMany, which take
+	// longer than one key (batchhedge.go).
+	batchLatency *latencies
 
 	fresh freshness // expiry: the clock, TTLs, stale serving
 

@@ -47,8 +47,9 @@ type PeerPolicy struct {
 	// not for a slow source. The
 	// delay is the 99th percentile of the time recent fetches took to show
 	// their owner alive, within the bounds, and 100 ms (within the bounds)
-	// until enough fetches are seen. 0 means 10 ms and 1 s. Set both to
-	// one value for a fixed delay. Over a transport that cannot say
+	// until enough fetches are seen; GetMany's batches, which take longer
+	// than one key, have a delay of their own made the same way. 0 means
+	// 10 ms and 1 s. Set both to one value for a fixed delay. Over a transport that cannot say
 	// "loading" (the Lambda Invoke API, fetch in js/wasm), the owner's
 	// loads count in the delay, so it grows to cover a slow source.
 	HedgeMin, HedgeMax time.Duration

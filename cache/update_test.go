@@ -63,6 +63,9 @@ type memNode struct {
 	writes  atomic.Int64 // Remove and Set requests it received
 	batches atomic.Int64 // Batch requests it received
 	noBatch atomic.Bool  // answers a Batch as a node of the previous version
+	// batchTime, if set, is how long it takes to answer its nth Batch
+	// (from 0): a node busy serving large batches.
+	batchTime func(n int64) time.Duration
 
 	mu      sync.Mutex
 	stopped chan struct{} // not nil while the node is stopped (as by SIGSTOP)
