@@ -52,14 +52,7 @@ type ownerKeys struct {
 // ctx's error, and their loads go on for the other callers waiting for
 // them.
 func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v ByteView, err error)) {
-	switch {
-	case handoff.IsHandOver(ctx): // a transport's handover (handover.go)
-		g.handOver(ctx)
-		return
-	case len(keys) == 0:
-		return
-	case handoff.IsOffer(ctx): // a peer's offer (handover.go)
-		g.takeOffer(ctx, keys)
+	if len(keys) == 0 {
 		return
 	}
 	local := batchctx.From(ctx) // a peer's batch: answered here alone, as GetLocal does

@@ -56,6 +56,8 @@ type Group struct {
 	// longer than one key (batchhedge.go). Last, so that the fields of
 	// the single-key paths keep their offsets.
 	batchLatency *latencies
+
+	groupBridge // what a transport starts a handover with (handover.go)
 }
 
 // Name returns the group's name.

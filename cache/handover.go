@@ -6,11 +6,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/geecache/geecache/internal/groupbridge"
 	"github.com/geecache/geecache/internal/handoff"
 )
 
 // This file is the handover of keys between nodes (PROTOCOL.md,
-// "Handover"), which the transports start through GetMany's context:
+// "Handover"), which the transports of this module reach through the
+// group's groupBridge (groupbridge.HandOver and TakeOffer; no exported
+// name of the group says "hand over"):
 //   - a node whose ring moved keys it holds as their owner to other nodes
 //     (a node joined, or came back), or that leaves (its picker names, for
 //     each of its keys, the owner without it), offers them by name to their
@@ -19,7 +22,10 @@ import (
 //     their previous owner under its own ring, from its memory only, in one
 //     batch per previous owner (takeOffer), and keeps them as its own;
 //   - a memory-only batch is answered from memory alone, as a memory-only
-//     GetLocal is (heldMany).
+//     GetLocal is (heldMany). Unlike the two above, it stays a mark on the
+//     request's context (handoff.MemoryOnly, beside a peer's batch mark),
+//     which GetMany reads as GetLocal does: it is a property of one peer
+//     request (X-Geecache-Peer: memory), not a call of its own.
 //
 // An offer carries names only: the values come from a node the receiver's
 // own ring names, so no caller can make a node store a value of its
@@ -39,6 +45,11 @@ const (
 	// joins, offered its keys by every node at once, still takes them all.
 	offerSlots = 4
 )
+
+// groupBridge gives a transport the group's handOver and takeOffer
+// (registry.go sets it); embedded under this name, it adds nothing to
+// Group's exported surface.
+type groupBridge = groupbridge.Bridge
 
 // handoverState is a group's share of the handovers.
 type handoverState struct {
@@ -119,7 +130,7 @@ func (g *Group) handOver(ctx context.Context) {
 // the offer names keys, it is not trusted to say where they are. It
 // returns when the pulls end (they end with ctx, the offer's request).
 func (g *Group) takeOffer(ctx context.Context, keys []string) {
-	if g.router == nil || g.hotBlocked() || !g.handover.acquire(ctx) {
+	if len(keys) == 0 || g.router == nil || g.hotBlocked() || !g.handover.acquire(ctx) {
 		// hotBlocked: a Purge is still reaching the peers; the previous
 		// owner may hold values from before it.
 		return

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/groupbridge"
 	"github.com/geecache/geecache/internal/ratelog"
 )
 
@@ -73,6 +74,7 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 	grp.warn = ratelog.New(o.Logger, time.Second, nil)
 	grp.health.policy = policy
 	grp.router, _ = o.Peers.(fallbackPicker)
+	grp.groupBridge = groupbridge.New(grp.handOver, grp.takeOffer)
 	if _, ok := o.Peers.(PeerLister); ok {
 		grp.health.list = grp.peerList
 	}

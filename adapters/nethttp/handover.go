@@ -4,8 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/internal/handoff"
+	"github.com/geecache/geecache/internal/groupbridge"
 )
 
 // A node hands keys over (adapters/PROTOCOL.md, "Handover") when its ring
@@ -13,6 +12,10 @@ import (
 // or comes back after a restart, gets its keys back at once), and when it
 // leaves (Shutdown), to the owners of its keys without it. Each run offers
 // the keys' names; the owners take the values from this node's memory.
+// The Pool starts a group's run with groupbridge.HandOver, a call of the
+// group's own that only this module's transports reach (the server side,
+// an owner taking an offer, is groupbridge.TakeOffer in the protocol's
+// batch server).
 
 // handovers runs the Pool's handovers after a change of its ring, each
 // bounded by the drain's length: a new change cancels the one under way
@@ -58,7 +61,7 @@ func (p *Pool) handOver(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, name := range p.reg.Names() {
 		if g := p.reg.Lookup(name); g != nil {
-			wg.Go(func() { g.GetMany(handoff.HandOver(ctx), nil, func(int, cache.ByteView, error) {}) })
+			wg.Go(func() { groupbridge.HandOver(ctx, g) })
 		}
 	}
 	wg.Wait()

@@ -2,7 +2,9 @@
 // only". It links the core, which asks a key's previous owner for it after
 // the ring changed (and probes an ejected peer with it), to the transports
 // of this module, which send it as the protocol's memory-only request; an
-// application never needs it.
+// application never needs it. Offer marks a group's offer of keys to its
+// PeerGetter alike. (The handover itself, and the taking of an offer, are
+// calls, not marks: see package groupbridge.)
 //
 // A Group passes a context from MemoryOnly to its PeerGetter; the
 // protocol's client marks the request (X-Geecache-Peer: memory), and the
@@ -49,8 +51,9 @@ type offerKey struct{}
 
 // Offer returns a context that marks a peer batch as an offer of its keys:
 // the client sends their names only (the protocol's !offer), and the
-// serving node's Group.GetMany takes those it owns over from their
-// previous owner.
+// serving node's binding has its group take those it owns over from their
+// previous owner (groupbridge.TakeOffer). The mark is the group's word to
+// its PeerGetter, which it asks with Batch; a group does not read it.
 func Offer(ctx context.Context) context.Context {
 	return context.WithValue(ctx, offerKey{}, true)
 }
@@ -58,22 +61,5 @@ func Offer(ctx context.Context) context.Context {
 // IsOffer reports whether ctx comes from Offer.
 func IsOffer(ctx context.Context) bool {
 	v, _ := ctx.Value(offerKey{}).(bool)
-	return v
-}
-
-type handOverKey struct{}
-
-// HandOver returns a context that makes Group.GetMany, called with no
-// keys, offer the keys the group holds as their owner but another node
-// owns now (every key, on a node that leaves) to those nodes, the most
-// used first, until ctx ends. A transport calls it when its ring changed
-// and when the node leaves.
-func HandOver(ctx context.Context) context.Context {
-	return context.WithValue(ctx, handOverKey{}, true)
-}
-
-// IsHandOver reports whether ctx comes from HandOver.
-func IsHandOver(ctx context.Context) bool {
-	v, _ := ctx.Value(handOverKey{}).(bool)
 	return v
 }

@@ -8,15 +8,17 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/internal/batchctx"
+	"github.com/geecache/geecache/internal/groupbridge"
 	"github.com/geecache/geecache/internal/handoff"
 )
 
 // batch answers a batch request that admit has let through: its keys are
 // checked against the body's checksum and the limits, then answered by
 // the group from this node alone (Group.GetMany, RemoveMany or Purge with
-// a peer's mark, so nothing is forwarded or told again). A BatchGet's
-// answer holds an entry per key, in order; values past the size limit in
-// all are entries that say "ask alone".
+// a peer's mark, so nothing is forwarded or told again; an offer's keys
+// go to groupbridge.TakeOffer). A BatchGet's answer holds an entry per
+// key, in order; values past the size limit in all are entries that say
+// "ask alone".
 func (s *Server) batch(ctx context.Context, req Request) Response {
 	groupName, op, ok := batchOp(req.Path)
 	if !ok {
@@ -47,7 +49,7 @@ func (s *Server) batch(ctx context.Context, req Request) Response {
 	case BatchOffer:
 		// Names only: the group takes the keys it owns from their previous
 		// owner under its own ring, from memory (a read, as a GET is).
-		g.GetMany(handoff.Offer(batchctx.With(ctx, &batchctx.Local{})), keys, nil)
+		groupbridge.TakeOffer(ctx, g, keys)
 		return Response{Status: statusOK, Header: Header{}}
 	case BatchPurge:
 		if len(keys) != 0 {
