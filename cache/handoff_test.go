@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -430,5 +431,33 @@ func TestTakenOverKeyStaysAtNextNode(t *testing.T) {
 	t.Logf("kept %d of %d; s: %+v", kept, len(taken), c.node("s").g.Stats().Main)
 	if kept < len(taken)*3/4 {
 		t.Errorf("%d of %d keys taken over were still held at the next node; want nearly all", kept, len(taken))
+	}
+}
+
+// A context marked as an offer (handoff.Offer: a group's word to its
+// PeerGetter) does not divert a GetMany: its keys are answered as any
+// GetMany's, the present key's value and the missing key's "not found".
+// Taking an offer is a call of its own (groupbridge.TakeOffer). Before,
+// GetMany read the mark as a peer's offer and answered no key.
+func TestGetManyReadsNoOfferMark(t *testing.T) {
+	g := newGroup(t, 1<<10, getter.Func(func(_ context.Context, key string) ([]byte, error) {
+		if key == "missing" {
+			return nil, getter.ErrNotFound
+		}
+		return []byte("v:" + key), nil
+	}))
+	var got []string
+	g.GetMany(handoff.Offer(t.Context()), []string{"k", "missing"}, func(i int, v cache.ByteView, err error) {
+		switch {
+		case errors.Is(err, getter.ErrNotFound):
+			got = append(got, "not found")
+		case err != nil:
+			got = append(got, "err: "+err.Error())
+		default:
+			got = append(got, v.String())
+		}
+	})
+	if want := []string{"v:k", "not found"}; !slices.Equal(got, want) {
+		t.Fatalf("GetMany with an offer's context answered %q; want %q", got, want)
 	}
 }
