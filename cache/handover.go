@@ -49,7 +49,7 @@ const (
 // groupBridge gives a transport the group's handOver and takeOffer
 // (registry.go sets it); embedded under this name, it adds nothing to
 // Group's exported surface.
-type groupBridge = groupbridge.Bridge
+type groupBridge = groupbridge.Bridge[*Group]
 
 // handoverState is a group's share of the handovers.
 type handoverState struct {

@@ -12,32 +12,39 @@ package groupbridge
 
 import "context"
 
-// A Bridge holds a group's handover functions for HandOver and TakeOffer.
-// It is embedded in cache.Group under an unexported name.
-type Bridge struct {
-	handOver  func(ctx context.Context)
-	takeOffer func(ctx context.Context, keys []string)
+// A Bridge holds the handover functions of a group of type G (a
+// *cache.Group) for HandOver and TakeOffer. It is embedded in cache.Group
+// under an unexported name. It is generic in G so that the functions are
+// the group's methods as they are (method expressions, which take the
+// group), not closures over each group, and HandOver's call is static:
+// no allocation per group, and no interface whose method the linker
+// would keep in every type that has it (the js node's size,
+// examples/wasm's TestWasmNodeSize).
+type Bridge[G any] struct {
+	handOver  func(g G, ctx context.Context)
+	takeOffer func(g G, ctx context.Context, keys []string)
 }
 
 // New returns the Bridge that gives handOver to HandOver and takeOffer to
 // TakeOffer.
-func New(handOver func(ctx context.Context), takeOffer func(ctx context.Context, keys []string)) Bridge {
-	return Bridge{handOver: handOver, takeOffer: takeOffer}
+func New[G any](handOver func(g G, ctx context.Context), takeOffer func(g G, ctx context.Context, keys []string)) Bridge[G] {
+	return Bridge[G]{handOver: handOver, takeOffer: takeOffer}
 }
 
 // bridge is what HandOver and TakeOffer look for.
-func (b Bridge) bridge() Bridge { return b }
+func (b *Bridge[G]) bridge() *Bridge[G] { return b }
 
-// group is a value whose type embeds a Bridge: a *cache.Group.
-type group interface{ bridge() Bridge }
+// group is a pointer to a value whose type embeds a Bridge[G], G being
+// that pointer's type: a *cache.Group.
+type group[G any] interface{ bridge() *Bridge[G] }
 
 // HandOver offers the keys that g holds as their owner but another node
 // owns now (every key, on a node that leaves) to those nodes, the most
 // used first, and returns when every key was offered or when ctx ends. A
 // transport calls it when its ring changed and when its node leaves.
-func HandOver(ctx context.Context, g group) {
+func HandOver[G group[G]](ctx context.Context, g G) {
 	if f := g.bridge().handOver; f != nil {
-		f(ctx)
+		f(g, ctx)
 	}
 }
 
@@ -45,8 +52,8 @@ func HandOver(ctx context.Context, g group) {
 // protocol's !offer) that it owns from their previous owner under its own
 // ring, from that node's memory; it returns when the pulls end, or when
 // ctx (the offer's request) ends.
-func TakeOffer(ctx context.Context, g group, keys []string) {
+func TakeOffer[G group[G]](ctx context.Context, g G, keys []string) {
 	if f := g.bridge().takeOffer; f != nil {
-		f(ctx, keys)
+		f(g, ctx, keys)
 	}
 }
