@@ -55,6 +55,53 @@ func BenchmarkGetHit(b *testing.B) {
 	})
 }
 
+// BenchmarkGetManyHit measures a GetMany of 10 keys fresh in memory:
+// the per-call cost of GetMany itself beside its per-key lookups.
+// "background" asks with context.Background, "request" with a context
+// five values and a cancel deep (as a server's request's context, where
+// each ctx.Value GetMany makes walks every layer).
+func BenchmarkGetManyHit(b *testing.B) {
+	const n = 1000
+	keys := make([]string, n)
+	data := make(map[string]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("key-%d", i)
+		data[keys[i]] = string(make([]byte, 64))
+	}
+	grp := newGroup(b, 64<<20, getter.Map(data))
+	for _, k := range keys {
+		if _, err := grp.Get(b.Context(), k); err != nil {
+			b.Fatal(err)
+		}
+	}
+	type layer int
+	deep, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 5 {
+		deep = context.WithValue(deep, layer(i), i)
+	}
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+	}{{"background", context.Background()}, {"request", deep}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			hits := 0
+			for i := 0; b.Loop(); i++ {
+				lo := (i * 10) % (n - 10)
+				grp.GetMany(c.ctx, keys[lo:lo+10], func(_ int, _ cache.ByteView, err error) {
+					if err == nil {
+						hits++
+					}
+				})
+			}
+			if hits == 0 {
+				b.Fatal("no hits")
+			}
+		})
+	}
+}
+
 // BenchmarkGetMiss measures a miss: every Get asks for a key the group has
 // never seen, and the Getter answers at once with 64 bytes, so the time is
 // the load machinery's (singleflight, the insert, the copy). "background"
