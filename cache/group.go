@@ -53,7 +53,7 @@ type Group struct {
 	handover handoverState // handover.go
 
 	// batchLatency is latency for the batches of GetMany, which take
-	// longer than one key (batchhedge.go). Last, so that the fields of
+	// longer than one key (batchhedge.go). At the end, so that the fields of
 	// the single-key paths keep their offsets.
 	batchLatency *latencies
 
