@@ -1,0 +1,355 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/batchctx"
+	"github.com/geecache/geecache/internal/groupbridge"
+	"github.com/geecache/geecache/internal/handoff"
+	"github.com/geecache/geecache/picker"
+)
+
+// The rolling restarts of BenchmarkRollingRestart (handoff_test.go, the
+// same-address roll; surge_test.go, the surge) in a cluster without its
+// network and its clock, as churnsim_test.go's: groups joined by
+// picker.Peers and a transport that calls the other group in the same
+// goroutine (offers and memory-only batches too), fed one zipf sequence of
+// Gets, each on a node of the clients' view drawn at random, with time
+// counted in Gets (ssRate a second). A ring change runs its handovers at
+// once, to their end, before the next Get. What it measures depends only
+// on the groups' memory and the handover's rules, never on the machine's
+// load: two runs of one tree differ only by the maps' seeds (the
+// sketches' hashing) and the order in which concurrent offers are taken,
+// a few percent of extra-loads/key, so that two versions compare in a few
+// runs each where the wall-time benchmark's runs spread by a factor of 3
+// on a shared machine.
+
+// ssRate is the Gets of a simulated second: about the wall-time
+// benchmark's rate on a quiet 2-core machine.
+const ssRate = 20_000
+
+type ssNode struct {
+	addr    string
+	group   *cache.Group
+	peers   *picker.Peers
+	down    bool
+	leaving bool // PickPeer names each key's owner without it (Pool.Shutdown's pickLeaving)
+	changed bool // its ring changed (picker.Options.OnChange) since its last handover
+}
+
+// ssPicker is a node's PeerPicker: its ring, or while it leaves, its ring
+// without it.
+type ssPicker struct{ n *ssNode }
+
+func (p ssPicker) PickPeer(key string) (cache.PeerGetter, bool) {
+	if p.n.leaving {
+		next, _, _ := p.n.peers.PickFallback(key, nil)
+		return next, next != nil
+	}
+	return p.n.peers.PickPeer(key)
+}
+
+func (p ssPicker) PickFallback(key string, skip func(cache.PeerGetter) bool) (next, previous cache.PeerGetter, changed time.Time) {
+	return p.n.peers.PickFallback(key, skip)
+}
+
+type ssCluster struct {
+	nodes   map[string]*ssNode
+	live    []string // the clients' view
+	loads   []int32
+	budget  int64
+	started int
+}
+
+// ssPeer reaches a node by a direct call of its group.
+type ssPeer struct {
+	c    *ssCluster
+	addr string
+}
+
+func (p ssPeer) node() *ssNode {
+	if n := p.c.nodes[p.addr]; n != nil && !n.down {
+		return n
+	}
+	return nil
+}
+
+func (p ssPeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
+	n := p.node()
+	if n == nil {
+		return nil, 0, errors.New("connection refused")
+	}
+	v, ttl, err := n.group.GetLocal(ctx, key)
+	return v.ByteSlice(), ttl, err
+}
+
+func (p ssPeer) Remove(context.Context, string, string) error { return errors.ErrUnsupported }
+func (p ssPeer) Set(context.Context, string, string, []byte, time.Duration) error {
+	return errors.ErrUnsupported
+}
+
+// Batch serves offers and memory-only batches as the protocol's server
+// does; other batches are asked key by key.
+func (p ssPeer) Batch(ctx context.Context, _ string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) error {
+	n := p.node()
+	switch {
+	case n == nil:
+		return errors.New("connection refused")
+	case remove:
+		return errors.ErrUnsupported
+	case handoff.IsOffer(ctx):
+		groupbridge.TakeOffer(context.Background(), n.group, keys)
+		return nil
+	case handoff.IsMemoryOnly(ctx):
+		var ttl time.Duration
+		local := &batchctx.Local{TTL: func(_ int, d time.Duration) { ttl = d }}
+		n.group.GetMany(handoff.MemoryOnly(batchctx.With(context.Background(), local)), keys, func(i int, v cache.ByteView, err error) {
+			each(i, v.ByteSlice(), ttl, err)
+		})
+		return nil
+	}
+	return errors.ErrUnsupported
+}
+
+func (p ssPeer) Addr() string { return p.addr }
+
+func newSSCluster(tb testing.TB, n int, budget int64, keys int) *ssCluster {
+	c := &ssCluster{nodes: map[string]*ssNode{}, loads: make([]int32, keys), budget: budget}
+	for range n {
+		c.live = append(c.live, c.start(tb, "").addr)
+	}
+	c.setRings(tb, nil)
+	return c
+}
+
+// start starts a node, empty, at addr ("" for a new one), with no ring.
+func (c *ssCluster) start(tb testing.TB, addr string) *ssNode {
+	if addr == "" {
+		addr = fmt.Sprintf("node-%d", c.started)
+		c.started++
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	n := &ssNode{addr: addr}
+	p, err := picker.NewPeers(addr, func(a string) cache.PeerGetter { return ssPeer{c, a} },
+		&picker.Options{Logger: quiet, Handoff: true, OnChange: func() { n.changed = true }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n.peers = p
+	g, err := cache.NewRegistry().NewGroup(mbGroup, c.budget, getter.Func(func(_ context.Context, key string) ([]byte, error) {
+		var id int
+		if _, err := fmt.Sscanf(key, "k%06d", &id); err != nil || id >= len(c.loads) {
+			return nil, getter.ErrNotFound
+		}
+		c.loads[id]++
+		return mbValueOf(key), nil
+	}), &cache.GroupOptions{Peers: ssPicker{n}, Logger: quiet, PeerPolicy: cache.PeerPolicy{NoHedge: true}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n.group = g
+	c.nodes[addr] = n
+	return n
+}
+
+// setRings sets every running node's ring to the running nodes but
+// without (the discovery), and runs the handovers of those whose ring
+// changed, to their end.
+func (c *ssCluster) setRings(tb testing.TB, without *ssNode) {
+	var addrs []string
+	for a, n := range c.nodes {
+		if !n.down && n != without {
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) == 0 {
+		return
+	}
+	slices.Sort(addrs)
+	for _, a := range addrs {
+		if err := c.nodes[a].peers.Set(addrs...); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, a := range addrs {
+		if n := c.nodes[a]; n.changed {
+			n.changed = false
+			c.handOver(n)
+		}
+	}
+}
+
+func (c *ssCluster) handOver(n *ssNode) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	groupbridge.HandOver(ctx, n.group)
+}
+
+// ssPhases counts a roll's loads by phase, and the out phases' loads of
+// the leaving node's keys (own) and of the others' (rest).
+type ssPhases struct {
+	join, out, back, own, rest, total int64
+	held                              int64
+	evicted                           int64 // the staying nodes' main-cache evictions in the out phases
+	joinTaken, outOffered, outTaken   int64 // what the handovers moved (Stats.TakenOver, HandedOver)
+	after                             int64 // the loads of ssAfter seconds after the roll
+}
+
+// ssAfter is the seconds of Gets after the last step, in which a roll
+// that left the cluster as able as before loads as much as the control.
+const ssAfter = 20
+
+// ssRun replays the sequence through a new cluster of 5 nodes: warm and
+// steady, then each node in turn replaced (with roll; surge: a new node
+// at a new address joins first, else the node restarts at its address),
+// or the same schedule without changes.
+func ssRun(tb testing.TB, keys int, budget int64, surge, roll bool) ssPhases {
+	c := newSSCluster(tb, 5, budget, keys)
+	r := rand.New(rand.NewPCG(1, 18))
+	z := rand.NewZipf(r, 1.01, 1, uint64(keys-1))
+	pick := rand.New(rand.NewPCG(2, 18))
+	ctx := context.Background()
+	total := func() (n int64) {
+		for _, l := range c.loads {
+			n += int64(l)
+		}
+		return n
+	}
+	gets := func(n int) {
+		for range n {
+			id := int(z.Uint64())
+			node := c.nodes[c.live[pick.IntN(len(c.live))]]
+			if _, err := node.group.Get(ctx, mbKey(id)); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	gets(20 * ssRate) // warm-up and steady state
+	base := total()
+	var ph ssPhases
+	order := slices.Clone(c.live)
+	for _, addr := range order {
+		old := c.nodes[addr]
+		ph.held += old.group.Stats().Main.Items
+		l0 := total()
+		var n *ssNode
+		if roll && surge {
+			n = c.start(tb, "")
+			c.setRings(tb, nil) // the others offer it its keys
+			ph.joinTaken += n.group.Stats().TakenOver
+		}
+		gets(ssRate * 6 / 10) // the wait for readiness
+		if n != nil {
+			c.live = append(c.live, n.addr)
+		}
+		l1 := total()
+		var stay []*ssNode
+		for _, a := range slices.Sorted(maps.Keys(c.nodes)) {
+			if o := c.nodes[a]; o != old && !o.down {
+				stay = append(stay, o)
+			}
+		}
+		var e0, t0 int64
+		for _, o := range stay {
+			e0 += o.group.Stats().Main.Evictions
+			t0 += o.group.Stats().TakenOver
+		}
+		h0 := old.group.Stats().HandedOver
+		owned := make([]bool, keys)
+		for id := range owned {
+			owned[id] = stay[0].peers.Owner(mbKey(id)) == old.addr
+		}
+		before := append([]int32(nil), c.loads...)
+		if roll {
+			for i, a := range c.live {
+				if a == addr {
+					c.live = append(c.live[:i:i], c.live[i+1:]...)
+					break
+				}
+			}
+			c.setRings(tb, old)
+			old.leaving = true
+			c.handOver(old) // its drain's handover
+			ph.outOffered += old.group.Stats().HandedOver - h0
+			for _, o := range stay {
+				ph.outTaken += o.group.Stats().TakenOver
+			}
+			ph.outTaken -= t0
+		}
+		gets(5 * ssRate) // the drain
+		if roll {
+			old.down = true
+			if !surge {
+				delete(c.nodes, addr)
+				c.start(tb, addr)
+				c.setRings(tb, nil) // back: the others offer it its keys
+				c.live = append(c.live, addr)
+			}
+		}
+		for id := range owned {
+			if d := int64(c.loads[id] - before[id]); owned[id] {
+				ph.own += d
+			} else {
+				ph.rest += d
+			}
+		}
+		for _, o := range stay {
+			ph.evicted += o.group.Stats().Main.Evictions
+		}
+		ph.evicted -= e0
+		l2 := total()
+		gets(3 * ssRate) // the settle
+		l3 := total()
+		ph.join += l1 - l0
+		ph.out += l2 - l1
+		ph.back += l3 - l2
+	}
+	ph.total = total() - base
+	gets(ssAfter * ssRate)
+	ph.after = total() - base - ph.total
+	return ph
+}
+
+// BenchmarkRollSim reports, for each roll at 256 KiB, its extra loads
+// per key held over the control's on the same sequence of Gets, in all
+// and by phase (out-own: the leaving node's keys; out-rest: the others').
+// Run with -benchtime=1x.
+func BenchmarkRollSim(b *testing.B) {
+	for _, surge := range []bool{false, true} {
+		name := "256KiB"
+		if surge {
+			name += "-surge"
+		}
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				ctl := ssRun(b, mbKeys, mbSmall, surge, false)
+				res := ssRun(b, mbKeys, mbSmall, surge, true)
+				h := float64(res.held)
+				b.ReportMetric(float64(res.total-ctl.total)/h, "extra-loads/key")
+				b.ReportMetric(float64(res.join-ctl.join)/h, "join-extra/key")
+				b.ReportMetric(float64(res.out-ctl.out)/h, "out-extra/key")
+				b.ReportMetric(float64(res.back-ctl.back)/h, "back-extra/key")
+				b.ReportMetric(float64(res.own-ctl.own)/h, "out-own-extra/key")
+				b.ReportMetric(float64(res.rest-ctl.rest)/h, "out-rest-extra/key")
+				b.ReportMetric(float64(res.evicted)/h, "out-evicted/key")
+				b.ReportMetric(float64(res.joinTaken)/h, "join-taken/key")
+				b.ReportMetric(float64(res.outOffered)/h, "out-offered/key")
+				b.ReportMetric(float64(res.outTaken)/h, "out-taken/key")
+				b.ReportMetric(float64(ctl.evicted)/h, "control-out-evicted/key")
+				b.ReportMetric(float64(ctl.total)/float64(5*(ssRate*86/10)), "control-loads/get")
+				b.ReportMetric(float64(ctl.after)/float64(ssAfter*ssRate), "control-after-loads/get")
+				b.ReportMetric(float64(res.after)/float64(ssAfter*ssRate), "after-loads/get")
+			}
+		})
+	}
+}
