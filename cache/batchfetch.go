@@ -48,7 +48,7 @@ type decision struct {
 	e      entry
 	err    error
 	done   bool
-	local  bool // from a local load (kept in main already)
+	local  bool // from a local load (kept already: in main, or a hedge's in hot)
 	handed bool // handed over to a load in the background (abandon)
 }
 
@@ -214,7 +214,7 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 				// other nodes' requests for it, so that it loads once here.
 				e, err = g.localFlight.DoLoader(b.ctx, b.keys[k], (*localLoader)(g), nil)
 			} else {
-				e, err = g.loadLocally(b.ctx, spanFallback, b.keys[k])
+				e, err = g.loadLocally(b.ctx, spanFallback, b.keys[k], false)
 			}
 			out[k] = decision{e: e, err: err, done: true, local: true}
 		})

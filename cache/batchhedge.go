@@ -138,6 +138,13 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 		if !out[k].done {
 			out[k] = decision{e: e, err: err, done: true, local: fromLocal}
 			left--
+			// A hedge's copy is in hot. Decided after the batch, it stood in
+			// for the fallback of a key the owner failed (one it asked to
+			// be asked for alone is not failed): kept as the fallback keeps.
+			if fromLocal && batchDone && found(err) && !errors.Is(berr, errors.ErrUnsupported) &&
+				!(b.got[k] && errors.Is(b.answers[k].err, errors.ErrUnsupported)) {
+				g.keepFallback(b.keys[k], !b.last)
+			}
 		}
 	}
 	for left > 0 {

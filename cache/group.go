@@ -209,7 +209,7 @@ func (l *localLoader) Load(ctx context.Context, key string, remote any) (entry, 
 	if e, err, ok := g.handoff(ctx, key); ok {
 		return e, err
 	}
-	e, err := g.loadLocally(ctx, spanLoad, key)
+	e, err := g.loadLocally(ctx, spanLoad, key, false)
 	g.creditTakenOver(key, remote)
 	return e, err
 }
@@ -224,9 +224,13 @@ func (l *forwardLoader) Load(ctx context.Context, key string, owner any) (entry,
 	return g.loadFromPeer(ctx, owner.(PeerGetter), key, true)
 }
 
-// Load loads key locally, as the fallback beside a slow fetch.
+// Load loads key locally, as the hedge beside a slow fetch. The owner is
+// alive (a hedge is for a slow answer; a failed or ejected owner's keys go
+// to the fallback), so the value is a copy of another node's key: it is
+// kept as the owner's answer would be (keepCopy), not in main, and not
+// credited as taken over.
 func (l *hedgeLoader) Load(ctx context.Context, key string, _ any) (entry, error) {
-	return (*Group)(l).loadLocally(ctx, spanFallback, key)
+	return (*Group)(l).loadLocally(ctx, spanFallback, key, true)
 }
 
 // loadFromPeer fetches key from its owner and keeps it in the hot cache.
@@ -246,7 +250,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 			return g.fallback(ctx, key, next, nil)
 		case admitBusy:
 			g.counters.peerBusy.Add(1)
-			return g.loadLocally(ctx, spanFallback, key)
+			return g.loadLocally(ctx, spanFallback, key, false)
 		case admitProbe:
 			probe = true
 		}
@@ -258,13 +262,18 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 	answered := found(err)
 	switch {
 	case local != nil:
-		// The hedge's local load decided: it kept the value in main
-		// (and counted its win if it published it).
+		// The hedge's local load decided: it kept its copy in hot (and
+		// counted its win if it published it).
 		if local.err == nil && !local.published {
 			g.counters.hedgeLocalWins.Add(1)
 		}
 		if !answered {
-			g.counters.peerErrors.Add(1)
+			if !local.published { // (a fetch that failed after the hedge answered is not counted)
+				g.counters.peerErrors.Add(1)
+			}
+			if found(local.err) {
+				g.keepFallback(key, next) // the owner failed: the hedge was the fallback
+			}
 		}
 		return local.e, local.err
 	case answered:
@@ -283,8 +292,12 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 }
 
 // loadLocally calls the Getter, as the step kind (spanLoad, or spanFallback
-// after the owner failed), and keeps the value in the main cache.
-func (g *Group) loadLocally(ctx context.Context, kind string, key string) (entry, error) {
+// after the owner failed or beside a slow one), and keeps the value in the
+// main cache, or with asCopy (a hedge's load) as a copy (keepCopy). A call
+// that fails because its load was cancelled (no caller waits for it any
+// more: they left, or the owner answered the hedge first) is not a load
+// error: the source did not fail.
+func (g *Group) loadLocally(ctx context.Context, kind string, key string, asCopy bool) (entry, error) {
 	g.counters.localLoads.Add(1)
 	gen := g.mem.generation(key)
 	sctx, span := g.step(ctx, kind, key, nil)
@@ -298,7 +311,9 @@ func (g *Group) loadLocally(ctx context.Context, kind string, key string) (entry
 	}
 	span.End(err)
 	if err != nil && !errors.Is(err, getter.ErrNotFound) {
-		g.counters.loadErrors.Add(1)
+		if ctx.Err() == nil {
+			g.counters.loadErrors.Add(1)
+		}
 		return entry{}, err
 	}
 	if err == nil {
@@ -309,7 +324,27 @@ func (g *Group) loadLocally(ctx context.Context, kind string, key string) (entry
 	} else {
 		ttl = g.fresh.notFoundTTL
 	}
+	if asCopy {
+		return g.keepCopy(key, v, ttl, err, gen)
+	}
 	return g.keep(g.mem.main, key, v, ttl, err, gen)
+}
+
+// keepCopy keeps a hedge's load of key (a value, or with err a "not
+// found") as a value fetched from the owner is kept (keepPeer): in the hot
+// cache, for ttl, unless key changed since gen or a Purge is still
+// reaching the peers. If the owner's answer is in hot already (it answered
+// first, and the callers got it), that copy stays: a hedge keeps nothing
+// over it. Either way one copy is held, and the next Get here is a hit.
+func (g *Group) keepCopy(key string, v []byte, ttl time.Duration, err error, gen uint64) (entry, error) {
+	if _, exp, ok := g.mem.hot.Peek(key); ok && g.fresh.isFresh(exp) {
+		exp, _ := g.fresh.expiry(ttl)
+		if err != nil {
+			return entry{exp: exp}, err
+		}
+		return entry{v, exp}, nil
+	}
+	return g.keep(g.mem.hot, key, v, ttl, err, gen)
 }
 
 // keep stores the result of a load in c (main or hot) for ttl, unless key

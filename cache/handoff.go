@@ -132,6 +132,25 @@ func (g *Group) creditTakenOver(key string, remote any) {
 	}
 }
 
+// keepFallback keeps the copy of key a hedge kept in hot, once the owner
+// failed (the hedge's load stood in for the fallback's), where the
+// fallback would have kept its load: in main, credited as taken over, if
+// this node is the key's next live node, or was asked as it (next is
+// false: no further step), as it loads the key for the other nodes while
+// the owner is down; in main without a router, as every node loads a
+// failed owner's keys then. Else it stays in hot: the next node holds the
+// key for the cluster.
+func (g *Group) keepFallback(key string, next bool) {
+	if next && g.router != nil {
+		if peer, _, _ := g.router.PickFallback(key, g.health.isEjected); peer != nil {
+			return
+		}
+	}
+	if g.mem.promote(key, g.fresh.nanos()) && g.router != nil {
+		g.mem.main.Credit(key, takenOverCredit)
+	}
+}
+
 // fallback loads key after its owner could not be asked: from the next
 // live node on the ring when next is set and there is one, else locally
 // (counted in local, if not nil). The next node is asked without a
@@ -152,7 +171,7 @@ func (g *Group) fallback(ctx context.Context, key string, next bool, local *atom
 		// that the key loads once here, whoever asks.
 		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), true) // its owner is a peer
 	}
-	return g.loadLocally(ctx, spanFallback, key)
+	return g.loadLocally(ctx, spanFallback, key, false)
 }
 
 // A previous owner that has answered "not held" coldHandoffs times since

@@ -102,7 +102,8 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // A local "not found" is as final as the owner's: the owner asks the same
 // source. local is not nil when the local load decided: local.e and
 // local.err are then the result (local.err is ctx's error if the callers
-// left first). ttl is the lifetime the owner gave its answer, if its
+// left first), and err is the fetch's (not nil: the owner failed, before
+// or after the hedge answered). ttl is the lifetime the owner gave its answer, if its
 // transport says.
 //
 // The fetch runs on the caller's goroutine (the flight's worker) with
@@ -134,8 +135,8 @@ func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, p
 	case !hedged, found(err) && !published:
 		return v, ttl, nil, err
 	case published:
-		<-f.h.done // closed right after the publish
-		return nil, 0, &f.h, nil
+		<-f.h.done               // closed right after the publish
+		return nil, 0, &f.h, err // err: the owner failed after all (it hung past SlowAfter)
 	}
 	// The owner failed: the local load decides.
 	select {

@@ -13,8 +13,9 @@ import (
 const hotShareDivisor = 8
 
 // memory holds a group's two caches under one byte budget: main for the
-// keys this node owns and loaded itself, hot for keys fetched from their
-// owners (so a popular remote key does not cross the network every time).
+// keys this node owns and loaded itself, hot for copies of keys other nodes
+// own, fetched from them or loaded by a hedge beside a slow fetch (so a
+// popular remote key does not cross the network every time).
 type memory struct {
 	maxBytes int64
 	main     *lru.Cache

@@ -44,7 +44,10 @@ type PeerPolicy struct {
 	// of the fetch), so a source slower than HedgeMax is still loaded once
 	// per asking node, and an owner that stops in the middle of a load
 	// costs at most HedgeMax: a hedge is for a peer that does not answer,
-	// not for a slow source. The
+	// not for a slow source. The owner is alive, so a hedge's value (or
+	// "not found") is kept as the owner's answer would be, as a copy in
+	// the hot cache (not in main), whichever answered first; only if the
+	// owner then fails is it kept as the fallback keeps the key. The
 	// delay is the 99th percentile of the time recent fetches took to show
 	// their owner alive, within the bounds, and 100 ms (within the bounds)
 	// until enough fetches are seen; GetMany's batches, which take longer

@@ -13,7 +13,7 @@ type Stats struct {
 	FallbackLoads int64       // local loads after an owner peer failed
 	Abandoned     int64       // loads stopped because every caller had left
 	LocalLoads    int64       // calls of the Getter
-	LoadErrors    int64       // Getter calls that failed, other than "not found"
+	LoadErrors    int64       // Getter calls that failed, other than "not found" and those cancelled because no caller waited any more (all left, or the owner answered a hedge first)
 	DedupWaits    int64       // Gets that shared a load another Get started
 	Hedges        int64       // local loads started beside a slow fetch from the owner
 	HedgeWins     int64       // hedges whose local load answered first
@@ -30,7 +30,7 @@ type Stats struct {
 	RefreshFails  int64       // background refreshes that failed
 	Peers         []PeerStats // the peers the group has fetched from, by address
 	Main          CacheStats  // keys this node owns and loaded
-	Hot           CacheStats  // keys fetched from their owners
+	Hot           CacheStats  // copies of keys other nodes own: fetched from them, or loaded by a hedge
 }
 
 // CacheStats describes one of a group's two caches.

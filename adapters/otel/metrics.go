@@ -93,7 +93,7 @@ func RegisterMetrics(meter metric.Meter, reg *cache.Registry, opts *MetricsOptio
 	m.fallbacks = b.counter("geecache.fallback.loads", "{load}", "Local loads after an owner peer failed.")
 	m.abandoned = b.counter("geecache.abandoned.loads", "{load}", "Loads stopped because every caller had left.")
 	m.localLoads = b.counter("geecache.local.loads", "{load}", "Calls of the group's Getter.")
-	m.loadErrors = b.counter("geecache.load.errors", "{error}", "Getter calls that failed, other than not found.")
+	m.loadErrors = b.counter("geecache.load.errors", "{error}", "Getter calls that failed, other than not found or cancelled.")
 	m.dedupWaits = b.counter("geecache.dedup.waits", "{get}", "Gets that shared a load another Get started.")
 	m.hedges = b.counter("geecache.hedges", "{load}", "Local loads started beside a slow fetch from the owner.")
 	m.hedgeWins = b.counter("geecache.hedge.wins", "{load}", "Hedges whose local load answered first.")
