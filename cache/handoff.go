@@ -99,20 +99,32 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 		ph.handoffHit()
 	}
 	e, err = g.keep(g.mem.main, key, v, ttl, err, gen)
-	g.mem.main.Credit(key, takenOverCredit)
+	g.mem.main.Credit(key, handedOverCredit)
 	return e, err, true
 }
 
-// takenOverCredit is the uses a key this node takes over from another
-// node (handed over by its previous owner, or loaded as the next node for
-// an owner that is down) is credited with in the main cache's frequency
-// sketch. The W-TinyLFU policy admits a new entry only if it looks used
+// takenOverCredit is the uses a key this node loads as the next node for
+// an owner that is down (or for a peer whose ring disagrees) is credited
+// with in the main cache's frequency sketch. The W-TinyLFU policy admits a new entry only if it looks used
 // more often than the entry it would evict; a key whose uses were all
 // counted on another node would lose that contest at once and be loaded
 // again at its next request (measured: bench/README.md, "Membership
 // changes"). maxUses (3) is what one visit of the policy can count of a
 // key used often.
 const takenOverCredit = 3
+
+// handedOverCredit is the uses a key moved to this node by a ring change
+// (handed over by its previous owner, or fetched from it on demand) is
+// credited with: one, not takenOverCredit. An offer names every key the
+// sender held, cold ones too, and with three each of them would win its
+// duel against this node's own keys used twice, which then load again;
+// with one a key taken over stays only against keys used less. Measured
+// in the rolls without a clock (BenchmarkRollSim, 256 KiB): 3 -> 1 takes
+// the same-address roll's extra loads per key from 0.88-0.89 to 0.77-0.78
+// and the surge's from 0.47-0.49 to 0.38-0.39; 0 is no better. A key
+// loaded for a dead owner keeps three: nobody else holds it
+// (BenchmarkChurnSim's kill).
+const handedOverCredit = 1
 
 // creditTakenOver credits key as taken over (see takenOverCredit) if
 // another node owns it by this node's ring: this node loaded it for a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/groupbridge"
 	"github.com/geecache/geecache/internal/handoff"
 	"github.com/geecache/geecache/internal/peertest"
 	"github.com/geecache/geecache/picker"
@@ -459,5 +460,67 @@ func TestGetManyReadsNoOfferMark(t *testing.T) {
 	})
 	if want := []string{"v:k", "not found"}; !slices.Equal(got, want) {
 		t.Fatalf("GetMany with an offer's context answered %q; want %q", got, want)
+	}
+}
+
+// A key handed over by a ring change is credited one use (handedOverCredit),
+// not the three of a key loaded for a dead owner: an offer names every key
+// the sender held, cold ones too, and at a full receiver a flat three made
+// each of them win its admission duel against the receiver's own keys used
+// twice, which then loaded again (BenchmarkRollSim: 12-20% of a roll's extra
+// loads at 256 KiB). Before, 167 of s's 200 own keys loaded again here (the
+// ones pushed out, and each reload pushing out the next); now at most the few
+// whose places the window's last newcomers took (3).
+func TestHandedOverKeysDoNotPushOutKeysUsedTwice(t *testing.T) {
+	c := &hoCluster{nodes: map[string]*hoNode{}, loads: map[string]int{}, budget: 200 * 16, batch: true}
+	all := []string{"a", "s", "x"}
+	for _, a := range all {
+		c.add(t, a)
+	}
+	for _, a := range all {
+		c.set(t, a, all...)
+	}
+	s := c.node("s")
+	var own, moved []string // s's keys, and x's keys that s owns once x leaves
+	for i := 0; len(own) < 200 || len(moved) < 40; i++ {
+		k := fmt.Sprintf("k%06d", i)
+		switch s.peers.Owner(k) {
+		case "s":
+			if len(own) < 200 {
+				own = append(own, k)
+			}
+		case "x":
+			if next, _, _ := c.node("a").peers.PickFallback(k, nil); next != nil && next.Addr() == "s" && len(moved) < 40 {
+				moved = append(moved, k)
+			}
+		}
+	}
+	for range 2 {
+		for _, k := range own {
+			c.get(t, "s", k)
+		}
+	}
+	for _, k := range moved {
+		c.get(t, "x", k)
+	}
+	c.set(t, "s", "a", "s") // x leaves s's ring; x, its previous owner, still serves
+	groupbridge.TakeOffer(t.Context(), s.g, moved)
+	taken := s.g.Stats().TakenOver
+	reloaded := 0
+	for _, k := range own {
+		c.get(t, "s", k)
+		if c.loadsOf(k) > 1 {
+			reloaded++
+		}
+	}
+	t.Logf("taken over %d of %d; own keys loaded again %d of %d; s: %+v", taken, len(moved), reloaded, len(own), s.g.Stats().Main)
+	if taken == 0 {
+		t.Fatalf("s took none of the %d keys offered: the test no longer tests a handover", len(moved))
+	}
+	if reloaded > 4 {
+		t.Errorf("%d of s's %d own keys, used twice, were pushed out by keys handed over and loaded again", reloaded, len(own))
+	}
+	for _, k := range []string{moved[0], "missing"} {
+		c.get(t, "s", k) // a key handed over, and a missing one, still answer
 	}
 }
