@@ -48,7 +48,7 @@ type decision struct {
 	e      entry
 	err    error
 	done   bool
-	local  bool // from a local load (kept already: in main, or a hedge's in hot)
+	local  bool // from a local load (kept already: in main, or a copy in hot)
 	handed bool // handed over to a load in the background (abandon)
 }
 
@@ -93,7 +93,7 @@ func (b *batch) decide(out []decision) {
 			return
 		case admitBusy:
 			g.counters.peerBusy.Add(int64(n))
-			b.fallback(out, nil, false, nil)
+			b.copies(out)
 			return
 		case admitProbe:
 			probe = true
@@ -216,6 +216,20 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 			} else {
 				e, err = g.loadLocally(b.ctx, spanFallback, b.keys[k], false)
 			}
+			out[k] = decision{e: e, err: err, done: true, local: true}
+		})
+	}
+	wg.Wait()
+}
+
+// copies loads every key of the batch here, concurrently, for an owner
+// that is busy: it is alive and holds them, so each is a copy (loadCopy),
+// as Get's is.
+func (b *batch) copies(out []decision) {
+	var wg sync.WaitGroup
+	for k, key := range b.keys {
+		wg.Go(func() {
+			e, err := b.g.loadCopy(b.ctx, key)
 			out[k] = decision{e: e, err: err, done: true, local: true}
 		})
 	}

@@ -119,7 +119,7 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 		var hctx context.Context
 		hctx, hcancel[k] = context.WithCancel(context.WithoutCancel(ctx))
 		go func() {
-			e, err := g.localFlight.DoLoader(hctx, key, (*hedgeLoader)(g), nil)
+			e, err := g.loadCopy(hctx, key)
 			hdone <- localDone{k, e, err}
 		}()
 	}
@@ -186,8 +186,36 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 	if !batchDone {
 		won.Store(true)
 		time.AfterFunc(max(g.policy.SlowAfter-time.Since(begin), 0), fcancel)
+		b.keepIfFailed(out, done)
 	}
 	return true, batchDone, berr
+}
+
+// keepIfFailed waits, in the background, for a batch whose keys the hedge
+// decided before it ended (it ends by SlowAfter): if the owner fails them,
+// the hedge's copies stood in for the fallback, and are kept as it keeps
+// (keepFallback), as Get's are (its fetch is waited for). A key the owner
+// answered, or asked to be asked for alone, keeps its copy in hot.
+func (b *batch) keepIfFailed(out []decision, done <-chan error) {
+	var kept []int
+	for k := range out {
+		if out[k].local && found(out[k].err) {
+			kept = append(kept, k)
+		}
+	}
+	if len(kept) == 0 {
+		return
+	}
+	go func() {
+		if err := <-done; found(err) || errors.Is(err, errors.ErrUnsupported) {
+			return
+		}
+		for _, k := range kept {
+			if a := b.answers[k]; !b.got[k] || !found(a.err) && !errors.Is(a.err, errors.ErrUnsupported) {
+				b.g.keepFallback(b.keys[k], !b.last)
+			}
+		}
+	}()
 }
 
 // complete checks that the peer answered every key once.

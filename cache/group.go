@@ -191,8 +191,9 @@ type (
 	localLoader Group
 	// forwardLoader loads a key from the peer that owns it.
 	forwardLoader Group
-	// hedgeLoader is the local load that a slow fetch starts beside it.
-	hedgeLoader Group
+	// copyLoader loads a key another live node owns, as a copy (see
+	// loadCopy): a hedge's load, or a busy owner's.
+	copyLoader Group
 )
 
 // Load loads key locally, unless a load that finished just before this one
@@ -224,21 +225,43 @@ func (l *forwardLoader) Load(ctx context.Context, key string, owner any) (entry,
 	return g.loadFromPeer(ctx, owner.(PeerGetter), key, true)
 }
 
-// Load loads key locally, as the hedge beside a slow fetch. The owner is
-// alive (a hedge is for a slow answer; a failed or ejected owner's keys go
-// to the fallback), so the value is a copy of another node's key: it is
-// kept as the owner's answer would be (keepCopy), not in main, and not
-// credited as taken over.
-func (l *hedgeLoader) Load(ctx context.Context, key string, _ any) (entry, error) {
+// Load loads key locally as a copy (loadCopy).
+func (l *copyLoader) Load(ctx context.Context, key string, _ any) (entry, error) {
 	return (*Group)(l).loadLocally(ctx, spanFallback, key, true)
+}
+
+// loadCopy loads key here for an owner that is alive, and keeps it as a
+// copy. Where a node keeps a key it loads itself but does not own (by its
+// ring) is one rule, for Get and GetMany alike:
+//
+//   - The node it would ask is alive (a hedge beside a slow fetch; a busy
+//     peer, past MaxInFlight): that node holds the key for the cluster, so
+//     the value is a copy, kept in hot as a fetched value is (keepCopy),
+//     never in main and not credited as taken over. This holds for a
+//     failed owner's next node too when it is the one that is busy.
+//   - The owner failed (ejected, or this request failed) and this node is
+//     the key's next live node, or the step to the next node was taken
+//     already, or there is no router: this node stands in for the owner,
+//     and the value goes in main, credited as taken over (fallback; a
+//     hedge's copy is moved there by keepFallback).
+//   - A peer asked this node for it (GetLocal): that peer routes the key
+//     here (as its owner or next node), so this node holds it for the
+//     peers that ask, in main (creditTakenOver, also when the rings
+//     disagree).
+//
+// The load runs in the local flight, so it joins a load of key already
+// under way here (a hedge's, or a peer's request).
+func (g *Group) loadCopy(ctx context.Context, key string) (entry, error) {
+	return g.localFlight.DoLoader(ctx, key, (*copyLoader)(g), nil)
 }
 
 // loadFromPeer fetches key from its owner and keeps it in the hot cache.
 // If the owner is ejected, or fails for a reason other than "not found"
 // while callers still wait, the key is fetched from the next live node on
 // the ring when next is set (it loads the key once for every node; see
-// handoff.go), else the node loads it itself, as it does when the owner is
-// busy; a fetch slower than the hedge delay races a local load.
+// handoff.go), else the node loads it itself. A busy owner's key, and a
+// fetch slower than the hedge delay (which races a local load), are
+// loaded here as a copy (loadCopy).
 func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, next bool) (entry, error) {
 	ph := g.health.of(owner)
 	probe := false
@@ -250,7 +273,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 			return g.fallback(ctx, key, next, nil)
 		case admitBusy:
 			g.counters.peerBusy.Add(1)
-			return g.loadLocally(ctx, spanFallback, key, false)
+			return g.loadCopy(ctx, key) // the owner is alive: a copy
 		case admitProbe:
 			probe = true
 		}

@@ -195,7 +195,7 @@ func (f *fetch) hedge() {
 	}
 	g := f.g
 	g.counters.hedges.Add(1)
-	f.h.e, f.h.err = g.localFlight.DoLoader(f.ctx, f.key, (*hedgeLoader)(g), nil)
+	f.h.e, f.h.err = g.loadCopy(f.ctx, f.key)
 	if found(f.h.err) {
 		f.h.published = g.forwardFlight.Publish(f.ctx, f.key, f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.begin), 0))
 		if f.h.published {
