@@ -250,10 +250,11 @@ func (b *batch) alone(out []decision, ks []int) {
 }
 
 // abandon ends the keys ks after the caller has gone: a key another caller
-// still waits for is loaded for it in the background, in the local flight
-// (as a Get's fallback is), so that it joins a load of the key in flight
-// here (the hedge's, a peer's request) rather than calling the source
-// again; the others end with ctx's error. release, if not nil, is called
+// still waits for is loaded for it in the background, in the local flight,
+// so that it joins a load of the key in flight here (the hedge's, a peer's
+// request) rather than calling the source again, and as a copy (loadCopy):
+// the batch ended because the caller left, which says nothing against the
+// owner; the others end with ctx's error. release, if not nil, is called
 // with each key handed over once its load has ended (the hedge keeps its
 // own load of the key going until then).
 func (b *batch) abandon(out []decision, ks []int, release func(k int)) {
@@ -271,7 +272,7 @@ func (b *batch) abandon(out []decision, ks []int, release func(k int)) {
 		out[k] = decision{err: b.ctx.Err(), done: true, handed: true}
 		bg := context.WithoutCancel(b.ctx)
 		go func() {
-			e, err := g.localFlight.DoLoader(bg, key, (*localLoader)(g), nil)
+			e, err := g.loadCopy(bg, key) // the owner did not fail (its batch was cancelled): a copy
 			if release != nil {
 				release(k)
 			}

@@ -186,3 +186,44 @@ func TestGetManyHedgeOfAFailedOwnerIsKeptAsTheFallbacks(t *testing.T) {
 		}
 	}
 }
+
+// A key of a GetMany whose caller leaves while its batch is in flight, and
+// which a Get joined, is loaded here for that Get in the background: as a
+// copy, in hot (the batch was cancelled; the owner did not fail), not in
+// main, and the next Get is a hit.
+func TestGetManyAbandonedKeyIsACopy(t *testing.T) {
+	for _, key := range []string{"k", "missing-k"} {
+		t.Run(key, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := routerTo{owner: hungBatchPeer{peerFunc: heldOwner(nil)}}
+				g, loads := newKeepGroup(t, r, cache.PeerPolicy{NoHedge: true}, 0)
+				ctx, cancel := context.WithCancel(t.Context())
+				go g.GetMany(ctx, []string{key}, func(int, cache.ByteView, error) {})
+				synctest.Wait() // the batch is in flight
+				type result struct {
+					v   cache.ByteView
+					err error
+				}
+				got := make(chan result, 1)
+				go func() {
+					v, err := g.Get(t.Context(), key) // joins the batch's claim
+					got <- result{v, err}
+				}()
+				synctest.Wait()
+				cancel()
+				res := <-got
+				checkKey(t, "joined", key, res.v, res.err)
+				synctest.Wait()
+				s := g.Stats()
+				if s.Main.Items != 0 || s.Hot.Items != 1 {
+					t.Fatalf("Main.Items %d, Hot.Items %d; want 0 (the owner did not fail), 1", s.Main.Items, s.Hot.Items)
+				}
+				v, err := g.Get(t.Context(), key)
+				checkKey(t, "again", key, v, err)
+				if n := loads.Load(); n != 1 {
+					t.Fatalf("%d loads; want 1: the copy is held", n)
+				}
+			})
+		})
+	}
+}
