@@ -234,8 +234,9 @@ func (l *copyLoader) Load(ctx context.Context, key string, _ any) (entry, error)
 // copy. Where a node keeps a key it loads itself but does not own (by its
 // ring) is one rule, for Get and GetMany alike:
 //
-//   - The node it would ask is alive (a hedge beside a slow fetch; a busy
-//     peer, past MaxInFlight): that node holds the key for the cluster, so
+//   - The node it would ask is alive, or not known to have failed (a hedge
+//     beside a slow fetch; a busy peer, past MaxInFlight; a GetMany batch
+//     its caller left, see batch.abandon): that node holds the key, so
 //     the value is a copy, kept in hot as a fetched value is (keepCopy),
 //     never in main and not credited as taken over. This holds for a
 //     failed owner's next node too when it is the one that is busy.
