@@ -40,13 +40,19 @@ func TestKillNodeWhileReading(t *testing.T) {
 	}
 	all := append(append([]string(nil), before...), after...)
 
-	// Each client reads until the kill (at most maxBefore reads), then
-	// perClient more reads: the kill happens while all of them are reading.
+	// Each client reads before until the kill (at most maxBefore reads),
+	// then perClient reads of all. The victim is killed once the clients
+	// have read clients*20 between them: while they read, unless one has
+	// run out of its maxBefore by then (a slow scheduler, -race), and that
+	// one waits for the kill. No client reads a key of after before the
+	// kill: the survivors cannot have fetched them from the victim alive,
+	// so each of them is loaded elsewhere.
 	const clients, perClient, maxBefore = 16, 200, 20000
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	var (
-		killed   atomic.Bool
+		killed   = make(chan struct{})
+		warm     = make(chan struct{}) // closed at the clients*20th read
 		done     atomic.Int64
 		errCount atomic.Int64
 		wg       sync.WaitGroup
@@ -63,24 +69,42 @@ func TestKillNodeWhileReading(t *testing.T) {
 			errCount.Add(1)
 			firstErr.CompareAndSwap(nil, fmt.Errorf("%s Get(%q): %w", n.Addr, k, err))
 		}
-		done.Add(1)
+		if done.Add(1) == clients*20 {
+			close(warm)
+		}
+	}
+	isKilled := func() bool {
+		select {
+		case <-killed:
+			return true
+		default:
+			return false
+		}
 	}
 	for c := range clients {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(c), 1))
-			for i := 0; i < maxBefore && !killed.Load() && ctx.Err() == nil; i++ {
+			for i := 0; i < maxBefore && !isKilled() && ctx.Err() == nil; i++ {
 				read(r, before)
+			}
+			select {
+			case <-killed:
+			case <-ctx.Done():
+				return
 			}
 			for i := 0; i < perClient && ctx.Err() == nil; i++ {
 				read(r, all)
 			}
 		})
 	}
-	for done.Load() < clients*20 && ctx.Err() == nil {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-warm:
+	case <-ctx.Done():
+		wg.Wait()
+		t.Fatalf("readers did not start: %v", ctx.Err())
 	}
 	victim.SetFault(nethttptest.Fault{Down: true})
-	killed.Store(true)
+	close(killed)
 	wg.Wait()
 	if ctx.Err() != nil {
 		t.Fatalf("readers did not finish: %v", ctx.Err())
