@@ -468,9 +468,9 @@ func TestGetManyReadsNoOfferMark(t *testing.T) {
 // the sender held, cold ones too, and at a full receiver a flat three made
 // each of them win its admission duel against the receiver's own keys used
 // twice, which then loaded again (BenchmarkRollSim: 12-20% of a roll's extra
-// loads at 256 KiB). Before, 167 of s's 200 own keys loaded again here (the
-// ones pushed out, and each reload pushing out the next); now at most the few
-// whose places the window's last newcomers took (3).
+// loads at 256 KiB). Before, nearly every key handed over here pushed out one
+// of s's own keys; now only the few whose places the window's last
+// newcomers took, or that a collision in the sketch favoured.
 func TestHandedOverKeysDoNotPushOutKeysUsedTwice(t *testing.T) {
 	c := &hoCluster{nodes: map[string]*hoNode{}, loads: map[string]int{}, budget: 200 * 16, batch: true}
 	all := []string{"a", "s", "x"}
@@ -506,19 +506,20 @@ func TestHandedOverKeysDoNotPushOutKeysUsedTwice(t *testing.T) {
 	c.set(t, "s", "a", "s") // x leaves s's ring; x, its previous owner, still serves
 	groupbridge.TakeOffer(t.Context(), s.g, moved)
 	taken := s.g.Stats().TakenOver
-	reloaded := 0
+	// Which of s's own keys are still held: asked from memory alone, so
+	// that the count is not a cascade of reloads each pushing out the next.
+	gone := 0
 	for _, k := range own {
-		c.get(t, "s", k)
-		if c.loadsOf(k) > 1 {
-			reloaded++
+		if _, _, err := s.g.GetLocal(handoff.MemoryOnly(t.Context()), k); err != nil {
+			gone++
 		}
 	}
-	t.Logf("taken over %d of %d; own keys loaded again %d of %d; s: %+v", taken, len(moved), reloaded, len(own), s.g.Stats().Main)
+	t.Logf("taken over %d of %d; own keys pushed out %d of %d; s: %+v", taken, len(moved), gone, len(own), s.g.Stats().Main)
 	if taken == 0 {
 		t.Fatalf("s took none of the %d keys offered: the test no longer tests a handover", len(moved))
 	}
-	if reloaded > 4 {
-		t.Errorf("%d of s's %d own keys, used twice, were pushed out by keys handed over and loaded again", reloaded, len(own))
+	if gone > len(moved)/5 {
+		t.Errorf("%d of s's %d own keys, used twice, were pushed out by the %d keys handed over", gone, len(own), len(moved))
 	}
 	for _, k := range []string{moved[0], "missing"} {
 		c.get(t, "s", k) // a key handed over, and a missing one, still answer
