@@ -52,7 +52,11 @@ type PeerPolicy struct {
 	// their owner alive, within the bounds, and 100 ms (within the bounds)
 	// until enough fetches are seen; GetMany's batches, which take longer
 	// than one key, have a delay of their own made the same way. 0 means
-	// 10 ms and 1 s. Set both to one value for a fixed delay. Over a transport that cannot say
+	// 10 ms and 1 s. Set both to one value for a fixed delay. A delay at
+	// the 99th percentile hedges about 1-2% of the fetches that take longer
+	// than HedgeMin, each a load of the source: on a node whose fetches
+	// often exceed 10 ms (a CPU-bound process; bench/README.md, "The steady
+	// loads of a whole budget") raise HedgeMin, or set NoHedge. Over a transport that cannot say
 	// "loading" (the Lambda Invoke API, fetch in js/wasm), the owner's
 	// loads count in the delay, so it grows to cover a slow source.
 	HedgeMin, HedgeMax time.Duration
