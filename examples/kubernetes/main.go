@@ -42,10 +42,16 @@ import (
 
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	// client-go's REST client logs through klog's global logger (client-side
+	// throttling, API warnings): send it to the same JSON lines. A program
+	// may set a global; the library never does (discovery/kubernetes passes
+	// its Logger through the informer's context).
+	klog.SetSlogLogger(log)
 	cfg, err := parseFlags(os.Args[1:], os.Getenv, os.Stderr)
 	if err != nil {
 		os.Exit(2)
