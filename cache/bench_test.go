@@ -15,10 +15,9 @@ import (
 	"github.com/geecache/geecache/picker"
 )
 
-// BenchmarkGetHit measures a hit on a warm group under zipf-distributed
-// keys. The side-by-side comparison with other caches is in bench/.
-func BenchmarkGetHit(b *testing.B) {
-	const n = 100_000
+// warmGroup returns a group whose n keys ("key-0"...: 64-byte values)
+// are all in memory, and the keys.
+func warmGroup(b *testing.B, n int) (*cache.Group, []string) {
 	keys := make([]string, n)
 	data := make(map[string]string, n)
 	for i := range keys {
@@ -31,6 +30,14 @@ func BenchmarkGetHit(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	return grp, keys
+}
+
+// BenchmarkGetHit measures a hit on a warm group under zipf-distributed
+// keys. The side-by-side comparison with other caches is in bench/.
+func BenchmarkGetHit(b *testing.B) {
+	const n = 100_000
+	grp, keys := warmGroup(b, n)
 	z := rand.NewZipf(rand.New(rand.NewPCG(1, 1)), 1.01, 1, n-1)
 	seq := make([]string, 1<<16)
 	for i := range seq {
@@ -62,18 +69,7 @@ func BenchmarkGetHit(b *testing.B) {
 // each ctx.Value GetMany makes walks every layer).
 func BenchmarkGetManyHit(b *testing.B) {
 	const n = 1000
-	keys := make([]string, n)
-	data := make(map[string]string, n)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("key-%d", i)
-		data[keys[i]] = string(make([]byte, 64))
-	}
-	grp := newGroup(b, 64<<20, getter.Map(data))
-	for _, k := range keys {
-		if _, err := grp.Get(b.Context(), k); err != nil {
-			b.Fatal(err)
-		}
-	}
+	grp, keys := warmGroup(b, n)
 	type layer int
 	deep, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -317,7 +317,8 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 
 // loadLocally calls the Getter, as the step kind (spanLoad, or spanFallback
 // after the owner failed or beside a slow one), and keeps the value in the
-// main cache, or with asCopy (a hedge's load) as a copy (keepCopy). A call
+// main cache, or with asCopy (loadCopy: a hedge's or a busy owner's load)
+// as a copy (keepCopy). A call
 // that fails because its load was cancelled (no caller waits for it any
 // more: they left, or the owner answered the hedge first) is not a load
 // error: the source did not fail.
@@ -354,11 +355,11 @@ func (g *Group) loadLocally(ctx context.Context, kind string, key string, asCopy
 	return g.keep(g.mem.main, key, v, ttl, err, gen)
 }
 
-// keepCopy keeps a hedge's load of key (a value, or with err a "not
-// found") as a value fetched from the owner is kept (keepPeer): in the hot
+// keepCopy keeps a copy's load of key (loadCopy; a value, or with err a
+// "not found") as a value fetched from the owner is kept (keepPeer): in the hot
 // cache, for ttl, unless key changed since gen or a Purge is still
 // reaching the peers. If the owner's answer is in hot already (it answered
-// first, and the callers got it), that copy stays: a hedge keeps nothing
+// first, and the callers got it), that copy stays: a local load keeps nothing
 // over it. Either way one copy is held, and the next Get here is a hit.
 func (g *Group) keepCopy(key string, v []byte, ttl time.Duration, err error, gen uint64) (entry, error) {
 	if _, exp, ok := g.mem.hot.Peek(key); ok && g.fresh.isFresh(exp) {
