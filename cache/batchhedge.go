@@ -141,8 +141,7 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 			// A hedge's copy is in hot. Decided after the batch, it stood in
 			// for the fallback of a key the owner failed (one it asked to
 			// be asked for alone is not failed): kept as the fallback keeps.
-			if fromLocal && batchDone && found(err) && !errors.Is(berr, errors.ErrUnsupported) &&
-				!(b.got[k] && errors.Is(b.answers[k].err, errors.ErrUnsupported)) {
+			if fromLocal && batchDone && found(err) && b.ownerFailed(k, berr) {
 				g.keepFallback(b.keys[k], !b.last)
 			}
 		}
@@ -207,15 +206,32 @@ func (b *batch) keepIfFailed(out []decision, done <-chan error) {
 		return
 	}
 	go func() {
-		if err := <-done; found(err) || errors.Is(err, errors.ErrUnsupported) {
+		err := <-done
+		if found(err) {
 			return
 		}
 		for _, k := range kept {
-			if a := b.answers[k]; !b.got[k] || !found(a.err) && !errors.Is(a.err, errors.ErrUnsupported) {
+			if b.ownerFailed(k, err) {
 				b.g.keepFallback(b.keys[k], !b.last)
 			}
 		}
 	}()
+}
+
+// ownerFailed reports whether the owner failed key k of the batch, which
+// ended with berr: it did not answer the key with a value or a "not
+// found", nor ask for it to be sent alone (errors.ErrUnsupported, for the
+// batch or the key). Only then does a hedge's copy stand in for the
+// fallback's load (keepFallback).
+func (b *batch) ownerFailed(k int, berr error) bool {
+	if errors.Is(berr, errors.ErrUnsupported) {
+		return false
+	}
+	if !b.got[k] {
+		return true
+	}
+	a := b.answers[k].err
+	return !found(a) && !errors.Is(a, errors.ErrUnsupported)
 }
 
 // complete checks that the peer answered every key once.
