@@ -195,25 +195,51 @@ func (c *ssCluster) handOver(n *ssNode) {
 	groupbridge.HandOver(ctx, n.group)
 }
 
-// ssPhases counts a roll's loads by phase, and the out phases' loads of
-// the leaving node's keys (own) and of the others' (rest).
+// ssPhases counts a roll's loads by phase, and the out phases' loads by
+// key: the leaving node's (own), the keys the new node of a surge took at
+// its join (moved), the others' (rest).
 type ssPhases struct {
-	join, out, back, own, rest, total int64
-	held                              int64
-	evicted                           int64 // the staying nodes' main-cache evictions in the out phases
-	joinTaken, outOffered, outTaken   int64 // what the handovers moved (Stats.TakenOver, HandedOver)
-	after                             int64 // the loads of ssAfter seconds after the roll
+	join, out, back, total   int64
+	own, moved, rest         int64
+	held                     int64
+	evicted                  int64 // the staying nodes' main-cache evictions in the out phases
+	joinTaken, outOffered    int64 // what the handovers moved (Stats.TakenOver, HandedOver)
+	outTaken                 int64
+	after                    int64 // the loads of ssAfter seconds after the roll
 }
 
 // ssAfter is the seconds of Gets after the last step, in which a roll
 // that left the cluster as able as before loads as much as the control.
 const ssAfter = 20
 
+// An ssRoll is what each step of a run does to its node.
+type ssRoll int
+
+const (
+	ssSame  ssRoll = iota // the node leaves, drains, restarts empty at its address
+	ssSurge               // a new node at a new address joins, then the old one leaves and drains
+	ssFresh               // the node's group is replaced by a new one holding the same values: no value is lost, only the group's own state (its frequency sketch)
+)
+
+// ssClassRing is a ring of addrs, used only to say who owns a key.
+func ssClassRing(tb testing.TB, addrs []string) *picker.Peers {
+	p, err := picker.NewPeers(addrs[0], func(a string) cache.PeerGetter { return ssPeer{nil, a} },
+		&picker.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := p.Set(addrs...); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
 // ssRun replays the sequence through a new cluster of 5 nodes: warm and
-// steady, then each node in turn replaced (with roll; surge: a new node
-// at a new address joins first, else the node restarts at its address),
-// or the same schedule without changes.
-func ssRun(tb testing.TB, keys int, budget int64, surge, roll bool) ssPhases {
+// steady, then each node in turn rolled as kind says (roll), or the same
+// schedule without changes (the control). The out phase's split by key
+// uses the same rings in both: in a surge's control, the ring the new node
+// would have joined (its address is the one the roll gives it).
+func ssRun(tb testing.TB, keys int, budget int64, kind ssRoll, roll bool) ssPhases {
 	c := newSSCluster(tb, 5, budget, keys)
 	r := rand.New(rand.NewPCG(1, 18))
 	z := rand.NewZipf(r, 1.01, 1, uint64(keys-1))
@@ -238,25 +264,55 @@ func ssRun(tb testing.TB, keys int, budget int64, surge, roll bool) ssPhases {
 	base := total()
 	var ph ssPhases
 	order := slices.Clone(c.live)
-	for _, addr := range order {
+	for step, addr := range order {
 		old := c.nodes[addr]
 		ph.held += old.group.Stats().Main.Items
 		l0 := total()
-		var n *ssNode
-		if roll && surge {
-			n = c.start(tb, "")
+		newAddr := fmt.Sprintf("node-%d", len(order)+step) // the surge's new node
+		if roll && kind == ssSurge {
+			n := c.start(tb, "")
+			if n.addr != newAddr {
+				tb.Fatalf("new node at %s, want %s", n.addr, newAddr)
+			}
 			c.setRings(tb, nil) // the others offer it its keys
 			ph.joinTaken += n.group.Stats().TakenOver
 		}
+		if roll && kind == ssFresh {
+			c.refresh(tb, old, keys)
+		}
 		gets(ssRate * 6 / 10) // the wait for readiness
-		if n != nil {
-			c.live = append(c.live, n.addr)
+		if roll && kind == ssSurge {
+			c.live = append(c.live, newAddr)
 		}
 		l1 := total()
 		var stay []*ssNode
+		addrs := []string{}
 		for _, a := range slices.Sorted(maps.Keys(c.nodes)) {
-			if o := c.nodes[a]; o != old && !o.down {
-				stay = append(stay, o)
+			if o := c.nodes[a]; !o.down {
+				addrs = append(addrs, a)
+				if o != old && o.addr == a {
+					stay = append(stay, o)
+				}
+			}
+		}
+		if !roll && kind == ssSurge {
+			addrs = append(addrs, newAddr)
+		}
+		before, after := ssClassRing(tb, addrs), ssClassRing(tb, slices.DeleteFunc(slices.Clone(addrs), func(a string) bool { return a == addr }))
+		const (
+			own = iota
+			moved
+			rest
+		)
+		class := make([]int8, keys)
+		for id := range class {
+			switch k := mbKey(id); {
+			case before.Owner(k) == addr:
+				class[id] = own
+			case kind == ssSurge && after.Owner(k) == newAddr:
+				class[id] = moved
+			default:
+				class[id] = rest
 			}
 		}
 		var e0, t0 int64
@@ -265,18 +321,9 @@ func ssRun(tb testing.TB, keys int, budget int64, surge, roll bool) ssPhases {
 			t0 += o.group.Stats().TakenOver
 		}
 		h0 := old.group.Stats().HandedOver
-		owned := make([]bool, keys)
-		for id := range owned {
-			owned[id] = stay[0].peers.Owner(mbKey(id)) == old.addr
-		}
-		before := append([]int32(nil), c.loads...)
-		if roll {
-			for i, a := range c.live {
-				if a == addr {
-					c.live = append(c.live[:i:i], c.live[i+1:]...)
-					break
-				}
-			}
+		loads0 := slices.Clone(c.loads)
+		if roll && kind != ssFresh {
+			c.live = slices.DeleteFunc(c.live, func(a string) bool { return a == addr })
 			c.setRings(tb, old)
 			old.leaving = true
 			c.handOver(old) // its drain's handover
@@ -287,19 +334,23 @@ func ssRun(tb testing.TB, keys int, budget int64, surge, roll bool) ssPhases {
 			ph.outTaken -= t0
 		}
 		gets(5 * ssRate) // the drain
-		if roll {
+		if roll && kind != ssFresh {
 			old.down = true
-			if !surge {
+			if kind == ssSame {
 				delete(c.nodes, addr)
 				c.start(tb, addr)
 				c.setRings(tb, nil) // back: the others offer it its keys
 				c.live = append(c.live, addr)
 			}
 		}
-		for id := range owned {
-			if d := int64(c.loads[id] - before[id]); owned[id] {
+		for id, cl := range class {
+			d := int64(c.loads[id] - loads0[id])
+			switch cl {
+			case own:
 				ph.own += d
-			} else {
+			case moved:
+				ph.moved += d
+			default:
 				ph.rest += d
 			}
 		}
@@ -320,32 +371,65 @@ func ssRun(tb testing.TB, keys int, budget int64, surge, roll bool) ssPhases {
 	return ph
 }
 
+// refresh replaces old's group by a new one at its address, in the same
+// ring, holding the values old's main cache holds (found by a memory-only
+// read of each key old owns; old is dropped after, so the uses those
+// reads count do not matter), least popular first.
+func (c *ssCluster) refresh(tb testing.TB, old *ssNode, keys int) {
+	mem := handoff.MemoryOnly(context.Background())
+	type kv struct {
+		key string
+		v   []byte
+	}
+	var held []kv
+	for id := range keys {
+		k := mbKey(id)
+		if old.peers.Owner(k) != old.addr {
+			continue
+		}
+		if v, _, err := old.group.GetLocal(mem, k); err == nil {
+			held = append(held, kv{k, v.ByteSlice()})
+		}
+	}
+	delete(c.nodes, old.addr)
+	n := c.start(tb, old.addr)
+	c.setRings(tb, nil)
+	for _, e := range slices.Backward(held) {
+		n.group.SetLocal(e.key, e.v, 0)
+	}
+}
+
 // BenchmarkRollSim reports, for each roll at 256 KiB, its extra loads
 // per key held over the control's on the same sequence of Gets, in all
-// and by phase (out-own: the leaving node's keys; out-rest: the others').
+// and by phase (out-own: the leaving node's keys; out-moved: those the new
+// node of a surge took at its join; out-rest: the others'). 256KiB-fresh
+// is the floor of any roll whose nodes start anew: no value is lost or
+// moved, only each group's frequency sketch starts without history.
 // Run with -benchtime=1x.
 func BenchmarkRollSim(b *testing.B) {
-	for _, surge := range []bool{false, true} {
-		name := "256KiB"
-		if surge {
-			name += "-surge"
-		}
+	for _, kind := range []ssRoll{ssSame, ssSurge, ssFresh} {
+		name := [...]string{"256KiB", "256KiB-surge", "256KiB-fresh"}[kind]
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
-				ctl := ssRun(b, mbKeys, mbSmall, surge, false)
-				res := ssRun(b, mbKeys, mbSmall, surge, true)
+				ctl := ssRun(b, mbKeys, mbSmall, kind, false)
+				res := ssRun(b, mbKeys, mbSmall, kind, true)
 				h := float64(res.held)
 				b.ReportMetric(float64(res.total-ctl.total)/h, "extra-loads/key")
 				b.ReportMetric(float64(res.join-ctl.join)/h, "join-extra/key")
 				b.ReportMetric(float64(res.out-ctl.out)/h, "out-extra/key")
 				b.ReportMetric(float64(res.back-ctl.back)/h, "back-extra/key")
 				b.ReportMetric(float64(res.own-ctl.own)/h, "out-own-extra/key")
+				if kind == ssSurge {
+					b.ReportMetric(float64(res.moved-ctl.moved)/h, "out-moved-extra/key")
+				}
 				b.ReportMetric(float64(res.rest-ctl.rest)/h, "out-rest-extra/key")
-				b.ReportMetric(float64(res.evicted)/h, "out-evicted/key")
-				b.ReportMetric(float64(res.joinTaken)/h, "join-taken/key")
-				b.ReportMetric(float64(res.outOffered)/h, "out-offered/key")
-				b.ReportMetric(float64(res.outTaken)/h, "out-taken/key")
-				b.ReportMetric(float64(ctl.evicted)/h, "control-out-evicted/key")
+				if kind != ssFresh {
+					b.ReportMetric(float64(res.evicted)/h, "out-evicted/key")
+					b.ReportMetric(float64(res.joinTaken)/h, "join-taken/key")
+					b.ReportMetric(float64(res.outOffered)/h, "out-offered/key")
+					b.ReportMetric(float64(res.outTaken)/h, "out-taken/key")
+					b.ReportMetric(float64(ctl.evicted)/h, "control-out-evicted/key")
+				}
 				b.ReportMetric(float64(ctl.total)/float64(5*(ssRate*86/10)), "control-loads/get")
 				b.ReportMetric(float64(ctl.after)/float64(ssAfter*ssRate), "control-after-loads/get")
 				b.ReportMetric(float64(res.after)/float64(ssAfter*ssRate), "after-loads/get")

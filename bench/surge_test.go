@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -101,10 +102,7 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 		c.mu.Unlock()
 		t0, e0 := surgeCounts(stay)
 		h0 := old.group.Stats().HandedOver
-		own := make([]bool, cfg.keys)
-		for id := range own {
-			own[id] = stay[0].pool.Owner(mbKey(id)) == old.addr
-		}
+		class := surgeClasses(tb, c, old, n, replace, stay[0], cfg.keys)
 		before := c.src.loads()
 		if !replace {
 			time.Sleep(cfg.drain)
@@ -115,24 +113,16 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 		}
 		t1, e1 := surgeCounts(stay)
 		after := c.src.loads()
-		for id := range own {
-			d := int64(after[id] - before[id])
-			switch {
-			case !own[id]:
-				diag.outRest.loads += d
-			case n != nil && stay[0].pool.Owner(mbKey(id)) == n.addr:
-				diag.outOwn.loads += d
-				diag.outOwnToNew += d
-			default:
-				diag.outOwn.loads += d
-			}
+		for id, cl := range class {
+			diag.out[cl].loads += int64(after[id] - before[id])
 		}
 		diag.outOffered += old.group.Stats().HandedOver - h0
 		diag.outTaken += t1 - t0
 		diag.outEvicted += e1 - e0
 		l2, g2 := mark()
-		diag.outOwn.gets += g2 - g1
-		diag.outRest.gets += g2 - g1
+		for i := range diag.out {
+			diag.out[i].gets += g2 - g1
+		}
 		time.Sleep(cfg.settle)
 		l3, g3 := mark()
 		join.loads += l1 - l0
@@ -160,11 +150,60 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 // the same schedule).
 type surgeDiag struct {
 	joinTaken, outOffered, outTaken, outEvicted int64
-	// The out phases' loads of the keys the leaving node owned (outOwn;
-	// outOwnToNew those whose owner is the newest node after it), and of
-	// the others' keys (outRest), with the Gets of those phases.
-	outOwn, outRest mbPhase
-	outOwnToNew     int64
+	// The out phases' loads, with their Gets, of the keys of each class
+	// (surgeOwn, surgeMoved, surgeRest; see surgeClasses).
+	out [3]mbPhase
+}
+
+// The classes of keys in a surge's out phase.
+const (
+	surgeOwn   = iota // the leaving node's, in the ring with the new node
+	surgeMoved        // the new node's since its join
+	surgeRest         // the others'
+)
+
+// surgeAddr stands for the new node of a step in the control's rings: the
+// control starts none, and the split by key must use rings of the same
+// shape in both runs (the roll's leaving node owns a sixth of the keys
+// once the new node has joined, the control's a fifth without it).
+const surgeAddr = "http://surge.invalid:1"
+
+// surgeClasses says, for each key, which class of the out phase in which
+// old leaves it is in: from the rings of the nodes running, with the new
+// node n (the roll) or surgeAddr in its place (the control), before and
+// after old leaves. The roll's rings are checked against ref's own.
+func surgeClasses(tb testing.TB, c *mbCluster, old, n *mbNode, roll bool, ref *mbNode, keys int) []int8 {
+	c.mu.Lock()
+	var addrs []string
+	for a := range c.nodes {
+		addrs = append(addrs, a)
+	}
+	c.mu.Unlock()
+	newAddr := surgeAddr
+	if roll {
+		newAddr = n.addr
+	} else {
+		addrs = append(addrs, surgeAddr)
+	}
+	slices.Sort(addrs)
+	before := ssClassRing(tb, addrs)
+	after := ssClassRing(tb, slices.DeleteFunc(slices.Clone(addrs), func(a string) bool { return a == old.addr }))
+	class := make([]int8, keys)
+	for id := range class {
+		k := mbKey(id)
+		if roll && id < 256 && before.Owner(k) != ref.pool.Owner(k) {
+			tb.Fatalf("key %s: the split's ring names %s, the cluster's %s", k, before.Owner(k), ref.pool.Owner(k))
+		}
+		switch {
+		case before.Owner(k) == old.addr:
+			class[id] = surgeOwn
+		case after.Owner(k) == newAddr:
+			class[id] = surgeMoved
+		default:
+			class[id] = surgeRest
+		}
+	}
+	return class
 }
 
 // surgeCounts sums the nodes' TakenOver and main-cache evictions.
@@ -191,9 +230,9 @@ func benchSurge(b *testing.B, budget int64) {
 			b.ReportMetric(float64(d.outTaken)/h, "out-taken/key")
 			b.ReportMetric(float64(d.outEvicted)/h, "out-evicted/key")
 			b.ReportMetric(float64(cd.outEvicted)/h, "control-out-evicted/key")
-			b.ReportMetric(d.outOwn.extra(cd.outOwn, res.held), "out-own-extra/key")
-			b.ReportMetric(d.outRest.extra(cd.outRest, res.held), "out-rest-extra/key")
-			b.ReportMetric(float64(d.outOwnToNew)/h, "out-own-to-new-loads/key")
+			b.ReportMetric(d.out[surgeOwn].extra(cd.out[surgeOwn], res.held), "out-own-extra/key")
+			b.ReportMetric(d.out[surgeMoved].extra(cd.out[surgeMoved], res.held), "out-moved-extra/key")
+			b.ReportMetric(d.out[surgeRest].extra(cd.out[surgeRest], res.held), "out-rest-extra/key")
 		}
 		b.ReportMetric(join.extra(cJoin, res.held), "join-extra/key")
 		b.ReportMetric(res.out.extra(ctl.out, res.held), "out-extra/key")
