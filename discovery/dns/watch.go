@@ -2,6 +2,7 @@ package dns
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -76,9 +77,10 @@ type Options struct {
 	Timeout time.Duration
 
 	// Logger receives a line for every change applied (at Info), every
-	// failed or empty answer that left the peers as they were (at Warn)
-	// and the recovery after such answers (at Info). Default
-	// slog.Default().
+	// failed or empty answer that left the peers as they were (at Warn; at
+	// Info for a name with no records before the first good answer, as on
+	// a fresh deploy) and the recovery after such answers (at Info).
+	// Default slog.Default().
 	Logger *slog.Logger
 
 	// Stats, when not nil, counts what Watch does; read its fields at any
@@ -277,10 +279,18 @@ func watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, s
 }
 
 // keep logs and counts a lookup whose answer left the peers as they were.
+// Before the first good answer, a name with no records yet (a fresh
+// deploy: a headless Service lists its pods once they are ready) logs at
+// Info, as the Kubernetes watch does: nothing is kept and nothing is wrong
+// yet. Every other failure logs at Warn.
 func (cfg config) keep(ctx context.Context, applied []string, err error, retry time.Duration) {
 	if cfg.stats != nil {
 		cfg.stats.Kept.Add(1)
 	}
-	cfg.log.LogAttrs(ctx, slog.LevelWarn, "geecache: DNS lookup failed; keeping the last good peer list",
+	level := slog.LevelWarn
+	if applied == nil && (errors.Is(err, errEmpty) || errors.Is(err, errNXDomain)) {
+		level = slog.LevelInfo
+	}
+	cfg.log.LogAttrs(ctx, level, "geecache: DNS lookup failed; keeping the last good peer list",
 		slog.String("name", cfg.name), slog.Any("error", err), slog.Any("peers", applied), slog.Duration("retry_in", retry))
 }

@@ -415,3 +415,48 @@ func TestWatchRejectsBadOptions(t *testing.T) {
 		t.Errorf("Watch with valid options and a done context: %v, want context.Canceled with the \"geecache: \" prefix", err)
 	}
 }
+
+// Before the first good answer, a name with no records (a fresh deploy's
+// headless Service, its pods not ready yet) is logged at Info, not Warn:
+// nothing is kept and nothing is wrong yet. A server failure is still a
+// Warn then, and so is an empty answer once a list was applied.
+func TestWatchLogsAFreshDeploysEmptyAnswersAtInfo(t *testing.T) {
+	level := func(log, fault string) string {
+		for line := range strings.Lines(log) {
+			if strings.Contains(line, "keeping the last good peer list") && strings.Contains(line, fault) {
+				_, after, _ := strings.Cut(line, "level=")
+				lvl, _, _ := strings.Cut(after, " ")
+				return lvl
+			}
+		}
+		return "none"
+	}
+	for _, c := range []struct {
+		fault error
+		want  string
+	}{{errEmpty, "INFO"}, {errNXDomain, "INFO"}, {errServFail, "WARN"}, {context.DeadlineExceeded, "WARN"}} {
+		t.Run(c.fault.Error(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := &fakeDNS{}
+				src.set(0, fmt.Errorf("lookup: %w", c.fault))
+				p := newRecorder(t, nil)
+				cfg, log := testConfig(t, nil)
+				stop := startWatch(t, p, src, cfg)
+				defer stop()
+				synctest.Wait()
+				if got := level(log.String(), c.fault.Error()); got != c.want {
+					t.Errorf("before any good answer: logged at %s, want %s:\n%s", got, c.want, log)
+				}
+				src.set(5*time.Second, nil, addrs("10.0.0.1")...)
+				time.Sleep(cfg.max + 2*cfg.debounce)
+				wantAddrs(t, p, "10.0.0.1")
+				before := len(log.String())
+				src.set(0, fmt.Errorf("lookup: %w", c.fault))
+				time.Sleep(cfg.max + time.Second)
+				if got := level(log.String()[before:], c.fault.Error()); got != "WARN" {
+					t.Errorf("after a list was applied: logged at %s, want WARN:\n%s", got, log.String()[before:])
+				}
+			})
+		})
+	}
+}
