@@ -68,7 +68,7 @@ func (p *policy) charge(e *entry) int64 { return int64(len(e.key)+e.size) + p.ov
 // added takes a new entry; items is the number of entries now held.
 func (p *policy) added(e *entry, items int64) {
 	if int(items) > p.sketch.capacity {
-		p.sketch.grow()
+		p.sketch.grow(p.heldHashes)
 	}
 	p.sketch.add(e.hash, 1)
 	var i int32
@@ -83,6 +83,15 @@ func (p *policy) added(e *entry, items int64) {
 	p.pushBack(&p.window, i)
 	if e.expires != 0 {
 		p.heapPush(i)
+	}
+}
+
+// heldHashes yields the hash of each entry held.
+func (p *policy) heldHashes(yield func(hash uint64) bool) {
+	for _, n := range p.nodes {
+		if n.e != nil && !yield(n.e.hash) {
+			return
+		}
 	}
 }
 

@@ -1,0 +1,79 @@
+package lru
+
+import "testing"
+
+// mixHash spreads i over 64 bits, as maphash spreads keys.
+func mixHash(i uint64) uint64 {
+	i = (i ^ i>>33) * 0xff51afd7ed558ccd
+	i = (i ^ i>>33) * 0xc4ceb9fe1a85ec53
+	return i ^ i>>33
+}
+
+// A sketch that grows as a cache fills keeps the counts of the keys held
+// and lends none to the keys it never counted. The keys come as a
+// handover brings them, each counted twice (its add and its credit), with
+// the sketch growing whenever the keys outnumber its capacity, from the
+// smallest size up.
+func TestSketchGrowLendsNoCounts(t *testing.T) {
+	var s sketch
+	s.resize(0)
+	const held = 4096
+	hashes := make([]uint64, 0, held)
+	heldHashes := func(yield func(uint64) bool) {
+		for _, h := range hashes {
+			if !yield(h) {
+				return
+			}
+		}
+	}
+	for i := range uint64(held) {
+		if len(hashes)+1 > s.capacity {
+			s.grow(heldHashes)
+		}
+		h := mixHash(i)
+		hashes = append(hashes, h)
+		s.add(h, 2)
+	}
+	for i, h := range hashes {
+		if est := s.estimate(h); est < 2 {
+			t.Fatalf("held key %d: estimate %d after the growth, want at least 2", i, est)
+		}
+	}
+	// A key never counted that the sketch says was used twice ties with
+	// every key held, and so would lose no duel to one: count them.
+	const others = 100_000
+	var lent int
+	for i := range uint64(others) {
+		if s.estimate(mixHash(held+i)) >= 2 {
+			lent++
+		}
+	}
+	// Without growth, the keys held alone fill each row's counters to a
+	// quarter at most, so that a key's four counters are all theirs for
+	// about 1 key in 250: allow that, and no more.
+	if limit := others / 250; lent > limit {
+		t.Errorf("%d of %d keys never counted have an estimate of 2 or more after the sketch grew from %d to %d entries; want at most %d",
+			lent, others, 64, s.capacity, limit)
+	}
+}
+
+// grow counts no event towards the halving: the estimates it carries over
+// were counted before.
+func TestSketchGrowKeepsTheHalvingsPace(t *testing.T) {
+	var s sketch
+	s.resize(64)
+	for i := range uint64(64) {
+		s.add(mixHash(i), 3)
+	}
+	counted := s.counted
+	s.grow(func(yield func(uint64) bool) {
+		for i := range uint64(64) {
+			if !yield(mixHash(i)) {
+				return
+			}
+		}
+	})
+	if s.counted != counted || s.capacity != 128 || s.sample != 1280 {
+		t.Errorf("after grow: counted %d (was %d), capacity %d, sample %d; want %d, 128, 1280", s.counted, counted, s.capacity, s.sample, counted)
+	}
+}
