@@ -86,7 +86,8 @@ func (p *policy) added(e *entry, items int64) {
 	}
 }
 
-// heldHashes yields the hash of each entry held.
+// heldHashes yields the hash of each entry held, in the same order each
+// time while the entries do not change.
 func (p *policy) heldHashes(yield func(hash uint64) bool) {
 	for _, n := range p.nodes {
 		if n.e != nil && !yield(n.e.hash) {

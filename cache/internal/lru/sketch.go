@@ -51,24 +51,39 @@ func (s *sketch) resize(n int) {
 func (s *sketch) grow(held func(yield func(hash uint64) bool)) {
 	narrow, counted := *s, s.counted
 	s.resize(2 * s.capacity)
+	// Row by row: first each held key's estimate, the least of its
+	// counters in the narrow rows, then that estimate into each wide row.
+	// The counters of consecutive keys are far apart, and one row at a
+	// time stays in the processor's cache where four do not: at 2^19
+	// entries this grow holds the writer lock as long as splitting the
+	// counters did (BenchmarkSketchGrow), where key by key took three
+	// times as long. held yields the keys in the same order each time.
+	var est []uint8
 	for hash := range held {
-		if est := narrow.estimate(hash); est > 0 {
-			s.raiseTo(hash, est)
+		w, sh := narrow.index(hash, 0)
+		est = append(est, uint8(narrow.rows[0][w]>>sh&counterMax))
+	}
+	for i := 1; i < sketchDepth; i++ {
+		k := 0
+		for hash := range held {
+			w, sh := narrow.index(hash, i)
+			est[k] = min(est[k], uint8(narrow.rows[i][w]>>sh&counterMax))
+			k++
+		}
+	}
+	for i := range s.rows {
+		k := 0
+		for hash := range held {
+			if e := uint64(est[k]); e > 0 {
+				w, sh := s.index(hash, i)
+				if s.rows[i][w]>>sh&counterMax < e {
+					s.rows[i][w] = s.rows[i][w]&^(counterMax<<sh) | e<<sh
+				}
+			}
+			k++
 		}
 	}
 	s.counted = counted
-}
-
-// raiseTo raises each of hash's counters that is below est to est, which
-// leaves its estimate at est, or higher if every counter of hash is shared
-// with a key counted more. It counts no event towards the halving.
-func (s *sketch) raiseTo(hash, est uint64) {
-	for i := range s.rows {
-		w, sh := s.index(hash, i)
-		if s.rows[i][w]>>sh&counterMax < est {
-			s.rows[i][w] = s.rows[i][w]&^(counterMax<<sh) | est<<sh
-		}
-	}
 }
 
 // index is hash's counter in row i: the word and the nibble's shift. Each
