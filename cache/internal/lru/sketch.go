@@ -46,7 +46,7 @@ func (s *sketch) resize(n int) {
 // grows through sizes where many keys share each counter, and those
 // borrowed counts then decide its duels until the halvings wash them out
 // (BenchmarkRollSim in bench/: a surge roll's extra loads per key held
-// 0.38-0.40 with split counters, 0.27 with this). A key that is not held
+// 0.39-0.41 with split counters, 0.27 with this). A key that is not held
 // loses its counts, which only a cache still filling up does.
 func (s *sketch) grow(held func(yield func(hash uint64) bool)) {
 	narrow, counted := *s, s.counted
