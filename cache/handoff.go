@@ -39,7 +39,11 @@ type fallbackPicker interface {
 // goes back to the keys this node owns.
 func (g *Group) held(key string) (entry, error) {
 	v, exp, ok := g.mem.get(key)
-	if !ok || !g.fresh.isFresh(exp) {
+	fresh := ok && g.fresh.isFresh(exp)
+	if ok && !fresh {
+		v, exp, fresh = g.mem.second(key, v, exp, g.fresh.nanos())
+	}
+	if !fresh {
 		if ok {
 			g.mem.unhit(key)
 		}
