@@ -106,11 +106,7 @@ func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, time.Durati
 // else is a miss, traced as one step around what follows.
 func (g *Group) get(ctx context.Context, key string, mayForward bool) (entry, error) {
 	v, exp, ok := g.mem.get(key)
-	fresh := ok && g.fresh.isFresh(exp)
-	if ok && !fresh {
-		v, exp, fresh = g.mem.second(key, v, exp, g.fresh.nanos())
-	}
-	if fresh {
+	if ok && (g.fresh.isFresh(exp) || g.mem.second(key, &v, &exp, g.fresh.nanos())) {
 		e, err := g.fresh.cached(v, exp)
 		if err != nil {
 			err = &Error{Group: g.name, Key: key, Err: err}
