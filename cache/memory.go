@@ -68,7 +68,7 @@ func (m *memory) get(key string) (value []byte, expires int64, ok bool) {
 // the one that expires last, and reports whether it is fresh at now; a
 // fresh one of hot's takes over the hit get counted. It is apart from get,
 // and called in the condition of a hit (ok && (isFresh || second)), so that
-// a hit on a fresh entry runs the same instructions as without it.
+// a hit on a fresh entry takes the same branches as without it.
 //
 //go:noinline
 func (m *memory) second(key string, v *[]byte, exp *int64, now int64) (fresh bool) {
