@@ -72,7 +72,7 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 	}
 	for i, key := range keys {
 		v, exp, ok := g.mem.get(key)
-		if ok && g.fresh.isFresh(exp) {
+		if ok && (g.fresh.isFresh(exp) || g.mem.second(key, &v, &exp, g.fresh.nanos())) {
 			res[i].e, res[i].err = g.fresh.cached(v, exp)
 			if res[i].err != nil {
 				res[i].err = &Error{Group: g.name, Key: key, Err: res[i].err}

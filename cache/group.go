@@ -102,11 +102,11 @@ func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, time.Durati
 }
 
 // get answers a Get (mayForward) or a GetLocal from memory when it can: a
-// fresh value, or a cached "not found", is a hit. Anything else is a miss,
-// traced as one step around what follows.
+// fresh value, or a cached "not found", in either cache is a hit. Anything
+// else is a miss, traced as one step around what follows.
 func (g *Group) get(ctx context.Context, key string, mayForward bool) (entry, error) {
 	v, exp, ok := g.mem.get(key)
-	if ok && g.fresh.isFresh(exp) {
+	if ok && (g.fresh.isFresh(exp) || g.mem.second(key, &v, &exp, g.fresh.nanos())) {
 		e, err := g.fresh.cached(v, exp)
 		if err != nil {
 			err = &Error{Group: g.name, Key: key, Err: err}

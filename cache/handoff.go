@@ -39,7 +39,7 @@ type fallbackPicker interface {
 // goes back to the keys this node owns.
 func (g *Group) held(key string) (entry, error) {
 	v, exp, ok := g.mem.get(key)
-	if !ok || !g.fresh.isFresh(exp) {
+	if !ok || (!g.fresh.isFresh(exp) && !g.mem.second(key, &v, &exp, g.fresh.nanos())) {
 		if ok {
 			g.mem.unhit(key)
 		}

@@ -51,7 +51,9 @@ func (m *memory) generation(key string) uint64 {
 }
 
 // get looks key up in main, then hot. expires is the entry's expiry in
-// Unix nanoseconds (0: never); get returns expired entries too.
+// Unix nanoseconds (0: never); get returns expired entries too. An
+// expired entry of main's may hide a fresh one of hot's: a caller that
+// finds it expired looks again with second.
 func (m *memory) get(key string) (value []byte, expires int64, ok bool) {
 	if v, exp, ok := m.main.Get(key); ok {
 		return v, exp, true
@@ -59,12 +61,46 @@ func (m *memory) get(key string) (value []byte, expires int64, ok bool) {
 	return m.hot.Get(key)
 }
 
-// peek is get without counting a hit or a use.
+// second is get's second look at key, for an entry (*v, *exp) get
+// returned expired at now: main's entry of a key can expire while hot
+// holds a fresh copy of it (the key changed owners, and this node fetched
+// it from the new one). It leaves in *v and *exp, of that entry and hot's,
+// the one that expires last, and reports whether it is fresh at now; a
+// fresh one of hot's takes over the hit get counted. It is apart from get,
+// and called in the condition of a hit (ok && (isFresh || second)), so that
+// a hit on a fresh entry takes the same branches as without it.
+//
+//go:noinline
+func (m *memory) second(key string, v *[]byte, exp *int64, now int64) (fresh bool) {
+	hv, hexp, ok := m.hot.Peek(key)
+	if !ok || !outlives(hexp, *exp) { // (hot's own entry, if main held none, does not outlive itself)
+		return false
+	}
+	*v, *exp = hv, hexp
+	if hexp != 0 && hexp <= now {
+		return false
+	}
+	m.main.Unhit(key)
+	m.hot.Get(key) // the hit, and the use, are hot's
+	return true
+}
+
+// outlives reports whether an entry expiring at a stays fresh longer than
+// one expiring at b (0: never).
+func outlives(a, b int64) bool { return a == 0 || (b != 0 && a > b) }
+
+// peek is get without counting a hit or a use, and without get's blind
+// spot: of main's and hot's entries of key, it returns the one that
+// expires last.
 func (m *memory) peek(key string) (value []byte, expires int64, ok bool) {
-	if v, exp, ok := m.main.Peek(key); ok {
+	v, exp, ok := m.main.Peek(key)
+	if ok && exp == 0 {
 		return v, exp, true
 	}
-	return m.hot.Peek(key)
+	if hv, hexp, hok := m.hot.Peek(key); hok && (!ok || outlives(hexp, exp)) {
+		return hv, hexp, true
+	}
+	return v, exp, ok
 }
 
 // sum returns the xxhash64 main keeps for key's value, if value is that
@@ -139,7 +175,8 @@ func (m *memory) victim() *lru.Cache {
 
 // demote moves key's entry, if main holds it, to hot, with its value and
 // expiry: a key this node held as its owner and holds as a copy now. It is
-// not a change of the key: loads in flight keep their generation.
+// not a change of the key: loads in flight keep their generation. A copy
+// in hot that outlives main's entry stays, and main's goes.
 func (m *memory) demote(key string, now int64) {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
@@ -148,6 +185,9 @@ func (m *memory) demote(key string, now int64) {
 		return
 	}
 	m.main.Remove(key)
+	if _, hexp, held := m.hot.Peek(key); held && outlives(hexp, exp) {
+		return
+	}
 	m.addLocked(m.hot, key, v, m.hot.Charge(key, v), exp, now)
 }
 
