@@ -199,13 +199,13 @@ func (c *ssCluster) handOver(n *ssNode) {
 // key: the leaving node's (own), the keys the new node of a surge took at
 // its join (moved), the others' (rest).
 type ssPhases struct {
-	join, out, back, total   int64
-	own, moved, rest         int64
-	held                     int64
-	evicted                  int64 // the staying nodes' main-cache evictions in the out phases
-	joinTaken, outOffered    int64 // what the handovers moved (Stats.TakenOver, HandedOver)
-	outTaken                 int64
-	after                    int64 // the loads of ssAfter seconds after the roll
+	join, out, back, total int64
+	own, moved, rest       int64
+	held                   int64
+	evicted                int64 // the staying nodes' main-cache evictions in the out phases
+	joinTaken, outOffered  int64 // what the handovers moved (Stats.TakenOver, HandedOver)
+	outTaken               int64
+	after                  int64 // the loads of ssAfter seconds after the roll
 }
 
 // ssAfter is the seconds of Gets after the last step, in which a roll
