@@ -12,18 +12,7 @@ import (
 // out. It holds the writer lock only while it reads the policy (a few
 // nanoseconds per key held); keep is called after.
 func (c *Cache) Keys(max int, keep func(key string) bool) []string {
-	type ranked struct {
-		key  string
-		uses uint64
-	}
-	c.mu.Lock()
-	all := make([]ranked, 0, c.items.Load())
-	for _, n := range c.policy.nodes {
-		if n.e != nil {
-			all = append(all, ranked{n.e.key, c.policy.sketch.estimate(n.e.hash) + uint64(n.e.uses.Load())})
-		}
-	}
-	c.mu.Unlock()
+	all := c.heldRanked()
 	if keep != nil {
 		all = slices.DeleteFunc(all, func(r ranked) bool { return !keep(r.key) })
 	}
@@ -33,4 +22,23 @@ func (c *Cache) Keys(max int, keep func(key string) bool) []string {
 		keys = append(keys, r.key)
 	}
 	return keys
+}
+
+type ranked struct {
+	key  string
+	uses uint64
+}
+
+// heldRanked is the part of Keys under the writer lock: each key held with
+// its estimate plus its unfolded uses.
+func (c *Cache) heldRanked() []ranked {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	all := make([]ranked, 0, c.items.Load())
+	for _, n := range c.policy.nodes {
+		if n.e != nil {
+			all = append(all, ranked{n.e.key, c.policy.sketch.estimate(n.e.hash) + uint64(n.e.uses.Load())})
+		}
+	}
+	return all
 }
