@@ -9,36 +9,49 @@ import (
 // (nil: every key), the most used first by the frequency sketch and the
 // uses not yet folded into it: what a node that hands its keys over sends
 // first, so that the keys that matter most arrive before its time runs
-// out. It holds the writer lock only while it reads the policy (a few
-// nanoseconds per key held); keep is called after.
+// out. It holds the writer lock only while it copies the sketch's rows and
+// each entry's unfolded uses; keep, the estimates and the sort come after.
 func (c *Cache) Keys(max int, keep func(key string) bool) []string {
-	all := c.heldRanked()
+	all, s := c.heldRanked(make([]ranked, 0, c.items.Load())) // made before the lock
 	if keep != nil {
-		all = slices.DeleteFunc(all, func(r ranked) bool { return !keep(r.key) })
+		all = slices.DeleteFunc(all, func(r ranked) bool { return !keep(r.e.key) })
+	}
+	for i := range all {
+		all[i].uses += s.estimate(all[i].e.hash)
 	}
 	slices.SortStableFunc(all, func(a, b ranked) int { return cmp.Compare(b.uses, a.uses) })
 	keys := make([]string, 0, min(max, len(all)))
 	for _, r := range all[:min(max, len(all))] {
-		keys = append(keys, r.key)
+		keys = append(keys, r.e.key)
 	}
 	return keys
 }
 
+// A ranked is an entry held and its uses: first those not yet folded into
+// the sketch, then plus its estimate.
 type ranked struct {
-	key  string
+	e    *entry
 	uses uint64
 }
 
-// heldRanked is the part of Keys under the writer lock: each key held with
-// its estimate plus its unfolded uses.
-func (c *Cache) heldRanked() []ranked {
+// heldRanked is the part of Keys under the writer lock: it appends to all
+// each entry held with its unfolded uses, and returns a copy of the sketch
+// taken at the same time, so that the estimates read from the copy are
+// those Keys would have read under the lock. Copying the four rows is a
+// memcpy, where reading each entry's four counters in them is four reads
+// far apart per entry (BenchmarkKeysLockHold). An entry's key and hash
+// never change, so they can be read after.
+func (c *Cache) heldRanked(all []ranked) ([]ranked, sketch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	all := make([]ranked, 0, c.items.Load())
+	s := c.policy.sketch
+	for i := range s.rows {
+		s.rows[i] = slices.Clone(s.rows[i])
+	}
 	for _, n := range c.policy.nodes {
 		if n.e != nil {
-			all = append(all, ranked{n.e.key, c.policy.sketch.estimate(n.e.hash) + uint64(n.e.uses.Load())})
+			all = append(all, ranked{n.e, uint64(n.e.uses.Load())})
 		}
 	}
-	return all
+	return all, s
 }

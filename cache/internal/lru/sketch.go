@@ -7,7 +7,7 @@ import "math/bits"
 // for each entry it is sized for. It halves every counter each time it has
 // counted ten events per entry it is sized for, so that old popularity
 // fades (TinyLFU's "reset"), and it grows with the cache. It is used only
-// under the cache's writer lock.
+// under the cache's writer lock, or as a private copy (Keys).
 type sketch struct {
 	rows     [sketchDepth][]uint64 // 16 counters of 4 bits per word
 	shift    uint                  // 64 - log2(counters per row)
