@@ -12,7 +12,7 @@ import (
 // out. It holds the writer lock only while it copies the sketch's rows and
 // each entry's unfolded uses; keep, the estimates and the sort come after.
 func (c *Cache) Keys(max int, keep func(key string) bool) []string {
-	all, s := c.heldRanked(make([]ranked, 0, c.items.Load())) // made before the lock
+	all, s := c.heldRanked(c.keysRoom())
 	if keep != nil {
 		all = slices.DeleteFunc(all, func(r ranked) bool { return !keep(r.e.key) })
 	}
@@ -34,19 +34,43 @@ type ranked struct {
 	uses uint64
 }
 
+// keysRoom makes the memory heldRanked fills: room for the entries held
+// and a copy of each of the sketch's rows. It writes every page of it
+// before heldRanked takes the lock, as the first write to a page the
+// process has not used faults, about 10 ms for the 24 MiB of 2^20 entries
+// (BenchmarkKeysLockHold/cold); and allocating under the lock could make
+// Keys assist the collector there.
+func (c *Cache) keysRoom() ([]ranked, [sketchDepth][]uint64) {
+	c.mu.Lock()
+	words := len(c.policy.sketch.rows[0])
+	c.mu.Unlock()
+	all := make([]ranked, c.items.Load())
+	clear(all) // see above: the pages are written now, not under the lock
+	var rows [sketchDepth][]uint64
+	for i := range rows {
+		rows[i] = make([]uint64, words)
+		clear(rows[i])
+	}
+	return all[:0], rows
+}
+
 // heldRanked is the part of Keys under the writer lock: it appends to all
-// each entry held with its unfolded uses, and returns a copy of the sketch
-// taken at the same time, so that the estimates read from the copy are
-// those Keys would have read under the lock. Copying the four rows is a
-// memcpy, where reading each entry's four counters in them is four reads
-// far apart per entry (BenchmarkKeysLockHold). An entry's key and hash
-// never change, so they can be read after.
-func (c *Cache) heldRanked(all []ranked) ([]ranked, sketch) {
+// each entry held with its unfolded uses, and returns a copy of the sketch,
+// in rows, taken at the same time, so that the estimates read from the
+// copy are those Keys would have read under the lock. Copying the four
+// rows is a memcpy, where reading each entry's four counters in them is
+// four reads far apart per entry (BenchmarkKeysLockHold). An entry's key
+// and hash never change, so they can be read after.
+func (c *Cache) heldRanked(all []ranked, rows [sketchDepth][]uint64) ([]ranked, sketch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.policy.sketch
 	for i := range s.rows {
-		s.rows[i] = slices.Clone(s.rows[i])
+		if len(rows[i]) != len(s.rows[i]) { // it grew or was cleared since keysRoom
+			rows[i] = make([]uint64, len(s.rows[i]))
+		}
+		copy(rows[i], s.rows[i])
+		s.rows[i] = rows[i]
 	}
 	for _, n := range c.policy.nodes {
 		if n.e != nil {

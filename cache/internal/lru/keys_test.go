@@ -134,6 +134,35 @@ func TestKeysRankLikeTheEstimates(t *testing.T) {
 	}
 }
 
+// The sketch Keys ranks with is the cache's, whole, even if it grew or was
+// cleared between keysRoom, which sizes the copy, and heldRanked.
+func TestKeysCopyTheSketchThatChanged(t *testing.T) {
+	c := New(false)
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			c.Add(fmt.Sprint("k", i), []byte("v"), 0)
+			c.Credit(fmt.Sprint("k", i), uint32(i%7))
+		}
+	}
+	check := func(change func()) {
+		t.Helper()
+		all, rows := c.keysRoom()
+		change()
+		got, s := c.heldRanked(all, rows)
+		for i := range s.rows {
+			if !slices.Equal(s.rows[i], c.policy.sketch.rows[i]) {
+				t.Fatalf("row %d of the copy: %d words, not the sketch's %d", i, len(s.rows[i]), len(c.policy.sketch.rows[i]))
+			}
+		}
+		if int64(len(got)) != c.Len() {
+			t.Fatalf("heldRanked listed %d entries; the cache holds %d", len(got), c.Len())
+		}
+	}
+	add(0, 100)
+	check(func() { add(100, 1000) }) // the sketch grows, twice
+	check(func() { c.Clear(); add(0, 10) })
+}
+
 // BenchmarkKeysLockHold is how long Keys holds the writer lock (which
 // every miss's Add waits for) over a cache of 2^20 one-byte entries with
 // mixed uses: it times heldRanked, the part of Keys between its Lock and
@@ -154,10 +183,10 @@ func BenchmarkKeysLockHold(b *testing.B) {
 				if cold {
 					debug.FreeOSMemory()
 				}
-				all := make([]ranked, 0, c.items.Load()) // as Keys does, before the lock
+				all, rows := c.keysRoom() // as Keys does, before the lock
 				b.StartTimer()
 				start := time.Now()
-				c.heldRanked(all)
+				c.heldRanked(all, rows)
 				holds = append(holds, time.Since(start))
 			}
 			reportTimes(b, holds)
