@@ -87,19 +87,7 @@ func TestKeysRankLikeTheEstimates(t *testing.T) {
 	for i := 0; i < n; i += 5 {
 		c.Get(fmt.Sprint("k", i))
 	}
-	type ref struct {
-		key  string
-		rank uint64
-	}
-	var want []ref
-	c.mu.Lock()
-	for _, nd := range c.policy.nodes {
-		if nd.e != nil {
-			want = append(want, ref{nd.e.key, c.policy.sketch.estimate(nd.e.hash) + uint64(nd.e.uses.Load())})
-		}
-	}
-	c.mu.Unlock()
-	slices.SortStableFunc(want, func(a, b ref) int { return cmp.Compare(b.rank, a.rank) })
+	want := referenceRanking(c)
 	var ties, ranks int
 	for i := 1; i < len(want); i++ {
 		if want[i].rank == want[i-1].rank {
@@ -111,27 +99,51 @@ func TestKeysRankLikeTheEstimates(t *testing.T) {
 	if ties < 100 || ranks < 5 {
 		t.Fatalf("%d ties and %d distinct ranks: the test needs both", ties, ranks)
 	}
-	keys := func(rs []ref) []string {
-		var ks []string
-		for _, r := range rs {
-			ks = append(ks, r.key)
-		}
-		return ks
-	}
-	if got := c.Keys(len(want)+1, nil); !slices.Equal(got, keys(want)) {
+	if got := c.Keys(len(want)+1, nil); !slices.Equal(got, keysOf(want)) {
 		t.Errorf("Keys differs from the reference ranking (%d keys, want %d)", len(got), len(want))
 	}
-	if got := c.Keys(50, nil); !slices.Equal(got, keys(want[:50])) {
-		t.Errorf("Keys(50) = %q; want %q", got, keys(want[:50]))
+	if got := c.Keys(50, nil); !slices.Equal(got, keysOf(want[:50])) {
+		t.Errorf("Keys(50) = %q; want %q", got, keysOf(want[:50]))
 	}
 	odd := func(k string) bool { return k[len(k)-1]%2 == 1 }
-	wantOdd := slices.DeleteFunc(slices.Clone(want), func(r ref) bool { return !odd(r.key) })
-	if got := c.Keys(len(want), odd); !slices.Equal(got, keys(wantOdd)) {
+	wantOdd := slices.DeleteFunc(slices.Clone(want), func(r refRank) bool { return !odd(r.key) })
+	if got := c.Keys(len(want), odd); !slices.Equal(got, keysOf(wantOdd)) {
 		t.Errorf("Keys with a filter differs from the reference ranking (%d keys, want %d)", len(got), len(wantOdd))
 	}
 	if slices.Contains(c.Keys(len(want), nil), "k13") {
 		t.Errorf("Keys lists k13, which was removed")
 	}
+}
+
+// A refRank is a key and its rank in referenceRanking.
+type refRank struct {
+	key  string
+	rank uint64
+}
+
+// referenceRanking is the ranking Keys must return, computed from the
+// policy under the lock: each key held, by its estimate in the sketch plus
+// its unfolded uses, the most first, ties in the order of the nodes.
+func referenceRanking(c *Cache) []refRank {
+	var want []refRank
+	c.mu.Lock()
+	for _, nd := range c.policy.nodes {
+		if nd.e != nil {
+			want = append(want, refRank{nd.e.key, c.policy.sketch.estimate(nd.e.hash) + uint64(nd.e.uses.Load())})
+		}
+	}
+	c.mu.Unlock()
+	slices.SortStableFunc(want, func(a, b refRank) int { return cmp.Compare(b.rank, a.rank) })
+	return want
+}
+
+// keysOf returns the keys of rs, in order.
+func keysOf(rs []refRank) []string {
+	var ks []string
+	for _, r := range rs {
+		ks = append(ks, r.key)
+	}
+	return ks
 }
 
 // The sketch Keys ranks with is the cache's, whole, even if it grew or was

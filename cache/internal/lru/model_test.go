@@ -3,6 +3,7 @@ package lru
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -90,7 +91,8 @@ func (m *model) forgetEvicted() []modelEntry {
 	return gone
 }
 
-// check fails unless the cache's byte and item counts are the model's.
+// check fails unless the cache's byte and item counts are the model's,
+// and Keys lists the model's keys in the order of referenceRanking.
 func (m *model) check(t *testing.T, op int) {
 	t.Helper()
 	var bytes int64
@@ -102,6 +104,10 @@ func (m *model) check(t *testing.T, op int) {
 	}
 	if m.c.Bytes() != bytes || m.c.Len() != int64(len(m.m)) {
 		t.Fatalf("op %d: Bytes = %d, Len = %d; model %d, %d", op, m.c.Bytes(), m.c.Len(), bytes, len(m.m))
+	}
+	got, want := m.c.Keys(64, nil), keysOf(referenceRanking(m.c))
+	if len(got) != len(m.m) || !slices.Equal(got, want) {
+		t.Fatalf("op %d: Keys = %q; want %q, the model's %d keys ranked", op, got, want, len(m.m))
 	}
 	p := &m.c.policy
 	if p.window.n+p.main.n != len(m.m) || p.window.bytes+p.main.bytes != bytes {
