@@ -284,18 +284,22 @@ func (c *mbCluster) hedges() (n int64) {
 // (its steady state: no loads but for a change).
 func (c *mbCluster) prewarm(keys, workers int) {
 	ns := *c.lb.Load()
+	forEach(keys, workers, func(i int) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, _ = ns[i%len(ns)].group.Get(ctx, mbKey(i))
+		cancel()
+	})
+}
+
+// forEach calls fn(i) for each i in [0, n) on workers goroutines, each
+// taking the next i, and returns when every call has returned.
+func forEach(n, workers int, fn func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= keys {
-					return
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				_, _ = ns[i%len(ns)].group.Get(ctx, mbKey(i))
-				cancel()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
 			}
 		})
 	}
@@ -338,6 +342,19 @@ func BenchmarkRollCapacity(b *testing.B) {
 			cfg.nodes = n
 			_, loads, gets := rollingRestart(b, cfg, false)
 			b.ReportMetric(float64(loads)/float64(max(gets, 1)), fmt.Sprintf("loads/get-%dnodes", n))
+		}
+	}
+}
+
+// forEach calls fn once for each index, whatever the number of workers.
+func TestForEachCallsEachIndexOnce(t *testing.T) {
+	for _, workers := range []int{1, 3, 64} {
+		calls := make([]atomic.Int32, 1000)
+		forEach(len(calls), workers, func(i int) { calls[i].Add(1) })
+		for i := range calls {
+			if n := calls[i].Load(); n != 1 {
+				t.Fatalf("%d workers: index %d called %d times, want 1", workers, i, n)
+			}
 		}
 	}
 }

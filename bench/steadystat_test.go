@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,46 +141,25 @@ func slBursts(b *testing.B, loads []slLoad, began int64, ms *runtime.MemStats) {
 func (c *mbCluster) prewarmEveryNode(keys, workers int) {
 	const batch = 500
 	ns := *c.lb.Load()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				j := int(next.Add(1)-1) * batch
-				if j >= keys*len(ns) {
-					return
-				}
-				n, from := ns[j/keys], j%keys
-				ks := make([]string, 0, batch)
-				for id := from; id < min(from+batch, keys); id++ {
-					ks = append(ks, mbKey(id))
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				n.group.GetMany(ctx, ks, func(int, cache.ByteView, error) {})
-				cancel()
-			}
-		})
-	}
-	wg.Wait()
+	perNode := (keys + batch - 1) / batch
+	forEach(len(ns)*perNode, workers, func(b int) {
+		from := b % perNode * batch
+		ks := make([]string, 0, batch)
+		for id := from; id < min(from+batch, keys); id++ {
+			ks = append(ks, mbKey(id))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ns[b/perNode].group.GetMany(ctx, ks, func(int, cache.ByteView, error) {})
+		cancel()
+	})
 }
 
 // prewarmEveryNodeGet asks every node for every key with a Get each.
 func (c *mbCluster) prewarmEveryNodeGet(keys, workers int) {
 	ns := *c.lb.Load()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				j := int(next.Add(1) - 1)
-				if j >= keys*len(ns) {
-					return
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				_, _ = ns[j/keys].group.Get(ctx, mbKey(j%keys))
-				cancel()
-			}
-		})
-	}
-	wg.Wait()
+	forEach(keys*len(ns), workers, func(j int) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, _ = ns[j/keys].group.Get(ctx, mbKey(j%keys))
+		cancel()
+	})
 }

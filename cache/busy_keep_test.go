@@ -24,6 +24,13 @@ import (
 // counts its loads. "Not found" is cached for a minute.
 func newKeepGroup(t *testing.T, peers cache.PeerPicker, policy cache.PeerPolicy, loadTime time.Duration) (*cache.Group, *atomic.Int64) {
 	t.Helper()
+	return newLoadingGroup(t, peers, policy, loadTime, false)
+}
+
+// newLoadingGroup is newKeepGroup's and newHedgeGroup's group: with deaf,
+// its source ignores its context and answers after loadTime all the same.
+func newLoadingGroup(t *testing.T, peers cache.PeerPicker, policy cache.PeerPolicy, loadTime time.Duration, deaf bool) (*cache.Group, *atomic.Int64) {
+	t.Helper()
 	t.Cleanup(settleBubble)
 	var loads atomic.Int64
 	src := getter.Func(func(ctx context.Context, key string) ([]byte, error) {
@@ -31,7 +38,10 @@ func newKeepGroup(t *testing.T, peers cache.PeerPicker, policy cache.PeerPolicy,
 		select {
 		case <-time.After(loadTime):
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			if !deaf {
+				return nil, ctx.Err()
+			}
+			<-time.After(loadTime)
 		}
 		if strings.HasPrefix(key, "missing") {
 			return nil, getter.ErrNotFound

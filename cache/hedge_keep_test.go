@@ -25,29 +25,7 @@ import (
 // is cached for a minute.
 func newHedgeGroup(t *testing.T, p cache.PeerGetter, loadTime time.Duration, deaf bool) (*cache.Group, *atomic.Int64) {
 	t.Helper()
-	t.Cleanup(settleBubble)
-	var loads atomic.Int64
-	src := getter.Func(func(ctx context.Context, key string) ([]byte, error) {
-		loads.Add(1)
-		select {
-		case <-time.After(loadTime):
-		case <-ctx.Done():
-			if !deaf {
-				return nil, ctx.Err()
-			}
-			<-time.After(loadTime)
-		}
-		if strings.HasPrefix(key, "missing") {
-			return nil, getter.ErrNotFound
-		}
-		return []byte("local:" + key), nil
-	})
-	g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: allRemote{p}, Logger: quiet,
-		NotFoundTTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g, &loads
+	return newLoadingGroup(t, allRemote{p}, cache.PeerPolicy{}, loadTime, deaf)
 }
 
 // An owner that answers after answer (0: when its caller leaves), with
