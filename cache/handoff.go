@@ -99,7 +99,7 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 		ph.handoffHit()
 	}
 	e, err = g.keep(g.mem.main, key, v, ttl, err, gen)
-	g.mem.main.Credit(key, handedOverCredit)
+	g.creditHandedOver(key)
 	return e, err, true
 }
 
@@ -113,20 +113,25 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 // of the policy can count of a key used often.
 const takenOverCredit = 3
 
-// handedOverCredit is the uses a key moved to this node by a ring change
-// (handed over by its previous owner, or fetched from it on demand) is
-// credited with: one, not takenOverCredit. An offer names every key the
-// sender held, cold ones too, and with three each of them would win its
-// duel against this node's own keys used twice, which then load again;
-// with one a key taken over stays only against keys used less. Measured
-// in the rolls without a clock (BenchmarkRollSim, 256 KiB): 3 -> 1 takes
-// the same-address roll's extra loads per key from 0.88-0.89 to 0.77-0.78
-// and the surge's from 0.47-0.49 to 0.38-0.39; 0 is no better. Again once
-// the sketch's grow lent no counts (one run each of 0, 1, 2): same address
-// 0.74, 0.73, 0.79; surge 0.32, 0.27, 0.28. A key
-// loaded for a dead owner keeps three: nobody else holds it
-// (BenchmarkChurnSim's kill).
-const handedOverCredit = 1
+// creditHandedOver counts the one use that a key moved to this node by a ring
+// change (handed over by its previous owner, or fetched from it on demand)
+// enters main with, once kept. A node that takes thousands of keys at once
+// (one that joins, or returns) holds them in the order they came, the most
+// used first, as offers rank them, and its policy's hand starts there. Not
+// yet asked here, each was the hand's next victim whenever the node made
+// room without a duel, as while its hot cache grows to its share: the most
+// popular keys it took went first. With a use the hand passes each of them
+// once, so that a key is judged on its uses here. The use reaches the
+// frequency sketch when the hand passes it, or when the key duels from the
+// window, as a credit of one did before, so a key taken over still wins a
+// duel only against keys used less than twice: an offer names every key
+// the sender held, cold ones too, and crediting more (three, as
+// takenOverCredit) made each win against the receiver's own keys used
+// twice, which then loaded again. Measured in the rolls without a clock
+// (BenchmarkRollSim, 256 KiB; bench/README.md, "The hand's first pass"):
+// FIGURES. A key loaded for a dead owner is credited three: nobody else
+// holds it (BenchmarkChurnSim's kill).
+func (g *Group) creditHandedOver(key string) { g.mem.main.Use(key) }
 
 // creditTakenOver credits key as taken over (see takenOverCredit) if
 // another node owns it by this node's ring: this node loaded it for a

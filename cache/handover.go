@@ -156,7 +156,7 @@ func (g *Group) takeOffer(ctx context.Context, keys []string) {
 		if g.mem.promote(key, g.fresh.nanos()) {
 			// A copy this node fetched from the key's owner before: its
 			// own now.
-			g.mem.main.Credit(key, handedOverCredit)
+			g.creditHandedOver(key)
 			g.counters.takenOver.Add(1)
 			continue
 		}
@@ -203,7 +203,7 @@ func (g *Group) pull(ctx context.Context, prev PeerGetter, keys []string, idx []
 			return
 		}
 		_, _ = g.keep(g.mem.main, ks[n], v, ttl, err, gens[n])
-		g.mem.main.Credit(ks[n], handedOverCredit)
+		g.creditHandedOver(ks[n])
 		g.counters.takenOver.Add(1)
 	})
 }

@@ -213,6 +213,20 @@ func (c *Cache) Add(key string, value []byte, expires int64) {
 	}
 }
 
+// Use counts one use of key, as a Get does, without counting a hit. The
+// policy's hand passes an entry used since its last pass, so an entry just
+// added and used once is not the next victim: for a key this node took over
+// with its value, which its previous owner used, but which has not been asked
+// here yet. A key not held is left alone.
+func (c *Cache) Use(key string) {
+	s, h := c.locate(key)
+	if e := s.table.Load().find(h, key); e != nil {
+		if u := e.uses.Load(); u < maxUses {
+			e.uses.Store(u + 1)
+		}
+	}
+}
+
 // Credit counts n uses of key in the frequency sketch that decides which
 // entries stay (see policy.go), whether or not key is held: for a key whose
 // demand the cache has not seen itself, such as one whose owner left and

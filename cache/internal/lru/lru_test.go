@@ -82,6 +82,36 @@ func TestEvictPrefersUnreferenced(t *testing.T) {
 	}
 }
 
+// Use counts a use as a Get does, so the hand passes the entry once, but
+// counts no hit; a key not held is left alone.
+func TestUseCountsAUseNotAHit(t *testing.T) {
+	c := New(false)
+	const n = 200
+	for i := range n {
+		c.Add(fmt.Sprint(i), []byte("v"), 0)
+	}
+	for i := 0; i < n; i += 2 {
+		c.Use(fmt.Sprint(i))
+	}
+	c.Use("absent")
+	if c.Hits() != 0 || c.Len() != n {
+		t.Fatalf("after Use: %d hits, %d entries; want 0 and %d", c.Hits(), c.Len(), n)
+	}
+	if _, _, ok := c.Peek("absent"); ok {
+		t.Fatal("Use of a key not held added it")
+	}
+	for range n/2 - 1 { // as in TestEvictPrefersUnreferenced: one left as slack for the window's candidate
+		if !c.EvictOne(0) {
+			t.Fatal("EvictOne found nothing")
+		}
+	}
+	for i := 0; i < n; i += 2 {
+		if _, _, ok := c.Peek(fmt.Sprint(i)); !ok {
+			t.Fatalf("key %d, used, was evicted before keys not used", i)
+		}
+	}
+}
+
 func TestEvictEmpty(t *testing.T) {
 	if New(false).EvictOne(0) {
 		t.Fatal("EvictOne on an empty cache reported an eviction")
