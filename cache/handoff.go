@@ -113,24 +113,28 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 // of the policy can count of a key used often.
 const takenOverCredit = 3
 
-// creditHandedOver counts the one use that a key moved to this node by a ring
-// change (handed over by its previous owner, or fetched from it on demand)
-// enters main with, once kept. A node that takes thousands of keys at once
-// (one that joins, or returns) holds them in the order they came, the most
-// used first, as offers rank them, and its policy's hand starts there. Not
-// yet asked here, each was the hand's next victim whenever the node made
-// room without a duel, as while its hot cache grows to its share: the most
-// popular keys it took went first. With a use the hand passes each of them
-// once, so that a key is judged on its uses here. The use reaches the
-// frequency sketch when the hand passes it, or when the key duels from the
-// window, as a credit of one did before, so a key taken over still wins a
-// duel only against keys used less than twice: an offer names every key
-// the sender held, cold ones too, and crediting more (three, as
-// takenOverCredit) made each win against the receiver's own keys used
-// twice, which then loaded again. Measured in the rolls without a clock
-// (BenchmarkRollSim, 256 KiB; bench/README.md, "The hand's first pass"):
-// FIGURES. A key loaded for a dead owner is credited three: nobody else
-// holds it (BenchmarkChurnSim's kill).
+// creditHandedOver counts the one use that a key moved to this node by a
+// ring change (handed over by its previous owner, or fetched from it on
+// demand) enters main with, once kept. A node that takes thousands of keys
+// at once (one that joins, or returns) holds them in the order they came,
+// the most used first, as offers rank them, and its policy's hand starts
+// there. Not yet asked here, each was the hand's next victim whenever the
+// node made room without a duel, as it does while its hot cache grows to
+// its share: the most popular keys it took went first. With a use, the
+// hand passes each once, so that a key is judged on its uses here.
+//
+// The use reaches the frequency sketch when the hand passes the key, or
+// when it duels from the window, as the credit of one it replaces did, so a
+// key taken over still wins a duel only against keys used less than twice:
+// an offer names every key the sender held, cold ones too, and a credit of
+// three (as takenOverCredit) made each win against the receiver's own keys
+// used twice, which then loaded again (BenchmarkRollSim, 256 KiB: 1 rather
+// than 3 took the surge roll's extra loads per key held from 0.47-0.49 to
+// 0.38-0.39). Measured in the same sim, 2 runs each: the surge 0.255-0.273
+// with the credit, 0.198-0.219 with the use (the keys the joining node took
+// 0.122-0.124, 0.093); the same-address roll 0.727-0.739, 0.750-0.763, a
+// difference of the order of two runs' spread. A key loaded for a dead
+// owner is credited three: nobody else holds it (BenchmarkChurnSim's kill).
 func (g *Group) creditHandedOver(key string) { g.mem.main.Use(key) }
 
 // creditTakenOver credits key as taken over (see takenOverCredit) if

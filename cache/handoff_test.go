@@ -463,7 +463,7 @@ func TestGetManyReadsNoOfferMark(t *testing.T) {
 	}
 }
 
-// A key handed over by a ring change is credited one use (handedOverCredit),
+// A key handed over by a ring change is counted one use (creditHandedOver),
 // not the three of a key loaded for a dead owner: an offer names every key
 // the sender held, cold ones too, and at a full receiver a flat three made
 // each of them win its admission duel against the receiver's own keys used
