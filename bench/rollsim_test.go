@@ -394,7 +394,7 @@ func (c *ssCluster) refresh(tb testing.TB, old *ssNode, keys int) {
 	delete(c.nodes, old.addr)
 	n := c.start(tb, old.addr)
 	c.setRings(tb, nil)
-	for _, e := range slices.Backward(held) {
+	for _, e := range held { // the most popular first, as a handover's offers come
 		n.group.SetLocal(e.key, e.v, 0)
 	}
 }

@@ -10,17 +10,13 @@ import (
 	"github.com/geecache/geecache/internal/handoff"
 )
 
-// A node that fills up from a handover holds the keys it took in the order
-// they came, the most used first, and its policy's hand starts there. When
-// it then makes room without a duel (here, as its hot cache grows to its
-// share with copies of another node's keys), the keys it loaded itself and
-// used once go before the keys it took, which their previous owner used:
-// each key taken enters with one use, so the hand passes it once. Before,
-// the hand took the keys taken over first, the most used of them first
-// (BenchmarkRollSim's surge: the joining node reloaded popular keys it had
-// taken). A "not found" handed over stays too, and answers without a load.
-func TestTakenKeysOutlastTheHandsFirstPass(t *testing.T) {
-	c := &hoCluster{nodes: map[string]*hoNode{}, loads: map[string]int{}, budget: 200 * 16, batch: true}
+// takeCluster is three nodes a, s and x with room for 200 entries each; s
+// has taken over, by an offer, the keys of x that it owns once x leaves its
+// ring (moved, the order of the offer, and "missing"), and holds nothing
+// else. own are keys s owns, remote keys a owns; neither is held yet.
+func takeCluster(t *testing.T, nMoved, nOwn, nRemote int) (c *hoCluster, s *hoNode, moved, own, remote []string) {
+	t.Helper()
+	c = &hoCluster{nodes: map[string]*hoNode{}, loads: map[string]int{}, budget: 200 * 16, batch: true}
 	all := []string{"a", "s", "x"}
 	for _, a := range all {
 		c.add(t, a)
@@ -28,21 +24,20 @@ func TestTakenKeysOutlastTheHandsFirstPass(t *testing.T) {
 	for _, a := range all {
 		c.set(t, a, all...)
 	}
-	s := c.node("s")
-	var moved, own, remote []string // x's keys that s owns once x leaves; s's own; a's
-	for i := 0; len(moved) < 100 || len(own) < 95 || len(remote) < 60; i++ {
+	s = c.node("s")
+	for i := 0; len(moved) < nMoved || len(own) < nOwn || len(remote) < nRemote; i++ {
 		k := fmt.Sprintf("k%06d", i) // 16 bytes with its value
 		switch s.peers.Owner(k) {
 		case "x":
-			if next, _, _ := c.node("a").peers.PickFallback(k, nil); next != nil && next.Addr() == "s" && len(moved) < 100 {
+			if next, _, _ := c.node("a").peers.PickFallback(k, nil); next != nil && next.Addr() == "s" && len(moved) < nMoved {
 				moved = append(moved, k)
 			}
 		case "s":
-			if len(own) < 95 {
+			if len(own) < nOwn {
 				own = append(own, k)
 			}
 		case "a":
-			if len(remote) < 60 {
+			if len(remote) < nRemote {
 				remote = append(remote, k)
 			}
 		}
@@ -56,6 +51,27 @@ func TestTakenKeysOutlastTheHandsFirstPass(t *testing.T) {
 	if got := s.g.Stats().TakenOver; got != int64(len(moved)) {
 		t.Fatalf("s took %d of the %d keys offered", got, len(moved))
 	}
+	return c, s, moved, own, remote
+}
+
+// heldAt reports whether node n holds key in memory (a value or a cached
+// "not found"), asked from memory alone.
+func heldAt(t *testing.T, n *hoNode, key string) bool {
+	_, _, err := n.g.GetLocal(handoff.MemoryOnly(t.Context()), key)
+	return err == nil || errors.Is(err, getter.ErrNotFound)
+}
+
+// A node that fills up from a handover holds the keys it took in the order
+// they came, the most used first. When it then makes room without a duel
+// (here, as its hot cache grows to its share with copies of another node's
+// keys), the keys it loaded itself and used once go before the keys it
+// took, which their previous owner used: each key taken enters with one
+// use, so the hand passes it once. Before, the hand took the keys taken
+// over first (BenchmarkRollSim's surge: the joining node reloaded popular
+// keys it had taken). A "not found" handed over stays too, and answers
+// without a load.
+func TestTakenKeysOutlastTheHandsFirstPass(t *testing.T) {
+	c, s, moved, own, remote := takeCluster(t, 100, 95, 60)
 	for _, k := range own {
 		c.get(t, "s", k) // loaded here, used once: with the keys taken, 196 of the 200 entries s has room for
 	}
@@ -68,7 +84,7 @@ func TestTakenKeysOutlastTheHandsFirstPass(t *testing.T) {
 	}
 	gone := 0
 	for _, k := range moved {
-		if _, _, err := s.g.GetLocal(handoff.MemoryOnly(t.Context()), k); err != nil && !errors.Is(err, getter.ErrNotFound) {
+		if !heldAt(t, s, k) {
 			gone++
 		}
 	}
@@ -82,5 +98,32 @@ func TestTakenKeysOutlastTheHandsFirstPass(t *testing.T) {
 	}
 	if got := c.totalLoads(); got != before {
 		t.Errorf("a key taken and the \"not found\" taken took %d loads at s; want none", got-before)
+	}
+}
+
+// Of the keys a node took and holds alone, the last offered, the least used
+// by their previous owner, go first when it makes room without a duel.
+// Before, the hand met them in the order they came and took the most used
+// first.
+func TestTheKeysOfferedLastGoFirst(t *testing.T) {
+	c, s, moved, _, remote := takeCluster(t, 190, 0, 60)
+	for _, k := range remote {
+		c.get(t, "s", k) // copies in hot: main gives room until hot has its share
+	}
+	st := s.g.Stats()
+	if st.Main.Evictions == 0 {
+		t.Fatalf("s evicted nothing from main (%+v): the test no longer tests the hand", st)
+	}
+	var gone []int
+	for i, k := range moved {
+		if !heldAt(t, s, k) {
+			gone = append(gone, i)
+		}
+	}
+	t.Logf("gone (places in the offer) %v; s: main %+v hot %+v", gone, st.Main, st.Hot)
+	for _, i := range gone {
+		if i < len(moved)/2 {
+			t.Errorf("%s, offered %d of %d (the most used first), was evicted before keys offered after it", moved[i], i, len(moved))
+		}
 	}
 }

@@ -135,14 +135,7 @@ func (p *policy) victim(now, total int64) *entry {
 	if e := p.expired(now); e != nil {
 		return e
 	}
-	// While the cache filled up, nothing was evicted and the window grew
-	// past its share: what it holds beyond that joins the main queue,
-	// with its uses, which the hand counts when it passes.
-	for p.window.n > 1 && p.window.bytes*100 > total*windowPercent {
-		i := p.window.head
-		p.unlink(&p.window, i)
-		p.pushBack(&p.main, i)
-	}
+	p.overflow(total)
 	v := p.mainVictim()
 	cand := p.window.head
 	switch {
@@ -163,6 +156,34 @@ func (p *policy) victim(now, total int64) *entry {
 		return ve
 	}
 	return ce
+}
+
+// overflow moves to the main queue what the window holds beyond its share
+// of total bytes, its oldest entries, with their uses, which the hand
+// counts when it passes: the window grows past its share while the cache
+// fills up and nothing is evicted. They join main the newest first, so that
+// the hand, which starts at the head, meets the newest of them first. A
+// cache that fills from a handover holds the keys it took in the order they
+// came, the most used first (offers rank them so): in arrival order, the
+// hand met its most popular keys first, and took those not asked since they
+// came whenever it evicted without a duel (bench/README.md, "The hand's
+// first pass").
+func (p *policy) overflow(total int64) {
+	if p.window.n < 2 || p.window.bytes*100 <= total*windowPercent {
+		return
+	}
+	bytes, n, kept := p.window.bytes, p.window.n, p.window.head
+	for n > 1 && bytes*100 > total*windowPercent {
+		bytes -= p.charge(p.nodes[kept].e)
+		n--
+		kept = p.nodes[kept].next
+	}
+	for i := p.nodes[kept].prev; i >= 0; {
+		prev := p.nodes[i].prev
+		p.unlink(&p.window, i)
+		p.pushBack(&p.main, i)
+		i = prev
+	}
 }
 
 // expired returns the entry that expired first if it expired at or before

@@ -98,3 +98,26 @@ func TestEvictExpiredFirst(t *testing.T) {
 		t.Fatal("EvictOne on an empty cache reported an eviction")
 	}
 }
+
+// A cache that filled up without evicting gives up the newest of what its
+// window held first, not what came first: entries come first because they
+// were wanted first (a handover's offers rank keys most used first; a cold
+// cache's first loads are of its popular keys). Before, the hand met the
+// entries in the order they came, and took the first ones.
+func TestFilledCacheEvictsItsNewestFirst(t *testing.T) {
+	c := New(false)
+	const n = 200
+	for i := range n {
+		c.Add(fmt.Sprintf("k%03d", i), []byte("v"), 0)
+	}
+	for range n / 4 {
+		if !c.EvictOne(0) {
+			t.Fatal("EvictOne found nothing")
+		}
+	}
+	for i := range n / 2 {
+		if _, _, ok := c.Peek(fmt.Sprintf("k%03d", i)); !ok {
+			t.Errorf("k%03d, among the first half added, was evicted before the newer ones", i)
+		}
+	}
+}
