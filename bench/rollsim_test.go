@@ -374,7 +374,7 @@ func ssRun(tb testing.TB, keys int, budget int64, kind ssRoll, roll bool) ssPhas
 // refresh replaces old's group by a new one at its address, in the same
 // ring, holding the values old's main cache holds (found by a memory-only
 // read of each key old owns; old is dropped after, so the uses those
-// reads count do not matter), least popular first.
+// reads count do not matter), most popular first, as offers come.
 func (c *ssCluster) refresh(tb testing.TB, old *ssNode, keys int) {
 	mem := handoff.MemoryOnly(context.Background())
 	type kv struct {

@@ -75,6 +75,7 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 	var n *mbNode // the newest node
 	for _, old := range order {
 		res.held += int(old.group.Stats().Main.Items)
+		side0 := surgeSideLoads(c, nil)
 		l0, g0 := mark()
 		if !replace {
 			time.Sleep(cfg.settle)
@@ -125,6 +126,7 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 		}
 		time.Sleep(cfg.settle)
 		l3, g3 := mark()
+		diag.side += surgeSideLoads(c, old) - side0
 		join.loads += l1 - l0
 		join.gets += g1 - g0
 		res.out.loads += l2 - l1
@@ -150,6 +152,7 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 // the same schedule).
 type surgeDiag struct {
 	joinTaken, outOffered, outTaken, outEvicted int64
+	side                                        int64 // hedges and fallback loads in the steps (surgeSideLoads)
 	// The out phases' loads, with their Gets, of the keys of each class
 	// (surgeOwn, surgeMoved, surgeRest; see surgeClasses).
 	out [3]mbPhase
@@ -206,6 +209,26 @@ func surgeClasses(tb testing.TB, c *mbCluster, old, n *mbNode, roll bool, ref *m
 	return class
 }
 
+// surgeSideLoads sums the loads the running nodes (and stopped, a node
+// that stopped since) made beside their owners' answers: hedges beside a
+// slow fetch, and local loads for a failed or ejected owner.
+func surgeSideLoads(c *mbCluster, stopped *mbNode) (n int64) {
+	c.mu.Lock()
+	ns := make([]*mbNode, 0, len(c.nodes)+1)
+	for _, o := range c.nodes {
+		ns = append(ns, o)
+	}
+	c.mu.Unlock()
+	if stopped != nil && !slices.Contains(ns, stopped) {
+		ns = append(ns, stopped)
+	}
+	for _, o := range ns {
+		st := o.group.Stats()
+		n += st.Hedges + st.FallbackLoads + st.EjectedLoads
+	}
+	return n
+}
+
 // surgeCounts sums the nodes' TakenOver and main-cache evictions.
 func surgeCounts(ns []*mbNode) (taken, evicted int64) {
 	for _, n := range ns {
@@ -234,6 +257,7 @@ func benchSurge(b *testing.B, budget int64) {
 			b.ReportMetric(d.out[surgeMoved].extra(cd.out[surgeMoved], res.held), "out-moved-extra/key")
 			b.ReportMetric(d.out[surgeRest].extra(cd.out[surgeRest], res.held), "out-rest-extra/key")
 		}
+		b.ReportMetric(float64(d.side-cd.side)/float64(max(res.held, 1)), "side-loads-extra/key")
 		b.ReportMetric(join.extra(cJoin, res.held), "join-extra/key")
 		b.ReportMetric(res.out.extra(ctl.out, res.held), "out-extra/key")
 		b.ReportMetric(res.back.extra(ctl.back, res.held), "back-extra/key")

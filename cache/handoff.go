@@ -116,12 +116,12 @@ const takenOverCredit = 3
 // creditHandedOver counts the one use that a key moved to this node by a
 // ring change (handed over by its previous owner, or fetched from it on
 // demand) enters main with, once kept. A node that takes thousands of keys
-// at once (one that joins, or returns) holds them in the order they came,
-// the most used first, as offers rank them, and its policy's hand starts
-// there. Not yet asked here, each was the hand's next victim whenever the
-// node made room without a duel, as it does while its hot cache grows to
-// its share: the most popular keys it took went first. With a use, the
-// hand passes each once, so that a key is judged on its uses here.
+// at once (one that joins, or returns) and then makes room without a duel,
+// as it does while its hot cache grows to its share, gives its policy's
+// hand victims: not yet asked here, each key it took was one as soon as the
+// hand reached it, ahead of the keys the node loaded itself and used once.
+// With a use, the hand passes each once, so that a key is judged on its
+// uses here. (Which of them the hand meets first: policy.overflow.)
 //
 // The use reaches the frequency sketch when the hand passes the key, or
 // when it duels from the window, as the credit of one it replaces did, so a
