@@ -54,19 +54,22 @@ func TestPeekDoesNotCountOrTouch(t *testing.T) {
 	}
 }
 
-func TestEvictPrefersUnreferenced(t *testing.T) {
+// filled returns a cache holding the keys "0" to n-1, one byte each.
+func filled(n int) *Cache {
 	c := New(false)
-	const n = 200
 	for i := range n {
 		c.Add(fmt.Sprint(i), []byte("v"), 0)
 	}
-	// Touch the even keys; evict all but one of the odd keys' worth: only
-	// odd keys may go. (The newest key is the window's candidate; whether
-	// the sketch admits it depends on hash collisions, so one eviction is
-	// left as slack for it.)
-	for i := 0; i < n; i += 2 {
-		c.Get(fmt.Sprint(i))
-	}
+	return c
+}
+
+// evictOddsWorth evicts all but one of the odd keys' worth from a cache
+// filled with n keys whose even keys were used, and fails if an even key
+// went: only odd keys may. (The newest key is the window's candidate;
+// whether the sketch admits it depends on hash collisions, so one eviction
+// is left as slack for it.)
+func evictOddsWorth(t *testing.T, c *Cache, n int) {
+	t.Helper()
 	for range n/2 - 1 {
 		if !c.EvictOne(0) {
 			t.Fatal("EvictOne found nothing")
@@ -74,9 +77,18 @@ func TestEvictPrefersUnreferenced(t *testing.T) {
 	}
 	for i := 0; i < n; i += 2 {
 		if _, _, ok := c.Peek(fmt.Sprint(i)); !ok {
-			t.Fatalf("recently used key %d was evicted", i)
+			t.Fatalf("key %d, used, was evicted before keys not used", i)
 		}
 	}
+}
+
+func TestEvictPrefersUnreferenced(t *testing.T) {
+	const n = 200
+	c := filled(n)
+	for i := 0; i < n; i += 2 {
+		c.Get(fmt.Sprint(i))
+	}
+	evictOddsWorth(t, c, n)
 	if c.Evictions() != n/2-1 {
 		t.Fatalf("Evictions = %d, want %d", c.Evictions(), n/2-1)
 	}
@@ -85,11 +97,8 @@ func TestEvictPrefersUnreferenced(t *testing.T) {
 // Use counts a use as a Get does, so the hand passes the entry once, but
 // counts no hit; a key not held is left alone.
 func TestUseCountsAUseNotAHit(t *testing.T) {
-	c := New(false)
 	const n = 200
-	for i := range n {
-		c.Add(fmt.Sprint(i), []byte("v"), 0)
-	}
+	c := filled(n)
 	for i := 0; i < n; i += 2 {
 		c.Use(fmt.Sprint(i))
 	}
@@ -100,16 +109,7 @@ func TestUseCountsAUseNotAHit(t *testing.T) {
 	if _, _, ok := c.Peek("absent"); ok {
 		t.Fatal("Use of a key not held added it")
 	}
-	for range n/2 - 1 { // as in TestEvictPrefersUnreferenced: one left as slack for the window's candidate
-		if !c.EvictOne(0) {
-			t.Fatal("EvictOne found nothing")
-		}
-	}
-	for i := 0; i < n; i += 2 {
-		if _, _, ok := c.Peek(fmt.Sprint(i)); !ok {
-			t.Fatalf("key %d, used, was evicted before keys not used", i)
-		}
-	}
+	evictOddsWorth(t, c, n)
 }
 
 func TestEvictEmpty(t *testing.T) {

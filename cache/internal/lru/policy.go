@@ -169,7 +169,7 @@ func (p *policy) victim(now, total int64) *entry {
 // came whenever it evicted without a duel (bench/README.md, "The hand's
 // first pass").
 func (p *policy) overflow(total int64) {
-	if p.window.n < 2 || p.window.bytes*100 <= total*windowPercent {
+	if p.window.n < 2 {
 		return
 	}
 	bytes, n, kept := p.window.bytes, p.window.n, p.window.head
