@@ -1,8 +1,12 @@
 package cache_test
 
 import (
+	"slices"
+
 	"errors"
 	"fmt"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/picker"
 	"testing"
 
 	"github.com/geecache/geecache/getter"
@@ -125,5 +129,92 @@ func TestTheKeysOfferedLastGoFirst(t *testing.T) {
 		if i < len(moved)/2 {
 			t.Errorf("%s, offered %d of %d (the most used first), was evicted before keys offered after it", moved[i], i, len(moved))
 		}
+	}
+}
+
+// A surge's step at one node s: a new node y joins and takes s's keys that
+// it owns now, which frees room at s; s loads keys of its own in that room,
+// each once, without a duel; then x leaves, and s takes over x's keys that
+// it owns once x is gone, each with one use. Those keys replace the ones
+// loaded in the room, not the keys s used before: the entries that came in
+// without a duel are the first the hand meets. Before, the hand met s's
+// older keys first, every key taken lost its duel against one of them, and
+// the keys loaded once stayed (BenchmarkRollSim's surge: the leaving node's
+// keys loaded again once its drain ended).
+func TestTakenKeysReplaceKeysLoadedInFreedRoom(t *testing.T) {
+	c := &hoCluster{nodes: map[string]*hoNode{}, loads: map[string]int{}, budget: 200 * 16, batch: true}
+	three, four, after := []string{"a", "s", "x"}, []string{"a", "s", "x", "y"}, []string{"a", "s", "y"}
+	for _, a := range four {
+		c.add(t, a)
+	}
+	for _, a := range three {
+		c.set(t, a, three...)
+	}
+	c.set(t, "y", four...)
+	owner := func(k string, ring []string) string {
+		p, err := picker.NewPeers("z", func(string) cache.PeerGetter { return nil }, &picker.Options{Replicas: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Set(ring...); err != nil {
+			t.Fatal(err)
+		}
+		return p.Owner(k)
+	}
+	r3, r4, ra := func(k string) string { return owner(k, three) }, func(k string) string { return owner(k, four) }, func(k string) string { return owner(k, after) }
+	var used, gone, room, taken []string
+	for i := 0; len(used) < 150 || len(gone) < 60 || len(room) < 40 || len(taken) < 20; i++ {
+		k := fmt.Sprintf("k%06d", i) // 16 bytes with its value
+		switch {
+		case r3(k) == "s" && r4(k) == "s" && ra(k) == "s":
+			if len(used) < 150 {
+				used = append(used, k)
+			} else if len(room) < 40 {
+				room = append(room, k)
+			}
+		case r3(k) == "s" && r4(k) == "y" && len(gone) < 60:
+			gone = append(gone, k)
+		case r4(k) == "x" && ra(k) == "s" && len(taken) < 20:
+			taken = append(taken, k)
+		}
+	}
+	s, y := c.node("s"), c.node("y")
+	for range 2 {
+		for _, k := range append(slices.Clone(used), gone...) {
+			c.get(t, "s", k) // 210 keys in room for 200: s is full, its hand has run
+		}
+		for _, k := range taken {
+			c.get(t, "x", k)
+		}
+	}
+	for _, a := range three {
+		c.set(t, a, four...)
+	}
+	groupbridge.TakeOffer(t.Context(), y.g, gone) // y joins: its keys leave s's main
+	if got := y.g.Stats().TakenOver; got == 0 {
+		t.Fatal("y took none of its keys from s")
+	}
+	for _, k := range room {
+		c.get(t, "s", k) // in the room y's keys left: no duel
+	}
+	c.set(t, "s", after...) // x leaves s's ring; x, its previous owner, still serves
+	ev := s.g.Stats().Main.Evictions
+	groupbridge.TakeOffer(t.Context(), s.g, taken)
+	st := s.g.Stats()
+	if st.Main.Evictions == ev {
+		t.Fatalf("s evicted nothing from main to take x's keys (%+v): the test no longer tests the duel", st)
+	}
+	count := func(keys []string) (n int) {
+		for _, k := range keys {
+			if heldAt(t, s, k) {
+				n++
+			}
+		}
+		return n
+	}
+	t.Logf("s holds %d of %d keys taken, %d of %d loaded in the room, %d of %d used before; main %+v hot %+v",
+		count(taken), len(taken), count(room), len(room), count(used), len(used), st.Main, st.Hot)
+	if got := count(taken); got < len(taken)*9/10 {
+		t.Errorf("s holds %d of the %d keys it took over and %d of the %d keys it loaded once in the room: the keys taken met keys used before in their duels", got, len(taken), count(room), len(room))
 	}
 }

@@ -178,12 +178,26 @@ func (p *policy) overflow(total int64) {
 		n--
 		kept = p.nodes[kept].next
 	}
-	for i := p.nodes[kept].prev; i >= 0; {
-		prev := p.nodes[i].prev
+	for i := p.window.head; i != kept; {
+		next := p.nodes[i].next
 		p.unlink(&p.window, i)
-		p.pushBack(&p.main, i)
-		i = prev
+		p.pushFront(&p.main, i)
+		i = next
 	}
+}
+
+// pushFront prepends node i to q.
+func (p *policy) pushFront(q *queue, i int32) {
+	n := &p.nodes[i]
+	n.prev, n.next, n.window = -1, q.head, q == &p.window
+	if q.head < 0 {
+		q.tail = i
+	} else {
+		p.nodes[q.head].prev = i
+	}
+	q.head = i
+	q.n++
+	q.bytes += p.charge(n.e)
 }
 
 // expired returns the entry that expired first if it expired at or before

@@ -121,3 +121,51 @@ func TestFilledCacheEvictsItsNewestFirst(t *testing.T) {
 		}
 	}
 }
+
+// A full cache that gains room (here by removals, as when keys it held move
+// to another node) takes the next entries without a duel. Those entries
+// have won nothing, so the hand meets them before the entries that earned
+// their place: the entries taken in free are the next victims, and an entry
+// that comes after them (a key handed over, say) duels against them, not
+// against a key used before. Before, they joined the main queue's tail, and
+// the hand gave up entries used before first.
+func TestEntriesThatCameInFreeAreMetFirst(t *testing.T) {
+	c := New(false)
+	const n, room = 200, 40
+	value := []byte("v")
+	budget := n * c.Charge("used-000", value)
+	add := func(key string) { addWithin(c, budget, key, value, 0, 0) }
+	for i := range n {
+		add(fmt.Sprintf("used-%03d", i))
+	}
+	for i := range n {
+		c.Get(fmt.Sprintf("used-%03d", i))
+	}
+	add("scan-000") // an eviction: the hand folds every entry's uses
+	for i := range room {
+		c.Remove(fmt.Sprintf("used-%03d", i))
+	}
+	for i := range room {
+		add(fmt.Sprintf("free-%03d", i)) // the room is theirs: no eviction
+	}
+	if e := c.Evictions(); e != 1 {
+		t.Fatalf("Evictions = %d, want 1: the free entries must come in without one", e)
+	}
+	// The window holds its share, two entries: at most two evictions are
+	// its candidates' duels; the rest are the hand's victims.
+	for range room / 2 {
+		if !c.EvictOne(0) {
+			t.Fatal("EvictOne found nothing")
+		}
+	}
+	used := 0
+	for i := room; i < n; i++ {
+		if _, _, ok := c.Peek(fmt.Sprintf("used-%03d", i)); ok {
+			used++
+		}
+	}
+	// One of them may have lost the scan's duel.
+	if used < n-room-1 {
+		t.Errorf("%d of the %d entries used before are held after %d evictions: the hand took them before the entries that came in free", used, n-room, room/2)
+	}
+}
