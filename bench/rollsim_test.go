@@ -195,12 +195,14 @@ func (c *ssCluster) handOver(n *ssNode) {
 	groupbridge.HandOver(ctx, n.group)
 }
 
-// ssPhases counts a roll's loads by phase, and the out phases' loads by
-// key: the leaving node's (own), the keys the new node of a surge took at
-// its join (moved), the others' (rest).
+// ssPhases counts a roll's loads by phase, and the out and back phases'
+// loads by key: the leaving node's (own), the keys the new node of a surge
+// took at its join (moved), the others' (rest).
 type ssPhases struct {
 	join, out, back, total int64
 	own, moved, rest       int64
+	backOwn, backMoved     int64 // the settle's loads of the same classes of keys
+	backRest               int64
 	held                   int64
 	evicted                int64 // the staying nodes' main-cache evictions in the out phases
 	joinTaken, outOffered  int64 // what the handovers moved (Stats.TakenOver, HandedOver)
@@ -359,8 +361,20 @@ func ssRun(tb testing.TB, keys int, budget int64, kind ssRoll, roll bool) ssPhas
 		}
 		ph.evicted -= e0
 		l2 := total()
+		loads2 := slices.Clone(c.loads)
 		gets(3 * ssRate) // the settle
 		l3 := total()
+		for id, cl := range class {
+			d := int64(c.loads[id] - loads2[id])
+			switch cl {
+			case own:
+				ph.backOwn += d
+			case moved:
+				ph.backMoved += d
+			default:
+				ph.backRest += d
+			}
+		}
 		ph.join += l1 - l0
 		ph.out += l2 - l1
 		ph.back += l3 - l2
@@ -401,8 +415,9 @@ func (c *ssCluster) refresh(tb testing.TB, old *ssNode, keys int) {
 
 // BenchmarkRollSim reports, for each roll at 256 KiB, its extra loads
 // per key held over the control's on the same sequence of Gets, in all
-// and by phase (out-own: the leaving node's keys; out-moved: those the new
-// node of a surge took at its join; out-rest: the others'). 256KiB-fresh
+// and by phase (out-own, back-own: the leaving node's keys; out-moved,
+// back-moved: those the new node of a surge took at its join; out-rest,
+// back-rest: the others'). 256KiB-fresh
 // is the floor of any roll whose nodes start anew: no value is lost or
 // moved, only each group's frequency sketch starts without history.
 // Run with -benchtime=1x.
@@ -423,6 +438,11 @@ func BenchmarkRollSim(b *testing.B) {
 					b.ReportMetric(float64(res.moved-ctl.moved)/h, "out-moved-extra/key")
 				}
 				b.ReportMetric(float64(res.rest-ctl.rest)/h, "out-rest-extra/key")
+				b.ReportMetric(float64(res.backOwn-ctl.backOwn)/h, "back-own-extra/key")
+				if kind == ssSurge {
+					b.ReportMetric(float64(res.backMoved-ctl.backMoved)/h, "back-moved-extra/key")
+				}
+				b.ReportMetric(float64(res.backRest-ctl.backRest)/h, "back-rest-extra/key")
 				if kind != ssFresh {
 					b.ReportMetric(float64(res.evicted)/h, "out-evicted/key")
 					b.ReportMetric(float64(res.joinTaken)/h, "join-taken/key")
