@@ -25,10 +25,15 @@ const (
 //     queue's tail. Ties evict the candidate, so that keys used once, as
 //     in a scan, cannot push out keys used before.
 //   - While the window has room, the victim goes without a duel.
+//   - While the cache has room, nothing is evicted and the window grows
+//     past its share; at the next eviction, what it holds beyond its share
+//     joins the main queue at the head (overflow): entries that came in
+//     without a duel are the first the hand meets.
 //   - Before all that, an entry whose expiry has passed goes first.
 //
 // So a new entry is never evicted before it has been through the window,
-// and an entry in the main queue never before the hand has passed it once.
+// and an entry that won its place in the main queue never before the hand
+// has passed it once.
 type policy struct {
 	nodes        []node  // one per entry, found by entry.node
 	free         []int32 // indexes of unused nodes
@@ -161,17 +166,20 @@ func (p *policy) victim(now, total int64) *entry {
 // overflow moves to the main queue what the window holds beyond its share
 // of total bytes, its oldest entries, with their uses, which the hand
 // counts when it passes: the window grows past its share while the cache
-// fills up and nothing is evicted. They join main the newest first, so that
-// the hand, which starts at the head, meets the newest of them first. A
-// cache that fills from a handover holds the keys it took in the order they
-// came, the most used first (offers rank them so): in arrival order, the
-// hand met its most popular keys first, and took those not asked since they
-// came whenever it evicted without a duel (bench/README.md, "The hand's
-// first pass").
+// has room and nothing is evicted. They join main at its head, where the
+// hand is, the newest of them first:
+//   - They came in without a duel, so the hand meets them before the
+//     entries that won one or were used since. A full cache that gains room
+//     (its keys moved to a node that joined) fills it with keys loaded once;
+//     at the tail, those outlasted the cache's used keys, and the keys it
+//     took over next lost their duels against the used ones (bench/README.md,
+//     "What came in without a duel").
+//   - Newest first: a cache that fills from a handover holds the keys it
+//     took in the order they came, the most used first (offers rank them
+//     so); in arrival order, the hand met its most popular keys first, and
+//     took those not asked since they came whenever it evicted without a
+//     duel ("The hand's first pass").
 func (p *policy) overflow(total int64) {
-	if p.window.n < 2 {
-		return
-	}
 	bytes, n, kept := p.window.bytes, p.window.n, p.window.head
 	for n > 1 && bytes*100 > total*windowPercent {
 		bytes -= p.charge(p.nodes[kept].e)
