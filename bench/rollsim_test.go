@@ -200,9 +200,7 @@ func (c *ssCluster) handOver(n *ssNode) {
 // took at its join (moved), the others' (rest).
 type ssPhases struct {
 	join, out, back, total int64
-	own, moved, rest       int64
-	backOwn, backMoved     int64 // the settle's loads of the same classes of keys
-	backRest               int64
+	outBy, backBy          [ssClasses]int64 // the out and back phases' loads by class of key
 	held                   int64
 	evicted                int64 // the staying nodes' main-cache evictions in the out phases
 	joinTaken, outOffered  int64 // what the handovers moved (Stats.TakenOver, HandedOver)
@@ -213,6 +211,22 @@ type ssPhases struct {
 // ssAfter is the seconds of Gets after the last step, in which a roll
 // that left the cluster as able as before loads as much as the control.
 const ssAfter = 20
+
+// The classes of key of a roll's step: the leaving node's (ssOwn), those
+// the new node of a surge took at its join (ssMoved), the others' (ssRest).
+const (
+	ssOwn = iota
+	ssMoved
+	ssRest
+	ssClasses
+)
+
+// addByClass adds to by each key's loads since before, by its class.
+func addByClass(by *[ssClasses]int64, class []int8, now, before []int32) {
+	for id, cl := range class {
+		by[cl] += int64(now[id] - before[id])
+	}
+}
 
 // An ssRoll is what each step of a run does to its node.
 type ssRoll int
@@ -301,20 +315,15 @@ func ssRun(tb testing.TB, keys int, budget int64, kind ssRoll, roll bool) ssPhas
 			addrs = append(addrs, newAddr)
 		}
 		before, after := ssClassRing(tb, addrs), ssClassRing(tb, slices.DeleteFunc(slices.Clone(addrs), func(a string) bool { return a == addr }))
-		const (
-			own = iota
-			moved
-			rest
-		)
 		class := make([]int8, keys)
 		for id := range class {
 			switch k := mbKey(id); {
 			case before.Owner(k) == addr:
-				class[id] = own
+				class[id] = ssOwn
 			case kind == ssSurge && after.Owner(k) == newAddr:
-				class[id] = moved
+				class[id] = ssMoved
 			default:
-				class[id] = rest
+				class[id] = ssRest
 			}
 		}
 		var e0, t0 int64
@@ -345,17 +354,7 @@ func ssRun(tb testing.TB, keys int, budget int64, kind ssRoll, roll bool) ssPhas
 				c.live = append(c.live, addr)
 			}
 		}
-		for id, cl := range class {
-			d := int64(c.loads[id] - loads0[id])
-			switch cl {
-			case own:
-				ph.own += d
-			case moved:
-				ph.moved += d
-			default:
-				ph.rest += d
-			}
-		}
+		addByClass(&ph.outBy, class, c.loads, loads0)
 		for _, o := range stay {
 			ph.evicted += o.group.Stats().Main.Evictions
 		}
@@ -364,17 +363,7 @@ func ssRun(tb testing.TB, keys int, budget int64, kind ssRoll, roll bool) ssPhas
 		loads2 := slices.Clone(c.loads)
 		gets(3 * ssRate) // the settle
 		l3 := total()
-		for id, cl := range class {
-			d := int64(c.loads[id] - loads2[id])
-			switch cl {
-			case own:
-				ph.backOwn += d
-			case moved:
-				ph.backMoved += d
-			default:
-				ph.backRest += d
-			}
-		}
+		addByClass(&ph.backBy, class, c.loads, loads2)
 		ph.join += l1 - l0
 		ph.out += l2 - l1
 		ph.back += l3 - l2
@@ -433,16 +422,13 @@ func BenchmarkRollSim(b *testing.B) {
 				b.ReportMetric(float64(res.join-ctl.join)/h, "join-extra/key")
 				b.ReportMetric(float64(res.out-ctl.out)/h, "out-extra/key")
 				b.ReportMetric(float64(res.back-ctl.back)/h, "back-extra/key")
-				b.ReportMetric(float64(res.own-ctl.own)/h, "out-own-extra/key")
-				if kind == ssSurge {
-					b.ReportMetric(float64(res.moved-ctl.moved)/h, "out-moved-extra/key")
+				for cl, name := range [ssClasses]string{"own", "moved", "rest"} {
+					if cl == ssMoved && kind != ssSurge {
+						continue
+					}
+					b.ReportMetric(float64(res.outBy[cl]-ctl.outBy[cl])/h, "out-"+name+"-extra/key")
+					b.ReportMetric(float64(res.backBy[cl]-ctl.backBy[cl])/h, "back-"+name+"-extra/key")
 				}
-				b.ReportMetric(float64(res.rest-ctl.rest)/h, "out-rest-extra/key")
-				b.ReportMetric(float64(res.backOwn-ctl.backOwn)/h, "back-own-extra/key")
-				if kind == ssSurge {
-					b.ReportMetric(float64(res.backMoved-ctl.backMoved)/h, "back-moved-extra/key")
-				}
-				b.ReportMetric(float64(res.backRest-ctl.backRest)/h, "back-rest-extra/key")
 				if kind != ssFresh {
 					b.ReportMetric(float64(res.evicted)/h, "out-evicted/key")
 					b.ReportMetric(float64(res.joinTaken)/h, "join-taken/key")
