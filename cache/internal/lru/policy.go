@@ -186,10 +186,22 @@ func (p *policy) overflow(total int64) {
 		n--
 		kept = p.nodes[kept].next
 	}
+	if p.window.head == kept {
+		return
+	}
+	v := p.mainVictim()
+	var bar uint64
+	if v >= 0 {
+		bar = p.sketch.estimate(p.nodes[v].e.hash)
+	}
 	for i := p.window.head; i != kept; {
 		next := p.nodes[i].next
 		p.unlink(&p.window, i)
-		p.pushFront(&p.main, i)
+		if e := p.nodes[i].e; v >= 0 && p.sketch.estimate(e.hash)+uint64(e.uses.Load()) > bar {
+			p.pushBack(&p.main, i)
+		} else {
+			p.pushFront(&p.main, i)
+		}
 		i = next
 	}
 }

@@ -123,12 +123,14 @@ func TestFilledCacheEvictsItsNewestFirst(t *testing.T) {
 }
 
 // A full cache that gains room (here by removals, as when keys it held move
-// to another node) takes the next entries without a duel. Those entries
-// have won nothing, so the hand meets them before the entries that earned
-// their place: the entries taken in free are the next victims, and an entry
-// that comes after them (a key handed over, say) duels against them, not
-// against a key used before. Before, they joined the main queue's tail, and
-// the hand gave up entries used before first.
+// to another node or expire) takes the next entries without a duel. Once
+// it is full again, each of them gets the duel it missed, against the
+// hand's victim: those the sketch says are used more (here keys it held
+// before) join the main queue behind the hand, as a winner does; the
+// others are the first the hand meets, so they go before any entry that
+// earned its place. Before, all of them joined the main queue's tail, and
+// the hand gave up entries used before first; putting all of them before
+// the hand gave up the keys coming back.
 func TestEntriesThatCameInFreeAreMetFirst(t *testing.T) {
 	c := New(false)
 	const n, room = 200, 40
@@ -141,31 +143,46 @@ func TestEntriesThatCameInFreeAreMetFirst(t *testing.T) {
 	for i := range n {
 		c.Get(fmt.Sprintf("used-%03d", i))
 	}
+	for range 3 {
+		for i := range room / 2 {
+			c.Get(fmt.Sprintf("used-%03d", i)) // the keys that come back: the most used
+		}
+	}
 	add("scan-000") // an eviction: the hand folds every entry's uses
 	for i := range room {
 		c.Remove(fmt.Sprintf("used-%03d", i))
 	}
-	for i := range room {
-		add(fmt.Sprintf("free-%03d", i)) // the room is theirs: no eviction
+	for i := range room / 2 { // the room is theirs: no eviction
+		add(fmt.Sprintf("used-%03d", i)) // back: the sketch knows it
+		add(fmt.Sprintf("new-%03d", i))
 	}
 	if e := c.Evictions(); e != 1 {
-		t.Fatalf("Evictions = %d, want 1: the free entries must come in without one", e)
+		t.Fatalf("Evictions = %d, want 1: the entries in the room must come in without one", e)
 	}
 	// The window holds its share, two entries: at most two evictions are
 	// its candidates' duels; the rest are the hand's victims.
-	for range room / 2 {
+	const evict = room / 4
+	for range evict {
 		if !c.EvictOne(0) {
 			t.Fatal("EvictOne found nothing")
 		}
 	}
-	used := 0
-	for i := room; i < n; i++ {
-		if _, _, ok := c.Peek(fmt.Sprintf("used-%03d", i)); ok {
-			used++
+	held := func(prefix string, from, to int) (k int) {
+		for i := from; i < to; i++ {
+			if _, _, ok := c.Peek(fmt.Sprintf("%s-%03d", prefix, i)); ok {
+				k++
+			}
 		}
+		return k
 	}
-	// One of them may have lost the scan's duel.
-	if used < n-room-1 {
-		t.Errorf("%d of the %d entries used before are held after %d evictions: the hand took them before the entries that came in free", used, n-room, room/2)
+	// One of the used entries may have lost the scan's duel.
+	if got := held("used", room, n); got < n-room-1 {
+		t.Errorf("%d of the %d entries used before are held after %d evictions: the hand took them before the entries that came in free", got, n-room, evict)
+	}
+	if got := held("used", 0, room/2); got != room/2 {
+		t.Errorf("%d of the %d keys that came back are held after %d evictions: they went before keys new to the cache", got, room/2, evict)
+	}
+	if got := held("new", 0, room/2); got > room/2-evict+2 {
+		t.Errorf("%d of the %d new keys are held after %d evictions", got, room/2, evict)
 	}
 }
