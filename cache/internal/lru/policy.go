@@ -27,8 +27,9 @@ const (
 //   - While the window has room, the victim goes without a duel.
 //   - While the cache has room, nothing is evicted and the window grows
 //     past its share; at the next eviction, what it holds beyond its share
-//     joins the main queue at the head (overflow): entries that came in
-//     without a duel are the first the hand meets.
+//     joins the main queue (overflow), each entry weighed against the
+//     hand's victim as a candidate would be: behind the hand if the sketch
+//     says it is used more, else before it, the first the hand meets.
 //   - Before all that, an entry whose expiry has passed goes first.
 //
 // So a new entry is never evicted before it has been through the window,
@@ -166,19 +167,23 @@ func (p *policy) victim(now, total int64) *entry {
 // overflow moves to the main queue what the window holds beyond its share
 // of total bytes, its oldest entries, with their uses, which the hand
 // counts when it passes: the window grows past its share while the cache
-// has room and nothing is evicted. They join main at its head, where the
-// hand is, the newest of them first:
-//   - They came in without a duel, so the hand meets them before the
-//     entries that won one or were used since. A full cache that gains room
-//     (its keys moved to a node that joined) fills it with keys loaded once;
-//     at the tail, those outlasted the cache's used keys, and the keys it
-//     took over next lost their duels against the used ones (bench/README.md,
-//     "What came in without a duel").
-//   - Newest first: a cache that fills from a handover holds the keys it
-//     took in the order they came, the most used first (offers rank them
-//     so); in arrival order, the hand met its most popular keys first, and
-//     took those not asked since they came whenever it evicted without a
-//     duel ("The hand's first pass").
+// has room and nothing is evicted. Those entries came in without a duel, so
+// each gets it now, against the hand's victim: one the sketch says is used
+// more (its uses since it came included) joins the tail, behind the hand,
+// as a winning candidate does; the others join the head, the newest first,
+// so that the hand meets them before any entry that earned its place.
+//   - A full cache that gains room (its keys moved to a node that joined)
+//     fills it with keys loaded once. At the tail, those outlasted the
+//     cache's used keys, and the keys it took over next lost their duels
+//     against the used ones (bench/README.md, "What came in without a
+//     duel"). All at the head, they took with them the keys that came back
+//     after they expired, which the sketch knows (TestExpiringKeysHitRatio).
+//   - A cache that fills from empty has no victim: all go to the head,
+//     newest first. After a handover it holds the keys it took in the order
+//     they came, the most used first (offers rank them so); in arrival order,
+//     the hand met its most popular keys first, and took those not asked
+//     since they came whenever it evicted without a duel ("The hand's first
+//     pass").
 func (p *policy) overflow(total int64) {
 	bytes, n, kept := p.window.bytes, p.window.n, p.window.head
 	for n > 1 && bytes*100 > total*windowPercent {
