@@ -8,19 +8,16 @@ import (
 	"testing"
 )
 
-// TestExpiringKeysHitRatio replays zipf(1.0) requests over 10,000 keys
-// through a cache with room for 1,000 entries, each loaded value living
-// for a fixed number of requests (a logical clock: no wall time), as an
+// expiringHitRatio replays requests zipf(1.0) requests over 10,000 keys
+// (seed seed) through a cache with room for 1,000 entries, each loaded
+// value living for lifetime requests (a logical clock: no wall time), as an
 // owner with a budget serves them: a miss or an expired entry loads, and
-// evicts first. Expired entries leave first, so the cache has room each
-// time one expires, and what its window gains then joins the main queue
-// without a duel of its own (policy.overflow). A policy that put all of it
-// before the hand gave up the keys that came back after they expired:
-// 68.1% here against 69.5% with all of it behind the hand; weighing each
-// entry against the hand's victim gives 70.5%.
-func TestExpiringKeysHitRatio(t *testing.T) {
-	const keys, entries, requests, lifetime = 10_000, 1_000, 1_000_000, 10_000
-	r := rand.New(rand.NewPCG(7, 1))
+// evicts first. It returns the percentage of requests answered from the
+// cache.
+func expiringHitRatio(tb testing.TB, seed uint64, requests int, lifetime int64) float64 {
+	tb.Helper()
+	const keys, entries = 10_000, 1_000
+	r := rand.New(rand.NewPCG(seed, 1))
 	cdf := make([]float64, keys)
 	sum := 0.0
 	for k := range keys {
@@ -35,7 +32,7 @@ func TestExpiringKeysHitRatio(t *testing.T) {
 	value := make([]byte, 54)
 	budget := entries * c.Charge(names[0], value)
 	hits := 0
-	for now := int64(1); now <= requests; now++ {
+	for now := int64(1); now <= int64(requests); now++ {
 		key := names[sort.SearchFloat64s(cdf, r.Float64()*sum)]
 		if _, exp, ok := c.Get(key); ok && exp > now {
 			hits++
@@ -45,12 +42,41 @@ func TestExpiringKeysHitRatio(t *testing.T) {
 		}
 		c.Add(key, value, now+lifetime)
 	}
-	got := 100 * float64(hits) / requests
+	if c.Bytes() > budget {
+		tb.Errorf("Bytes = %d over the budget %d", c.Bytes(), budget)
+	}
+	return 100 * float64(hits) / float64(requests)
+}
+
+// TestExpiringKeysHitRatio replays 1 M requests whose values live 10,000
+// requests each (expiringHitRatio). Expired entries leave first, so the
+// cache has room each time one expires, and what its window gains then
+// joins the main queue without a duel of its own (policy.overflow). A
+// policy that put all of it before the hand gave up the keys that came back
+// after they expired: 68.1% here against 69.5% with all of it behind the
+// hand; weighing each entry against the hand's victim gives 70.5%.
+func TestExpiringKeysHitRatio(t *testing.T) {
+	got := expiringHitRatio(t, 7, 1_000_000, 10_000)
 	t.Logf("hit ratio %.2f%%", got)
 	if got < 69.5 {
 		t.Errorf("hit ratio %.2f%%, want at least 69.5%%", got)
 	}
-	if c.Bytes() > budget {
-		t.Errorf("Bytes = %d over the budget %d", c.Bytes(), budget)
+}
+
+// BenchmarkExpiringHitRatio reports the hit ratio of expiringHitRatio's
+// trace, 2 M requests, for values living 2,000 to 20,000 requests, three
+// seeds each (bench/README.md, "What came in without a duel"). Run with
+// -benchtime=1x.
+func BenchmarkExpiringHitRatio(b *testing.B) {
+	for _, lifetime := range []int64{2_000, 5_000, 10_000, 20_000} {
+		for seed := uint64(7); seed < 10; seed++ {
+			b.Run(fmt.Sprintf("lifetime-%d/seed-%d", lifetime, seed), func(b *testing.B) {
+				var got float64
+				for range b.N {
+					got = expiringHitRatio(b, seed, 2_000_000, lifetime)
+				}
+				b.ReportMetric(got, "hit-%")
+			})
+		}
 	}
 }
