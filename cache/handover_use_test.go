@@ -1,17 +1,16 @@
 package cache_test
 
 import (
-	"slices"
-
 	"errors"
 	"fmt"
-	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/picker"
+	"slices"
 	"testing"
 
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/internal/groupbridge"
 	"github.com/geecache/geecache/internal/handoff"
+	"github.com/geecache/geecache/picker"
 )
 
 // takeCluster is three nodes a, s and x with room for 200 entries each; s
@@ -137,10 +136,11 @@ func TestTheKeysOfferedLastGoFirst(t *testing.T) {
 // each once, without a duel; then x leaves, and s takes over x's keys that
 // it owns once x is gone, each with one use. Those keys replace the ones
 // loaded in the room, not the keys s used before: the entries that came in
-// without a duel are the first the hand meets. Before, the hand met s's
-// older keys first, every key taken lost its duel against one of them, and
-// the keys loaded once stayed (BenchmarkRollSim's surge: the leaving node's
-// keys loaded again once its drain ended).
+// without a duel are weighed against the hand's victim once s is full
+// again, and those used less than it are the first the hand meets. Before,
+// the hand met s's older keys first, every key taken lost its duel against
+// one of them, and the keys loaded once stayed (BenchmarkRollSim's surge:
+// the leaving node's keys loaded again once its drain ended).
 func TestTakenKeysReplaceKeysLoadedInFreedRoom(t *testing.T) {
 	c := &hoCluster{nodes: map[string]*hoNode{}, loads: map[string]int{}, budget: 200 * 16, batch: true}
 	three, four, after := []string{"a", "s", "x"}, []string{"a", "s", "x", "y"}, []string{"a", "s", "y"}
@@ -151,17 +151,17 @@ func TestTakenKeysReplaceKeysLoadedInFreedRoom(t *testing.T) {
 		c.set(t, a, three...)
 	}
 	c.set(t, "y", four...)
-	owner := func(k string, ring []string) string {
+	ring := func(addrs []string) *picker.Peers { // who owns a key, as the nodes' rings say
 		p, err := picker.NewPeers("z", func(string) cache.PeerGetter { return nil }, &picker.Options{Replicas: 64})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.Set(ring...); err != nil {
+		if err := p.Set(addrs...); err != nil {
 			t.Fatal(err)
 		}
-		return p.Owner(k)
+		return p
 	}
-	r3, r4, ra := func(k string) string { return owner(k, three) }, func(k string) string { return owner(k, four) }, func(k string) string { return owner(k, after) }
+	r3, r4, ra := ring(three).Owner, ring(four).Owner, ring(after).Owner
 	var used, gone, room, taken []string
 	for i := 0; len(used) < 150 || len(gone) < 60 || len(room) < 40 || len(taken) < 20; i++ {
 		k := fmt.Sprintf("k%06d", i) // 16 bytes with its value
