@@ -46,8 +46,19 @@ func newMemory(maxBytes int64, countOverhead bool) *memory {
 }
 
 // generation returns the generation of key's stripe.
-func (m *memory) generation(key string) uint64 {
-	return m.gens[maphash.String(m.seed, key)%genStripes].Load()
+func (m *memory) generation(key string) uint64 { return m.gens[m.stripe(key)].Load() }
+
+// stripe is the index of key's generation.
+func (m *memory) stripe(key string) uint64 { return maphash.String(m.seed, key) % genStripes }
+
+// generations returns every stripe's generation now: what a restore
+// compares each key's with, so that a key removed or replaced at any time
+// since the restore began does not come back from the snapshot.
+func (m *memory) generations() (g [genStripes]uint64) {
+	for i := range m.gens {
+		g[i] = m.gens[i].Load()
+	}
+	return g
 }
 
 // get looks key up in main, then hot. expires is the entry's expiry in
@@ -135,13 +146,31 @@ func (m *memory) add(c *lru.Cache, key string, value []byte, gen uint64, expires
 	m.addLocked(c, key, value, size, expires, now)
 }
 
+// addIfRoom is add into main for a restore: it stores the entry only if
+// main does not hold key and it fits in the budget without evicting
+// anything, and reports whether it did, so that a snapshot never replaces
+// or pushes out what the node holds already.
+func (m *memory) addIfRoom(key string, value []byte, gen uint64, expires int64) bool {
+	size := m.main.Charge(key, value)
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	if m.generation(key) != gen || m.main.Bytes()+m.hot.Bytes()+size > m.maxBytes {
+		return false
+	}
+	if _, _, held := m.main.Peek(key); held {
+		return false
+	}
+	m.main.Add(key, value, expires)
+	return true
+}
+
 // replace makes value key's value in main, at once: it drops both caches'
 // entries and makes every load of key in flight unable to keep its value,
 // in one step, so that no load can slip in between.
 func (m *memory) replace(key string, value []byte, expires, now int64) {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	m.gens[maphash.String(m.seed, key)%genStripes].Add(1)
+	m.gens[m.stripe(key)].Add(1)
 	m.main.Remove(key)
 	m.hot.Remove(key)
 	if size := m.main.Charge(key, value); m.maxBytes > 0 && size <= m.maxBytes {
@@ -211,7 +240,7 @@ func (m *memory) promote(key string, now int64) bool {
 func (m *memory) remove(key string) {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	m.gens[maphash.String(m.seed, key)%genStripes].Add(1)
+	m.gens[m.stripe(key)].Add(1)
 	m.main.Remove(key)
 	m.hot.Remove(key)
 }

@@ -26,9 +26,11 @@
 # nethttp.Pool.Shutdown, the graceful drain, and picker.Peers.PickFallback,
 # a key's next live node and previous owner). 147 after the steps of a
 # Get became named strings (Tracer.Start's step): cache.SpanKind, its String
-# and its five constants gone.
+# and its five constants gone. 149 after h-snap (issue 18: Group.Snapshot and
+# Group.Restore, the warm restart in place; a damaged snapshot needs no
+# sentinel, as every error of Restore means "start with what you have").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=147
+BUDGET=149
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

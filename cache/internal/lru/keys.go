@@ -13,6 +13,29 @@ import (
 // each entry's unfolded uses (about 6 ms at 2^20 entries); keep, the
 // estimates and the sort come after.
 func (c *Cache) Keys(max int, keep func(key string) bool) []string {
+	all := c.rank(max, keep)
+	keys := make([]string, len(all))
+	for i, r := range all {
+		keys[i] = r.e.key
+	}
+	return keys
+}
+
+// KeysUses is Keys of every key with each key's uses as Keys ranks them
+// (uses[i] is keys[i]'s): what a snapshot of the cache keeps, so that the
+// cache it is restored into can credit each key its uses (Credit).
+func (c *Cache) KeysUses(max int) (keys []string, uses []uint64) {
+	all := c.rank(max, nil)
+	keys, uses = make([]string, len(all)), make([]uint64, len(all))
+	for i, r := range all {
+		keys[i], uses[i] = r.e.key, r.uses
+	}
+	return keys, uses
+}
+
+// rank is Keys' ranking: up to max entries held that keep returns true
+// for, the most used first.
+func (c *Cache) rank(max int, keep func(key string) bool) []ranked {
 	all, s := c.heldRanked(c.keysRoom())
 	if keep != nil {
 		all = slices.DeleteFunc(all, func(r ranked) bool { return !keep(r.e.key) })
@@ -21,11 +44,7 @@ func (c *Cache) Keys(max int, keep func(key string) bool) []string {
 		all[i].uses += s.estimate(all[i].e.hash)
 	}
 	slices.SortStableFunc(all, func(a, b ranked) int { return cmp.Compare(b.uses, a.uses) })
-	keys := make([]string, 0, min(max, len(all)))
-	for _, r := range all[:min(max, len(all))] {
-		keys = append(keys, r.e.key)
-	}
-	return keys
+	return all[:min(max, len(all))]
 }
 
 // A ranked is an entry held and its uses: first those not yet folded into

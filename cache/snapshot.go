@@ -1,0 +1,329 @@
+package cache
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+)
+
+// This file is the snapshot of a group's memory, for a node restarted in
+// place (the same address, the same ring): it writes what it holds as
+// the keys' owner when it stops, and reads it back when it starts, so that
+// it comes back warm instead of loading every key it held again. The
+// format (all integers varints, as encoding/binary writes them):
+//
+//	"GCSNAP\x00\x01"                        magic and version
+//	uvarint len, name                       the group's name
+//	records, the most used first:
+//	  'v' uvarint len, key, uvarint len, value, varint expiry, uvarint uses, crc
+//	  'n' uvarint len, key, varint expiry, uvarint uses, crc    (a cached "not found")
+//	'e' uvarint records, crc                                    the end
+//
+// expiry is in Unix nanoseconds (0: never), uses what the frequency sketch
+// and the entry's own count said of the key, and crc the CRC-32C
+// (Castagnoli) of the record's bytes before it, from its kind byte on.
+
+const snapshotMagic = "GCSNAP\x00\x01"
+
+// Record kinds.
+const (
+	snapValue    = 'v'
+	snapNotFound = 'n'
+	snapEnd      = 'e'
+)
+
+// snapMaxUses caps the uses a record carries: the sketch's counters hold
+// no more (4 bits).
+const snapMaxUses = 15
+
+// snapMaxName bounds the group name a snapshot's header may carry (more,
+// if the group's own name is longer).
+const snapMaxName = 4 << 10
+
+var snapTable = crc32.MakeTable(crc32.Castagnoli)
+
+// Snapshot writes to w the values this node holds as their owner (its
+// main cache; copies of other nodes' keys are not its to keep), each with
+// its expiry and how used it was, the most used first, and returns how
+// many it wrote. Restore reads it back into a group of the same name.
+//
+// Take it after the node has stopped serving (its server shut down), as
+// the last step before the process exits: a Remove or Set that reached
+// the node after its snapshot would be lost with it. What the node misses
+// while it is down (a Purge, or a Remove whose retries end before it is
+// back) it does not see either; see UpdateError. Write it to a temporary
+// file and rename it, so that a crash does not leave half a snapshot, in
+// a directory only the node can write: a snapshot is trusted as the
+// node's memory is. Snapshot holds no lock while it writes; it stops when
+// ctx ends.
+func (g *Group) Snapshot(ctx context.Context, w io.Writer) (int, error) {
+	keys, uses := g.mem.main.KeysUses(math.MaxInt)
+	bw := bufio.NewWriter(w)
+	var rec []byte
+	rec = binary.AppendUvarint(append(rec, snapshotMagic...), uint64(len(g.name)))
+	if _, err := bw.Write(append(rec, g.name...)); err != nil {
+		return 0, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, err)
+	}
+	now, n := g.fresh.nanos(), 0
+	for i, key := range keys {
+		if i%256 == 0 && ctx.Err() != nil {
+			return n, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, context.Cause(ctx))
+		}
+		v, exp, ok := g.mem.main.Peek(key)
+		if !ok || (exp != 0 && exp <= now) {
+			continue // evicted or expired since the ranking
+		}
+		rec = rec[:0]
+		if g.fresh.isNotFound(v) {
+			rec = append(rec, snapNotFound)
+			rec = binary.AppendUvarint(rec, uint64(len(key)))
+			rec = append(rec, key...)
+		} else {
+			rec = append(rec, snapValue)
+			rec = binary.AppendUvarint(rec, uint64(len(key)))
+			rec = append(rec, key...)
+			rec = binary.AppendUvarint(rec, uint64(len(v)))
+			rec = append(rec, v...)
+		}
+		rec = binary.AppendVarint(rec, exp)
+		rec = binary.AppendUvarint(rec, min(uses[i], snapMaxUses))
+		rec = binary.LittleEndian.AppendUint32(rec, crc32.Checksum(rec, snapTable))
+		if _, err := bw.Write(rec); err != nil {
+			return n, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, err)
+		}
+		n++
+	}
+	rec = binary.AppendUvarint(append(rec[:0], snapEnd), uint64(n))
+	rec = binary.LittleEndian.AppendUint32(rec, crc32.Checksum(rec, snapTable))
+	if _, err := bw.Write(rec); err != nil {
+		return n, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return n, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, err)
+	}
+	return n, nil
+}
+
+// Restore reads a snapshot that Snapshot wrote of a group of this name
+// into this group's memory, the most used first, and returns how many
+// values it kept. It keeps only what fits in the budget beside what the
+// group holds already (it evicts nothing), what this node owns by its
+// peers now (so set the peers first), what is still fresh, and what it
+// does not hold already and was not removed, replaced or purged since
+// Restore began; an entry's
+// expiry is brought within the group's TTL (or NotFoundTTL), where one is
+// set. Each value is checked against its record's checksum before it is
+// kept. Restore may run while the group serves.
+//
+// A damaged, truncated or foreign snapshot ends Restore with an error
+// saying where; what it kept before that stays, as each record is checked
+// on its own. Any error means the same to a caller: the node starts with
+// what it has, and loads the rest as it is asked. Restore stops when ctx
+// ends.
+func (g *Group) Restore(ctx context.Context, r io.Reader) (int, error) {
+	rd := snapReader{r: bufio.NewReader(r), max: max(g.mem.maxBytes, 0)}
+	fail := func(n int, err error) (int, error) {
+		return n, fmt.Errorf("geecache: restore of group %q, record %d: %w", g.name, rd.records, err)
+	}
+	if err := rd.header(g.name); err != nil {
+		return fail(0, err)
+	}
+	gens := g.mem.generations()
+	n := 0
+	for {
+		if rd.records%256 == 0 && ctx.Err() != nil {
+			return fail(n, context.Cause(ctx))
+		}
+		rec, err := rd.next()
+		if err != nil {
+			return fail(n, err)
+		}
+		if rec.end {
+			return n, nil
+		}
+		if g.restoreOne(rec, gens[g.mem.stripe(rec.key)]) {
+			n++
+		}
+	}
+}
+
+// restoreOne keeps one record of a snapshot, if it may (see Restore).
+func (g *Group) restoreOne(rec snapRecord, gen uint64) bool {
+	if g.peers != nil {
+		if _, remote := g.peers.PickPeer(rec.key); remote {
+			return false
+		}
+	}
+	now := g.fresh.nanos()
+	exp, ttl, v := rec.expires, g.fresh.ttl, rec.value
+	if rec.notFound {
+		ttl, v = g.fresh.notFoundTTL, g.fresh.negative
+	}
+	if ttl > 0 && (exp == 0 || exp-now > int64(ttl)) {
+		exp = now + int64(ttl)
+	}
+	if exp != 0 && exp <= now {
+		return false
+	}
+	if !g.mem.addIfRoom(rec.key, v, gen, exp) {
+		return false
+	}
+	g.mem.main.Credit(rec.key, uint32(rec.uses))
+	return true
+}
+
+// errSnapshot is what every damage of a snapshot wraps, so that the
+// messages read alike; no caller needs to tell it from an I/O error.
+var errSnapshot = errors.New("not a snapshot, or a damaged one")
+
+// A snapRecord is one entry read from a snapshot, or its end.
+type snapRecord struct {
+	end, notFound bool
+	key           string
+	value         []byte
+	expires       int64
+	uses          uint64
+}
+
+// snapReader reads a snapshot's records, checking each one's checksum.
+// No length it reads makes it allocate more than max, the budget of the
+// group it restores into.
+type snapReader struct {
+	r       *bufio.Reader
+	max     int64
+	buf     []byte // the current record's bytes, for its checksum
+	records int
+}
+
+func (s *snapReader) header(name string) error {
+	magic := make([]byte, len(snapshotMagic))
+	if _, err := io.ReadFull(s.r, magic); err != nil || string(magic) != snapshotMagic {
+		return fmt.Errorf("%w: it does not start as one", errSnapshot)
+	}
+	got, err := s.bytes(max(uint64(len(name)), snapMaxName))
+	if err != nil {
+		return err
+	}
+	if string(got) != name {
+		return fmt.Errorf("%w: it is of group %q", errSnapshot, got)
+	}
+	return nil
+}
+
+func (s *snapReader) next() (rec snapRecord, err error) {
+	s.buf = s.buf[:0]
+	kind, err := s.r.ReadByte()
+	if err != nil {
+		return rec, s.damaged(err)
+	}
+	s.buf = append(s.buf, kind)
+	switch kind {
+	case snapEnd:
+		count, err := s.uvarint()
+		if err != nil {
+			return rec, err
+		}
+		if err := s.checksum(); err != nil {
+			return rec, err
+		}
+		if count != uint64(s.records) {
+			return rec, fmt.Errorf("%w: it ends after %d records, not %d", errSnapshot, s.records, count)
+		}
+		return snapRecord{end: true}, nil
+	case snapValue, snapNotFound:
+	default:
+		return rec, fmt.Errorf("%w: unknown record kind %q", errSnapshot, kind)
+	}
+	key, err := s.bytes(uint64(s.max))
+	if err != nil {
+		return rec, err
+	}
+	rec.key, rec.notFound = string(key), kind == snapNotFound
+	if !rec.notFound {
+		if rec.value, err = s.bytes(uint64(s.max - int64(len(key)))); err != nil {
+			return rec, err
+		}
+		rec.value = append([]byte(nil), rec.value...) // the cache keeps it
+	}
+	if rec.expires, err = s.varint(); err != nil {
+		return rec, err
+	}
+	if rec.uses, err = s.uvarint(); err != nil {
+		return rec, err
+	}
+	if err := s.checksum(); err != nil {
+		return rec, err
+	}
+	s.records++
+	return rec, nil
+}
+
+// bytes reads a length, at most max, and as many bytes; they stay valid
+// until the next record.
+func (s *snapReader) bytes(max uint64) ([]byte, error) {
+	n, err := s.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	if n > max {
+		return nil, fmt.Errorf("%w: a length of %d bytes, more than the %d it may be", errSnapshot, n, max)
+	}
+	// Read in pieces, so that a length that lies costs no more memory
+	// than the bytes that are there.
+	start := len(s.buf)
+	for left := n; left > 0; {
+		piece := min(left, 64<<10)
+		at := len(s.buf)
+		s.buf = append(s.buf, make([]byte, piece)...)
+		if _, err := io.ReadFull(s.r, s.buf[at:]); err != nil {
+			return nil, s.damaged(err)
+		}
+		left -= piece
+	}
+	return s.buf[start:], nil
+}
+
+func (s *snapReader) uvarint() (uint64, error) {
+	v, err := binary.ReadUvarint(s.r)
+	if err != nil {
+		return 0, s.damaged(err)
+	}
+	s.buf = binary.AppendUvarint(s.buf, v)
+	return v, nil
+}
+
+func (s *snapReader) varint() (int64, error) {
+	v, err := binary.ReadVarint(s.r)
+	if err != nil {
+		return 0, s.damaged(err)
+	}
+	s.buf = binary.AppendVarint(s.buf, v)
+	return v, nil
+}
+
+// checksum reads the record's CRC and compares it with its bytes'.
+func (s *snapReader) checksum() error {
+	var c [4]byte
+	if _, err := io.ReadFull(s.r, c[:]); err != nil {
+		return s.damaged(err)
+	}
+	if binary.LittleEndian.Uint32(c[:]) != crc32.Checksum(s.buf, snapTable) {
+		return fmt.Errorf("%w: a record's checksum does not match", errSnapshot)
+	}
+	return nil
+}
+
+// damaged turns a read's error into the snapshot's: an end of input in
+// the middle is a truncated snapshot; any other error is the reader's (or
+// a varint too long, which encoding/binary reports the same way).
+func (s *snapReader) damaged(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: it ends in the middle (truncated)", errSnapshot)
+	}
+	return fmt.Errorf("reading it: %w", err)
+}
