@@ -114,14 +114,34 @@ func (r mbResult) report(b *testing.B) {
 	}
 }
 
-// rollingRestart restarts every node in turn: the discovery drops it, it
-// drains, stops, starts empty at the same address and is added back. With
-// restart false it keeps the same schedule and restarts nothing: the
-// control. held is the keys the restarted nodes held in their main caches
-// when they left; the window is the roll and a settle after it, and
+// A roll is what a rolling restart does to each node in turn.
+type roll struct {
+	kept bool                          // the nodes' listening sockets outlive them (inplace_test.go)
+	step func(c *mbCluster, n *mbNode) // nil: nothing
+}
+
+// The roll of nodes restarted at the same address: the discovery drops
+// the node, it drains, stops, starts empty at the same address and is
+// added back; and its control, which keeps the schedule (the drain's
+// length) and restarts nothing.
+var (
+	rollSameAddress = roll{step: func(c *mbCluster, n *mbNode) {
+		c.publish(n)
+		c.discover(n)
+		c.stop(n, false)
+		c.start(n.addr[len("http://"):])
+		c.discover(nil)
+		c.publish()
+	}}
+	rollControl = roll{step: func(c *mbCluster, _ *mbNode) { time.Sleep(c.drain) }}
+)
+
+// rollingRestart runs r: a step for every node in turn, each followed by
+// cfg.settle. held is the keys the nodes held in their main caches when
+// their step began; the window is the roll and a settle after it, and
 // loads and gets are counted in it.
-func rollingRestart(tb testing.TB, cfg mbConfig, restart bool) (res mbResult, loads, gets int64) {
-	c := newMBCluster(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain)
+func rollingRestart(tb testing.TB, cfg mbConfig, r roll) (res mbResult, loads, gets int64) {
+	c := newMBClusterKept(tb, cfg.nodes, cfg.keys, cfg.budget, cfg.drain, r.kept)
 	defer c.close()
 	if cfg.budget >= mbWhole {
 		c.prewarm(cfg.keys, cfg.clients)
@@ -141,21 +161,14 @@ func rollingRestart(tb testing.TB, cfg mbConfig, restart bool) (res mbResult, lo
 	}
 	c.mu.Unlock()
 	g0 := cl.gets.Load()
-	// The phases of each step: "out" from the node's leaving to its
-	// return (the control: as long as the drain), "back" the settle after.
+	// The phases of each step: "out" the step itself (from the node's
+	// leaving to its return), "back" the settle after.
 	mark := func() (int64, int64) { return c.src.total(), cl.gets.Load() }
 	for _, n := range order {
 		res.held += int(n.group.Stats().Main.Items)
 		l0, g0 := mark()
-		if !restart {
-			time.Sleep(cfg.drain)
-		} else {
-			c.publish(n)
-			c.discover(n)
-			c.stop(n, false)
-			c.start(n.addr[len("http://"):])
-			c.discover(nil)
-			c.publish()
+		if r.step != nil {
+			r.step(c, n)
 		}
 		l1, g1 := mark()
 		time.Sleep(cfg.settle)
@@ -236,8 +249,8 @@ func BenchmarkRollingRestart(b *testing.B) {
 		b.Run(bud.name, func(b *testing.B) {
 			for range b.N {
 				cfg := mbConfigFor(testing.Short(), bud.budget)
-				ctl, cLoads, cGets := rollingRestart(b, cfg, false)
-				res, loads, gets := rollingRestart(b, cfg, true)
+				ctl, cLoads, cGets := rollingRestart(b, cfg, rollControl)
+				res, loads, gets := rollingRestart(b, cfg, rollSameAddress)
 				// Where the extra loads fall: while a node is out (the
 				// cluster has a fifth less memory, and its keys move), or
 				// after it is back (its keys move back).
@@ -260,6 +273,10 @@ func BenchmarkRollingRestart(b *testing.B) {
 		})
 		// The same budget rolled as examples/kubernetes does (surge_test.go).
 		b.Run(bud.name+"-surge", func(b *testing.B) { benchSurge(b, bud.budget) })
+		// Restarted in place, from a snapshot and without one
+		// (inplace_test.go).
+		b.Run(bud.name+"-inplace", func(b *testing.B) { benchInPlace(b, bud.budget, false) })
+		b.Run(bud.name+"-inplace-cold", func(b *testing.B) { benchInPlace(b, bud.budget, true) })
 	}
 }
 
@@ -311,7 +328,7 @@ func forEach(n, workers int, fn func(i int)) {
 func TestMembershipHarness(t *testing.T) {
 	cfg := mbConfig{nodes: 3, keys: 2_000, clients: 4, budget: mbSmall,
 		warm: time.Second, steady: time.Second, settle: 300 * time.Millisecond, drain: 200 * time.Millisecond}
-	res, _, _ := rollingRestart(t, cfg, true)
+	res, _, _ := rollingRestart(t, cfg, rollSameAddress)
 	if res.errs+res.wrong > 0 || res.gets == 0 {
 		t.Errorf("rolling restart: %d Gets, %d errors, %d wrong values", res.gets, res.errs, res.wrong)
 	}
@@ -340,7 +357,7 @@ func BenchmarkRollCapacity(b *testing.B) {
 		for _, n := range []int{5, 4} {
 			cfg := mbConfigFor(testing.Short(), mbSmall)
 			cfg.nodes = n
-			_, loads, gets := rollingRestart(b, cfg, false)
+			_, loads, gets := rollingRestart(b, cfg, rollControl)
 			b.ReportMetric(float64(loads)/float64(max(gets, 1)), fmt.Sprintf("loads/get-%dnodes", n))
 		}
 	}

@@ -123,6 +123,9 @@ type mbCluster struct {
 	drain  time.Duration
 	watch  *mbWatch // nil: no Tracer, no record of loads (killtrace_test.go)
 	starts int16
+	// sockets, if not nil, keeps each node's listening socket across its
+	// restarts, by address (inplace_test.go).
+	sockets map[string]*keptSocket
 	// tune, if set, may wrap a new node's Getter and change its group's
 	// options (steady_test.go instruments the loads with it).
 	tune func(addr string, g getter.Getter, o *cache.GroupOptions) getter.Getter
@@ -149,6 +152,22 @@ func newMBClusterWith(tb testing.TB, n, keys int, budget int64, drain time.Durat
 	tune func(addr string, g getter.Getter, o *cache.GroupOptions) getter.Getter) *mbCluster {
 	c := &mbCluster{tb: tb, src: newMBSource(keys), budget: budget, rt: nethttp.NewTransport(),
 		nodes: map[string]*mbNode{}, drain: drain, watch: w, tune: tune}
+	return c.startNodes(n)
+}
+
+// newMBClusterKept is newMBCluster whose nodes' listening sockets, with
+// kept, outlive them (inplace_test.go).
+func newMBClusterKept(tb testing.TB, n, keys int, budget int64, drain time.Duration, kept bool) *mbCluster {
+	if !kept {
+		return newMBCluster(tb, n, keys, budget, drain)
+	}
+	c := &mbCluster{tb: tb, src: newMBSource(keys), budget: budget, rt: nethttp.NewTransport(),
+		nodes: map[string]*mbNode{}, drain: drain, sockets: map[string]*keptSocket{}}
+	return c.startNodes(n)
+}
+
+// startNodes starts n nodes and gives every node and the clients the list.
+func (c *mbCluster) startNodes(n int) *mbCluster {
 	for range n {
 		c.start("")
 	}
@@ -158,7 +177,8 @@ func newMBClusterWith(tb testing.TB, n, keys int, budget int64, drain time.Durat
 }
 
 // start starts a fresh node at addr ("" for a new port) with the live
-// nodes' list (its own included).
+// nodes' list (its own included). In a cluster whose sockets are kept
+// (inplace_test.go), its listening socket outlives the node.
 func (c *mbCluster) start(addr string) *mbNode {
 	c.tb.Helper()
 	if addr == "" {
@@ -175,6 +195,21 @@ func (c *mbCluster) start(addr string) *mbNode {
 	if err != nil {
 		c.tb.Fatal(err)
 	}
+	if c.sockets != nil {
+		s := keepSocket(ln)
+		c.mu.Lock()
+		c.sockets["http://"+ln.Addr().String()] = s
+		c.mu.Unlock()
+		ln = s.view()
+	}
+	return c.startOn(ln, nil)
+}
+
+// startOn starts a fresh node on ln with the live nodes' list (its own
+// included); before, if not nil, runs once its peers are set and before
+// it serves.
+func (c *mbCluster) startOn(ln net.Listener, before func(*mbNode)) *mbNode {
+	c.tb.Helper()
 	n := &mbNode{addr: "http://" + ln.Addr().String(), done: make(chan struct{})}
 	c.mu.Lock()
 	n.serial = c.starts
@@ -189,6 +224,7 @@ func (c *mbCluster) start(addr string) *mbNode {
 	quiet := slog.New(slog.DiscardHandler)
 	opts := &nethttp.PoolOptions{Transport: c.rt, Logger: quiet}
 	setDrain(opts, c.drain)
+	var err error
 	if n.pool, err = nethttp.NewPool(n.addr, reg, opts); err != nil {
 		c.tb.Fatal(err)
 	}
@@ -201,12 +237,6 @@ func (c *mbCluster) start(addr string) *mbNode {
 		c.tb.Fatal(err)
 	}
 	n.srv = nethttp.NewServer("", n.pool, nil)
-	go func() {
-		defer close(n.done)
-		if err := n.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			c.tb.Errorf("serve %s: %v", n.addr, err)
-		}
-	}()
 	c.mu.Lock()
 	c.nodes[n.addr] = n
 	list := c.addrsLocked()
@@ -214,6 +244,15 @@ func (c *mbCluster) start(addr string) *mbNode {
 	if err := n.pool.Set(list...); err != nil {
 		c.tb.Fatal(err)
 	}
+	if before != nil {
+		before(n)
+	}
+	go func() {
+		defer close(n.done)
+		if err := n.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			c.tb.Errorf("serve %s: %v", n.addr, err)
+		}
+	}()
 	return n
 }
 
@@ -291,6 +330,9 @@ func (c *mbCluster) close() {
 		_ = n.srv.Close()
 		<-n.done
 		_ = n.pool.Set()
+	}
+	for _, s := range c.sockets {
+		s.close()
 	}
 	c.rt.CloseIdleConnections()
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -232,10 +233,15 @@ func addByClass(by *[ssClasses]int64, class []int8, now, before []int32) {
 type ssRoll int
 
 const (
-	ssSame  ssRoll = iota // the node leaves, drains, restarts empty at its address
-	ssSurge               // a new node at a new address joins, then the old one leaves and drains
-	ssFresh               // the node's group is replaced by a new one holding the same values: no value is lost, only the group's own state (its frequency sketch)
+	ssSame     ssRoll = iota // the node leaves, drains, restarts empty at its address
+	ssSurge                  // a new node at a new address joins, then the old one leaves and drains
+	ssFresh                  // the node's group is replaced by a new one holding the same values: no value is lost, only the group's own state (its frequency sketch)
+	ssSnapshot               // the node's group is replaced by a new one restored from its snapshot (Group.Snapshot, Group.Restore), in place
 )
+
+// inPlace reports whether the roll replaces each node where it is,
+// without a change of the rings.
+func (k ssRoll) inPlace() bool { return k == ssFresh || k == ssSnapshot }
 
 // ssClassRing is a ring of addrs, used only to say who owns a key.
 func ssClassRing(tb testing.TB, addrs []string) *picker.Peers {
@@ -296,6 +302,9 @@ func ssRun(tb testing.TB, keys int, budget int64, kind ssRoll, roll bool) ssPhas
 		if roll && kind == ssFresh {
 			c.refresh(tb, old, keys)
 		}
+		if roll && kind == ssSnapshot {
+			c.restore(tb, old)
+		}
 		gets(ssRate * 6 / 10) // the wait for readiness
 		if roll && kind == ssSurge {
 			c.live = append(c.live, newAddr)
@@ -333,7 +342,7 @@ func ssRun(tb testing.TB, keys int, budget int64, kind ssRoll, roll bool) ssPhas
 		}
 		h0 := old.group.Stats().HandedOver
 		loads0 := slices.Clone(c.loads)
-		if roll && kind != ssFresh {
+		if roll && !kind.inPlace() {
 			c.live = slices.DeleteFunc(c.live, func(a string) bool { return a == addr })
 			c.setRings(tb, old)
 			old.leaving = true
@@ -345,7 +354,7 @@ func ssRun(tb testing.TB, keys int, budget int64, kind ssRoll, roll bool) ssPhas
 			ph.outTaken -= t0
 		}
 		gets(5 * ssRate) // the drain
-		if roll && kind != ssFresh {
+		if roll && !kind.inPlace() {
 			old.down = true
 			if kind == ssSame {
 				delete(c.nodes, addr)
@@ -402,17 +411,33 @@ func (c *ssCluster) refresh(tb testing.TB, old *ssNode, keys int) {
 	}
 }
 
+// restore replaces old's group by a new one at its address, in the same
+// ring, restored from old's snapshot: a restart in place.
+func (c *ssCluster) restore(tb testing.TB, old *ssNode) {
+	var snap bytes.Buffer
+	if _, err := any(old.group).(snapshotter).Snapshot(context.Background(), &snap); err != nil {
+		tb.Fatal(err)
+	}
+	delete(c.nodes, old.addr)
+	n := c.start(tb, old.addr)
+	c.setRings(tb, nil)
+	if _, err := any(n.group).(snapshotter).Restore(context.Background(), &snap); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // BenchmarkRollSim reports, for each roll at 256 KiB, its extra loads
 // per key held over the control's on the same sequence of Gets, in all
 // and by phase (out-own, back-own: the leaving node's keys; out-moved,
 // back-moved: those the new node of a surge took at its join; out-rest,
 // back-rest: the others'). 256KiB-fresh
 // is the floor of any roll whose nodes start anew: no value is lost or
-// moved, only each group's frequency sketch starts without history.
+// moved, only each group's frequency sketch starts without history;
+// 256KiB-snapshot restarts each node in place from its snapshot.
 // Run with -benchtime=1x.
 func BenchmarkRollSim(b *testing.B) {
-	for _, kind := range []ssRoll{ssSame, ssSurge, ssFresh} {
-		name := [...]string{"256KiB", "256KiB-surge", "256KiB-fresh"}[kind]
+	for _, kind := range []ssRoll{ssSame, ssSurge, ssFresh, ssSnapshot} {
+		name := [...]string{"256KiB", "256KiB-surge", "256KiB-fresh", "256KiB-snapshot"}[kind]
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
 				ctl := ssRun(b, mbKeys, mbSmall, kind, false)
@@ -429,7 +454,7 @@ func BenchmarkRollSim(b *testing.B) {
 					b.ReportMetric(float64(res.outBy[cl]-ctl.outBy[cl])/h, "out-"+name+"-extra/key")
 					b.ReportMetric(float64(res.backBy[cl]-ctl.backBy[cl])/h, "back-"+name+"-extra/key")
 				}
-				if kind != ssFresh {
+				if !kind.inPlace() {
 					b.ReportMetric(float64(res.evicted)/h, "out-evicted/key")
 					b.ReportMetric(float64(res.joinTaken)/h, "join-taken/key")
 					b.ReportMetric(float64(res.outOffered)/h, "out-offered/key")

@@ -46,19 +46,8 @@ func newMemory(maxBytes int64, countOverhead bool) *memory {
 }
 
 // generation returns the generation of key's stripe.
-func (m *memory) generation(key string) uint64 { return m.gens[m.stripe(key)].Load() }
-
-// stripe is the index of key's generation.
-func (m *memory) stripe(key string) uint64 { return maphash.String(m.seed, key) % genStripes }
-
-// generations returns every stripe's generation now: what a restore
-// compares each key's with, so that a key removed or replaced at any time
-// since the restore began does not come back from the snapshot.
-func (m *memory) generations() (g [genStripes]uint64) {
-	for i := range m.gens {
-		g[i] = m.gens[i].Load()
-	}
-	return g
+func (m *memory) generation(key string) uint64 {
+	return m.gens[maphash.String(m.seed, key)%genStripes].Load()
 }
 
 // get looks key up in main, then hot. expires is the entry's expiry in
@@ -147,14 +136,15 @@ func (m *memory) add(c *lru.Cache, key string, value []byte, gen uint64, expires
 }
 
 // addIfRoom is add into main for a restore: it stores the entry only if
-// main does not hold key and it fits in the budget without evicting
-// anything, and reports whether it did, so that a snapshot never replaces
-// or pushes out what the node holds already.
-func (m *memory) addIfRoom(key string, value []byte, gen uint64, expires int64) bool {
+// no key of key's stripe was ever removed or replaced here (its
+// generation is 0: the snapshot, written before this memory was made,
+// cannot know of such a change), main does not hold key, and it fits in
+// the budget without evicting anything; it reports whether it did.
+func (m *memory) addIfRoom(key string, value []byte, expires int64) bool {
 	size := m.main.Charge(key, value)
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	if m.generation(key) != gen || m.main.Bytes()+m.hot.Bytes()+size > m.maxBytes {
+	if m.generation(key) != 0 || m.main.Bytes()+m.hot.Bytes()+size > m.maxBytes {
 		return false
 	}
 	if _, _, held := m.main.Peek(key); held {
@@ -170,7 +160,7 @@ func (m *memory) addIfRoom(key string, value []byte, gen uint64, expires int64) 
 func (m *memory) replace(key string, value []byte, expires, now int64) {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	m.gens[m.stripe(key)].Add(1)
+	m.gens[maphash.String(m.seed, key)%genStripes].Add(1)
 	m.main.Remove(key)
 	m.hot.Remove(key)
 	if size := m.main.Charge(key, value); m.maxBytes > 0 && size <= m.maxBytes {
@@ -240,7 +230,7 @@ func (m *memory) promote(key string, now int64) bool {
 func (m *memory) remove(key string) {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	m.gens[m.stripe(key)].Add(1)
+	m.gens[maphash.String(m.seed, key)%genStripes].Add(1)
 	m.main.Remove(key)
 	m.hot.Remove(key)
 }

@@ -114,8 +114,9 @@ func (g *Group) Snapshot(ctx context.Context, w io.Writer) (int, error) {
 // values it kept. It keeps only what fits in the budget beside what the
 // group holds already (it evicts nothing), what this node owns by its
 // peers now (so set the peers first), what is still fresh, and what it
-// does not hold already and was not removed, replaced or purged since
-// Restore began; an entry's
+// does not hold already and was not removed, set or purged here since the
+// group was made (a key of a stripe of 1/256 of the keys that had such a
+// change is left out: the snapshot cannot know of it); an entry's
 // expiry is brought within the group's TTL (or NotFoundTTL), where one is
 // set. Each value is checked against its record's checksum before it is
 // kept. Restore may run while the group serves.
@@ -133,7 +134,6 @@ func (g *Group) Restore(ctx context.Context, r io.Reader) (int, error) {
 	if err := rd.header(g.name); err != nil {
 		return fail(0, err)
 	}
-	gens := g.mem.generations()
 	n := 0
 	for {
 		if rd.records%256 == 0 && ctx.Err() != nil {
@@ -146,14 +146,14 @@ func (g *Group) Restore(ctx context.Context, r io.Reader) (int, error) {
 		if rec.end {
 			return n, nil
 		}
-		if g.restoreOne(rec, gens[g.mem.stripe(rec.key)]) {
+		if g.restoreOne(rec) {
 			n++
 		}
 	}
 }
 
 // restoreOne keeps one record of a snapshot, if it may (see Restore).
-func (g *Group) restoreOne(rec snapRecord, gen uint64) bool {
+func (g *Group) restoreOne(rec snapRecord) bool {
 	if g.peers != nil {
 		if _, remote := g.peers.PickPeer(rec.key); remote {
 			return false
@@ -170,7 +170,7 @@ func (g *Group) restoreOne(rec snapRecord, gen uint64) bool {
 	if exp != 0 && exp <= now {
 		return false
 	}
-	if !g.mem.addIfRoom(rec.key, v, gen, exp) {
+	if !g.mem.addIfRoom(rec.key, v, exp) {
 		return false
 	}
 	g.mem.main.Credit(rec.key, uint32(rec.uses))
