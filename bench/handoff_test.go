@@ -273,10 +273,11 @@ func BenchmarkRollingRestart(b *testing.B) {
 		})
 		// The same budget rolled as examples/kubernetes does (surge_test.go).
 		b.Run(bud.name+"-surge", func(b *testing.B) { benchSurge(b, bud.budget) })
-		// Restarted in place, from a snapshot and without one
-		// (inplace_test.go).
-		b.Run(bud.name+"-inplace", func(b *testing.B) { benchInPlace(b, bud.budget, false) })
-		b.Run(bud.name+"-inplace-cold", func(b *testing.B) { benchInPlace(b, bud.budget, true) })
+		// Restarted in place, from a snapshot and without one, and with
+		// its port closed meanwhile (inplace_test.go).
+		b.Run(bud.name+"-inplace", func(b *testing.B) { benchInPlace(b, bud.budget, false, false) })
+		b.Run(bud.name+"-inplace-cold", func(b *testing.B) { benchInPlace(b, bud.budget, true, false) })
+		b.Run(bud.name+"-inplace-refused", func(b *testing.B) { benchInPlace(b, bud.budget, false, true) })
 	}
 }
 

@@ -19,7 +19,10 @@ import (
 // accepts instead of being refused. The node stops serving
 // (Server.Shutdown), writes its memory (Group.Snapshot), and a new process
 // at the same address sets its peers, reads it back (Group.Restore) and
-// serves. With cold, it starts empty instead: what the snapshot saves.
+// serves. With cold, it starts empty instead: what the snapshot saves;
+// without a kept socket (refused), the port is closed between the two
+// processes, so that the peers' connections are refused meanwhile and
+// they eject the node: a restart without socket activation.
 
 // A keptSocket is a listening socket that outlives the servers that
 // accept from it: each gets a view, which stops accepting when the server
@@ -104,10 +107,11 @@ type inPlace struct {
 	gap                atomic.Int64 // ns without a server, summed
 }
 
-// rollInPlace is the roll in place, from a snapshot unless cold; its
-// control is roll{kept: true}, which restarts nothing.
-func rollInPlace(cold bool, st *inPlace) roll {
-	return roll{kept: true, step: func(c *mbCluster, n *mbNode) {
+// rollInPlace is the roll in place, from a snapshot unless cold, its
+// socket kept unless refused; its control is roll{kept: !refused}, which
+// restarts nothing.
+func rollInPlace(cold, refused bool, st *inPlace) roll {
+	return roll{kept: !refused, step: func(c *mbCluster, n *mbNode) {
 		c.publish(n) // its own clients wait for it, as behind a health check
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -126,7 +130,13 @@ func rollInPlace(cold bool, st *inPlace) roll {
 		delete(c.nodes, n.addr)
 		sock := c.sockets[n.addr]
 		c.mu.Unlock()
-		c.startOn(sock.view(), func(n *mbNode) {
+		var ln net.Listener
+		if refused {
+			ln = c.listen(n.addr[len("http://"):])
+		} else {
+			ln = sock.view()
+		}
+		c.startOn(ln, func(n *mbNode) {
 			if snap.Len() > 0 {
 				r, err := any(n.group).(snapshotter).Restore(ctx, &snap)
 				if err != nil {
@@ -152,14 +162,14 @@ func (st *inPlace) report(b *testing.B, held int) {
 	}
 }
 
-// benchInPlace runs the control (nothing restarted, the sockets kept) and
-// the roll in place, and reports as BenchmarkRollingRestart does.
-func benchInPlace(b *testing.B, budget int64, cold bool) {
+// benchInPlace runs the control (nothing restarted) and the roll in
+// place, and reports as BenchmarkRollingRestart does.
+func benchInPlace(b *testing.B, budget int64, cold, refused bool) {
 	for range b.N {
 		cfg := mbConfigFor(testing.Short(), budget)
-		ctl, cLoads, cGets := rollingRestart(b, cfg, roll{kept: true})
+		ctl, cLoads, cGets := rollingRestart(b, cfg, roll{kept: !refused})
 		var st inPlace
-		res, loads, gets := rollingRestart(b, cfg, rollInPlace(cold, &st))
+		res, loads, gets := rollingRestart(b, cfg, rollInPlace(cold, refused, &st))
 		b.ReportMetric(res.back.extra(ctl.back, res.held), "back-extra/key")
 		res.extra = (float64(loads)/float64(gets) - float64(cLoads)/float64(cGets)) * float64(gets)
 		b.ReportMetric(float64(cLoads)/float64(cGets), "control-loads/get")

@@ -181,6 +181,20 @@ func (c *mbCluster) startNodes(n int) *mbCluster {
 // (inplace_test.go), its listening socket outlives the node.
 func (c *mbCluster) start(addr string) *mbNode {
 	c.tb.Helper()
+	ln := c.listen(addr)
+	if c.sockets != nil {
+		s := keepSocket(ln)
+		c.mu.Lock()
+		c.sockets["http://"+ln.Addr().String()] = s
+		c.mu.Unlock()
+		ln = s.view()
+	}
+	return c.startOn(ln, nil)
+}
+
+// listen listens at addr ("" for a new port).
+func (c *mbCluster) listen(addr string) net.Listener {
+	c.tb.Helper()
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
@@ -195,14 +209,7 @@ func (c *mbCluster) start(addr string) *mbNode {
 	if err != nil {
 		c.tb.Fatal(err)
 	}
-	if c.sockets != nil {
-		s := keepSocket(ln)
-		c.mu.Lock()
-		c.sockets["http://"+ln.Addr().String()] = s
-		c.mu.Unlock()
-		ln = s.view()
-	}
-	return c.startOn(ln, nil)
+	return ln
 }
 
 // startOn starts a fresh node on ln with the live nodes' list (its own

@@ -45,7 +45,9 @@ const snapMaxUses = 15
 // if the group's own name is longer).
 const snapMaxName = 4 << 10
 
-var snapTable = crc32.MakeTable(crc32.Castagnoli)
+// snapSum is a record's CRC-32C. (MakeTable returns the one table the
+// package keeps for Castagnoli's polynomial, made once.)
+func snapSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
 // Snapshot writes to w the values this node holds as their owner (its
 // main cache; copies of other nodes' keys are not its to keep), each with
@@ -92,14 +94,14 @@ func (g *Group) Snapshot(ctx context.Context, w io.Writer) (int, error) {
 		}
 		rec = binary.AppendVarint(rec, exp)
 		rec = binary.AppendUvarint(rec, min(uses[i], snapMaxUses))
-		rec = binary.LittleEndian.AppendUint32(rec, crc32.Checksum(rec, snapTable))
+		rec = binary.LittleEndian.AppendUint32(rec, snapSum(rec))
 		if _, err := bw.Write(rec); err != nil {
 			return n, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, err)
 		}
 		n++
 	}
 	rec = binary.AppendUvarint(append(rec[:0], snapEnd), uint64(n))
-	rec = binary.LittleEndian.AppendUint32(rec, crc32.Checksum(rec, snapTable))
+	rec = binary.LittleEndian.AppendUint32(rec, snapSum(rec))
 	if _, err := bw.Write(rec); err != nil {
 		return n, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, err)
 	}
@@ -109,17 +111,20 @@ func (g *Group) Snapshot(ctx context.Context, w io.Writer) (int, error) {
 	return n, nil
 }
 
-// Restore reads a snapshot that Snapshot wrote of a group of this name
-// into this group's memory, the most used first, and returns how many
-// values it kept. It keeps only what fits in the budget beside what the
-// group holds already (it evicts nothing), what this node owns by its
-// peers now (so set the peers first), what is still fresh, and what it
-// does not hold already and was not removed, set or purged here since the
-// group was made (a key of a stripe of 1/256 of the keys that had such a
-// change is left out: the snapshot cannot know of it); an entry's
-// expiry is brought within the group's TTL (or NotFoundTTL), where one is
-// set. Each value is checked against its record's checksum before it is
-// kept. Restore may run while the group serves.
+// Restore reads into this group's memory a snapshot that Snapshot wrote
+// of a group of the same name, the most used first, and returns how many
+// values it kept. It keeps a value only if:
+//   - this node owns its key by its peers now (set them first);
+//   - it is still fresh; its expiry is brought within the group's TTL (or
+//     NotFoundTTL, for a cached "not found") where one is set;
+//   - the group does not hold its key, and had neither it nor a key that
+//     shares its stripe (1/256 of the keys) removed, set or purged since
+//     the group was made: the snapshot cannot know of such a change;
+//   - it fits in the budget beside what the group holds: Restore evicts
+//     nothing.
+//
+// Each record is checked against its checksum before it is kept. Restore
+// may run while the group serves.
 //
 // A damaged, truncated or foreign snapshot ends Restore with an error
 // saying where; what it kept before that stays, as each record is checked
@@ -312,7 +317,7 @@ func (s *snapReader) checksum() error {
 	if _, err := io.ReadFull(s.r, c[:]); err != nil {
 		return s.damaged(err)
 	}
-	if binary.LittleEndian.Uint32(c[:]) != crc32.Checksum(s.buf, snapTable) {
+	if binary.LittleEndian.Uint32(c[:]) != snapSum(s.buf) {
 		return fmt.Errorf("%w: a record's checksum does not match", errSnapshot)
 	}
 	return nil
