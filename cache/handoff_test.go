@@ -42,6 +42,7 @@ type hoNode struct {
 	peers *picker.Peers
 	down  atomic.Bool
 	calls atomic.Int64 // peer requests it served
+	tries atomic.Int64 // peer requests sent to it, down or not
 	mem   atomic.Int64 // of which memory-only
 }
 
@@ -51,6 +52,7 @@ type hoPeer struct {
 }
 
 func (p *hoPeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
+	p.to.tries.Add(1)
 	if p.to.down.Load() {
 		return nil, 0, fmt.Errorf("%s: %w", p.to.addr, errNodeDown)
 	}

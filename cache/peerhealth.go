@@ -28,7 +28,12 @@ type PeerPolicy struct {
 	// row doubles it, up to MaxEjectFor, with up to 25% random jitter so
 	// that nodes do not probe a peer in step. After it, one request goes
 	// to the peer as a probe: success brings the peer back, failure ejects
-	// it again. 0 means 1 s; MaxEjectFor 0 means 30 s.
+	// it again. Meanwhile, while Gets ask for its keys, the group also
+	// asks it in the background, from memory only (HandoffTimeout), an
+	// eighth of EjectFor after the ejection, then after waits that double
+	// up to EjectFor; any answer readmits it at once, so that a node back
+	// within moments (restarted in place) is not left out for EjectFor.
+	// 0 means 1 s; MaxEjectFor 0 means 30 s.
 	EjectFor, MaxEjectFor time.Duration
 
 	// MaxInFlight caps the requests in flight from this group to one
@@ -160,6 +165,7 @@ type peerHealth struct {
 	failures     int64     // consecutive
 	streak       int       // consecutive ejections, for the backoff
 	ejectedUntil time.Time // zero when healthy
+	ejectedAt    time.Time // when the last ejection began
 	probing      bool
 	ejections    int64
 	bgProbe      bool      // a background probe (handoff.go) is in flight
@@ -227,15 +233,19 @@ func (h *peerHealths) isEjected(peer PeerGetter) bool {
 }
 
 // startProbe reports whether a background probe of the ejected peer p may
-// start now, and records it as started if so: once its ejection has
-// doubled (the first one ends after EjectFor anyway), at most one in
-// flight, and at most one per EjectFor since the ejection or the last
-// probe.
+// start now, and records it as started if so: at most one in flight, and
+// each after a wait as long as the ejection had lasted at the last probe
+// (or at the ejection), at least EjectFor/8 and at most EjectFor. So a
+// peer back soon after its ejection (a node restarted in place, whose
+// port was closed for a moment) is readmitted within an eighth of
+// EjectFor, not at the end of it, and one down for long is asked once per
+// EjectFor: a few probes more per ejection than that, no more.
 func (h *peerHealths) startProbe(p *peerHealth) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
-	if p.bgProbe || p.ejectedUntil.IsZero() || p.streak < 2 || now.Sub(p.bgProbeAt) < h.policy.EjectFor {
+	wait := min(max(p.bgProbeAt.Sub(p.ejectedAt), h.policy.EjectFor/8), h.policy.EjectFor)
+	if p.bgProbe || p.ejectedUntil.IsZero() || now.Sub(p.bgProbeAt) < wait {
 		return false
 	}
 	p.bgProbe, p.bgProbeAt = true, now
@@ -311,8 +321,9 @@ func (h *peerHealths) done(p *peerHealth, o fetchOutcome, probe bool) (ejected b
 		if probe || (p.ejectedUntil.IsZero() && p.failures >= int64(h.policy.EjectAfter)) {
 			p.streak++
 			p.ejections++
-			p.bgProbeAt = time.Now()
-			p.ejectedUntil = p.bgProbeAt.Add(h.backoff(p.streak))
+			p.ejectedAt = time.Now()
+			p.bgProbeAt = p.ejectedAt
+			p.ejectedUntil = p.ejectedAt.Add(h.backoff(p.streak))
 			return true
 		}
 	}

@@ -70,6 +70,95 @@ func TestEjectedPeerReadmittedWhenGetManyAsks(t *testing.T) {
 	})
 }
 
+// A peer that fails for a moment and is ejected (a node restarted in
+// place, its port closed meanwhile) is asked again in the background an
+// eighth of EjectFor after its ejection, and readmitted then, not at the
+// end of EjectFor. It failed before: the first ejection had no background
+// probe, so the peer stayed out for the whole second (and its keys loaded
+// elsewhere meanwhile).
+func TestPeerBackSoonAfterItsEjectionIsReadmittedSoon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newHoCluster(t, cache.PeerPolicy{EjectAfter: 1, EjectFor: time.Second, NoHedge: true}, "a", "b")
+		a, b := c.node("a"), c.node("b")
+		keys := bKeys(c, 200)
+		get := func(i int) {
+			k := keys[i%len(keys)]
+			if v, err := a.g.Get(context.Background(), k); err != nil || v.String() != "v:"+k {
+				t.Fatalf("Get(%s) = %q, %v", k, v, err)
+			}
+		}
+		b.down.Store(true)
+		get(0)
+		if !peerEjected(a.g, "b") {
+			t.Fatal("b is not ejected after a failure (EjectAfter 1)")
+		}
+		time.Sleep(50 * time.Millisecond)
+		b.down.Store(false) // back
+		back := time.Now()
+		for i := 1; peerEjected(a.g, "b") && time.Since(back) < 2*time.Second; i++ {
+			get(i)
+			time.Sleep(10 * time.Millisecond)
+			synctest.Wait()
+		}
+		if d := time.Since(back); d > 200*time.Millisecond {
+			t.Errorf("b was readmitted %v after it answered again; want within EjectFor/8 (125 ms) of its ejection", d)
+		}
+		served := b.calls.Load()
+		get(len(keys) - 1)
+		if b.calls.Load() != served+1 {
+			t.Errorf("a Get of b's key after the readmission did not reach b")
+		}
+		time.Sleep(time.Second) // the load workers end when idle
+	})
+}
+
+// A peer that stays down is not flooded by the background probes: Gets of
+// its keys every 10 ms for 10 s (1,000 of them) send it a few requests a
+// second at most.
+func TestPeerDownForLongIsProbedAFewTimesASecond(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newHoCluster(t, cache.PeerPolicy{EjectAfter: 1, EjectFor: time.Second, NoHedge: true}, "a", "b")
+		a, b := c.node("a"), c.node("b")
+		keys := bKeys(c, 1000)
+		b.down.Store(true)
+		for i := range 1000 {
+			k := keys[i]
+			if v, err := a.g.Get(context.Background(), k); err != nil || v.String() != "v:"+k {
+				t.Fatalf("Get(%s) = %q, %v", k, v, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+			synctest.Wait()
+		}
+		// Ejections of 1, 2, 4 s and the fourth's first 3 s: each probed
+		// after 1/8, 1/4, 1/2 s, then once a second, and once at its end.
+		if n := b.tries.Load(); n > 35 {
+			t.Errorf("%d requests sent to b while it was down 10 s; want at most 35 (24 measured; 11 before the first ejection had background probes)", n)
+		}
+		time.Sleep(time.Second)
+	})
+}
+
+// bKeys returns n keys that b owns in c.
+func bKeys(c *hoCluster, n int) []string {
+	var keys []string
+	for i := 0; len(keys) < n; i++ {
+		if k := fmt.Sprintf("k%d", i); c.node("a").peers.Owner(k) == "b" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// peerEjected reports whether g has ejected the peer at addr.
+func peerEjected(g *cache.Group, addr string) bool {
+	for _, p := range g.Stats().Peers {
+		if p.Addr == addr {
+			return p.Ejected
+		}
+	}
+	return false
+}
+
 // plainPeer is a PeerGetter of another transport than this module's: it
 // cannot see that a request asks for an answer from memory only (the mark
 // is internal), and serves every Get as an ordinary peer request.
