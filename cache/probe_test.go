@@ -40,14 +40,7 @@ func TestEjectedPeerReadmittedWhenGetManyAsks(t *testing.T) {
 				}
 			})
 		}
-		ejected := func() bool {
-			for _, p := range a.g.Stats().Peers {
-				if p.Addr == "b" {
-					return p.Ejected
-				}
-			}
-			return false
-		}
+		ejected := func() bool { return peerEjected(a.g, "b") }
 		b.down.Store(true)
 		for range 120 { // 12 s down: ejections of 1, 2, 4 and 8 s in a row
 			getMany()
