@@ -151,7 +151,7 @@ func (g *Group) Restore(ctx context.Context, r io.Reader) (int, error) {
 		if rec.end {
 			return n, nil
 		}
-		if g.restoreOne(rec) {
+		if !rec.tooBig && g.restoreOne(rec) {
 			n++
 		}
 	}
@@ -189,19 +189,21 @@ var errSnapshot = errors.New("not a snapshot, or a damaged one")
 // A snapRecord is one entry read from a snapshot, or its end.
 type snapRecord struct {
 	end, notFound bool
+	tooBig        bool // larger than the budget: read, checked, not kept
 	key           string
 	value         []byte
 	expires       int64
 	uses          uint64
 }
 
-// snapReader reads a snapshot's records, checking each one's checksum.
-// No length it reads makes it allocate more than max, the budget of the
-// group it restores into.
+// snapReader reads a snapshot's records, checking each one's checksum as
+// it reads it. It allocates no more for a record than the budget of the
+// group it restores into (max): a larger one is read through and left
+// out, so that a length that lies costs no memory, only reading on.
 type snapReader struct {
 	r       *bufio.Reader
 	max     int64
-	buf     []byte // the current record's bytes, for its checksum
+	sum     uint32 // the CRC of the current record's bytes so far
 	records int
 }
 
@@ -210,9 +212,16 @@ func (s *snapReader) header(name string) error {
 	if _, err := io.ReadFull(s.r, magic); err != nil || string(magic) != snapshotMagic {
 		return fmt.Errorf("%w: it does not start as one", errSnapshot)
 	}
-	got, err := s.bytes(max(uint64(len(name)), snapMaxName))
+	n, err := s.uvarint()
 	if err != nil {
 		return err
+	}
+	got, err := s.field(n, max(len(name), snapMaxName))
+	if err != nil {
+		return err
+	}
+	if got == nil {
+		return fmt.Errorf("%w: it is of another group (a name of %d bytes)", errSnapshot, n)
 	}
 	if string(got) != name {
 		return fmt.Errorf("%w: it is of group %q", errSnapshot, got)
@@ -221,12 +230,12 @@ func (s *snapReader) header(name string) error {
 }
 
 func (s *snapReader) next() (rec snapRecord, err error) {
-	s.buf = s.buf[:0]
+	s.sum = 0
 	kind, err := s.r.ReadByte()
 	if err != nil {
 		return rec, s.damaged(err)
 	}
-	s.buf = append(s.buf, kind)
+	s.add([]byte{kind})
 	switch kind {
 	case snapEnd:
 		count, err := s.uvarint()
@@ -244,16 +253,29 @@ func (s *snapReader) next() (rec snapRecord, err error) {
 	default:
 		return rec, fmt.Errorf("%w: unknown record kind %q", errSnapshot, kind)
 	}
-	key, err := s.bytes(uint64(s.max))
+	rec.notFound = kind == snapNotFound
+	keyLen, err := s.uvarint()
 	if err != nil {
 		return rec, err
 	}
-	rec.key, rec.notFound = string(key), kind == snapNotFound
+	key, err := s.field(keyLen, int(min(s.max, math.MaxInt32)))
+	if err != nil {
+		return rec, err
+	}
+	rec.key, rec.tooBig = string(key), key == nil && keyLen > 0
 	if !rec.notFound {
-		if rec.value, err = s.bytes(uint64(s.max - int64(len(key)))); err != nil {
+		valueLen, err := s.uvarint()
+		if err != nil {
 			return rec, err
 		}
-		rec.value = append([]byte(nil), rec.value...) // the cache keeps it
+		room := 0
+		if !rec.tooBig {
+			room = int(min(s.max-int64(len(key)), math.MaxInt32))
+		}
+		if rec.value, err = s.field(valueLen, room); err != nil {
+			return rec, err
+		}
+		rec.tooBig = rec.tooBig || (rec.value == nil && valueLen > 0)
 	}
 	if rec.expires, err = s.varint(); err != nil {
 		return rec, err
@@ -268,29 +290,40 @@ func (s *snapReader) next() (rec snapRecord, err error) {
 	return rec, nil
 }
 
-// bytes reads a length, at most max, and as many bytes; they stay valid
-// until the next record.
-func (s *snapReader) bytes(max uint64) ([]byte, error) {
-	n, err := s.uvarint()
-	if err != nil {
-		return nil, err
-	}
-	if n > max {
-		return nil, fmt.Errorf("%w: a length of %d bytes, more than the %d it may be", errSnapshot, n, max)
-	}
-	// Read in pieces, so that a length that lies costs no more memory
-	// than the bytes that are there.
-	start := len(s.buf)
-	for left := n; left > 0; {
-		piece := min(left, 64<<10)
-		at := len(s.buf)
-		s.buf = append(s.buf, make([]byte, piece)...)
-		if _, err := io.ReadFull(s.r, s.buf[at:]); err != nil {
+// field reads n bytes into memory of its own if n is at most room, else
+// reads them through (counted in the checksum) and returns nil. It reads
+// in pieces, so that a length that lies costs no more memory than the
+// bytes that are there.
+func (s *snapReader) field(n uint64, room int) ([]byte, error) {
+	if n > uint64(room) {
+		if _, err := io.CopyN(crcWriter{s}, s.r, int64(min(n, math.MaxInt64))); err != nil {
 			return nil, s.damaged(err)
 		}
-		left -= piece
+		return nil, nil
 	}
-	return s.buf[start:], nil
+	out := make([]byte, 0, min(n, 64<<10))
+	for uint64(len(out)) < n {
+		at := len(out)
+		out = append(out, make([]byte, min(n-uint64(at), 64<<10))...)
+		if _, err := io.ReadFull(s.r, out[at:]); err != nil {
+			return nil, s.damaged(err)
+		}
+	}
+	s.add(out)
+	return out, nil
+}
+
+// A crcWriter counts what is written to it in its reader's checksum.
+type crcWriter struct{ s *snapReader }
+
+func (w crcWriter) Write(b []byte) (int, error) {
+	w.s.add(b)
+	return len(b), nil
+}
+
+// add counts b in the current record's checksum.
+func (s *snapReader) add(b []byte) {
+	s.sum = crc32.Update(s.sum, crc32.MakeTable(crc32.Castagnoli), b)
 }
 
 func (s *snapReader) uvarint() (uint64, error) {
@@ -298,7 +331,7 @@ func (s *snapReader) uvarint() (uint64, error) {
 	if err != nil {
 		return 0, s.damaged(err)
 	}
-	s.buf = binary.AppendUvarint(s.buf, v)
+	s.add(binary.AppendUvarint(nil, v))
 	return v, nil
 }
 
@@ -307,7 +340,7 @@ func (s *snapReader) varint() (int64, error) {
 	if err != nil {
 		return 0, s.damaged(err)
 	}
-	s.buf = binary.AppendVarint(s.buf, v)
+	s.add(binary.AppendVarint(nil, v))
 	return v, nil
 }
 
@@ -317,7 +350,7 @@ func (s *snapReader) checksum() error {
 	if _, err := io.ReadFull(s.r, c[:]); err != nil {
 		return s.damaged(err)
 	}
-	if binary.LittleEndian.Uint32(c[:]) != snapSum(s.buf) {
+	if binary.LittleEndian.Uint32(c[:]) != s.sum {
 		return fmt.Errorf("%w: a record's checksum does not match", errSnapshot)
 	}
 	return nil

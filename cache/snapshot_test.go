@@ -185,6 +185,34 @@ func TestRestoreFillsTheBudgetWithTheMostUsed(t *testing.T) {
 	}
 }
 
+// A value larger than the whole budget of the group restored into (a
+// snapshot of a larger one) is read through and left out; the records
+// after it are kept, and the snapshot is not called damaged.
+func TestRestoreLeavesOutValuesLargerThanTheBudget(t *testing.T) {
+	big := newSnapGroup(t, &snapSource{}, 1<<20, nil)
+	huge := bytes.Repeat([]byte("x"), 100<<10)
+	big.SetLocal("huge", huge, 0)
+	for i := range 10 {
+		_, _ = big.Get(t.Context(), fmt.Sprintf("k%03d", i))
+	}
+	var buf bytes.Buffer
+	if n, err := big.Snapshot(t.Context(), &buf); err != nil || n != 11 {
+		t.Fatalf("Snapshot = %d, %v; want 11", n, err)
+	}
+	src := &snapSource{}
+	small := newSnapGroup(t, src, 8<<10, nil)
+	n, err := small.Restore(t.Context(), &buf)
+	if err != nil || n != 10 {
+		t.Fatalf("Restore = %d, %v; want the 10 values that fit, no error", n, err)
+	}
+	for i := range 10 {
+		mustGetValue(t, small, fmt.Sprintf("k%03d", i))
+	}
+	if l := src.loads.Load(); l != 0 {
+		t.Fatalf("%d loads; want 0", l)
+	}
+}
+
 func mustGetValue(t *testing.T, g *cache.Group, key string) {
 	t.Helper()
 	if v, err := g.Get(t.Context(), key); err != nil || v.String() != "value of "+key {
