@@ -33,6 +33,9 @@ type options struct {
 	ttl    time.Duration // how long a score stays fresh; 0: no expiry
 	ring   []string      // the nodes' first peer list; nil: peers
 	drain  time.Duration // how long a node asked to stop serves its keys' new owners; 0: the Pool's default
+	// snapshots, if set, is the directory where each node keeps its
+	// memory across a restart in place (snapshot.go).
+	snapshots string
 }
 
 // node is one cache node: its pool (peer handler and picker), its group and
@@ -47,18 +50,19 @@ type node struct {
 // cluster is what one process runs: some cache nodes and perhaps the API
 // front end.
 type cluster struct {
-	nodes []*node
-	api   *nethttp.Server
-	log   *slog.Logger
-	errc  chan error // a server that stopped on its own
-	n     int        // servers started
+	nodes     []*node
+	snapshots string // options.snapshots
+	api       *nethttp.Server
+	log       *slog.Logger
+	errc      chan error // a server that stopped on its own
+	n         int        // servers started
 }
 
 // startCluster starts a cache node on each listener (lns[addr], keyed by
 // the node's base URL from o.peers) and, if apiLn is not nil, the API front
 // end on apiLn, answering from the group of the node apiNode.
 func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, apiNode string) (*cluster, error) {
-	c := &cluster{log: o.log, errc: make(chan error, len(lns)+1)}
+	c := &cluster{log: o.log, errc: make(chan error, len(lns)+1), snapshots: o.snapshots}
 	var apiGroup *node
 	for _, addr := range o.peers {
 		ln, ok := lns[addr]
@@ -84,6 +88,9 @@ func startCluster(o options, lns map[string]net.Listener, apiLn net.Listener, ap
 		g, err := reg.NewGroup(groupName, cacheBytes, o.db.Getter(addr), &cache.GroupOptions{Peers: pool, Logger: log, TTL: o.ttl})
 		if err != nil {
 			return nil, errors.Join(err, c.shutdown(context.Background()))
+		}
+		if o.snapshots != "" { // its peers are set; it serves after
+			restoreSnapshot(context.Background(), g, snapshotPath(o.snapshots, addr), log)
 		}
 		n := &node{addr: addr, pool: pool, group: g, srv: nethttp.NewServer("", pool, nil)}
 		c.nodes = append(c.nodes, n)
@@ -131,13 +138,21 @@ func (c *cluster) wait(ctx context.Context) error {
 
 // shutdown stops the API front end, then the nodes, letting requests in
 // flight finish until ctx ends, and waits for every server to return.
+// With snapshots, each node writes its snapshot once its server is down,
+// when nothing can change its memory any more.
 func (c *cluster) shutdown(ctx context.Context) error {
 	var errs []error
 	if c.api != nil {
 		errs = append(errs, c.api.Shutdown(ctx))
 	}
 	for _, n := range c.nodes {
-		errs = append(errs, n.srv.Shutdown(ctx), n.pool.Close())
+		errs = append(errs, n.srv.Shutdown(ctx))
+		if c.snapshots != "" {
+			if err := saveSnapshot(ctx, n.group, snapshotPath(c.snapshots, n.addr), c.log); err != nil {
+				errs = append(errs, fmt.Errorf("snapshot of %s: %w", n.addr, err))
+			}
+		}
+		errs = append(errs, n.pool.Close())
 	}
 	for ; c.n > 0; c.n-- {
 		errs = append(errs, <-c.errc)

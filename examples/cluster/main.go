@@ -40,6 +40,11 @@
 //	             the last list). A node adds itself when it starts
 //	-drain D     with -peers-file, how long a stopping node keeps serving
 //	             the new owners of its keys (default 5s)
+//	-snapshot-dir DIR
+//	             keep each node's memory across a restart in place: on
+//	             exit, once its server is down, a node writes its scores
+//	             to DIR/scores-HOST_PORT.snapshot; on start it reads them
+//	             back before it serves (README, "Restarting in place")
 //
 // It logs which node owns each requested key and every lookup in the slow
 // database, and runs until SIGINT or SIGTERM, then shuts down cleanly.

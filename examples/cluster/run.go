@@ -34,6 +34,7 @@ type config struct {
 	ttl     time.Duration
 	file    string        // -peers-file: the demo's discovery
 	drain   time.Duration // -drain
+	snaps   string        // -snapshot-dir
 }
 
 // parseFlags reads the command line (see the package doc).
@@ -53,6 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.verbose, "v", false, "debug logs")
 	fs.StringVar(&c.file, "peers-file", "", "discovery: the nodes now in the cluster, one URL a line, re-read every second; a node adds itself, and on SIGTERM removes itself and drains before it exits")
 	fs.DurationVar(&c.drain, "drain", 5*time.Second, "with -peers-file: how long a stopping node keeps serving its keys' new owners")
+	fs.StringVar(&c.snaps, "snapshot-dir", "", "keep each node's memory across a restart in place: write it to this directory on exit, read it back on start")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -175,7 +177,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	o := options{peers: c.peers, db: seeddb.New(seeddb.Scores(), c.delay, log), secret: []byte(c.secret), log: log, ttl: c.ttl}
+	o := options{peers: c.peers, db: seeddb.New(seeddb.Scores(), c.delay, log), secret: []byte(c.secret), log: log, ttl: c.ttl, snapshots: c.snaps}
 	var pf *peersFile
 	if c.file != "" {
 		pf = &peersFile{path: c.file}
