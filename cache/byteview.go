@@ -28,10 +28,6 @@ func (v ByteView) ByteSlice() []byte { return bytes.Clone(v.b) }
 // String returns the value as a string (a copy).
 func (v ByteView) String() string { return string(v.b) }
 
-// At returns the byte at index i. It panics if i is out of range, like an
-// index expression.
-func (v ByteView) At(i int) byte { return v.b[i] }
-
 // Slice returns the view of the bytes from index from up to (not
 // including) to, without copying; v.Slice(from, v.Len()) is the rest. It
 // panics if the indexes are out of range, like a slice expression.

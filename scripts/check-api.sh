@@ -29,8 +29,12 @@
 # and its five constants gone. 149 after h-snap (issue 18: Group.Snapshot and
 # Group.Restore, the warm restart in place; a damaged snapshot needs no
 # sentinel, as every error of Restore means "start with what you have").
+# 148 after h-at: ByteView.At gone (a byte by index is v.ByteSlice()[i], or
+# v.Slice(i, i+1)), so that the count stays within issue 16's 150 as the
+# team's tool counts it (../shared/tools/apicount counts the js and other
+# definitions of nethttp's two options structs twice).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=149
+BUDGET=148
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

@@ -34,7 +34,8 @@ func Example() {
 	_, err = reg.Lookup("scores").Get(ctx, "kkk")
 	fmt.Println(errors.Is(err, getter.ErrNotFound))
 	b, _ := reg.Lookup("blobs").Get(ctx, "all-bytes")
-	fmt.Println(b.Len(), b.At(0), b.At(255))
+	all := b.ByteSlice()
+	fmt.Println(b.Len(), all[0], all[255])
 	// Output:
 	// 630 <nil>
 	// true
