@@ -41,6 +41,7 @@ type hoNode struct {
 	g     *cache.Group
 	peers *picker.Peers
 	down  atomic.Bool
+	sick  atomic.Bool  // fails every request but memory-only ones
 	calls atomic.Int64 // peer requests it served
 	tries atomic.Int64 // peer requests sent to it, down or not
 	mem   atomic.Int64 // of which memory-only
@@ -53,7 +54,7 @@ type hoPeer struct {
 
 func (p *hoPeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
 	p.to.tries.Add(1)
-	if p.to.down.Load() {
+	if p.to.down.Load() || (p.to.sick.Load() && !handoff.IsMemoryOnly(ctx)) {
 		return nil, 0, fmt.Errorf("%s: %w", p.to.addr, errNodeDown)
 	}
 	p.to.calls.Add(1)

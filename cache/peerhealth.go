@@ -235,16 +235,18 @@ func (h *peerHealths) isEjected(peer PeerGetter) bool {
 // startProbe reports whether a background probe of the ejected peer p may
 // start now, and records it as started if so: at most one in flight, and
 // each after a wait as long as the ejection had lasted at the last probe
-// (or at the ejection), at least EjectFor/8 and at most EjectFor. So a
-// peer back soon after its ejection (a node restarted in place, whose
-// port was closed for a moment) is readmitted within an eighth of
-// EjectFor, not at the end of it, and one down for long is asked once per
-// EjectFor: a few probes more per ejection than that, no more.
+// (or at the ejection), at least an eighth of the ejection's length and at
+// most EjectFor. So a peer back soon after a first ejection (a node
+// restarted in place, whose port was closed for a moment) is readmitted
+// within an eighth of EjectFor, not at the end of it; one down for long is
+// asked once per EjectFor; and one that answers probes but fails requests
+// (endProbe keeps its streak) is readmitted less often each time.
 func (h *peerHealths) startProbe(p *peerHealth) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
-	wait := min(max(p.bgProbeAt.Sub(p.ejectedAt), h.policy.EjectFor/8), h.policy.EjectFor)
+	floor := p.ejectedUntil.Sub(p.ejectedAt) / 8
+	wait := min(max(p.bgProbeAt.Sub(p.ejectedAt), floor), h.policy.EjectFor)
 	if p.bgProbe || p.ejectedUntil.IsZero() || now.Sub(p.bgProbeAt) < wait {
 		return false
 	}
@@ -253,13 +255,15 @@ func (h *peerHealths) startProbe(p *peerHealth) bool {
 }
 
 // endProbe records the end of a background probe: a peer that answered
-// is readmitted (its ejection and the streak that doubles it end).
+// is readmitted. Its streak stays until a request succeeds (done): a
+// memory-only answer shows the peer up, not that it can load, and a peer
+// that fails again is ejected for longer.
 func (h *peerHealths) endProbe(p *peerHealth, alive bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.bgProbe = false
 	if alive {
-		p.failures, p.streak, p.ejectedUntil = 0, 0, time.Time{}
+		p.failures, p.ejectedUntil = 0, time.Time{}
 	}
 }
 

@@ -125,7 +125,35 @@ func TestPeerDownForLongIsProbedAFewTimesASecond(t *testing.T) {
 		// Ejections of 1, 2, 4 s and the fourth's first 3 s: each probed
 		// after 1/8, 1/4, 1/2 s, then once a second, and once at its end.
 		if n := b.tries.Load(); n > 35 {
-			t.Errorf("%d requests sent to b while it was down 10 s; want at most 35 (24 measured; 11 before the first ejection had background probes)", n)
+			t.Errorf("%d requests sent to b while it was down 10 s; want at most 35 (17 measured; 11 before the first ejection had background probes)", n)
+		}
+		time.Sleep(time.Second)
+	})
+}
+
+// A peer that answers the memory-only probe but fails its requests (up,
+// but unable to load) is readmitted by each probe, ejected again by the
+// failures, and readmitted less often each time: over 10 s of Gets every
+// 10 ms, it is sent few requests: 47. It got 251 when a probe's answer
+// also ended the streak, so that every ejection was the first and was
+// probed after an eighth of EjectFor (24 before the first ejection had
+// background probes at all).
+func TestPeerThatFailsAfterEachReadmissionIsReadmittedLessOften(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newHoCluster(t, cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Second, NoHedge: true}, "a", "b")
+		a, b := c.node("a"), c.node("b")
+		keys := bKeys(c, 1000)
+		b.sick.Store(true)
+		for i := range 1000 {
+			k := keys[i]
+			if v, err := a.g.Get(context.Background(), k); err != nil || v.String() != "v:"+k {
+				t.Fatalf("Get(%s) = %q, %v", k, v, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+			synctest.Wait()
+		}
+		if n := b.tries.Load(); n > 60 {
+			t.Errorf("%d requests sent to b in 10 s (%d memory-only probes); want at most 60 (47 measured)", n, b.mem.Load())
 		}
 		time.Sleep(time.Second)
 	})
