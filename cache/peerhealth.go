@@ -30,9 +30,11 @@ type PeerPolicy struct {
 	// to the peer as a probe: success brings the peer back, failure ejects
 	// it again. Meanwhile, while Gets ask for its keys, the group also
 	// asks it in the background, from memory only (HandoffTimeout), an
-	// eighth of EjectFor after the ejection, then after waits that double
-	// up to EjectFor; any answer readmits it at once, so that a node back
-	// within moments (restarted in place) is not left out for EjectFor.
+	// eighth of the ejection's length after it began (up to EjectFor),
+	// then after waits that double up to EjectFor; any answer readmits it
+	// at once, so that a node back within moments (restarted in place) is
+	// not left out for EjectFor. The streak that doubles the ejections
+	// ends only when a request succeeds.
 	// 0 means 1 s; MaxEjectFor 0 means 30 s.
 	EjectFor, MaxEjectFor time.Duration
 
