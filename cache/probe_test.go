@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -73,7 +74,7 @@ func TestPeerBackSoonAfterItsEjectionIsReadmittedSoon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newHoCluster(t, cache.PeerPolicy{EjectAfter: 1, EjectFor: time.Second, NoHedge: true}, "a", "b")
 		a, b := c.node("a"), c.node("b")
-		keys := bKeys(c, 200)
+		keys := bKeys(c, "k", 200)
 		get := func(i int) {
 			k := keys[i%len(keys)]
 			if v, err := a.g.Get(context.Background(), k); err != nil || v.String() != "v:"+k {
@@ -112,20 +113,13 @@ func TestPeerDownForLongIsProbedAFewTimesASecond(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newHoCluster(t, cache.PeerPolicy{EjectAfter: 1, EjectFor: time.Second, NoHedge: true}, "a", "b")
 		a, b := c.node("a"), c.node("b")
-		keys := bKeys(c, 1000)
 		b.down.Store(true)
-		for i := range 1000 {
-			k := keys[i]
-			if v, err := a.g.Get(context.Background(), k); err != nil || v.String() != "v:"+k {
-				t.Fatalf("Get(%s) = %q, %v", k, v, err)
-			}
-			time.Sleep(10 * time.Millisecond)
-			synctest.Wait()
-		}
+		askEvery10ms(t, c, a)
 		// Ejections of 1, 2, 4 s and the fourth's first 3 s: each probed
-		// after 1/8, 1/4, 1/2 s, then once a second, and once at its end.
+		// an eighth of its length after it began, then after doubling
+		// waits up to once a second, and once at its end.
 		if n := b.tries.Load(); n > 35 {
-			t.Errorf("%d requests sent to b while it was down 10 s; want at most 35 (17 measured; 11 before the first ejection had background probes)", n)
+			t.Errorf("%d requests sent to b while it was down 10 s; want at most 35 (18 measured; 11 before the first ejection had background probes)", n)
 		}
 		time.Sleep(time.Second)
 	})
@@ -142,16 +136,8 @@ func TestPeerThatFailsAfterEachReadmissionIsReadmittedLessOften(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newHoCluster(t, cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Second, NoHedge: true}, "a", "b")
 		a, b := c.node("a"), c.node("b")
-		keys := bKeys(c, 1000)
 		b.sick.Store(true)
-		for i := range 1000 {
-			k := keys[i]
-			if v, err := a.g.Get(context.Background(), k); err != nil || v.String() != "v:"+k {
-				t.Fatalf("Get(%s) = %q, %v", k, v, err)
-			}
-			time.Sleep(10 * time.Millisecond)
-			synctest.Wait()
-		}
+		askEvery10ms(t, c, a)
 		if n := b.tries.Load(); n > 60 {
 			t.Errorf("%d requests sent to b in 10 s (%d memory-only probes); want at most 60 (47 measured)", n, b.mem.Load())
 		}
@@ -159,11 +145,35 @@ func TestPeerThatFailsAfterEachReadmissionIsReadmittedLessOften(t *testing.T) {
 	})
 }
 
-// bKeys returns n keys that b owns in c.
-func bKeys(c *hoCluster, n int) []string {
+// askEvery10ms has node a ask for 1,000 of b's keys, one every 10 ms, a
+// tenth of them keys the source does not have, and fails on any answer
+// but the source's.
+func askEvery10ms(t *testing.T, c *hoCluster, a *hoNode) {
+	t.Helper()
+	present, absent := bKeys(c, "k", 900), bKeys(c, "absent", 100)
+	for i := range 1000 {
+		if i%10 == 9 {
+			k := absent[i/10]
+			if v, err := a.g.Get(context.Background(), k); !errors.Is(err, getter.ErrNotFound) {
+				t.Fatalf("Get(%s) = %q, %v; want not found", k, v, err)
+			}
+		} else {
+			k := present[i-i/10]
+			if v, err := a.g.Get(context.Background(), k); err != nil || v.String() != "v:"+k {
+				t.Fatalf("Get(%s) = %q, %v", k, v, err)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+	}
+}
+
+// bKeys returns n keys that b owns in c, each prefix and a number ("k":
+// the source has them; "absent": it does not).
+func bKeys(c *hoCluster, prefix string, n int) []string {
 	var keys []string
 	for i := 0; len(keys) < n; i++ {
-		if k := fmt.Sprintf("k%d", i); c.node("a").peers.Owner(k) == "b" {
+		if k := fmt.Sprintf("%s%d", prefix, i); c.node("a").peers.Owner(k) == "b" {
 			keys = append(keys, k)
 		}
 	}
