@@ -118,6 +118,12 @@ func (h *handler) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLR
 // serve decodes ev into a protocol request and answers it, with a sealed
 // response (see protocol.Server.Seal).
 func (h *handler) serve(ctx context.Context, ev *events.LambdaFunctionURLRequest) (protocol.Request, protocol.Response) {
+	if ev == nil {
+		// An invoke whose payload is the JSON null: an event without a
+		// path, refused (400) like any other. A panic would make the
+		// runtime loop end the execution environment and its cache.
+		ev = &events.LambdaFunctionURLRequest{}
+	}
 	hdr := make(http.Header, len(ev.Headers))
 	for k, v := range ev.Headers {
 		hdr.Set(k, v)

@@ -346,3 +346,38 @@ func TestRandomKeysRoundTripThroughHandler(t *testing.T) {
 		}
 	}
 }
+
+// An invoke whose payload is the JSON null (aws lambda invoke --payload
+// null, a console test event) reaches the handler as a nil event. It must
+// be answered 400: a panic makes aws-lambda-go end the execution
+// environment, and its cache with it.
+func TestHandlerNullEvent(t *testing.T) {
+	n := newTestNode(t, 0)
+	h := newTestHandler(t, n.reg, nil)
+	for _, serve := range []struct {
+		name string
+		h    awslambda.Handler
+	}{{"ServeURL", awslambda.NewHandler(h.ServeURL)}, {"ServeStream", awslambda.NewHandler(h.ServeStream)}} {
+		t.Run(serve.name, func(t *testing.T) {
+			var raw []byte
+			var err error
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("a null event panicked: %v", r)
+					}
+				}()
+				raw, err = serve.h.Invoke(context.Background(), []byte("null"))
+			}()
+			if err != nil {
+				t.Fatalf("Invoke: %v", err)
+			}
+			var res struct {
+				StatusCode int `json:"statusCode"`
+			}
+			if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&res); err != nil || res.StatusCode != http.StatusBadRequest {
+				t.Fatalf("answer %.200q (%v), want a 400", raw, err)
+			}
+		})
+	}
+}
