@@ -177,11 +177,16 @@ func (noSpan) End(error) {}
 
 // hostPort returns the host (without IPv6 brackets) and port of a base
 // URL such as "http://10.0.0.1:8001/cache"; port is the scheme's default
-// when the URL has none, and 0 if that is unknown. It does not allocate.
+// when the URL has none, and 0 if that is unknown. A name without a scheme
+// that has more than one colon outside brackets (a Lambda function's ARN,
+// as lambda.Peers names a peer) is no host:port: it returns "", 0. It
+// does not allocate.
 func hostPort(u string) (string, int) {
 	scheme := ""
 	if i := strings.Index(u, "://"); i >= 0 {
 		scheme, u = u[:i], u[i+3:]
+	} else if !strings.HasPrefix(u, "[") && strings.Count(u, ":") > 1 {
+		return "", 0
 	}
 	if i := strings.IndexAny(u, "/?#"); i >= 0 {
 		u = u[:i]

@@ -136,6 +136,21 @@ func TestTracerPeer(t *testing.T) {
 		"geecache.Get internal geecache.group=g geecache.hit=false status=Unset")
 }
 
+// A Lambda peer named by ARN (lambda.Peers' Addr) has no host and port:
+// its span names it in geecache.peer only, with no server.address of
+// "arn:aws:lambda:REGION:ACCOUNT:function" (the same for every function)
+// and no version number as server.port.
+func TestTracerPeerNamedByARN(t *testing.T) {
+	arn := "arn:aws:lambda:us-east-1:123456789012:function:geecache-b:7"
+	spans, err := getSpans(t, nil, &remote{addr: arn}, nil, "remote-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, spans,
+		"geecache.peer client geecache.group=g geecache.peer="+arn+" status=Unset",
+		"geecache.Get internal geecache.group=g geecache.hit=false status=Unset")
+}
+
 func TestTracerFallback(t *testing.T) {
 	peer := &remote{addr: "https://[::1]/cache", err: errors.New("connection refused")}
 	spans, err := getSpans(t, nil, peer, nil, "remote-1")
@@ -196,6 +211,10 @@ func TestHostPort(t *testing.T) {
 		{"h:12", "h", 12},
 		{"ftp://h", "h", 0},
 		{"", "", 0},
+		// A Lambda peer named by ARN (lambda.Peers' Addr) is no host:port:
+		// its last colon is not a port's.
+		{"arn:aws:lambda:us-east-1:123456789012:function:geecache-b", "", 0},
+		{"arn:aws:lambda:us-east-1:123456789012:function:geecache-b:7", "", 0},
 	} {
 		if h, p := hostPort(c.in); h != c.host || p != c.port {
 			t.Errorf("hostPort(%q) = %q, %d; want %q, %d", c.in, h, p, c.host, c.port)
