@@ -16,6 +16,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 )
 
+// localDomain is the requestContext.domainName of a Front's events: a
+// Function URL's domain, <url-id>.lambda-url.<region>.on.aws.
+const localDomain = "local.lambda-url.local.on.aws"
+
 // encodeURLRequest turns r (whose body has been read into body) into the
 // JSON event a Function URL sends in BUFFERED mode.
 func encodeURLRequest(r *http.Request, body []byte) ([]byte, error) {
@@ -26,10 +30,15 @@ func encodeURLRequest(r *http.Request, body []byte) ([]byte, error) {
 		RawQueryString: r.URL.RawQuery,
 		Headers:        make(map[string]string, len(r.Header)),
 		RequestContext: events.LambdaFunctionURLRequestContext{
-			AccountID:    "anonymous",
-			RequestID:    requestID(),
-			APIID:        "local",
-			DomainName:   r.Host,
+			AccountID: "anonymous",
+			RequestID: requestID(),
+			APIID:     "local",
+			// A Function URL's own domain, whatever host the client
+			// asked for (its Host header is in the headers): an event
+			// with another domain reads as an API Gateway event, whose
+			// rawPath is decoded, and the node would serve a key with an
+			// escaped byte as another key.
+			DomainName:   localDomain,
 			DomainPrefix: "local",
 			Time:         now.UTC().Format("02/Jan/2006:15:04:05 -0700"),
 			TimeEpoch:    now.UnixMilli(),
@@ -54,6 +63,9 @@ func encodeURLRequest(r *http.Request, body []byte) ([]byte, error) {
 			continue
 		}
 		ev.Headers[strings.ToLower(k)] = strings.Join(vs, ",")
+	}
+	if r.Host != "" {
+		ev.Headers["host"] = r.Host
 	}
 	if q := r.URL.Query(); len(q) > 0 {
 		ev.QueryStringParameters = make(map[string]string, len(q))
