@@ -116,7 +116,8 @@ func (g *Group) Snapshot(ctx context.Context, w io.Writer) (int, error) {
 // values it kept. It keeps a value only if:
 //   - this node owns its key by its peers now (set them first);
 //   - it is still fresh; its expiry is brought within the group's TTL (or
-//     NotFoundTTL, for a cached "not found") where one is set;
+//     NotFoundTTL, for a cached "not found") where one is set; a cached
+//     "not found" is kept only by a group with a NotFoundTTL;
 //   - the group does not hold its key, and had neither it nor a key that
 //     shares its stripe (1/256 of the keys) removed, set or purged since
 //     the group was made: the snapshot cannot know of such a change;
@@ -167,6 +168,9 @@ func (g *Group) restoreOne(rec snapRecord) bool {
 	now := g.fresh.nanos()
 	exp, ttl, v := rec.expires, g.fresh.ttl, rec.value
 	if rec.notFound {
+		if g.fresh.notFoundTTL <= 0 {
+			return false // this group caches no "not found" (NotFoundTTL)
+		}
 		ttl, v = g.fresh.notFoundTTL, g.fresh.negative
 	}
 	if ttl > 0 && (exp == 0 || exp-now > int64(ttl)) {

@@ -472,3 +472,27 @@ func FuzzRestore(f *testing.F) {
 		}
 	})
 }
+
+// A group without NotFoundTTL caches no "not found" (a key created later
+// is found at once), and a snapshot taken with one set must not make it
+// cache one: its "not found" records are left out.
+func TestRestoreKeepsNoNotFoundWithoutNotFoundTTL(t *testing.T) {
+	snap := warmSnapshot(t, 3, 3)
+	created := getter.Func(func(_ context.Context, key string) ([]byte, error) {
+		return []byte("value of " + key), nil // the missing keys exist now
+	})
+	g := newSnapGroup(t, created, 1<<20, nil)
+	n, err := g.Restore(context.Background(), bytes.NewReader(snap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		key := fmt.Sprintf("missing%03d", i)
+		if v, err := g.Get(context.Background(), key); err != nil || v.String() != "value of "+key {
+			t.Fatalf("Get(%q) after Restore = %q, %v; want its value (the group caches no \"not found\")", key, v, err)
+		}
+	}
+	if n != 3 {
+		t.Fatalf("Restore kept %d records; want the 3 values only", n)
+	}
+}
