@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
 )
 
 // A batch to an owner that hangs is hedged as a Get is: after the hedge
@@ -132,6 +134,40 @@ func TestGetManyHedgeDelayIsBatches(t *testing.T) {
 		if n, s := nodes[0].loads.Load(), nodes[0].group.Stats(); n != 0 || s.Hedges != 0 {
 			t.Errorf("node0 loaded %d keys its owner holds (%d hedges); want 0", n, s.Hedges)
 		}
+		settleBubble()
+	})
+}
+
+// A hung owner that cannot batch (an older node) is asked key by key, and
+// each of those fetches is hedged as a Get's is: GetMany answers after
+// about the hedge delay, not when the caller's time (here 10 s, standing
+// for the transport's timeout) runs out.
+func TestGetManyHungOwnerAskedKeyByKeyIsHedged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nodes := newMemClusterWith(t, batchDB(), cache.GroupOptions{PeerPolicy: cache.PeerPolicy{HedgeMin: 10 * time.Millisecond, HedgeMax: 50 * time.Millisecond}})
+		nodes[1].noBatch.Store(true)
+		nodes[1].stop()
+		keys := []string{"b1", "b2", "b-missing", "c1"}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		var got []string
+		nodes[0].group.GetMany(ctx, keys, func(i int, v cache.ByteView, err error) {
+			switch {
+			case errors.Is(err, getter.ErrNotFound):
+				got = append(got, "not found")
+			case err != nil:
+				got = append(got, "err: "+err.Error())
+			default:
+				got = append(got, v.String())
+			}
+		})
+		d := time.Since(start)
+		checkMany(t, got, keys)
+		if d >= 2*time.Second {
+			t.Fatalf("GetMany took %v (bubble time): it waited for the hung owner asked key by key", d)
+		}
+		nodes[1].resume()
 		settleBubble()
 	})
 }

@@ -236,17 +236,39 @@ func (b *batch) copies(out []decision) {
 	wg.Wait()
 }
 
-// alone asks the owner for each key of ks by itself, as Get would.
+// alone asks the owner for each key of ks by itself, as Get would: in
+// the key's claim, run as a load of the forward flight (its claim is
+// finished by that load, and zeroed here), so that a hedge beside a fetch
+// from an owner that does not answer publishes its answer to the callers
+// at once, as for Get, rather than after the fetch ends.
 func (b *batch) alone(out []decision, ks []int) {
 	g := b.g
 	var wg sync.WaitGroup
 	for _, k := range ks {
+		cl := b.claims[k]
+		b.claims[k] = singleflight.Claim[entry]{}
 		wg.Go(func() {
-			e, err := g.loadFromPeer(b.ctx, b.owner, b.keys[k], !b.last)
+			e, err := g.forwardFlight.Run(b.ctx, b.keys[k], cl, (*aloneLoader)(g), aloneArg{b.owner, !b.last})
 			out[k] = decision{e: e, err: err, done: true}
 		})
 	}
 	wg.Wait()
+}
+
+// aloneLoader fetches one key of a batch from its owner by itself
+// (batch.alone); its argument is an aloneArg.
+type aloneLoader Group
+
+// aloneArg is the owner to ask, and whether a failed owner's key may take
+// the step to the next node (loadFromPeer's next).
+type aloneArg struct {
+	owner PeerGetter
+	next  bool
+}
+
+func (l *aloneLoader) Load(ctx context.Context, key string, arg any) (entry, error) {
+	a := arg.(aloneArg)
+	return (*Group)(l).loadFromPeer(ctx, a.owner, key, a.next)
 }
 
 // abandon ends the keys ks after the caller has gone: a key another caller

@@ -78,6 +78,24 @@ func (g *Group[V]) Others(cl Claim[V]) bool {
 	return cl.c.waiters > 1
 }
 
+// Run runs the claimed load of key as DoLoader runs a load: l.Load(ctx,
+// key, arg) on a worker, with the load's own context (so that a Publish
+// from it reaches the claim's joiners, and it is cancelled once every
+// caller has left), and waits for it or for ctx to end. The load finishes
+// the claim: the caller must not Finish it. A joined claim is waited for.
+func (g *Group[V]) Run(ctx context.Context, key string, cl Claim[V], l Loader[V], arg any) (V, error) {
+	if cl.joined {
+		return g.wait(ctx, key, cl.c)
+	}
+	g.mu.Lock()
+	if cl.c.done == nil {
+		cl.c.done = make(chan struct{})
+	}
+	g.mu.Unlock()
+	g.detach(task[V]{key: key, c: cl.c, l: l, arg: arg})
+	return g.wait(ctx, key, cl.c)
+}
+
 // Finish ends the claimed load of key with v and err: every caller that
 // joined it gets them, and the key is free for the next load.
 // A zero Claim (one handed over to another goroutine) is left alone.
