@@ -35,7 +35,8 @@ type PeerPolicy struct {
 	// at once, so that a node back within moments (restarted in place) is
 	// not left out for EjectFor. The streak that doubles the ejections
 	// ends only when a request succeeds.
-	// 0 means 1 s; MaxEjectFor 0 means 30 s.
+	// 0 means 1 s; MaxEjectFor 0 means 30 s, or EjectFor if that is
+	// longer. A MaxEjectFor below EjectFor makes NewGroup fail.
 	EjectFor, MaxEjectFor time.Duration
 
 	// MaxInFlight caps the requests in flight from this group to one
@@ -123,11 +124,14 @@ func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 		p.MaxInFlight = defaultMaxInFlight
 	}
 	def(&p.EjectFor, defaultEjectFor)
-	def(&p.MaxEjectFor, defaultMaxEjectFor)
+	def(&p.MaxEjectFor, max(defaultMaxEjectFor, p.EjectFor))
 	def(&p.HedgeMin, defaultHedgeMin)
 	def(&p.HedgeMax, defaultHedgeMax)
 	def(&p.SlowAfter, defaultSlowAfter)
 	def(&p.HandoffTimeout, defaultHandoff)
+	if p.MaxEjectFor < p.EjectFor {
+		return p, fmt.Errorf("geecache: %w: PeerPolicy.MaxEjectFor %v is below EjectFor %v", ErrConfig, p.MaxEjectFor, p.EjectFor)
+	}
 	if p.HedgeMax < p.HedgeMin {
 		return p, fmt.Errorf("geecache: %w: PeerPolicy.HedgeMax %v is below HedgeMin %v", ErrConfig, p.HedgeMax, p.HedgeMin)
 	}

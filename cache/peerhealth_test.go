@@ -320,3 +320,26 @@ func TestPeersThatLeftAreForgotten(t *testing.T) {
 		t.Fatalf("%d peers in Stats after one left; want 1", n)
 	}
 }
+
+// EjectFor is how long the first ejection lasts, also when it is longer
+// than MaxEjectFor's default (30 s) and MaxEjectFor is left at 0; a
+// MaxEjectFor set below EjectFor cannot work and is refused.
+func TestEjectForLongerThanTheDefaultMaxIsKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &fakePeer{}
+		p.mode.Store(peerFails)
+		g, _ := newPeerGroup(t, p, cache.PeerPolicy{EjectAfter: 1, EjectFor: time.Minute})
+		if _, err := g.Get(t.Context(), "k"); err != nil {
+			t.Fatal(err) // loaded locally after the failure
+		}
+		time.Sleep(45 * time.Second) // no Get meanwhile: no background probe
+		if s := g.Stats(); len(s.Peers) != 1 || !s.Peers[0].Ejected {
+			t.Fatalf("45 s into an ejection of EjectFor 1m: %+v; want the peer still ejected", s.Peers)
+		}
+	})
+	_, err := cache.NewRegistry().NewGroup("g", 1, getter.Map(nil), &cache.GroupOptions{
+		PeerPolicy: cache.PeerPolicy{EjectFor: time.Minute, MaxEjectFor: time.Second}})
+	if !errors.Is(err, cache.ErrConfig) {
+		t.Fatalf("MaxEjectFor below EjectFor: err = %v, want ErrConfig", err)
+	}
+}
