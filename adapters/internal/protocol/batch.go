@@ -113,7 +113,8 @@ func SplitBatch(keys []string, fn func(lo, hi int)) {
 // back to each as ErrAlone, so that the group asks for it with a Get. A
 // ctx from handoff.Offer makes the Gets an offer of the keys (BatchOffer;
 // a key too long for a batch is left out). It stops at the first error of
-// send or removeOne, and returns it.
+// send or removeOne, and returns it. An entry a peer sends past the keys
+// of its request reaches each with an index at or past len(keys).
 func SendBatch(ctx context.Context, keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error),
 	send func(op BatchOp, keys []string, each func(int, []byte, time.Duration, error)) error,
 	removeOne func(key string) error) error {
@@ -144,7 +145,18 @@ func SendBatch(ctx context.Context, keys []string, remove bool, each func(i int,
 		}
 		var sub func(int, []byte, time.Duration, error)
 		if each != nil {
-			sub = func(i int, v []byte, ttl time.Duration, err error) { each(lo+i, v, ttl, err) }
+			n := hi - lo
+			sub = func(i int, v []byte, ttl time.Duration, err error) {
+				if i >= n {
+					// An entry past the keys of this request: past all
+					// keys for the caller too, never the index of a key
+					// of the next request, whose name it was not checked
+					// against.
+					each(len(keys)+i-n, v, ttl, err)
+					return
+				}
+				each(lo+i, v, ttl, err)
+			}
 		}
 		first = send(op, keys[lo:hi], sub)
 	})
