@@ -5,16 +5,20 @@ package nethttp
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
@@ -64,5 +68,40 @@ func TestBatchExtraEntryDoesNotAnswerTheNextRequestsKey(t *testing.T) {
 	})
 	if posts.Load() != 2 {
 		t.Fatalf("%d batch requests; want 2", posts.Load())
+	}
+}
+
+// A peer that announces a 64 MiB answer to a batch and sends 1 byte costs
+// the asking node what it sent plus a bounded chunk, as it does for a
+// value (PROTOCOL.md, "Bounded reads"), not an allocation of the
+// announced size.
+func TestBatchHugeAnnouncedLength(t *testing.T) {
+	head := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s: %s\r\n\r\nx", 64<<20, protocol.HeaderChecksum, protocol.Checksum(nil))
+	fp := startFakePeer(t, func(req *http.Request, conn net.Conn) bool {
+		_, _ = io.Copy(io.Discard, req.Body)
+		_, _ = conn.Write([]byte(head))
+		_ = conn.(*net.TCPConn).CloseWrite()
+		return false
+	})
+	c := mustClient(t, fp.addr, nil)
+	defer c.CloseIdleConnections()
+	batch := func() {
+		err := c.Batch(t.Context(), "g", []string{"k0", "k1"}, false, func(int, []byte, time.Duration, error) {})
+		if !errors.Is(err, protocol.ErrBadResponse) {
+			t.Fatalf("Batch = %v; want ErrBadResponse", err)
+		}
+	}
+	batch() // warm up
+	const n = 10
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		batch()
+	}
+	runtime.ReadMemStats(&after)
+	per := (after.TotalAlloc - before.TotalAlloc) / n
+	t.Logf("%d bytes allocated per batch", per)
+	if per >= 4<<20 {
+		t.Fatalf("%d bytes allocated per batch for a 1-byte answer announced as 64 MiB; want a bounded chunk", per)
 	}
 }

@@ -273,15 +273,12 @@ func (c *Client) ReadBatchResponse(ctx context.Context, req Request, status int,
 	if size > limit {
 		return fmt.Errorf("%w: peer announced a %d-byte batch answer, the limit is %d", ErrTooLarge, size, limit)
 	}
-	b, err := readBatchBody(body, size, limit)
+	// Read as a value is (readValue, within the same limit): what the
+	// peer announces costs nothing until it arrives, and a body shorter or
+	// longer than announced, or over the limit, is refused.
+	b, err := c.readValue(ctx, size, body)
 	if err != nil {
-		return fmt.Errorf("%w: reading a batch answer: %w", ErrBadResponse, err)
-	}
-	if int64(len(b)) > limit {
-		return fmt.Errorf("%w: batch answer over %d bytes", ErrTooLarge, limit)
-	}
-	if size >= 0 && int64(len(b)) != size {
-		return fmt.Errorf("%w: got %d bytes, announced %d", ErrBadResponse, len(b), size)
+		return fmt.Errorf("reading a batch answer: %w", err)
 	}
 	if err := checkBody(c.cfg.Secret, header, b); err != nil {
 		return err

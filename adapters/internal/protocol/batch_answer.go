@@ -2,9 +2,7 @@ package protocol
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -12,23 +10,6 @@ import (
 )
 
 // The client's reading of a batch answer: its body, then its entries.
-
-// readBatchBody reads up to limit+1 bytes of a batch answer whose size
-// (at most limit) is announced, or -1 if not. An announced size is read
-// into one buffer of its length plus one byte, which shows a longer body
-// as the size check after it does (io.ReadAll grows its buffer a dozen
-// times over a batch answer).
-func readBatchBody(body io.Reader, size, limit int64) ([]byte, error) {
-	if size < 0 {
-		return io.ReadAll(io.LimitReader(body, limit+1))
-	}
-	b := make([]byte, size+1)
-	n, err := io.ReadFull(body, b)
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		err = nil // shorter than size+1: the caller compares the length
-	}
-	return b[:n], err
-}
 
 // decodeEntries reads a batch answer's entries.
 func decodeEntries(b []byte, keys []string, each func(int, []byte, time.Duration, error)) error {
