@@ -27,6 +27,28 @@ func (mc *muxConn) read(br *bufio.Reader) {
 
 // readFrame reads one frame and delivers it.
 func (mc *muxConn) readFrame(br *bufio.Reader) error {
+	// Waiting for a frame to begin has no bound (the connection may be
+	// idle); once one has begun, all of it, its header included, must
+	// arrive within the timeout, which bounds every request: a peer that
+	// stops in the middle of one holds every answer behind it.
+	if _, err := br.Peek(1); err != nil {
+		return err
+	}
+	armed := false
+	arm := func() {
+		if !armed {
+			armed = true
+			_ = mc.c.SetReadDeadline(time.Now().Add(mc.t.timeout))
+		}
+	}
+	defer func() {
+		if armed {
+			_ = mc.c.SetReadDeadline(time.Time{})
+		}
+	}()
+	if br.Buffered() < muxFrameHeader {
+		arm()
+	}
 	n, kind, id, err := muxReadHeader(br)
 	switch {
 	case err != nil:
@@ -39,11 +61,7 @@ func (mc *muxConn) readFrame(br *bufio.Reader) error {
 		return fmt.Errorf("%w: a frame of %d bytes", errMuxFrame, n)
 	}
 	if int64(br.Buffered()) < n {
-		// A frame that has begun must arrive within the timeout, which
-		// bounds every request: a peer that stops in the middle of one
-		// holds every answer behind it.
-		_ = mc.c.SetReadDeadline(time.Now().Add(mc.t.timeout))
-		defer func() { _ = mc.c.SetReadDeadline(time.Time{}) }()
+		arm()
 	}
 	if kind == muxKindInterim {
 		return mc.readInterim(br, n, id)
