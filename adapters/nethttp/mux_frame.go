@@ -93,12 +93,19 @@ const (
 	// again.
 	muxRetryUpgrade = time.Minute
 
-	// muxPreAlloc bounds the buffer allocated for a frame before its
-	// bytes arrive: past it, the buffer grows with what arrives, so a peer
-	// that announces a long frame and stalls costs what it sent. A
-	// connection reads one frame at a time, so this is at most once per
-	// connection.
+	// muxPreAlloc bounds the buffer the asking node allocates for an
+	// answer frame before its bytes arrive: past it, the buffer grows with
+	// what arrives, so a peer that announces a long frame and stalls costs
+	// what it sent. A connection reads one frame at a time, and there is
+	// one connection per peer, so this is at most once per peer.
 	muxPreAlloc = 4 << 20
+
+	// muxServerPreAlloc is muxPreAlloc for the serving node, which any
+	// caller can open connections to (up to ServerOptions.MaxConns) and
+	// whose request frames are read before they are authenticated: the
+	// few request frames with a body (a PUT's value, a batch's keys) grow
+	// from it, so that a frame announced and not sent costs what arrived.
+	muxServerPreAlloc = 64 << 10
 )
 
 // errMuxFrame is what a connection fails with when its peer sends a frame
@@ -292,15 +299,22 @@ func muxReadHeader(br *bufio.Reader) (n int64, kind byte, id uint32, err error) 
 // limit): into one allocation up to muxPreAlloc, past it into a buffer
 // that grows as the bytes arrive.
 func muxReadPayload(br *bufio.Reader, n int64) ([]byte, error) {
-	if n <= muxPreAlloc {
+	return muxReadPayloadFrom(br, n, muxPreAlloc)
+}
+
+// muxReadPayloadFrom is muxReadPayload with preAlloc for muxPreAlloc.
+func muxReadPayloadFrom(br *bufio.Reader, n, preAlloc int64) ([]byte, error) {
+	if n <= preAlloc {
 		b := make([]byte, n)
 		_, err := io.ReadFull(br, b)
 		return b, err
 	}
-	b := make([]byte, 0, muxPreAlloc)
+	b := make([]byte, 0, preAlloc)
 	for int64(len(b)) < n {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // grow: at most twice what has arrived
+		if len(b) == cap(b) { // grow: at most twice what has arrived
+			nb := make([]byte, len(b), min(2*int64(cap(b)), n))
+			copy(nb, b)
+			b = nb
 		}
 		end := min(int64(cap(b)), n)
 		m, err := io.ReadFull(br, b[len(b):end])

@@ -204,7 +204,7 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 	sc.hbuf = buf
 	var body []byte
 	if err == nil {
-		body, err = muxReadPayload(br, bodyLen) // the value's own buffer (a PUT's)
+		body, err = muxReadPayloadFrom(br, bodyLen, muxServerPreAlloc) // the value's own buffer (a PUT's)
 	}
 	if errors.Is(err, errMuxFrame) {
 		return err
