@@ -5,6 +5,7 @@
 package peerhttp
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -30,11 +31,21 @@ const MaxIdleConnsPerHost = 256
 // https), no trailing "/". It refuses, with an error wrapping
 // cache.ErrConfig, a URL without an http or https scheme or a host, and
 // one with a user, a query or a fragment.
+//
+// Its errors quote the URL with any password in it replaced by "xxxxx":
+// a peer list is configuration, and its errors go to logs.
 func NormalizeURL(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return "", fmt.Errorf("geecache: %w: peer URL %q: %w", cache.ErrConfig, raw, err)
+		// url's *Error repeats the whole URL, password and all: keep
+		// only what it says is wrong.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", fmt.Errorf("geecache: %w: peer URL %q: %w", cache.ErrConfig, redact(raw), err)
 	}
+	raw = redact(raw)
 	scheme := strings.ToLower(u.Scheme)
 	switch {
 	case scheme != "http" && scheme != "https":
@@ -45,6 +56,31 @@ func NormalizeURL(raw string) (string, error) {
 		return "", fmt.Errorf("geecache: %w: peer URL %q must have no user, query or fragment", cache.ErrConfig, raw)
 	}
 	return scheme + "://" + normalHost(scheme, u) + strings.TrimRight(u.EscapedPath(), "/"), nil
+}
+
+// redact returns raw with the password of its user part, if it has one,
+// replaced by "xxxxx", and otherwise as it is (whether it parses or not:
+// an error quotes what was given). The authority is
+// what follows "//" up to the next "/", "?" or "#", and its user part
+// what comes before its last "@".
+func redact(raw string) string {
+	i := strings.Index(raw, "//")
+	if i < 0 {
+		return raw
+	}
+	auth := raw[i+2:]
+	if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+		auth = auth[:j]
+	}
+	at := strings.LastIndexByte(auth, '@')
+	if at < 0 {
+		return raw
+	}
+	user := auth[:at]
+	if c := strings.IndexByte(user, ':'); c >= 0 {
+		user = user[:c] + ":xxxxx"
+	}
+	return raw[:i+2] + user + raw[i+2+at:]
 }
 
 // normalHost returns u's host in lower case, without its port if that is

@@ -81,3 +81,30 @@ func FuzzNormalizeURLHost(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) { checkHostAsBefore(t, raw) })
 }
+
+// A peer list is configuration, and its errors go to logs: a URL with a
+// password in it is refused without the password in the error.
+func TestNormalizeURLErrorsHideThePassword(t *testing.T) {
+	for _, bad := range []string{
+		"http://u:s3cret@h:8001",     // a user part is refused
+		"http://u:s3cret@h:8001/?q",  // so are a query
+		"ftp://u:s3cret@h",           // and another scheme
+		"http://u:s3cret@h:port",     // that does not parse
+		"http://u:s3cret@h:1/%zz",    // a bad escape
+		"http://u:s3cret@h\x7f:1",    // a control byte
+		" http://u:s3c@ret@h:1 x",    // an "@" in the password
+		"http://u:s3cret@[::1:1/a@b", // a bracket out of place
+	} {
+		_, err := NormalizeURL(bad)
+		if !errors.Is(err, cache.ErrConfig) {
+			t.Errorf("NormalizeURL(%q) = %v; want ErrConfig", bad, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3c") || strings.Contains(err.Error(), "ret@") {
+			t.Errorf("NormalizeURL(%q)'s error shows the password: %v", bad, err)
+		}
+		if !strings.Contains(err.Error(), "u:xxxxx@") {
+			t.Errorf("NormalizeURL(%q)'s error does not name the URL it refused: %v", bad, err)
+		}
+	}
+}
