@@ -4,11 +4,14 @@ package nethttp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,5 +98,36 @@ func checkBadEscapes(t *testing.T, addr string, secret []byte) {
 	_ = resp.Body.Close()
 	if want := map[bool]int{true: 200, false: 401}[secret == nil]; resp.StatusCode != want {
 		t.Fatalf("GET Tom: %d; want %d", resp.StatusCode, want)
+	}
+}
+
+// A Server rewrites net/http's plain answer to a request that does not
+// parse, and nothing else: a handler's body that holds the same bytes
+// (a cached value can hold any bytes) reaches the client as it is, even
+// when net/http hands it to the connection in a Write of its own, as it
+// does with a large body after the header is out.
+func TestHandlersBytesThatLookLikeNetHTTPsRefusalAreSentAsTheyAre(t *testing.T) {
+	refusal := netHTTPBadRequestLine + netHTTPErrorHeaders + "400 Bad Request"
+	body := []byte(refusal + strings.Repeat("v", 8<<10)) // past net/http's buffers: a Write of its own
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush() // the header out: the body starts a Write
+		_, _ = w.Write(body)
+	})
+	addr, _ := serve(t, NewServer("", h, nil))
+	hc := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second} // a bound
+	defer hc.CloseIdleConnections()
+	for i := range 2 { // a new connection, then a kept-alive one
+		resp, err := hc.Get("http://" + addr + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || !bytes.Equal(got, body) {
+			t.Fatalf("request %d: %d, %d bytes, %v; want 200 and the handler's %d bytes as they are (got %.60q)",
+				i, resp.StatusCode, len(got), err, len(body), got)
+		}
 	}
 }

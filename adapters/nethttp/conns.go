@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/geecache/geecache/adapters/internal/protocol"
 )
@@ -101,6 +102,9 @@ func trackConnState(c net.Conn, state http.ConnState) {
 	if !ok {
 		return
 	}
+	if state == http.StateActive {
+		sc.unanswered.Store(true) // a request began: see Write
+	}
 	l := sc.l
 	l.mu.Lock()
 	if _, open := l.conns[sc]; !open {
@@ -124,6 +128,11 @@ type serverConn struct {
 	net.Conn
 	l    *limitListener
 	once sync.Once
+	// unanswered is set when a request begins (trackConnState's
+	// StateActive) and cleared by the first Write after it: only that
+	// Write may be net/http's refusal of a request it could not parse.
+	// A later one is a handler's (a body can hold any bytes).
+	unanswered atomic.Bool
 }
 
 // Close closes the connection and frees its slot.
@@ -150,9 +159,11 @@ func (c *serverConn) CloseWrite() error {
 }
 
 // Write writes p, unless p is net/http's plain answer to a request it
-// could not parse: then it writes the protocol's answer instead.
+// could not parse: then it writes the protocol's answer instead. Only the
+// first Write since a request began can be that answer.
 func (c *serverConn) Write(p []byte) (int, error) {
-	if c.l.badRequest != nil {
+	if c.l.badRequest != nil && c.unanswered.Load() {
+		c.unanswered.Store(false)
 		if detail, ok := netHTTPBadRequest(p); ok {
 			if _, err := c.Conn.Write(c.l.badRequest(detail)); err != nil {
 				return 0, err
@@ -172,8 +183,8 @@ const (
 )
 
 // netHTTPBadRequest reports whether p is net/http's answer to a request it
-// could not parse, and returns the detail it gives, if any. The answers
-// of a handler never match: they have more header fields.
+// could not parse, and returns the detail it gives, if any. The header of
+// a handler's answer never matches: net/http adds a Date and a length.
 func netHTTPBadRequest(p []byte) (detail string, ok bool) {
 	rest, ok := bytes.CutPrefix(p, []byte(netHTTPBadRequestLine))
 	if !ok {
