@@ -5,6 +5,7 @@ package lambda
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -222,6 +223,12 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 			name, ep, ok := strings.Cut(strings.TrimSpace(pair), "=")
 			if !ok || name == "" || (!strings.HasPrefix(ep, "http://") && !strings.HasPrefix(ep, "https://")) {
 				bad(envEndpoints, "%q is not name=http(s)://host:port", pair)
+				continue
+			}
+			if !slices.Contains(c.Peers, name) {
+				// A typo would send that peer's invokes to the real
+				// Lambda API instead of its emulator.
+				bad(envEndpoints, "%q names no peer of %s", name, envPeers)
 				continue
 			}
 			c.Endpoints[name] = ep

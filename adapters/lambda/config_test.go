@@ -110,6 +110,9 @@ func TestConfigFunctionNames(t *testing.T) {
 		"bad name":        {envSelfURL: "node-a", envPeers: "node-a,bad name"},
 		"bad endpoint":    {envSelfURL: "node-a", envPeers: "node-a", envEndpoints: "node-a=127.0.0.1:9001"},
 		"bad qualifier":   {envSelfURL: "node-a", envPeers: "node-a", envQualifier: "a:b"},
+		// A typo in a name would send that peer's invokes to the real
+		// Lambda API instead of its emulator.
+		"endpoint of no peer": {envSelfURL: "node-a", envPeers: "node-a,node-b", envEndpoints: "node-a=http://127.0.0.1:9001,nod-b=http://127.0.0.1:9002"},
 	} {
 		if _, err := ConfigFromEnv(lookupMap(env)); !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("%s: %v, want cache.ErrConfig", name, err)

@@ -89,6 +89,7 @@
 //	GEECACHE_URL_AUTH        optional  NONE (default) or AWS_IAM: sign requests to peers named by URL
 //	                                   (Function URLs with AuthType AWS_IAM) with SigV4
 //	GEECACHE_LOCAL_ENDPOINTS optional  local runs only: name=URL pairs, the emulator serving each peer
+//	                                   (each name one of GEECACHE_PEERS)
 //
 // A missing or malformed variable is a start-up error naming it; Start
 // returns it before the runtime loop begins, and the function's init fails
