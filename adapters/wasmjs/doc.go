@@ -48,7 +48,9 @@
 // memory is answered within the call, and its answer comes as it is; a
 // request that has to wait (a load, a peer's fetch) comes as a Promise of
 // its answer. Both can be awaited. A Promise rejects only when the
-// arguments are malformed.
+// arguments are malformed (a TypeError) or when answering the request
+// panicked (an Error saying "serve panicked"): a Getter's panic is not
+// one, it is the protocol's error answer (cache.ErrGetterPanic).
 //
 // Every request is answered by a goroutine, so a load that waits on
 // JavaScript (a peer fetch, a timer) cannot deadlock the host's event

@@ -25,7 +25,9 @@ func ExampleWatch() {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond) // in a node: until SIGTERM
 	defer cancel()
 	var stats dns.Stats
-	err = dns.Watch(ctx, pool, "cache-peers", &dns.Options{
+	// In a Pod, with /etc/resolv.conf's search list, "cache-peers" is
+	// enough; with a Nameserver the name is absolute, so it is spelt whole.
+	err = dns.Watch(ctx, pool, "cache-peers.default.svc.cluster.local", &dns.Options{
 		Port:       8080,
 		Nameserver: "127.0.0.1:1", // in a Pod: leave it empty for /etc/resolv.conf's
 		Timeout:    20 * time.Millisecond,

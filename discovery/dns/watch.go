@@ -52,7 +52,9 @@ type Options struct {
 	// address (port 53). When empty, the nameservers, search domains and
 	// ndots of /etc/resolv.conf apply, as the C library applies them (a
 	// Pod's short name "cache" finds "cache.<namespace>.svc.cluster.local.");
-	// when set, the name is taken as absolute and no search list applies.
+	// when set, the name is taken as absolute and no search list applies
+	// (so a name without a dot, such as a Service's short name, makes
+	// Watch fail; a top-level name is spelt with its final dot).
 	Nameserver string
 
 	// MinInterval and MaxInterval bound the time between two lookups:
@@ -187,6 +189,11 @@ func newWatch(name string, opts *Options) (config, *dnsSource, error) {
 		}
 		if _, _, err := net.SplitHostPort(srv); err != nil {
 			return cfg, nil, bad("Nameserver %q: %w", o.Nameserver, err)
+		}
+		if !strings.Contains(name, ".") {
+			// Asked as a top-level domain: NXDOMAIN for ever, and before
+			// the first good answer that is only logged at Info.
+			return cfg, nil, bad("name %q: with a Nameserver the name is absolute and no search list applies; give the full name (a Service's NAME.NAMESPACE.svc.cluster.local), or %q if a top-level name is meant", name, name+".")
 		}
 		rc = resolvConf{servers: []string{srv}}
 		name = strings.TrimSuffix(name, ".") + "."

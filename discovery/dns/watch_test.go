@@ -395,6 +395,9 @@ func TestWatchRejectsBadOptions(t *testing.T) {
 		"a space":              {"cache peers.example", &Options{Port: 80, Nameserver: "127.0.0.1"}},
 		"label of 64":          {strings.Repeat("a", 64) + ".example", &Options{Port: 80, Nameserver: "127.0.0.1"}},
 		"name longer than 253": {strings.Repeat("abcdefghi.", 26), &Options{Port: 80, Nameserver: "127.0.0.1"}},
+		// With a Nameserver the name is absolute: a Service's short name
+		// would be asked as a top-level domain, NXDOMAIN forever.
+		"short name with a nameserver": {"geecache-peers", &Options{Port: 80, Nameserver: "127.0.0.1"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := Watch(t.Context(), newRecorder(t, nil), c.name, c.opts)

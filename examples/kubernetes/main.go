@@ -23,7 +23,8 @@
 //	-service NAME      the headless Service ($GEECACHE_SERVICE, default geecache-peers);
 //	                   DNS looks up this name, EndpointSlices watches its slices
 //	-namespace NS      the Service's namespace ($POD_NAMESPACE)
-//	-dns-server ADDR   the DNS server to ask (default: those of /etc/resolv.conf)
+//	-dns-server ADDR   the DNS server to ask (default: those of /etc/resolv.conf); without
+//	                   a search list, a short -service is asked as NAME.NAMESPACE.svc.cluster.local
 //	-drain D           how long the node keeps serving its peers after SIGTERM, for the
 //	                   new owners of its keys to take them from its memory (default 10s)
 //

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,7 +76,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.discovery, "discovery", or("GEECACHE_DISCOVERY", discoveryDNS), "how peers are found: dns or endpointslices")
 	fs.StringVar(&c.service, "service", or("GEECACHE_SERVICE", "geecache-peers"), "the headless Service of the peers")
 	fs.StringVar(&c.namespace, "namespace", getenv("POD_NAMESPACE"), "the Service's namespace (endpointslices)")
-	fs.StringVar(&c.dnsServer, "dns-server", "", "the DNS server to ask, host:port (dns; default: those of /etc/resolv.conf)")
+	fs.StringVar(&c.dnsServer, "dns-server", "", "the DNS server to ask, host:port (dns; default: those of /etc/resolv.conf); it is asked for SERVICE.NAMESPACE.svc.cluster.local unless -service has a dot")
 	fs.DurationVar(&c.drain, "drain", 10*time.Second, "how long to keep serving after SIGTERM")
 	fs.DurationVar(&c.delay, "delay", 300*time.Millisecond, "how long a lookup in the slow database takes")
 	if err := fs.Parse(args); err != nil {
@@ -102,6 +103,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return bad("-discovery %q: want %s or %s", c.discovery, discoveryDNS, discoveryEndpointSlices)
 	case c.discovery == discoveryEndpointSlices && c.namespace == "":
 		return bad("-discovery=endpointslices needs -namespace or $POD_NAMESPACE")
+	case c.discovery == discoveryDNS && c.dnsServer != "" && !strings.Contains(c.service, ".") && c.namespace == "":
+		return bad("-dns-server with the short -service %q needs -namespace or $POD_NAMESPACE (the name asked is SERVICE.NAMESPACE.svc.cluster.local), or -service's full name", c.service)
 	case c.drain < 0:
 		return bad("-drain must not be negative")
 	}
@@ -155,7 +158,7 @@ func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface,
 			// The headless Service's A records (AAAA for an IPv6 pod), on
 			// the port of this node's own URL, which every node shares.
 			port, _ := strconv.Atoi(selfPort(cfg.self))
-			err = dns.Watch(dctx, pool, cfg.service, &dns.Options{Port: port, IPv6: selfIPv6(cfg.self), Nameserver: cfg.dnsServer, Logger: log})
+			err = dns.Watch(dctx, pool, dnsName(cfg), &dns.Options{Port: port, IPv6: selfIPv6(cfg.self), Nameserver: cfg.dnsServer, Logger: log})
 		}
 		if !errors.Is(err, context.Canceled) {
 			log.Error("discovery stopped", "err", err)
@@ -259,4 +262,17 @@ func selfIPv6(self string) bool {
 	}
 	a, err := netip.ParseAddr(u.Hostname())
 	return err == nil && a.Is6() && !a.Is4In6()
+}
+
+// dnsName is the name DNS discovery asks for: -service as it is, which
+// /etc/resolv.conf's search list completes in a Pod. A DNS server of
+// -dns-server is asked without a search list, so a short name is
+// completed as a Pod's list would complete it in the default cluster
+// domain: SERVICE.NAMESPACE.svc.cluster.local (another domain: give
+// -service whole).
+func dnsName(cfg config) string {
+	if cfg.dnsServer == "" || strings.Contains(cfg.service, ".") {
+		return cfg.service
+	}
+	return cfg.service + "." + cfg.namespace + ".svc.cluster.local"
 }

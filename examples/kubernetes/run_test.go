@@ -71,7 +71,9 @@ func TestRunServesAndDrains(t *testing.T) {
 			client := fake.NewClientset()
 			var logs testkit.Buffer
 			base, stop, done := runNode(t, discovery, "geecache-peers", client, slog.New(slog.NewTextHandler(&logs, nil)),
-				"-dns-server="+dnsServer(t, "geecache-peers"))
+				// With -dns-server no search list applies: the node asks the
+				// name a Pod's search list makes of the Service's.
+				"-dns-server="+dnsServer(t, "geecache-peers.shop.svc.cluster.local"))
 			port, _ := strconv.Atoi(base[strings.LastIndex(base, ":")+1:])
 			_, err := client.DiscoveryV1().EndpointSlices("shop").Create(context.Background(), &discoveryv1.EndpointSlice{
 				ObjectMeta:  metav1.ObjectMeta{Name: "geecache-peers-x", Namespace: "shop", Labels: map[string]string{discoveryv1.LabelServiceName: "geecache-peers"}},
@@ -134,11 +136,12 @@ func TestParseFlagsRefuses(t *testing.T) {
 		unset string
 		want  string
 	}{
-		"no secret":            {nil, "GEECACHE_SECRET", "GEECACHE_SECRET is empty"},
-		"no pod IP":            {nil, "POD_IP", "no -self and no $POD_IP"},
-		"unknown discovery":    {[]string{"-discovery=consul"}, "", `-discovery "consul"`},
-		"slices, no namespace": {[]string{"-discovery=endpointslices"}, "POD_NAMESPACE", "needs -namespace"},
-		"bad listen":           {[]string{"-listen=8080"}, "", "-listen"},
+		"no secret":                            {nil, "GEECACHE_SECRET", "GEECACHE_SECRET is empty"},
+		"no pod IP":                            {nil, "POD_IP", "no -self and no $POD_IP"},
+		"unknown discovery":                    {[]string{"-discovery=consul"}, "", `-discovery "consul"`},
+		"slices, no namespace":                 {[]string{"-discovery=endpointslices"}, "POD_NAMESPACE", "needs -namespace"},
+		"bad listen":                           {[]string{"-listen=8080"}, "", "-listen"},
+		"dns server, short name, no namespace": {[]string{"-dns-server=127.0.0.1:53"}, "POD_NAMESPACE", "needs -namespace"},
 	} {
 		var stderr strings.Builder
 		_, err := parseFlags(tc.args, func(k string) string {
@@ -170,7 +173,7 @@ func TestRunStopsWhenDiscoveryCannotStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"GEECACHE_SECRET": "s3cret"}
-	cfg, err := parseFlags([]string{"-listen=" + ln.Addr().String(), "-self=http://127.0.0.1", "-dns-server=127.0.0.1:1", "-drain=1s"},
+	cfg, err := parseFlags([]string{"-listen=" + ln.Addr().String(), "-self=http://127.0.0.1", "-dns-server=127.0.0.1:1", "-namespace=shop", "-drain=1s"},
 		func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
