@@ -171,6 +171,12 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, e
 	} else {
 		e, err = g.localFlight.DoLoader(ctx, key, (*localLoader)(g), remote)
 	}
+	return g.loaded(ctx, key, e, err)
+}
+
+// loaded is what load returns for a load of key that ended with e and
+// err: a panic is logged, and err is wrapped in an *Error.
+func (g *Group) loaded(ctx context.Context, key string, e entry, err error) (entry, error) {
 	if err != nil {
 		var pe *PanicError
 		if errors.As(err, &pe) {

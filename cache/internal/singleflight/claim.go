@@ -122,3 +122,23 @@ func (g *Group[V]) ForgetAll() {
 	clear(g.calls)
 	g.mu.Unlock()
 }
+
+// JoinMany joins, for each of keys, the load of it in flight, if there is
+// one, under one lock: claims[i] (claims has the length of keys) is then a
+// joined Claim, to Wait for; else it is the zero Claim, and nothing is
+// claimed for the key. It returns how many it joined.
+func (g *Group[V]) JoinMany(keys []string, claims []Claim[V]) int {
+	n := 0
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, key := range keys {
+		if c, ok := g.calls[key]; ok {
+			g.join(c)
+			claims[i] = Claim[V]{c: c, joined: true}
+			n++
+		} else {
+			claims[i] = Claim[V]{}
+		}
+	}
+	return n
+}

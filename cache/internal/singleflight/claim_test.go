@@ -117,3 +117,34 @@ func TestClaimMany(t *testing.T) {
 	}
 	g.Finish("A", a, "", nil)
 }
+
+// JoinMany joins the loads in flight and claims nothing else: a key not
+// in flight gets the zero Claim and stays free, a joined one gets the
+// load's result from Wait.
+func TestJoinMany(t *testing.T) {
+	var g Group[string]
+	ctx := context.Background()
+	cl := g.Claim(ctx, "busy")
+	claims := make([]Claim[string], 2)
+	if n := g.JoinMany([]string{"busy", "idle"}, claims); n != 1 {
+		t.Fatalf("JoinMany joined %d keys, want 1", n)
+	}
+	if !claims[0].Joined() || claims[1].Joined() || claims[1].c != nil {
+		t.Fatalf("claims = %+v, want the first joined and the second zero", claims)
+	}
+	if !g.Others(cl) {
+		t.Fatal("the joined load has no other waiter")
+	}
+	if free := g.Claim(ctx, "idle"); free.Joined() {
+		t.Fatal("JoinMany claimed a key that was not in flight")
+	} else {
+		g.Finish("idle", free, "", nil)
+	}
+	g.Finish("busy", cl, "v", nil)
+	if v, err := g.Wait(ctx, "busy", claims[0]); v != "v" || err != nil {
+		t.Fatalf("the joined claim got %q, %v", v, err)
+	}
+	if g.InFlight() != 0 {
+		t.Fatal("a load is in flight after Finish")
+	}
+}

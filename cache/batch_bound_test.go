@@ -1,0 +1,166 @@
+package cache_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/batchctx"
+)
+
+// concurrencyGetter is a source whose every load takes 10 ms (of bubble
+// time) and that records the most loads it ever ran at once. A key that
+// starts with "missing" does not exist.
+type concurrencyGetter struct {
+	now, max, calls atomic.Int64
+	gate            chan struct{} // if not nil, keys starting with "gated" wait for it to close
+}
+
+func (c *concurrencyGetter) Get(ctx context.Context, key string) ([]byte, error) {
+	c.calls.Add(1)
+	n := c.now.Add(1)
+	defer c.now.Add(-1)
+	for m := c.max.Load(); n > m && !c.max.CompareAndSwap(m, n); m = c.max.Load() {
+	}
+	if c.gate != nil && strings.HasPrefix(key, "gated") {
+		<-c.gate
+	}
+	time.Sleep(10 * time.Millisecond)
+	if strings.HasPrefix(key, "missing") {
+		return nil, getter.ErrNotFound
+	}
+	return []byte("v:" + key), nil
+}
+
+// boundKeys are n keys, every tenth of them missing.
+func boundKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprint("k", i)
+		if i%10 == 0 {
+			keys[i] = fmt.Sprint("missing", i)
+		}
+	}
+	return keys
+}
+
+// checkBound runs a GetMany of keys on g with ctx and checks every
+// result, and that src never ran more than MaxManyLoads loads at once but
+// did run that many (the loads are bounded, not made one at a time).
+func checkBound(t *testing.T, ctx context.Context, g *cache.Group, src *concurrencyGetter, keys []string) {
+	t.Helper()
+	got := 0
+	g.GetMany(ctx, keys, func(i int, v cache.ByteView, err error) {
+		got++
+		if strings.HasPrefix(keys[i], "missing") {
+			if !errors.Is(err, getter.ErrNotFound) {
+				t.Errorf("%s: %q, %v; want getter.ErrNotFound", keys[i], v, err)
+			}
+			return
+		}
+		if err != nil || v.String() != "v:"+keys[i] {
+			t.Errorf("%s: %q, %v; want %q", keys[i], v, err, "v:"+keys[i])
+		}
+	})
+	if got != len(keys) {
+		t.Fatalf("each called %d times for %d keys", got, len(keys))
+	}
+	if n := src.calls.Load(); n != int64(len(keys)) {
+		t.Fatalf("the source was called %d times for %d keys", n, len(keys))
+	}
+	if m := src.max.Load(); m > cache.MaxManyLoads || m < cache.MaxManyLoads {
+		t.Fatalf("GetMany of %d keys this node owns ran %d loads at once; want %d (MaxManyLoads)", len(keys), m, cache.MaxManyLoads)
+	}
+}
+
+// A GetMany of 1,000 keys this node loads runs at most MaxManyLoads
+// Getter calls at once, not one per key, and answers every key, the
+// missing ones with getter.ErrNotFound.
+func TestGetManyBoundsItsLoads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		defer settleBubble() // the flights' idle workers end
+		src := &concurrencyGetter{}
+		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBound(t, t.Context(), g, src, boundKeys(1000))
+	})
+}
+
+// A peer's batch request (a GetMany marked as one) is bounded the same
+// way on the owner.
+func TestGetManyOfAPeerBoundsItsLoads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		defer settleBubble() // the flights' idle workers end
+		src := &concurrencyGetter{}
+		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := batchctx.With(t.Context(), &batchctx.Local{})
+		checkBound(t, ctx, g, src, boundKeys(1000))
+	})
+}
+
+// Keys whose load is in flight already (here MaxManyLoads Gets, held in
+// the source) take no load slot of a GetMany: its other keys load, and
+// its hits are answered, while those loads are still held.
+func TestGetManyJoinedLoadsTakeNoSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		defer settleBubble() // the flights' idle workers end
+		src := &concurrencyGetter{gate: make(chan struct{})}
+		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Get(t.Context(), "hit"); err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		done := make(chan struct{})
+		for i := range cache.MaxManyLoads {
+			k := fmt.Sprint("gated", i)
+			keys = append(keys, k)
+			go func() {
+				defer func() { done <- struct{}{} }()
+				if v, err := g.Get(context.Background(), k); err != nil || v.String() != "v:"+k {
+					t.Errorf("Get(%s) = %q, %v", k, v, err)
+				}
+			}()
+		}
+		synctest.Wait() // every gated load is in flight, held
+		keys = append(keys, "hit")
+		keys = append(keys, boundKeys(200)...)
+		answered := make(chan struct{})
+		go func() {
+			defer close(answered)
+			g.GetMany(t.Context(), keys, func(i int, v cache.ByteView, err error) {
+				if strings.HasPrefix(keys[i], "missing") {
+					if !errors.Is(err, getter.ErrNotFound) {
+						t.Errorf("%s: %q, %v; want getter.ErrNotFound", keys[i], v, err)
+					}
+				} else if err != nil || v.String() != "v:"+keys[i] {
+					t.Errorf("%s: %q, %v", keys[i], v, err)
+				}
+			})
+		}()
+		time.Sleep(time.Second) // far more than 200 keys take at MaxManyLoads at once
+		synctest.Wait()
+		if n := src.calls.Load(); n != int64(1+cache.MaxManyLoads+200) {
+			t.Fatalf("with the gated loads held, the source was called %d times; want %d (the GetMany's other keys all loaded)", n, 1+cache.MaxManyLoads+200)
+		}
+		close(src.gate)
+		<-answered
+		for range cache.MaxManyLoads {
+			<-done
+		}
+	})
+}
