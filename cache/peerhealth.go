@@ -60,7 +60,9 @@ type PeerPolicy struct {
 	// their owner alive, within the bounds, and 100 ms (within the bounds)
 	// until enough fetches are seen; GetMany's batches, which take longer
 	// than one key, have a delay of their own made the same way. 0 means
-	// 10 ms and 1 s. Set both to one value for a fixed delay. A delay at
+	// 10 ms and 1 s; HedgeMax 0 means 1 s, or HedgeMin if that is longer.
+	// A HedgeMax below HedgeMin makes NewGroup fail. Set both to one value
+	// for a fixed delay. A delay at
 	// the 99th percentile hedges about 1-2% of the fetches that take longer
 	// than HedgeMin, each a load of the source: on a node whose fetches
 	// often exceed 10 ms (a CPU-bound process; bench/README.md, "The steady
@@ -126,7 +128,7 @@ func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 	def(&p.EjectFor, defaultEjectFor)
 	def(&p.MaxEjectFor, max(defaultMaxEjectFor, p.EjectFor))
 	def(&p.HedgeMin, defaultHedgeMin)
-	def(&p.HedgeMax, defaultHedgeMax)
+	def(&p.HedgeMax, max(defaultHedgeMax, p.HedgeMin))
 	def(&p.SlowAfter, defaultSlowAfter)
 	def(&p.HandoffTimeout, defaultHandoff)
 	if p.MaxEjectFor < p.EjectFor {

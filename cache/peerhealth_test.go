@@ -343,3 +343,34 @@ func TestEjectForLongerThanTheDefaultMaxIsKept(t *testing.T) {
 		t.Fatalf("MaxEjectFor below EjectFor: err = %v, want ErrConfig", err)
 	}
 }
+
+// A HedgeMin above HedgeMax's default (1 s) with HedgeMax left at 0 is
+// taken: HedgeMax 0 means max(1 s, HedgeMin), so a Get of a key whose
+// owner hangs is hedged after HedgeMin. (NewGroup failed with "HedgeMax 1s
+// is below HedgeMin", a HedgeMax the caller never set.) A HedgeMax set
+// below HedgeMin is still ErrConfig.
+func TestHedgeMinLongerThanTheDefaultMaxIsKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &fakePeer{}
+		p.mode.Store(peerHangs)
+		g, loads := newPeerGroup(t, p, cache.PeerPolicy{HedgeMin: 2 * time.Second})
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // the transport's timeout
+		defer cancel()
+		start := time.Now()
+		v, err := g.Get(ctx, "k")
+		if err != nil || v.String() != "local:k" {
+			t.Fatalf("Get = %q, %v; want the hedge's local load", v, err)
+		}
+		if d := time.Since(start); d != 2*time.Second {
+			t.Fatalf("the Get took %v (bubble time); want HedgeMin, 2s", d)
+		}
+		if loads.Load() != 1 {
+			t.Fatalf("%d local loads, want the hedge's 1", loads.Load())
+		}
+	})
+	_, err := cache.NewRegistry().NewGroup("g", 1, getter.Map(nil), &cache.GroupOptions{
+		PeerPolicy: cache.PeerPolicy{HedgeMin: 2 * time.Second, HedgeMax: time.Second}})
+	if !errors.Is(err, cache.ErrConfig) {
+		t.Fatalf("HedgeMax below HedgeMin: err = %v, want ErrConfig", err)
+	}
+}
