@@ -101,7 +101,7 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 		var owner PeerGetter
 		remote := false
 		if mayForward && g.peers != nil {
-			owner, remote = g.peers.PickPeer(key)
+			owner, remote = g.pickPeer(key)
 		}
 		if !remote {
 			here = append(here, i)

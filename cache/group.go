@@ -161,7 +161,7 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, e
 	var owner PeerGetter
 	remote := false
 	if g.peers != nil {
-		owner, remote = g.peers.PickPeer(key)
+		owner, remote = g.pickPeer(key)
 	}
 	progress.Report(ctx) // a caller that relays signs of life learns that a load is under way
 	var e entry

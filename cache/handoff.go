@@ -46,7 +46,7 @@ func (g *Group) held(key string) (entry, error) {
 		return entry{}, &Error{Group: g.name, Key: key, Err: handoff.ErrNotHeld}
 	}
 	if g.peers != nil {
-		if _, remote := g.peers.PickPeer(key); remote {
+		if _, remote := g.pickPeer(key); remote {
 			g.mem.demote(key, g.fresh.nanos())
 		}
 	}
@@ -148,7 +148,7 @@ func (g *Group) creditTakenOver(key string, remote any) {
 	}
 	r, known := remote.(bool)
 	if !known {
-		_, r = g.peers.PickPeer(key)
+		_, r = g.pickPeer(key)
 	}
 	if r {
 		g.mem.main.Credit(key, takenOverCredit)

@@ -83,7 +83,7 @@ func (g *Group) handOver(ctx context.Context) {
 	var dests []ownerKeys
 	keys := g.mem.main.Keys(handoverMaxKeys, nil)
 	for i, key := range keys {
-		peer, remote := g.peers.PickPeer(key)
+		peer, remote := g.pickPeer(key)
 		if !remote || peer == nil || g.health.isEjected(peer) {
 			continue
 		}
@@ -138,7 +138,7 @@ func (g *Group) takeOffer(ctx context.Context, keys []string) {
 	defer g.handover.release()
 	var from []ownerKeys
 	for i, key := range keys {
-		owner, remote := g.peers.PickPeer(key)
+		owner, remote := g.pickPeer(key)
 		next, prev, _ := g.router.PickFallback(key, nil)
 		if remote {
 			// The offer came before this node's ring dropped the node

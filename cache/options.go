@@ -17,7 +17,8 @@ import (
 // work (a negative duration, say) makes the constructor fail.
 type GroupOptions struct {
 	// Peers tells the group which peer owns a key and fetches it from
-	// there. Nil (the default) makes the group load every key itself.
+	// there. Nil (the default, or a nil pointer inside the interface)
+	// makes the group load every key itself.
 	Peers PeerPicker
 
 	// Logger receives the group's rare events: a peer failing, a load
@@ -58,7 +59,8 @@ type GroupOptions struct {
 
 	// Tracer, if not nil, is told of every Get and of each step of a load
 	// (package adapters/otel turns these into OpenTelemetry spans). Nil
-	// (the default) costs the hit path nothing.
+	// (the default, or a nil pointer or function inside the interface)
+	// costs the hit path nothing.
 	Tracer Tracer
 }
 

@@ -12,8 +12,16 @@ import (
 type PeerPicker interface {
 	// PickPeer returns the peer that owns key. ok is false when this node
 	// owns the key (or there are no peers), and the group loads the key
-	// itself.
+	// itself; a nil peer is taken as ok false.
 	PickPeer(key string) (peer PeerGetter, ok bool)
+}
+
+// pickPeer is g.peers.PickPeer (g.peers is not nil), with a nil peer taken
+// as none: a PeerPicker that says another node owns key but names no peer
+// leaves key to this node, rather than a panic where the peer is used.
+func (g *Group) pickPeer(key string) (PeerGetter, bool) {
+	p, ok := g.peers.PickPeer(key)
+	return p, ok && p != nil
 }
 
 // A PeerGetter is one other node, as a group sees it: it fetches a value

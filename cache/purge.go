@@ -89,7 +89,7 @@ func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 	var owners []PeerGetter
 	others := g.peerList()
 	for _, k := range keys {
-		o, remote := g.peers.PickPeer(k)
+		o, remote := g.pickPeer(k)
 		if !remote {
 			continue
 		}
@@ -134,7 +134,7 @@ func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 		// The peers that did not confirm are told again in the background,
 		// key by key, as after a Remove.
 		w := &write{g: g, key: k, apply: func(ctx context.Context, p PeerGetter, _ bool) error { return p.Remove(ctx, g.name, k) }}
-		if o, remote := g.peers.PickPeer(k); remote {
+		if o, remote := g.pickPeer(k); remote {
 			w.owner = o
 		}
 		g.health.writes.end(ctx, w, seqs[i], failed)

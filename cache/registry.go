@@ -59,6 +59,9 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 	if isNil(o.Peers) {
 		o.Peers = nil
 	}
+	if isNil(o.Tracer) {
+		o.Tracer = nil
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

@@ -161,7 +161,7 @@ func (g *Group) Restore(ctx context.Context, r io.Reader) (int, error) {
 // restoreOne keeps one record of a snapshot, if it may (see Restore).
 func (g *Group) restoreOne(rec snapRecord) bool {
 	if g.peers != nil {
-		if _, remote := g.peers.PickPeer(rec.key); remote {
+		if _, remote := g.pickPeer(rec.key); remote {
 			return false
 		}
 	}

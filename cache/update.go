@@ -148,7 +148,7 @@ func (g *Group) update(ctx context.Context, key string, apply func(context.Conte
 	var owner PeerGetter
 	remote := false
 	if g.peers != nil {
-		owner, remote = g.peers.PickPeer(key)
+		owner, remote = g.pickPeer(key)
 	}
 	w := &write{g: g, key: key, apply: apply}
 	if remote {
