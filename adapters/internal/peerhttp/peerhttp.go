@@ -87,7 +87,7 @@ func redact(raw string) string {
 // the scheme's default or empty ("h:"), and as it is if it does not split
 // into a host and a port: the spelling package net's SplitHostPort gave,
 // without package net, which a js/wasm node does not link otherwise
-// (TestNormalizeURLHostAsBefore, FuzzNormalizeURLHost).
+// (TestNormalizeURLHostLikeSplitHostPort, FuzzNormalizeURLHost).
 func normalHost(scheme string, u *url.URL) string {
 	host := strings.ToLower(u.Host)
 	h, port, ok := splitHostPort(host)

@@ -33,9 +33,9 @@ func TestNormalizeURL(t *testing.T) {
 	}
 }
 
-// oldHost is how NormalizeURL spelled a host before it left package net
-// out: net.SplitHostPort, and the default port dropped.
-func oldHost(scheme, host string) string {
+// refHost is the reference spelling of a host, with package net:
+// net.SplitHostPort, and the default port dropped.
+func refHost(scheme, host string) string {
 	host = strings.ToLower(host)
 	if h, port, err := net.SplitHostPort(host); err == nil {
 		if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") || port == "" {
@@ -52,24 +52,24 @@ func oldHost(scheme, host string) string {
 var urlHosts = []string{"h", "H", "h:", "h:80", "h:443", "h:8001", "H:080", "[::1]", "[::1]:80", "[::1]:", "[::1]:8443",
 	"[fe80::1%25en0]:80", "[fe80::1%25en0]", "10.0.0.1:80", "10.0.0.1", "xn--bcher-kva.example:443", "a.b.c:0"}
 
-// NormalizeURL spells every host as it did with package net.
-func TestNormalizeURLHostAsBefore(t *testing.T) {
+// NormalizeURL spells every host as refHost does, without package net.
+func TestNormalizeURLHostLikeSplitHostPort(t *testing.T) {
 	for _, scheme := range []string{"http", "https"} {
 		for _, h := range urlHosts {
-			checkHostAsBefore(t, scheme+"://"+h+"/p/")
+			checkHostLikeSplitHostPort(t, scheme+"://"+h+"/p/")
 		}
 	}
 }
 
-func checkHostAsBefore(t *testing.T, raw string) {
+func checkHostLikeSplitHostPort(t *testing.T, raw string) {
 	t.Helper()
 	got, err := NormalizeURL(raw)
 	if err != nil {
-		return // refused as before: the parse comes first
+		return // refused: the parse comes first
 	}
 	u, _ := url.Parse(strings.TrimSpace(raw))
 	scheme := strings.ToLower(u.Scheme)
-	want := scheme + "://" + oldHost(scheme, u.Host) + strings.TrimRight(u.EscapedPath(), "/")
+	want := scheme + "://" + refHost(scheme, u.Host) + strings.TrimRight(u.EscapedPath(), "/")
 	if got != want {
 		t.Errorf("NormalizeURL(%q) = %q; with net.SplitHostPort: %q", raw, got, want)
 	}
@@ -79,7 +79,7 @@ func FuzzNormalizeURLHost(f *testing.F) {
 	for _, h := range urlHosts {
 		f.Add("http://" + h)
 	}
-	f.Fuzz(func(t *testing.T, raw string) { checkHostAsBefore(t, raw) })
+	f.Fuzz(func(t *testing.T, raw string) { checkHostLikeSplitHostPort(t, raw) })
 }
 
 // A peer list is configuration, and its errors go to logs: a URL with a
