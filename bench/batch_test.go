@@ -16,7 +16,7 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// The batch workload (issue 19): a page of batchPage keys owned by the
+// The batch workload: a page of batchPage keys owned by the
 // other nodes of a cluster, cold on the asking node 0 (fresh keys each
 // block), warm on their owners; GetMany against a loop of single Gets.
 const batchPage = 100

@@ -14,7 +14,7 @@ import (
 	"github.com/maypok86/otter/v2"
 )
 
-// The floor under BenchmarkKillOwner's figure at 256 KiB (issue 18): what
+// The floor under BenchmarkKillOwner's figure at 256 KiB: what
 // any cache of one node's size costs, on the membership workload's key
 // sequence, in loads per key asked in a 10 s window, with no kill at all.
 // The sequence is one owner's share of the cluster's Gets: zipf(1.01) over
@@ -218,8 +218,8 @@ func (h *farthest) Pop() any {
 // window (metric <system>-loads/key) at two sizes: 256 KiB of 71-byte
 // entries (3,692), and the share of it the main cache holds when the hot
 // cache holds its largest share (3,281, an eighth of main on top). Run
-// with -benchtime=1x; the figures depend only on the seed but for
-// geecache's (its hash seed is random) and otter's.
+// with -benchtime=1x; the figures depend only on the trace's fixed random
+// seed, but for geecache's (its hash seed is random) and otter's.
 func BenchmarkChurnFloor(b *testing.B) {
 	for _, size := range []struct {
 		name    string

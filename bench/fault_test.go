@@ -14,7 +14,7 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// The hung-peer workload (issue 8): fxClients closed-loop clients ask
+// The hung-peer workload: fxClients closed-loop clients ask
 // node A of a three-node cluster for fresh keys (a third owned by each
 // node), each loaded from a source that takes fxSourceLatency.
 const (

@@ -15,9 +15,9 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// A bare framed binary protocol, the second transport the study of issue
-// 17 item 4 names: one TCP connection per peer, many requests in flight on
-// it, no HTTP. It is the floor of such a transport in this process, not a
+// A bare framed binary protocol, the second multiplexed transport the
+// study compares (see mux_test.go): one TCP connection per peer, many
+// requests in flight on it, no HTTP. It is the floor of such a transport in this process, not a
 // design: no signature, limit, timeout or error answer; a checksum only
 // where asked (the GeeCache cluster over it: the xxhash64 of every value,
 // computed by the server on every answer and checked by the client, as

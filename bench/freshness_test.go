@@ -13,7 +13,7 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// The hit-with-expiry workload (issue 9): fxHitKeys keys, all fresh in a
+// The hit-with-expiry workload: fxHitKeys keys, all fresh in a
 // group with no peers, read in a zipf order generated beforehand.
 const (
 	fxHitKeys   = 10_000

@@ -24,8 +24,8 @@ func newGeeGroup(tb testing.TB, name string, budget int64, g getter.Getter) *cac
 
 // newGeeGroupOn returns a group named name on reg; peers may be nil.
 //
-// Every default is on, hedging included (issue 17: the remote path is
-// measured as users get it). A hedge starts only after the owner has been
+// Every default is on, hedging included, so that the remote path is
+// measured as users get it. A hedge starts only after the owner has been
 // silent for the hedge delay (10 ms at least), far above a loopback fetch;
 // the remote benchmarks report the hedges they saw (hedges/1k-req) and the
 // tests check that every remote key was fetched from its owner.

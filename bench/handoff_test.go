@@ -12,13 +12,13 @@ import (
 	"github.com/geecache/geecache/adapters/nethttp"
 )
 
-// The membership scenarios of issue 18 on the workload of member_test.go:
+// The membership scenarios on the workload of member_test.go:
 // a rolling restart of 5 nodes, a scale-out 5 -> 6 and a kill of one owner.
 // Each is one run (-benchtime=1x) and reports its figures as metrics; see
 // bench/README.md, "Membership changes".
 
 // setDrain sets PoolOptions.DrainFor where the Pool has one (this file
-// also builds against the main branch, for the baseline).
+// also builds against a tree without it, for the baseline).
 func setDrain(o *nethttp.PoolOptions, d time.Duration) {
 	if f := reflect.ValueOf(o).Elem().FieldByName("DrainFor"); f.IsValid() {
 		f.SetInt(int64(d))

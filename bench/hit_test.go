@@ -259,7 +259,7 @@ func BenchmarkHit(b *testing.B) {
 	}
 }
 
-// TestHitDoesNotAllocate checks the goal of 0 allocations per hit
+// TestHitDoesNotAllocate checks the goal of 0 allocations per hit
 // of GeeCache's Group.Get.
 func TestHitDoesNotAllocate(t *testing.T) {
 	g := newGeeGroup(t, "allocs", 1<<20, cheapGetter)

@@ -236,7 +236,7 @@ func BenchmarkHitRatio(b *testing.B) {
 
 // TestHitRatio replays smaller traces (a budget of 1,000 entries; 200
 // under the race detector) through every system, logs the table (see it
-// with -v), and checks the deterministic goals: on the scan and
+// with -v), and checks the deterministic goals: on the scan and
 // loop traces GeeCache answers at least as many requests from memory as
 // exact LRU.
 func TestHitRatio(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 // The roll of nodes restarted in place as systemd restarts a service on a
-// fixed host (issue 18; bench/README.md, "Restarted in place, from a
+// fixed host (bench/README.md, "Restarted in place, from a
 // snapshot"): each node stays in every peer list, and its listening
 // socket stays open across the restart, as socket activation keeps it,
 // so that a peer's connection waits in the backlog while no process

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// The kill of one owner (issue 18): "each of its keys asked in the next
-// 10 s loads from the source at most 1.05 times on average cluster-wide,
-// never more than 2; its hottest keys still take no load". See
+// The kill of one owner, against the target "each of its keys asked in
+// the next 10 s loads from the source at most 1.05 times on average
+// cluster-wide, never more than 2; its hottest keys still take no load". See
 // bench/README.md, "Membership changes".
 
 // mbHotKeys is how many of the most popular keys (ranks 0 to 99: zipf

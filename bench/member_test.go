@@ -18,12 +18,12 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// The membership workload (issue 18): in-process nethttp nodes on
+// The membership workload: in-process nethttp nodes on
 // loopback, closed-loop clients spread over the live nodes' groups asking
 // zipf(1.01) keys, each loaded from a source that takes 2 ms and counts
 // its loads per key and per second. A "discovery" sets every node's peer
-// list, as DNS or Kubernetes would. It compiles against the main branch
-// too (Pool.Shutdown is used only where it exists), so that the same file
+// list, as DNS or Kubernetes would. It compiles against a tree without
+// Pool.Shutdown too (it is used only where it exists), so that the same file
 // measures the baseline; see bench/README.md, "Membership changes".
 
 const (

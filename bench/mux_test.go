@@ -15,7 +15,7 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// The multiplexed-transport study (issue 17, item 4): does one HTTP/2
+// The multiplexed-transport study: does one HTTP/2
 // cleartext (h2c) connection per peer, many requests in flight on it,
 // beat HTTP/1.1 keep-alive (one request per connection at a time, a pool
 // of connections) at 64 clients? Go's net/http serves and fetches h2c

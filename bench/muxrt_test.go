@@ -23,7 +23,7 @@ import (
 
 // The nethttp binding's own HTTP requests and answers, carried as frames
 // over one connection per peer: the design a multiplexed option of the
-// binding would have (issue 17 item 4), prototyped outside the library. The
+// binding would have, prototyped outside the library. The
 // Pool's client and handler are unchanged (so every protocol semantic holds:
 // signatures, checksums, limits, 102 Processing); only what carries an
 // http.Request to the peer's handler and its answer back differs:

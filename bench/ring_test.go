@@ -100,7 +100,7 @@ func BenchmarkRingSpread(b *testing.B) {
 }
 
 // TestRingSpread checks that GeeCache's default ring spreads 1M keys (128k
-// under the race detector) over 10 nodes within 10% of even (the bound), and logs the spread of
+// under the race detector) over 10 nodes within 10% of even, and logs the spread of
 // every ring compared at 10 and 100 nodes.
 func TestRingSpread(t *testing.T) {
 	n := spreadKeys

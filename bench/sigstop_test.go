@@ -22,8 +22,8 @@ import (
 
 // BenchmarkDemoSIGSTOP runs the demo cluster (examples/cluster) as three
 // processes on 127.0.0.1, sends its API 32 closed-loop clients for 6 s (a
-// third of the requests for the seed's keys, the rest for keys that do not
-// exist, as most demo traffic is), stops the node that owns the seed's keys
+// third of the requests for the tutorial's keys, the rest for keys that do not
+// exist, as most demo traffic is), stops the node that owns the tutorial's keys
 // with SIGSTOP after 1 s (its kernel still accepts connections: the
 // hardest peer failure to see), and reports what the clients saw after the
 // stop: the longest time in which no request was answered (gap-ms, up to
@@ -132,12 +132,12 @@ func runSIGSTOP(b *testing.B, bin string, stop bool) sigstopResult {
 	for c := range 32 {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(c), 1))
-			seed := []string{"Tom", "Jack", "Sam"}
+			known := []string{"Tom", "Jack", "Sam"}
 			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 			for ctx.Err() == nil {
 				key := fmt.Sprintf("nobody-%d", rng.IntN(1_000_000))
 				if rng.IntN(3) == 0 {
-					key = seed[rng.IntN(3)]
+					key = known[rng.IntN(3)]
 				}
 				t0 := time.Now()
 				code, err := get(ctx, key)

@@ -17,9 +17,9 @@ import (
 
 // A GetMany that finds its keys' owner ejected starts the readmission
 // probe, as Get does: a peer that answers again is readmitted within about
-// EjectFor, not at the end of an ejection that doubled while it was down.
-// It failed before: a cluster read only through GetMany kept the peer out
-// for the whole doubled ejection.
+// EjectFor, not at the end of an ejection that doubled while it was down:
+// a cluster read only through GetMany must not keep the peer out for the
+// whole doubled ejection.
 func TestEjectedPeerReadmittedWhenGetManyAsks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newHoClusterBatch(t, cache.PeerPolicy{EjectAfter: 1, EjectFor: time.Second}, "a", "b")
@@ -67,9 +67,9 @@ func TestEjectedPeerReadmittedWhenGetManyAsks(t *testing.T) {
 // A peer that fails for a moment and is ejected (a node restarted in
 // place, its port closed meanwhile) is asked again in the background an
 // eighth of EjectFor after its ejection, and readmitted then, not at the
-// end of EjectFor. It failed before: the first ejection had no background
-// probe, so the peer stayed out for the whole second (and its keys loaded
-// elsewhere meanwhile).
+// end of EjectFor: without a background probe at the first ejection, the
+// peer would stay out for the whole second (and its keys load elsewhere
+// meanwhile).
 func TestPeerBackSoonAfterItsEjectionIsReadmittedSoon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newHoCluster(t, cache.PeerPolicy{EjectAfter: 1, EjectFor: time.Second, NoHedge: true}, "a", "b")
@@ -128,10 +128,9 @@ func TestPeerDownForLongIsProbedAFewTimesASecond(t *testing.T) {
 // A peer that answers the memory-only probe but fails its requests (up,
 // but unable to load) is readmitted by each probe, ejected again by the
 // failures, and readmitted less often each time: over 10 s of Gets every
-// 10 ms, it is sent few requests: 47. It got 251 when a probe's answer
-// also ended the streak, so that every ejection was the first and was
-// probed after an eighth of EjectFor (24 before the first ejection had
-// background probes at all).
+// 10 ms, it is sent few requests (47). A probe's answer readmits it but
+// does not end its streak: if it did, every ejection would be the first,
+// probed after an eighth of EjectFor, and the peer would get about 250.
 func TestPeerThatFailsAfterEachReadmissionIsReadmittedLessOften(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newHoCluster(t, cache.PeerPolicy{EjectAfter: 3, EjectFor: time.Second, NoHedge: true}, "a", "b")

@@ -40,8 +40,8 @@ func (l *leavingPeer) set(in bool) {
 }
 
 // Stats observes and changes nothing: a peer ejected, gone from the ring
-// while Stats is read, and back again is still ejected. (Stats used to
-// forget the state of the peers that had left the ring.) A peer that has
+// while Stats is read, and back again is still ejected: Stats must not
+// forget the state of the peers that have left the ring. A peer that has
 // left is not in Stats.Peers, called twice or not.
 func TestStatsChangesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

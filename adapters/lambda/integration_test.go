@@ -145,7 +145,7 @@ func TestRIEFailoverCold(t *testing.T) {
 	}
 	loads := waitLoads(t, aliveEms, 2)
 	// Tom's owner is gone: its keys go to the next live node on the ring,
-	// which loads Tom once for both survivors (it used to be once each).
+	// which loads Tom once for both survivors, not once each.
 	total := 0
 	for i, n := range alive {
 		t.Logf("%s loaded Tom %d times", n, loads[i]["scores/Tom"])

@@ -33,7 +33,7 @@ import (
 // The fields of Options and PeerOptions are each read: these tests give
 // every field a value that changes what a node does, and watch the change.
 
-// scoresSetup adds the seed's scores group with the node's peers.
+// scoresSetup adds the demo's scores group with the node's peers.
 //
 // Its peers may answer values its own source does not have (the tests see
 // where a value came from), so it does not hedge: on a loaded machine a

@@ -21,8 +21,7 @@ import (
 // sign its request a generic message ("load failed", "key not found"), not
 // its source's error text, since a Function URL may be reachable by anyone
 // (the README's "Errors", PROTOCOL.md's HideErrors); with ShowErrors the
-// detail goes back. (Before this test only the runtime-emulator test, which
-// skips without the emulator, looked at it.)
+// detail goes back. This test needs no runtime emulator, so it always runs.
 func TestNodeShowErrors(t *testing.T) {
 	const detail = "db at 10.1.2.3:5432 refused: password expired"
 	setup := func(_ Config, reg *cache.Registry, peers cache.PeerPicker) error {

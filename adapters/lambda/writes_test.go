@@ -15,7 +15,7 @@ import (
 )
 
 // writeNode is a one-node Lambda cluster without a secret, configured from
-// env on top of its name and peer list, with the seed's scores group.
+// env on top of its name and peer list, with the demo's scores group.
 func writeNode(t *testing.T, env map[string]string) *Node {
 	t.Helper()
 	vars := map[string]string{envSelfURL: "node-a", envPeers: "node-a"}

@@ -11,7 +11,7 @@
 //     announces a huge value and stalls costs one small buffer, and never
 //     holds the caller past its deadline. Every answer is checked (see
 //     cache.ErrIntegrity) before a value is returned.
-//   - Pool, the seed GeeCache's HTTPPool made production-grade: an
+//   - Pool, the GeeCache tutorial's HTTPPool made production-grade: an
 //     http.Handler that answers peer requests for the groups of a
 //     cache.Registry (mount it at the root, under Cluster.BasePath, or
 //     behind http.StripPrefix) and a cache.PeerPicker (a consistent-hash

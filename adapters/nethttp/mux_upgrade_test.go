@@ -61,10 +61,8 @@ func startUpgradeCutter(t *testing.T, target string) string {
 // TestMultiplexUpgradeCutGoesOverHTTP1: a peer that closes the connection
 // before it answers the upgrade took no request on it, so the request is
 // sent over HTTP/1.1 and answered by the peer (a present key and a missing
-// one), not failed into a local load; the upgrade is tried again later.
-// Before, the caller's fetch failed with "upgrade: EOF" and the key loaded
-// locally (TestMultiplexPeerStopsUnderTraffic saw it now and then as a
-// server shut down).
+// one), not failed into a local load with "upgrade: EOF"; the upgrade is
+// tried again later. This happens when a server shuts down under traffic.
 func TestMultiplexUpgradeCutGoesOverHTTP1(t *testing.T) {
 	src := getter.Func(func(_ context.Context, key string) ([]byte, error) {
 		if strings.HasPrefix(key, "missing") {

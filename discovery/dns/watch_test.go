@@ -137,7 +137,7 @@ func wantAddrs(t *testing.T, p *recorder, ips ...string) {
 }
 
 // A change of the records reaches the ring within the TTL plus 1 s of the
-// change, wherever it falls between two lookups (the DNS target),
+// change, wherever it falls between two lookups (the DNS target),
 // and the first answer reaches it at once.
 func TestWatchChangeReachesRingWithinTTLPlusOneSecond(t *testing.T) {
 	for _, ttl := range []time.Duration{0, time.Second, 5 * time.Second, 30 * time.Second} {

@@ -43,7 +43,7 @@ func (c *counting) sent(host string) int {
 	return c.n[host]
 }
 
-// The target, over loopback HTTP: three nodes whose peer sets are
+// The target, over loopback HTTP: three nodes whose peer sets are
 // fed by Watch from one (fake) API server, each pod in a slice of its own
 // (the controller writes one slice per port number). When one pod starts
 // terminating, it leaves the other nodes' rings, and after that no peer

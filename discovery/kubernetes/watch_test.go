@@ -95,7 +95,7 @@ func TestWatchMergesReadyEndpointsOfEverySlice(t *testing.T) {
 // a new pod appears unready, becomes ready, an old one starts
 // terminating (ready false, serving true while it drains) and is then
 // deleted. The terminating pod leaves every node's ring within 1 s of the
-// event (the target), long before it is deleted, and a
+// event (the target), long before it is deleted, and a
 // terminating pod whose readiness is forced true (publishNotReadyAddresses)
 // leaves too.
 func TestWatchRolloutRemovesTerminatingWithinASecond(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// groupName and cacheBytes are the seed's group.
+// groupName and cacheBytes are the tutorial's group.
 const (
 	groupName  = "scores"
 	cacheBytes = 2 << 10

@@ -79,7 +79,7 @@ func TestClusterDemo(t *testing.T) {
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr}
 
-	// The seed's closing problem: three concurrent requests for Tom reach
+	// The tutorial's closing problem: three concurrent requests for Tom reach
 	// the slow database once in the whole cluster.
 	var wg sync.WaitGroup
 	for range 3 {

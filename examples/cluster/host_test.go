@@ -13,8 +13,8 @@ import (
 
 // Built for GOOS=js and run in node.js (Go's own wasm_exec_node.js), the
 // demo stops at once with exit status 1 and says that it cannot listen
-// there and what to run instead; it used to log that it runs, then die
-// with "all goroutines are asleep - deadlock!".
+// there and what to run instead, rather than log that it runs and then
+// die with "all goroutines are asleep - deadlock!".
 func TestJSBuildSaysItCannotServe(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {

@@ -1,5 +1,5 @@
-// Command cluster is the seed GeeCache's three-node demo, made
-// production-grade: cache nodes that share the group "scores" (the seed's
+// Command cluster is the GeeCache tutorial's three-node demo, made
+// production-grade: cache nodes that share the group "scores" (the tutorial's
 // slow database: Tom 630, Jack 589, Sam 567) over HTTP, and an API front
 // end.
 //
@@ -11,7 +11,7 @@
 //	curl '127.0.0.1:9999/api?key=kkk'   # 404 kkk not exist
 //	curl -X DELETE '127.0.0.1:9999/api?key=Tom'   # Tom removed, from every node
 //
-// With -port it runs one node per process instead, as in the seed's run.sh
+// With -port it runs one node per process instead, as in the tutorial's run.sh
 // (see run.sh next to this file):
 //
 //	cluster -port=8001 &

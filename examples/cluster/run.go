@@ -20,7 +20,7 @@ import (
 	"github.com/geecache/geecache/examples/internal/seeddb"
 )
 
-// defaultPeers are the seed's three nodes, on loopback.
+// defaultPeers are the tutorial's three nodes, on loopback.
 const defaultPeers = "http://127.0.0.1:8001,http://127.0.0.1:8002,http://127.0.0.1:8003"
 
 // config is what the command line asks for.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The seed's run.sh: three cache nodes, one process each, the API on the
+# The tutorial's run.sh: three cache nodes, one process each, the API on the
 # third, then three concurrent requests for Tom. The nodes keep running until
 # Ctrl-C; on exit this script stops exactly the processes it started (by PID)
 # and removes its build directory.

@@ -1,6 +1,6 @@
 // Command kubernetes is a GeeCache node made to run as a Deployment
 // behind a headless Service: it serves the peer protocol, a small API
-// (GET /api?key=Tom, from the seed's slow database of scores) and its
+// (GET /api?key=Tom, from the tutorial's slow database of scores) and its
 // probes on one port, and finds its peers in the cluster either by DNS
 // (the default: the headless Service's A records through package
 // discovery/dns, asked again at their TTL, no permission needed)

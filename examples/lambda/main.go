@@ -1,7 +1,7 @@
 //go:build !js
 
 // Command lambda is a GeeCache node that runs as an AWS Lambda function
-// behind a Function URL: the seed's "scores" group (Tom 630, Jack 589,
+// behind a Function URL: the tutorial's "scores" group (Tom 630, Jack 589,
 // Sam 567, from a slow database) and a "blobs" group with a binary value.
 //
 // It is configured from the environment (GEECACHE_PEERS, the function
@@ -51,7 +51,7 @@ func nodeName(cfg lambda.Config) string {
 	return self + ":" + cfg.Qualifier
 }
 
-// scoresDB is the seed's slow database. Every load logs "[SlowDB] search
+// scoresDB is the tutorial's slow database. Every load logs "[SlowDB] search
 // key" with the node's name, so the cost of a miss, and the node that paid
 // it, are visible in the function's logs (CloudWatch, or the emulator's
 // output locally).

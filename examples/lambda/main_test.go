@@ -22,7 +22,7 @@ type alone struct{}
 
 func (alone) PickPeer(string) (cache.PeerGetter, bool) { return nil, false }
 
-// The node's groups answer the seed's queries.
+// The node's groups answer the tutorial's queries.
 func Example() {
 	reg := cache.NewRegistry()
 	if err := addGroups(reg, lambda.Config{SelfURL: "geecache-a", CacheBytes: 1 << 20}, alone{}, slog.New(slog.DiscardHandler)); err != nil {

@@ -37,7 +37,7 @@ func TestMixedCluster(t *testing.T) {
 	defer cancel()
 	data := dataset()
 
-	// Phase 1: every node gets the seed's scores and key-000..key-149, the
+	// Phase 1: every node gets the tutorial's scores and key-000..key-149, the
 	// three nodes at once.
 	phase1 := append([]string{"Tom", "Jack", "Sam"}, keysRange(0, 150)...)
 	owned := map[string]int{}

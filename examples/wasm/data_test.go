@@ -4,7 +4,7 @@ package main
 
 import "github.com/geecache/geecache/examples/internal/wasmdata"
 
-// numKeys is how many generated keys the data set has besides the seed's
+// numKeys is how many generated keys the data set has besides the tutorial's
 // scores.
 const numKeys = wasmdata.NumKeys
 

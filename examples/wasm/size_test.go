@@ -16,20 +16,13 @@ import (
 // maxGzipBytes bounds the js/wasm node's size, gzipped (level 9), built
 // as sizeBuildFlags says: what a host that limits a script's size (a
 // Cloudflare Worker: 3 MB on the Free plan, 10 MB on Paid, compressed)
-// counts. Measured here: 5.23 MB raw, 1,445,853 bytes gzipped (go
-// 1.26.8), since the node links no net/http (TestWasmNodeLinksNoNetHTTP):
-// it was 7.16 MB raw, 2.00 MB gzipped, with net/http, whose crypto/tls
-// and crypto/x509 (elliptic curves, RSA, ML-KEM, math/big, ASN.1) its
-// initialisation keeps although a js node never dials TLS. Issue 20's
-// target is 1.5 MB; the bound keeps 15 KB of room above the measure, so
-// that growth is seen (raise it only with a reason, in this comment).
-// History: 1,950,000, then 2,050,000 for issue 19's batches and issue 18's
-// handoff, 2,010,000 with the multiplexed carriage left out of js builds,
-// 1,460,000 without net/http, 1,480,000 for issue 18's handover (the
-// offer and take of a leaving node's keys: +17 KB, 1,462,650 measured),
-// 1,495,000 after the snapshot (Group.Snapshot and Restore; 1,477,182
-// measured) and the review fixes of 2026-12-02 (GetMany's bounded loads,
-// the redacted peer URL in errors: +3 KB, 1,480,202 measured).
+// counts. The target is 1.5 MB, within reach because the node links no
+// net/http (TestWasmNodeLinksNoNetHTTP): with it, the node would be about
+// 2.00 MB gzipped, for crypto/tls and crypto/x509 (elliptic curves, RSA,
+// ML-KEM, math/big, ASN.1), which net/http's initialisation keeps although
+// a js node never dials TLS. The bound keeps about 15 KB of room above the
+// measured size (1,480,202 bytes with go 1.26.8), so that growth is seen;
+// raise it only with a reason, given in the commit that raises it.
 const maxGzipBytes = 1_495_000
 
 // noNetHTTP are the packages a js/wasm node must not link: net/http (and

@@ -24,9 +24,9 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // an invoke does not free its endpoint while the function still runs (as
 // an emulator's does: a cancelled invoke request does not stop it); the
 // next request waits for the function's end, so the endpoint never has two
-// invokes at once, which crashes an emulator. It failed before: the
-// endpoint went back to the Front as soon as the caller left, and the next
-// request's invoke overlapped the running one.
+// invokes at once, which crashes an emulator: an endpoint handed back to
+// the Front as soon as the caller left would let the next request's invoke
+// overlap the running one.
 func TestFrontKeepsEndpointBusyAfterCallerLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})

@@ -17,9 +17,9 @@ import (
 )
 
 var outage = flag.Duration("dns.outage", 3*time.Second,
-	"how long TestTarget stops the DNS server (the issue's target: 30s)")
+	"how long TestTarget stops the DNS server (the target: 30s)")
 
-// The DNS target with the default options (MinInterval 1s,
+// The DNS target with the default options (MinInterval 1s,
 // Debounce 500ms) and records of TTL 2 s, on 5 nodes that each watch the
 // server: a change reaches every node's ring (the time is reported; the
 // bound, TTL + 1 s, is asserted in virtual time by the package's own

@@ -25,7 +25,7 @@ type Node struct {
 	Addr string // its address in the ring, as the natives' pools hold it; "": a client that owns nothing
 }
 
-// ClusterKeys are the keys Cluster asks for: the seed's three scores and
+// ClusterKeys are the keys Cluster asks for: the tutorial's three scores and
 // 60 generated keys, enough that each of three nodes owns some.
 func ClusterKeys() []string {
 	ks := []string{"Tom", "Jack", "Sam"}

@@ -8,7 +8,7 @@ import (
 	"github.com/geecache/geecache/examples/internal/hosttest"
 )
 
-// The keys Cluster asks every host's node for: the seed's scores first.
+// The keys Cluster asks every host's node for: the tutorial's scores first.
 func ExampleClusterKeys() {
 	ks := hosttest.ClusterKeys()
 	fmt.Println(ks[0], ks[3], len(ks))

@@ -1,4 +1,4 @@
-// Package seeddb is the seed article's slow database of scores (Tom 630,
+// Package seeddb is the GeeCache tutorial's slow database of scores (Tom 630,
 // Jack 589, Sam 567, plus Ben 582 and Leo 604 so that every node of the
 // three-node demo owns a key), shared by the examples: a source of truth
 // that takes a while to answer, logs every lookup, and counts them, so that
@@ -16,8 +16,8 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// Scores is the seed article's data (Tom, Jack, Sam), with two more
-// scores: under the default ring the seed's three keys are all owned by
+// Scores is the tutorial's data (Tom, Jack, Sam), with two more
+// scores: under the default ring the tutorial's three keys are all owned by
 // the demo's first node (127.0.0.1:8001), Ben by the second and Leo by the
 // third, so the demo shows keys spread over every node.
 func Scores() map[string]string {

@@ -1,6 +1,6 @@
 // Package wasmdata is the data every node of the WebAssembly examples
 // (examples/wasm, examples/workers) and of their tests has: the group
-// "scores" over the seed's scores and generated keys, and the group
+// "scores" over the tutorial's scores and generated keys, and the group
 // "echo" that answers any key, for the tests that send every awkward key
 // through each JavaScript host.
 package wasmdata
@@ -21,12 +21,12 @@ const (
 	CacheBytes = 1 << 20
 )
 
-// NumKeys is how many generated keys the data set has besides the seed's
+// NumKeys is how many generated keys the data set has besides the tutorial's
 // scores: enough that every node of a three-node cluster owns some.
 const NumKeys = 300
 
 // Dataset is the slow database's content, the same on every node: the
-// seed's scores (Tom 630, Jack 589, Sam 567, ...) and key-000 ... key-299.
+// tutorial's scores (Tom 630, Jack 589, Sam 567, ...) and key-000 ... key-299.
 func Dataset() map[string]string {
 	d := seeddb.Scores()
 	for i := range NumKeys {

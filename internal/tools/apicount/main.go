@@ -10,7 +10,7 @@
 //
 // It prints the total, then one line per package: its folder and count
 // (and, with -list, its names). With -budget it fails when the total is
-// above N, so that CI keeps the surface from growing back (issue 16).
+// above N, so that CI keeps the surface from growing back.
 package main
 
 import (
