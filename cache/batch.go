@@ -225,25 +225,27 @@ func (g *Group) fetchMany(ctx context.Context, owner PeerGetter, keys []string, 
 		cl singleflight.Claim[entry]
 	}
 	var joined []joinedKey
-	n := 0 // the keys to ask, compacted into ks, idx and claims
+	gens := make([]uint64, len(idx))
+	n := 0 // the keys to ask, compacted into ks, idx, claims and gens
 	for p, i := range idx {
 		key, cl := ks[p], claims[p]
 		if cl.Joined() {
 			joined = append(joined, joinedKey{i, cl})
 			continue
 		}
-		if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
+		gen, v, exp, ok := g.mem.look(key)
+		if ok && g.fresh.isFresh(exp) {
 			// A load that ended just before the claim left it in memory.
 			e, err := g.fresh.cached(v, exp)
 			g.forwardFlight.Finish(key, cl, e, err)
 			res[i] = manyResult{e, g.keyErr(key, err)}
 			continue
 		}
-		ks[n], idx[n], claims[n] = key, i, cl
+		ks[n], idx[n], claims[n], gens[n] = key, i, cl, gen
 		n++
 	}
 	if n > 0 {
-		b := &batch{g: g, owner: owner, ctx: ctx, keys: ks[:n], idx: idx[:n], claims: claims[:n]}
+		b := &batch{g: g, owner: owner, ctx: ctx, keys: ks[:n], idx: idx[:n], claims: claims[:n], gens: gens[:n]}
 		b.run(res)
 	}
 	for _, j := range joined {

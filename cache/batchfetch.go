@@ -28,7 +28,8 @@ type batch struct {
 	keys   []string
 	idx    []int // each key's index in the GetMany
 	claims []singleflight.Claim[entry]
-	last   bool // the owner is a failed owner's next node: no further step
+	gens   []uint64 // each key's generation from before it was looked up (memory.look)
+	last   bool     // the owner is a failed owner's next node: no further step
 
 	// The peer's answer, written by Batch's each before Batch returns.
 	answers []keyAnswer
@@ -99,10 +100,7 @@ func (b *batch) decide(out []decision) {
 			probe = true
 		}
 	}
-	gens := make([]uint64, n)
-	for k, key := range b.keys {
-		gens[k] = g.mem.generation(key)
-	}
+	gens := b.gens
 	b.answers, b.got = make([]keyAnswer, n), make([]bool, n)
 	hedged, answered, berr := b.fetch(ph, probe, gens, out)
 	single := errors.Is(berr, errors.ErrUnsupported) // an older peer, or a transport that cannot batch
@@ -188,6 +186,7 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 			}
 			subs[j].keys = append(subs[j].keys, b.keys[k])
 			subs[j].claims = append(subs[j].claims, b.claims[k])
+			subs[j].gens = append(subs[j].gens, b.gens[k])
 			at[j] = append(at[j], k)
 		}
 		g.counters.nextPeer.Add(int64(len(ks) - len(here)))
@@ -214,7 +213,7 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 				// other nodes' requests for it, so that it loads once here.
 				e, err = g.localFlight.DoLoader(b.ctx, b.keys[k], (*localLoader)(g), nil)
 			} else {
-				e, err = g.loadLocally(b.ctx, spanFallback, b.keys[k], false)
+				e, err = g.loadLocally(b.ctx, spanFallback, b.keys[k], false, b.gens[k])
 			}
 			out[k] = decision{e: e, err: err, done: true, local: true}
 		})
@@ -229,7 +228,7 @@ func (b *batch) copies(out []decision) {
 	var wg sync.WaitGroup
 	for k, key := range b.keys {
 		wg.Go(func() {
-			e, err := b.g.loadCopy(b.ctx, key)
+			e, err := b.g.loadCopy(b.ctx, key, b.gens[k])
 			out[k] = decision{e: e, err: err, done: true, local: true}
 		})
 	}
@@ -248,7 +247,7 @@ func (b *batch) alone(out []decision, ks []int) {
 		cl := b.claims[k]
 		b.claims[k] = singleflight.Claim[entry]{}
 		wg.Go(func() {
-			e, err := g.forwardFlight.Run(b.ctx, b.keys[k], cl, (*aloneLoader)(g), aloneArg{b.owner, !b.last})
+			e, err := g.forwardFlight.Run(b.ctx, b.keys[k], cl, (*aloneLoader)(g), aloneArg{b.owner, !b.last, b.gens[k]})
 			out[k] = decision{e: e, err: err, done: true}
 		})
 	}
@@ -264,11 +263,12 @@ type aloneLoader Group
 type aloneArg struct {
 	owner PeerGetter
 	next  bool
+	gen   uint64
 }
 
 func (l *aloneLoader) Load(ctx context.Context, key string, arg any) (entry, error) {
 	a := arg.(aloneArg)
-	return (*Group)(l).loadFromPeer(ctx, a.owner, key, a.next)
+	return (*Group)(l).loadFromPeer(ctx, a.owner, key, a.next, a.gen)
 }
 
 // abandon ends the keys ks after the caller has gone: a key another caller
@@ -294,7 +294,7 @@ func (b *batch) abandon(out []decision, ks []int, release func(k int)) {
 		out[k] = decision{err: b.ctx.Err(), done: true, handed: true}
 		bg := context.WithoutCancel(b.ctx)
 		go func() {
-			e, err := g.loadCopy(bg, key) // the owner did not fail (its batch was cancelled): a copy
+			e, err := g.loadCopy(bg, key, b.gens[k]) // the owner did not fail (its batch was cancelled): a copy
 			if release != nil {
 				release(k)
 			}

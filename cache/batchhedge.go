@@ -119,7 +119,7 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 		var hctx context.Context
 		hctx, hcancel[k] = context.WithCancel(context.WithoutCancel(ctx))
 		go func() {
-			e, err := g.loadCopy(hctx, key)
+			e, err := g.loadCopy(hctx, key, gens[k])
 			hdone <- localDone{k, e, err}
 		}()
 	}

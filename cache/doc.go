@@ -19,6 +19,31 @@
 // error, never a setting that is silently ignored, and go doc shows every
 // option beside what it configures.
 //
+// # Writes and reads
+//
+// Group.Set, Group.Remove, Group.RemoveMany and Group.Purge change the cache,
+// not the source: the Getter stays the source of truth. Change the source
+// first, then the cache (Set with the new value, or Remove), and a Get never
+// returns a value older than the last write. What a caller may assume:
+//
+//   - After a write returns nil (acknowledged), no node serves the value it
+//     replaced: a Get that begins after it returns the write's value, or a
+//     newer one. Every node was told; a load that was in flight anywhere when
+//     the write reached it keeps nothing, and no Get that comes later joins
+//     it.
+//   - A Get concurrent with a write may return the old value or the new one.
+//   - After a write returns an *UpdateError, the nodes it names may still
+//     serve the old value until the change reaches them (it is retried in
+//     the background), or their copies expire or are evicted; see
+//     UpdateError for the others.
+//
+// What is not promised: a Set's value lives in the owner's memory (and in
+// copies), not in the source. If the source does not hold it too, the value
+// is lost when the owner evicts it, restarts, or cannot answer: the nodes
+// then load the source's value (a fallback, a hedge beside a slow owner, the
+// next node on the ring). Writes to one key from several callers at once are
+// not ordered among themselves: the last to reach the owner wins.
+//
 // # Errors
 //
 // Get returns a *Error that names the group and key and wraps the cause:

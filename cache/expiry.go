@@ -134,9 +134,7 @@ func (g *Group) refresh(key string, mayForward bool) {
 // the key is gone, and a stale copy must not be served any longer. (A
 // "not found" the load cached, or a value set since, is fresh and stays.)
 func (g *Group) dropStale(key string) {
-	if _, exp, ok := g.mem.peek(key); ok && !g.fresh.isFresh(exp) {
-		g.mem.remove(key)
-	}
+	g.mem.removeExpired(key, g.fresh.nanos())
 }
 
 // coarseTick is the resolution of the coarse clock.

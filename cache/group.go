@@ -210,13 +210,14 @@ type (
 // again; or nil, and creditTakenOver asks.
 func (l *localLoader) Load(ctx context.Context, key string, remote any) (entry, error) {
 	g := (*Group)(l)
-	if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
+	gen, v, exp, ok := g.mem.look(key)
+	if ok && g.fresh.isFresh(exp) {
 		return g.fresh.cached(v, exp)
 	}
-	if e, err, ok := g.handoff(ctx, key); ok {
+	if e, err, ok := g.handoff(ctx, key, gen); ok {
 		return e, err
 	}
-	e, err := g.loadLocally(ctx, spanLoad, key, false)
+	e, err := g.loadLocally(ctx, spanLoad, key, false, gen)
 	g.creditTakenOver(key, remote)
 	return e, err
 }
@@ -225,15 +226,17 @@ func (l *localLoader) Load(ctx context.Context, key string, remote any) (entry, 
 // that finished just before this one started has left it in memory.
 func (l *forwardLoader) Load(ctx context.Context, key string, owner any) (entry, error) {
 	g := (*Group)(l)
-	if v, exp, ok := g.mem.peek(key); ok && g.fresh.isFresh(exp) {
+	gen, v, exp, ok := g.mem.look(key)
+	if ok && g.fresh.isFresh(exp) {
 		return g.fresh.cached(v, exp)
 	}
-	return g.loadFromPeer(ctx, owner.(PeerGetter), key, true)
+	return g.loadFromPeer(ctx, owner.(PeerGetter), key, true, gen)
 }
 
-// Load loads key locally as a copy (loadCopy).
-func (l *copyLoader) Load(ctx context.Context, key string, _ any) (entry, error) {
-	return (*Group)(l).loadLocally(ctx, spanFallback, key, true)
+// Load loads key locally as a copy (loadCopy), with the generation its
+// caller noted (a uint64) when it looked in memory.
+func (l *copyLoader) Load(ctx context.Context, key string, gen any) (entry, error) {
+	return (*Group)(l).loadLocally(ctx, spanFallback, key, true, gen.(uint64))
 }
 
 // loadCopy loads key here for an owner that is alive, and keeps it as a
@@ -258,8 +261,12 @@ func (l *copyLoader) Load(ctx context.Context, key string, _ any) (entry, error)
 //
 // The load runs in the local flight, so it joins a load of key already
 // under way here (a hedge's, or a peer's request).
-func (g *Group) loadCopy(ctx context.Context, key string) (entry, error) {
-	return g.localFlight.DoLoader(ctx, key, (*copyLoader)(g), nil)
+//
+// gen is the generation the load of the caller noted (see memory.gens):
+// a copy is kept only if key has not changed since, so that a copy never
+// outlives a write that its caller's load came before.
+func (g *Group) loadCopy(ctx context.Context, key string, gen uint64) (entry, error) {
+	return g.localFlight.DoLoader(ctx, key, (*copyLoader)(g), gen)
 }
 
 // loadFromPeer fetches key from its owner and keeps it in the hot cache.
@@ -269,7 +276,10 @@ func (g *Group) loadCopy(ctx context.Context, key string) (entry, error) {
 // handoff.go), else the node loads it itself. A busy owner's key, and a
 // fetch slower than the hedge delay (which races a local load), are
 // loaded here as a copy (loadCopy).
-func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, next bool) (entry, error) {
+//
+// gen is key's generation from before the load last looked in memory
+// (memory.look): what the load keeps is checked against it.
+func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, next bool, gen uint64) (entry, error) {
 	ph := g.health.of(owner)
 	probe := false
 	if ph != nil {
@@ -277,17 +287,16 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 		case admitEjected:
 			g.counters.ejectedLoads.Add(1)
 			g.probe(owner, ph, key)
-			return g.fallback(ctx, key, next, nil)
+			return g.fallback(ctx, key, next, nil, gen)
 		case admitBusy:
 			g.counters.peerBusy.Add(1)
-			return g.loadCopy(ctx, key) // the owner is alive: a copy
+			return g.loadCopy(ctx, key, gen) // the owner is alive: a copy
 		case admitProbe:
 			probe = true
 		}
 	}
-	gen := g.mem.generation(key)
 	sctx, span := g.step(ctx, spanPeer, key, owner)
-	v, ttl, local, err := g.fetchHedged(sctx, owner, key, ph, probe)
+	v, ttl, local, err := g.fetchHedged(sctx, owner, key, gen, ph, probe)
 	span.End(err)
 	answered := found(err)
 	switch {
@@ -318,7 +327,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 	}
 	g.warn.Log(ctx, slog.LevelWarn, "fail "+owner.Addr(), "geecache: peer failed, loading elsewhere",
 		slog.String("group", g.name), slog.Any("err", err))
-	return g.fallback(ctx, key, next, &g.counters.fallbacks)
+	return g.fallback(ctx, key, next, &g.counters.fallbacks, gen)
 }
 
 // loadLocally calls the Getter, as the step kind (spanLoad, or spanFallback
@@ -328,9 +337,8 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 // that fails because its load was cancelled (no caller waits for it any
 // more: they left, or the owner answered the hedge first) is not a load
 // error: the source did not fail.
-func (g *Group) loadLocally(ctx context.Context, kind string, key string, asCopy bool) (entry, error) {
+func (g *Group) loadLocally(ctx context.Context, kind string, key string, asCopy bool, gen uint64) (entry, error) {
 	g.counters.localLoads.Add(1)
-	gen := g.mem.generation(key)
 	sctx, span := g.step(ctx, kind, key, nil)
 	var v []byte
 	var ttl time.Duration

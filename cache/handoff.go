@@ -63,13 +63,14 @@ func (g *Group) held(key string) (entry, error) {
 // "not found" it had cached); the answer is kept in main, as this node
 // owns the key now. Anything else (it does not hold the key, it is gone,
 // it is slow) leaves the load to the caller.
-func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok bool) {
+func (g *Group) handoff(ctx context.Context, key string, gen uint64) (e entry, err error, ok bool) {
 	// (ctx is never memory-only here: a memory-only request is answered
 	// by held, and a load's context comes from a Get, a GetMany or an
 	// ordinary GetLocal.)
-	if g.router == nil || g.hotBlocked() {
+	if g.router == nil || g.hotBlocked() || g.mem.wroteWithin(key, g.writeReach()) {
 		// hotBlocked: a Purge is still reaching the peers, so the previous
-		// owner may hold a value from before it; load instead.
+		// owner may hold a value from before it; load instead. So may it
+		// after a recent write of the key (memory.wrote).
 		return entry{}, nil, false
 	}
 	_, prev, changed := g.router.PickFallback(key, nil)
@@ -80,7 +81,6 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 	if ph != nil && !ph.handoffWanted(changed) {
 		return entry{}, nil, false
 	}
-	gen := g.mem.generation(key)
 	hctx, cancel := context.WithTimeout(handoff.MemoryOnly(ctx), g.policy.HandoffTimeout)
 	sctx, span := g.step(hctx, spanPeer, key, prev)
 	v, ttl, err := peerGet(sctx, prev, g.name, key)
@@ -102,6 +102,11 @@ func (g *Group) handoff(ctx context.Context, key string) (e entry, err error, ok
 	g.creditHandedOver(key)
 	return e, err, true
 }
+
+// writeReach is how long a write of a key may take to reach every node
+// after it reached its owner: the owner's answer, then each other node's,
+// each within SlowAfter.
+func (g *Group) writeReach() time.Duration { return 2 * g.policy.SlowAfter }
 
 // takenOverCredit is the uses a key this node loads as the next node for
 // an owner that is down (or for a peer whose ring disagrees) is credited
@@ -178,11 +183,11 @@ func (g *Group) keepFallback(key string, next bool) {
 // live node on the ring when next is set and there is one, else locally
 // (counted in local, if not nil). The next node is asked without a
 // further fallback, so a key takes at most one such step.
-func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64) (entry, error) {
+func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64, gen uint64) (entry, error) {
 	if next && g.router != nil {
 		if peer, _, _ := g.router.PickFallback(key, g.health.isEjected); peer != nil {
 			g.counters.nextPeer.Add(1)
-			return g.loadFromPeer(ctx, peer, key, false)
+			return g.loadFromPeer(ctx, peer, key, false, gen)
 		}
 	}
 	if local != nil {
@@ -194,7 +199,7 @@ func (g *Group) fallback(ctx context.Context, key string, next bool, local *atom
 		// that the key loads once here, whoever asks.
 		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), true) // its owner is a peer
 	}
-	return g.loadLocally(ctx, spanFallback, key, false)
+	return g.loadLocally(ctx, spanFallback, key, false, gen)
 }
 
 // A previous owner that has answered "not held" coldHandoffs times since

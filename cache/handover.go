@@ -137,6 +137,7 @@ func (g *Group) takeOffer(ctx context.Context, keys []string) {
 	}
 	defer g.handover.release()
 	var from []ownerKeys
+	gens := make([]uint64, len(keys))
 	for i, key := range keys {
 		owner, remote := g.pickPeer(key)
 		next, prev, _ := g.router.PickFallback(key, nil)
@@ -150,8 +151,12 @@ func (g *Group) takeOffer(ctx context.Context, keys []string) {
 			}
 			prev = owner
 		}
+		gens[i] = g.mem.generation(key) // before the look (see memory.gens)
 		if _, exp, ok := g.mem.main.Peek(key); ok && g.fresh.isFresh(exp) {
 			continue
+		}
+		if g.mem.wroteWithin(key, g.writeReach()) {
+			continue // the previous owner may not know of the write yet
 		}
 		if g.mem.promote(key, g.fresh.nanos()) {
 			// A copy this node fetched from the key's owner before: its
@@ -176,18 +181,18 @@ func (g *Group) takeOffer(ctx context.Context, keys []string) {
 		if ctx.Err() != nil {
 			return
 		}
-		g.pull(ctx, f.peer, keys, f.idx)
+		g.pull(ctx, f.peer, keys, f.idx, gens)
 	}
 }
 
 // pull asks prev, from its memory only, for the keys of idx and keeps each
 // value (or cached "not found") it answers in main, unless the key changed
-// here meanwhile.
-func (g *Group) pull(ctx context.Context, prev PeerGetter, keys []string, idx []int) {
+// here since its generation in gens (by index in keys).
+func (g *Group) pull(ctx context.Context, prev PeerGetter, keys []string, idx []int, keyGens []uint64) {
 	ks := make([]string, len(idx))
 	gens := make([]uint64, len(idx))
 	for n, i := range idx {
-		ks[n], gens[n] = keys[i], g.mem.generation(keys[i])
+		ks[n], gens[n] = keys[i], keyGens[i]
 	}
 	_ = peerBatch(handoff.MemoryOnly(ctx), prev, g.name, ks, false, func(n int, v []byte, ttl time.Duration, err error) {
 		if n < 0 || n >= len(ks) || !found(err) || (ttl > 0 && ttl <= time.Millisecond) {

@@ -113,13 +113,13 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // callers at once (singleflight's Publish); the fetch goes on until
 // SlowAfter since it began, so that a slow peer that answers counts as
 // alive and only one that does not counts as failed.
-func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, ph *peerHealth, probe bool) (v []byte, ttl time.Duration, local *hedge, err error) {
+func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, gen uint64, ph *peerHealth, probe bool) (v []byte, ttl time.Duration, local *hedge, err error) {
 	if g.policy.NoHedge {
 		v, ttl, err = peerGet(ctx, owner, g.name, key)
 		g.settle(ctx, ph, probe, err, ctx.Err() != nil)
 		return v, ttl, nil, err
 	}
-	f := &fetch{g: g, ctx: ctx, key: key, begin: time.Now(), h: hedge{done: make(chan struct{})}}
+	f := &fetch{g: g, ctx: ctx, key: key, gen: gen, begin: time.Now(), h: hedge{done: make(chan struct{})}}
 	f.timer = time.AfterFunc(g.latency.hedgeDelay(), f.hedge)
 	v, ttl, err = peerGet(progress.With(ctx, f), owner, g.name, key)
 	hedged := !f.state.CompareAndSwap(waiting, fetched)
@@ -160,6 +160,7 @@ type fetch struct {
 	g         *Group
 	ctx       context.Context // the load's
 	key       string
+	gen       uint64 // the load's (see memory.gens): the hedge's copy keeps to it
 	begin     time.Time
 	timer     *time.Timer // starts the hedge
 	state     atomic.Int32
@@ -195,7 +196,7 @@ func (f *fetch) hedge() {
 	}
 	g := f.g
 	g.counters.hedges.Add(1)
-	f.h.e, f.h.err = g.loadCopy(f.ctx, f.key)
+	f.h.e, f.h.err = g.loadCopy(f.ctx, f.key, f.gen)
 	if found(f.h.err) {
 		f.h.published = g.forwardFlight.Publish(f.ctx, f.key, f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.begin), 0))
 		if f.h.published {

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/geecache/geecache/cache/internal/lru"
 )
@@ -22,14 +23,35 @@ type memory struct {
 	hot      *lru.Cache
 	writeMu  sync.Mutex // serialises adds so that the budget holds exactly
 
-	// gens count the removals and replacements of the keys that hash to
-	// each stripe. A load notes its key's generation before it starts and
-	// keeps its value only if the generation is the same when it ends, so
-	// that a load in flight when its key is removed cannot bring the old
-	// value back. Another key of the stripe changing only costs a load
-	// its caching, never a wrong value.
+	// gens count the writes (removals and replacements) of the keys that
+	// hash to each stripe. They order a write against a load, by one rule
+	// that every load follows, whatever it loads from (the Getter, the
+	// owner, a previous owner, a next node):
+	//
+	//   - A load notes its key's generation before it last looks for the
+	//     key in memory (look), and keeps its value only if the generation
+	//     is the same when it stores it, and no fresh entry of the key came
+	//     meanwhile (add, under writeMu).
+	//   - A write changes the entries first and bumps the generation after,
+	//     under writeMu.
+	//
+	// So a load that missed before a write and ends after it keeps
+	// nothing, however it got its value; and a load that noted the
+	// generation after a write finds the write's value in memory (a Set's),
+	// or loads after the write (a Remove's), so that what it keeps is not
+	// older than the write. The write also makes the group's flights forget
+	// the key, so that no caller that comes after it joins a load from
+	// before it. Another key of the stripe changing only costs a load its
+	// caching, never a wrong value.
 	seed maphash.Seed
 	gens [genStripes]atomic.Uint64
+
+	// wrote is when each stripe was last written (Unix nanoseconds). A
+	// write reaches the key's owner before the other nodes, so for a while
+	// after it another node's memory may still hold the value it
+	// replaced: a load must not take the key from another node's memory
+	// then (handoff, pull), however new its generation.
+	wrote [genStripes]atomic.Int64
 }
 
 const genStripes = 256
@@ -48,6 +70,27 @@ func newMemory(maxBytes int64, countOverhead bool) *memory {
 // generation returns the generation of key's stripe.
 func (m *memory) generation(key string) uint64 {
 	return m.gens[maphash.String(m.seed, key)%genStripes].Load()
+}
+
+// written marks key's stripe changed, as the last step of a write (see
+// gens and wrote). m.writeMu must be held.
+func (m *memory) written(key string) {
+	s := maphash.String(m.seed, key) % genStripes
+	m.wrote[s].Store(time.Now().UnixNano())
+	m.gens[s].Add(1)
+}
+
+// wroteWithin reports whether key's stripe was written within d.
+func (m *memory) wroteWithin(key string, d time.Duration) bool {
+	return time.Now().UnixNano()-m.wrote[maphash.String(m.seed, key)%genStripes].Load() < int64(d)
+}
+
+// look returns key's generation and then, as peek does, its entry: what a
+// load starts from (see gens).
+func (m *memory) look(key string) (gen uint64, value []byte, expires int64, ok bool) {
+	gen = m.generation(key)
+	value, expires, ok = m.peek(key)
+	return gen, value, expires, ok
 }
 
 // get looks key up in main, then hot. expires is the entry's expiry in
@@ -116,9 +159,12 @@ func (m *memory) unhit(key string) {
 	m.hot.Unhit(key)
 }
 
-// add stores value in c (m.main or m.hot) with an expiry (Unix
+// add stores a load's value in c (m.main or m.hot) with an expiry (Unix
 // nanoseconds, 0 for never), unless key's generation is no longer gen (the
-// key was removed or replaced since its load began). It evicts first so
+// key was removed or replaced since its load began), or c holds a fresh
+// entry of key at now (it came after the load looked, so it is not older:
+// another load's, or a write's that a lookup missed while it was being
+// stored). It evicts first so
 // that the two caches together never hold more than maxBytes; entries
 // expired at now (0: none is) go first. A value larger than the whole
 // budget is not stored, and a budget of 0 stores nothing.
@@ -130,6 +176,9 @@ func (m *memory) add(c *lru.Cache, key string, value []byte, gen uint64, expires
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
 	if m.generation(key) != gen {
+		return
+	}
+	if _, exp, ok := c.Peek(key); ok && (exp == 0 || exp > now && now != 0) {
 		return
 	}
 	m.addLocked(c, key, value, size, expires, now)
@@ -160,12 +209,12 @@ func (m *memory) addIfRoom(key string, value []byte, expires int64) bool {
 func (m *memory) replace(key string, value []byte, expires, now int64) {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	m.gens[maphash.String(m.seed, key)%genStripes].Add(1)
 	m.main.Remove(key)
 	m.hot.Remove(key)
 	if size := m.main.Charge(key, value); m.maxBytes > 0 && size <= m.maxBytes {
 		m.addLocked(m.main, key, value, size, expires, now)
 	}
+	m.written(key) // after the change (see gens)
 }
 
 // addLocked evicts until size more bytes fit, then adds the entry.
@@ -230,9 +279,22 @@ func (m *memory) promote(key string, now int64) bool {
 func (m *memory) remove(key string) {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	m.gens[maphash.String(m.seed, key)%genStripes].Add(1)
 	m.main.Remove(key)
 	m.hot.Remove(key)
+	m.written(key) // after the change (see gens)
+}
+
+// removeExpired is remove, if key's entry is still expired at now: a
+// write that came meanwhile stays.
+func (m *memory) removeExpired(key string, now int64) {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	if _, exp, ok := m.peek(key); !ok || exp == 0 || exp > now {
+		return
+	}
+	m.main.Remove(key)
+	m.hot.Remove(key)
+	m.written(key)
 }
 
 // purge drops every entry of both caches at once, and makes every load in
@@ -240,9 +302,11 @@ func (m *memory) remove(key string) {
 func (m *memory) purge() {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	for i := range m.gens {
-		m.gens[i].Add(1)
-	}
 	m.main.Clear()
 	m.hot.Clear()
+	now := time.Now().UnixNano()
+	for i := range m.gens { // after the change (see gens)
+		m.wrote[i].Store(now)
+		m.gens[i].Add(1)
+	}
 }

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,6 +112,12 @@ func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 			rest = append(rest, p)
 		}
 	}
+	// The order is Remove's (write.pass): the others once the owners
+	// have confirmed; at once if the owners are late, and again once they
+	// confirm. An owner of one key is one of the others for the keys
+	// another owner holds: with more than one owner, they are told again
+	// too, once all have confirmed, so that none keeps an old value it
+	// fetched from another owner meanwhile.
 	apply := func(ctx context.Context, p PeerGetter) error { return removeBatch(ctx, g.name, p, keys) }
 	ownersDone := make(chan map[string]error, 1)
 	go func() { ownersDone <- g.tellAll(ctx, owners, apply) }()
@@ -122,9 +129,18 @@ func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 	case <-ctx.Done():
 	}
 	t.Stop()
-	restFailed := g.tellAll(ctx, rest, apply)
-	if failed == nil {
+	late := failed == nil
+	var restFailed map[string]error
+	if late {
+		restFailed = g.tellAll(ctx, rest, apply)
 		failed = <-ownersDone
+	}
+	if len(failed) == 0 || !late {
+		again := rest
+		if len(failed) == 0 && len(owners) > 1 {
+			again = append(slices.Clone(rest), owners...)
+		}
+		restFailed = g.tellAll(ctx, again, apply)
 	}
 	for a, err := range restFailed {
 		failed[a] = err

@@ -130,13 +130,28 @@ func (t *table) find(h uint64, key string) *entry {
 	}
 }
 
+// find returns the entry of key (hash h), or nil. A lookup that took a
+// table before a rehash published its successor sees the old table's
+// snapshot, which no later change reaches: it looks again in the table
+// that is current once it has looked, so that it never returns an entry
+// removed before it began, nor misses one added before it began.
+func (s *shard) find(h uint64, key string) *entry {
+	for {
+		t := s.table.Load()
+		e := t.find(h, key)
+		if s.table.Load() == t {
+			return e
+		}
+	}
+}
+
 // Get returns the value of key and its expiry (Unix nanoseconds, 0 for
 // never), and counts a use of it. It returns an entry whether or not it
 // has expired: the caller compares the expiry with its own clock, and may
 // still serve a stale value.
 func (c *Cache) Get(key string) (value []byte, expires int64, ok bool) {
 	s, h := c.locate(key)
-	e := s.table.Load().find(h, key)
+	e := s.find(h, key)
 	if e == nil {
 		return nil, 0, false
 	}
@@ -161,7 +176,7 @@ func (c *Cache) Unhit(key string) {
 // Peek is Get without counting a use or a hit.
 func (c *Cache) Peek(key string) (value []byte, expires int64, ok bool) {
 	s, h := c.locate(key)
-	if e := s.table.Load().find(h, key); e != nil {
+	if e := s.find(h, key); e != nil {
 		return e.value(), e.expires, true
 	}
 	return nil, 0, false
@@ -220,7 +235,7 @@ func (c *Cache) Add(key string, value []byte, expires int64) {
 // here yet. A key not held is left alone.
 func (c *Cache) Use(key string) {
 	s, h := c.locate(key)
-	if e := s.table.Load().find(h, key); e != nil {
+	if e := s.find(h, key); e != nil {
 		if u := e.uses.Load(); u < maxUses {
 			e.uses.Store(u + 1)
 		}
@@ -353,7 +368,7 @@ func (c *Cache) Sum(key string, value []byte) uint64 {
 		return 0
 	}
 	s, h := c.locate(key)
-	e := s.table.Load().find(h, key)
+	e := s.find(h, key)
 	if e == nil || e.size != len(value) || e.data != &value[0] {
 		return 0
 	}

@@ -1,0 +1,104 @@
+package nethttp_test
+
+import (
+	"context"
+	"flag"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/adapters/nethttp"
+	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/history"
+)
+
+// -history.for runs each history check longer; -history.seed repeats one.
+var (
+	historyFor  = flag.Duration("history.for", time.Second, "how long each history check runs")
+	historySeed = flag.Uint64("history.seed", 0, "the seed of the history checks (0: a new one each run)")
+)
+
+// Concurrent Gets, GetManys, Sets, Removes, RemoveManys and Purges on
+// nodes over HTTP/1.1 and multiplexed, with and without a cluster secret,
+// healthy and with a node that hangs now and then: no read returns a value
+// an acknowledged write had replaced before the read began (see
+// internal/history), and after the writes every node serves the latest.
+func TestHistoryOverHTTP(t *testing.T) {
+	type variant struct {
+		name      string
+		nodes     int
+		multiplex bool
+		secret    bool
+		hang      bool
+	}
+	var vs []variant
+	for _, mux := range []bool{false, true} {
+		for _, secret := range []bool{false, true} {
+			for _, hang := range []bool{false, true} {
+				name := map[bool]string{false: "HTTP/1.1", true: "multiplexed"}[mux] +
+					map[bool]string{false: ", unsigned writes", true: ", secret"}[secret] +
+					map[bool]string{false: "", true: ", a node hangs now and then"}[hang]
+				vs = append(vs, variant{name, 3, mux, secret, hang})
+			}
+		}
+	}
+	vs = append(vs, variant{"5 nodes, HTTP/1.1, secret", 5, false, true, false})
+	keys := make([]string, 12)
+	for i := range keys {
+		keys[i] = "k" + string(rune('a'+i))
+	}
+	for _, v := range vs {
+		t.Run(v.name, func(t *testing.T) {
+			seed := *historySeed
+			if seed == 0 {
+				seed = rand.Uint64()
+			}
+			t.Logf("seed %d (repeat with -history.seed=%d)", seed, seed)
+			src := history.NewSource(keys)
+			po := nethttp.PoolOptions{Multiplex: v.multiplex, UnsignedWrites: !v.secret}
+			if v.secret {
+				po.Cluster.Secret = []byte("history secret")
+			}
+			nodes := nethttptest.Start(t, v.nodes, &nethttptest.Options{
+				Getter:       func(int) getter.Getter { return getter.Func(src.Get) },
+				GroupOptions: cache.GroupOptions{NotFoundTTL: time.Minute},
+				PoolOptions:  po,
+			})
+			w := history.Workload{
+				Nodes: len(nodes), Group: func(i int) *cache.Group { return nodes[i].Group },
+				Source: src, Keys: keys, Writers: 3, Readers: 6, Duration: *historyFor, MaxOps: 1 << 20, Seed: seed,
+			}
+			if v.hang {
+				w.Fault = func(ctx context.Context, rng *rand.Rand) {
+					for ctx.Err() == nil {
+						n := nodes[rng.IntN(len(nodes))]
+						wait(ctx, time.Duration(100+rng.IntN(200))*time.Millisecond)
+						n.SetFault(nethttptest.Fault{Hang: true})
+						wait(ctx, time.Duration(200+rng.IntN(400))*time.Millisecond)
+						n.SetFault(nethttptest.Fault{})
+					}
+				}
+			}
+			rep := history.Run(t.Context(), w)
+			t.Log(rep)
+			if rep.Reads < 200 || rep.Acked < 20 {
+				t.Fatalf("%v: too little checked", rep)
+			}
+			if len(rep.Violations) > 0 {
+				t.Fatalf("%v\n%s", rep, rep.Detail(10))
+			}
+		})
+	}
+}
+
+// wait waits for d or until ctx ends.
+func wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

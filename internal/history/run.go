@@ -1,0 +1,195 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+)
+
+// A Workload is a history to run on a cluster: writers and readers on
+// random nodes and keys, for a bounded time and number of operations.
+type Workload struct {
+	// Nodes is the size of the cluster, and Group(i) the group of node i
+	// now (a node that restarts has a new one).
+	Nodes int
+	Group func(i int) *cache.Group
+	// Source is every node's source; Keys the keys asked for, all in it.
+	Source *Source
+	Keys   []string
+
+	Writers, Readers int
+	Duration         time.Duration // at most
+	MaxOps           int           // per worker, at most
+	Seed             uint64
+
+	// CacheOnly leaves the source alone: a Set's value is in the cache
+	// only, and a Remove brings back the source's value. A value that
+	// only the owner's memory holds is lost when the owner cannot answer
+	// (the other nodes load the source then), so run it on a healthy
+	// cluster.
+	CacheOnly bool
+
+	// Fault, if set, runs beside the workload with its own random
+	// numbers, and must return when ctx ends.
+	Fault func(ctx context.Context, rng *rand.Rand)
+}
+
+// put writes v to the source, unless the workload leaves it alone; it
+// returns the value the write makes key's, as a read would see it.
+func (w Workload) put(key, v string, set bool) string {
+	if !w.CacheOnly {
+		w.Source.Put(key, v)
+		return v
+	}
+	if set {
+		return v
+	}
+	return Initial(key)
+}
+
+// Run runs w and checks its history. After the writers and readers end
+// (and Fault with them), every node reads every key once more: a copy
+// that a write did not reach shows up there even if no later write came.
+func Run(ctx context.Context, w Workload) Report {
+	rec := NewRecorder()
+	runCtx, cancel := context.WithTimeout(ctx, w.Duration)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range w.Writers {
+		rng := rand.New(rand.NewPCG(w.Seed, uint64(i)))
+		wg.Go(func() { writer(runCtx, w, rec, i, rng) })
+	}
+	for i := range w.Readers {
+		rng := rand.New(rand.NewPCG(w.Seed, uint64(1000+i)))
+		wg.Go(func() { reader(runCtx, w, rec, rng) })
+	}
+	if w.Fault != nil {
+		rng := rand.New(rand.NewPCG(w.Seed, 2000))
+		wg.Go(func() { w.Fault(runCtx, rng) })
+	}
+	wg.Wait()
+	for n := range w.Nodes {
+		for _, k := range w.Keys {
+			read(ctx, w, rec, n, "get", []string{k})
+		}
+	}
+	return Check(rec.Ops())
+}
+
+const opTimeout = 5 * time.Second
+
+// writer changes the source and then the cache, as a user does: Put and
+// Set, Put and Remove, Delete and Remove, Puts and RemoveMany; now and
+// then a Purge, which writes nothing.
+func writer(ctx context.Context, w Workload, rec *Recorder, id int, rng *rand.Rand) {
+	for seq := 0; seq < w.MaxOps && ctx.Err() == nil; seq++ {
+		node := rng.IntN(w.Nodes)
+		g := w.Group(node)
+		key := w.Keys[rng.IntN(len(w.Keys))]
+		val := fmt.Sprintf("w%d.%d:%s", id, seq, key)
+		opCtx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		switch p := rng.IntN(100); {
+		case p < 55:
+			start := rec.Now()
+			val = w.put(key, val, true)
+			err := g.Set(opCtx, key, []byte(val), 0)
+			rec.Add(Op{Node: node, What: "set", Key: key, Value: val, Start: start, End: rec.Now(), Write: true, Acked: err == nil})
+		case p < 75:
+			start := rec.Now()
+			val = w.put(key, val, false)
+			err := g.Remove(opCtx, key)
+			rec.Add(Op{Node: node, What: "remove", Key: key, Value: val, Start: start, End: rec.Now(), Write: true, Acked: err == nil})
+		case p < 85 && !w.CacheOnly:
+			start := rec.Now()
+			w.Source.Delete(key)
+			err := g.Remove(opCtx, key)
+			rec.Add(Op{Node: node, What: "remove", Key: key, Value: Missing, Start: start, End: rec.Now(), Write: true, Acked: err == nil})
+		case p < 97:
+			keys := pick(w.Keys, 2+rng.IntN(2), rng)
+			vals := make([]string, len(keys))
+			start := rec.Now()
+			for i, k := range keys {
+				vals[i] = w.put(k, fmt.Sprintf("w%d.%d.%d:%s", id, seq, i, k), false)
+			}
+			err := g.RemoveMany(opCtx, keys)
+			end := rec.Now()
+			for i, k := range keys {
+				rec.Add(Op{Node: node, What: "removemany", Key: k, Value: vals[i], Start: start, End: end, Write: true, Acked: err == nil})
+			}
+		default:
+			// A Purge writes nothing to the source; with CacheOnly it
+			// brings back the source's value of every key.
+			start := rec.Now()
+			err := g.Purge(opCtx)
+			end := rec.Now()
+			if w.CacheOnly {
+				for _, k := range w.Keys {
+					rec.Add(Op{Node: node, What: "purge", Key: k, Value: Initial(k), Start: start, End: end, Write: true, Acked: err == nil})
+				}
+			}
+		}
+		cancel()
+	}
+}
+
+// reader reads random keys on random nodes, one at a time (Get) or a few
+// at once (GetMany).
+func reader(ctx context.Context, w Workload, rec *Recorder, rng *rand.Rand) {
+	for range w.MaxOps {
+		if ctx.Err() != nil {
+			return
+		}
+		node := rng.IntN(w.Nodes)
+		if rng.IntN(5) == 0 {
+			read(ctx, w, rec, node, "getmany", pick(w.Keys, 2+rng.IntN(3), rng))
+		} else {
+			read(ctx, w, rec, node, "get", []string{w.Keys[rng.IntN(len(w.Keys))]})
+		}
+	}
+}
+
+// read reads keys on node (one: a Get; more: a GetMany) and records each.
+func read(ctx context.Context, w Workload, rec *Recorder, node int, what string, keys []string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
+	g := w.Group(node)
+	start := rec.Now()
+	got := make([]Op, len(keys))
+	answer := func(i int, v cache.ByteView, err error) {
+		op := Op{Node: node, What: what, Key: keys[i], Start: start}
+		switch {
+		case err == nil:
+			op.Value, op.OK = v.String(), true
+		case errors.Is(err, getter.ErrNotFound):
+			op.Value, op.OK = Missing, true
+		}
+		got[i] = op
+	}
+	if len(keys) == 1 {
+		v, err := g.Get(ctx, keys[0])
+		answer(0, v, err)
+	} else {
+		g.GetMany(ctx, keys, answer)
+	}
+	end := rec.Now()
+	for i := range got {
+		got[i].End = end
+	}
+	rec.Add(got...)
+}
+
+// pick returns n distinct keys of keys (all of them if n is larger).
+func pick(keys []string, n int, rng *rand.Rand) []string {
+	p := rng.Perm(len(keys))
+	out := make([]string, 0, n)
+	for _, i := range p[:min(n, len(keys))] {
+		out = append(out, keys[i])
+	}
+	return out
+}
