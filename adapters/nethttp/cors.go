@@ -10,10 +10,15 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// corsAllowHeaders are the request headers a browser peer sends; the
-// response headers it must be able to read come after them.
+// corsAllowHeaders are the request headers a browser peer sends: on every
+// request the peer's mark, with a secret its signature, with a propagator
+// the trace context; on a batch's POST (GetMany, RemoveMany, Purge) also
+// its body's checksum and its Content-Type, which is not one a browser
+// sends without asking. The response headers it must be able to read come
+// after them.
 const (
-	corsAllowHeaders  = protocol.HeaderPeer + ", " + protocol.HeaderTimestamp + ", " + protocol.HeaderSignature + ", traceparent, tracestate, baggage"
+	corsAllowHeaders = protocol.HeaderPeer + ", " + protocol.HeaderTimestamp + ", " + protocol.HeaderSignature + ", " +
+		protocol.HeaderChecksum + ", Content-Type, traceparent, tracestate, baggage"
 	corsExposeHeaders = protocol.HeaderError + ", " + protocol.HeaderChecksum + ", " + protocol.HeaderSignature + ", " + protocol.HeaderTTL
 )
 

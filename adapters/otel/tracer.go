@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,8 @@ const (
 	// keyKey is the key of a Get, recorded only with
 	// TracerOptions.RecordKeys.
 	keyKey = attribute.Key("geecache.key")
-	// peerKey is the address (base URL) of the peer asked for a key.
+	// peerKey is the peer asked for a key, as its PeerGetter.Addr names
+	// it (a base URL, a Lambda function's name or ARN), whole.
 	peerKey = attribute.Key("geecache.peer")
 	// foundKey is false on a span whose key does not exist (an error
 	// wrapping getter.ErrNotFound, which is an answer, not a failure).
@@ -68,7 +70,12 @@ var _ cache.Tracer = (*tracer)(nil)
 //     hit, started and ended at once) or false (a miss, the parent of the
 //     steps of its load);
 //   - "geecache.peer" (span kind client) for a fetch from the owner, with
-//     geecache.peer (the peer's base URL), server.address and server.port;
+//     geecache.peer (the peer's address as its PeerGetter.Addr gives it,
+//     whole), and server.address and server.port when that address is a
+//     network address: a URL, or host:port whose host is an IP address,
+//     localhost or a DNS name with a dot. A peer's name that only looks
+//     like host:port (a Lambda function's "name:7", version 7) is in
+//     geecache.peer alone;
 //   - "geecache.load" for a call of the Getter on the owner;
 //   - "geecache.fallback" for a call of the Getter after the owner failed.
 //
@@ -175,19 +182,22 @@ type noSpan struct{}
 
 func (noSpan) End(error) {}
 
-// hostPort returns the host (without IPv6 brackets) and port of a base
-// URL such as "http://10.0.0.1:8001/cache"; port is the scheme's default
-// when the URL has none, and 0 if that is unknown. A name without a scheme
-// that has more than one colon outside brackets (a Lambda function's ARN,
-// as lambda.Peers names a peer) is no host:port: it returns "", 0. It
-// does not allocate.
+// hostPort returns the host (without IPv6 brackets) and port of a peer's
+// address when it is a network address: a URL such as
+// "http://10.0.0.1:8001/cache", whose port is the scheme's default when
+// it has none (0 if that is unknown), or, without a scheme, host[:port]
+// whose host is an IP address, localhost or a DNS name with a dot, and
+// whose port, if any, is 1 to 65535. Any other address is a peer's name,
+// not host:port, to be reported whole: a Lambda function's name, with its
+// version or alias ("name:7") or as an ARN, as lambda.Peers names a peer.
+// It returns "", 0 for those. It does not allocate for a URL.
 func hostPort(u string) (string, int) {
-	scheme := ""
-	if i := strings.Index(u, "://"); i >= 0 {
-		scheme, u = u[:i], u[i+3:]
-	} else if !strings.HasPrefix(u, "[") && strings.Count(u, ":") > 1 {
-		return "", 0
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return bareHostPort(u)
 	}
+	scheme := u[:i]
+	u = u[i+3:]
 	if i := strings.IndexAny(u, "/?#"); i >= 0 {
 		u = u[:i]
 	}
@@ -213,4 +223,66 @@ func hostPort(u string) (string, int) {
 		u = u[1 : len(u)-1]
 	}
 	return u, port
+}
+
+// bareHostPort is hostPort of an address without a scheme: host[:port] of
+// a network host, or [IPv6][:port].
+func bareHostPort(u string) (string, int) {
+	host, port, hasPort := u, "", false
+	if strings.HasPrefix(u, "[") {
+		end := strings.IndexByte(u, ']')
+		if end < 0 {
+			return "", 0
+		}
+		host = u[1:end]
+		switch rest := u[end+1:]; {
+		case rest == "":
+		case rest[0] == ':':
+			port, hasPort = rest[1:], true
+		default:
+			return "", 0
+		}
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() {
+			return "", 0
+		}
+	} else {
+		host, port, hasPort = strings.Cut(u, ":")
+		if !networkHost(host) {
+			return "", 0
+		}
+	}
+	if !hasPort {
+		return host, 0
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return "", 0
+	}
+	return host, int(p)
+}
+
+// networkHost tells whether h names a host on the network: an IPv4
+// address, localhost, or a DNS name with a dot (letters, digits and
+// hyphens in each label). A Lambda function's name has no dot.
+func networkHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.Is4()
+	}
+	if !strings.Contains(h, ".") || len(h) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range []byte(label) {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }

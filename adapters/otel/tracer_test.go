@@ -151,6 +151,27 @@ func TestTracerPeerNamedByARN(t *testing.T) {
 		"geecache.Get internal geecache.group=g geecache.hit=false status=Unset")
 }
 
+// A peer named like host:port whose host is no network host (a Lambda
+// function's name with its version, "name:7") is reported whole, in
+// geecache.peer, with no server.address "name" and no server.port 7; a
+// host:port of a network address, without a scheme, is split as a URL is.
+func TestTracerPeerNameIsNotHostPort(t *testing.T) {
+	for _, c := range []struct{ addr, want string }{
+		{"name:7", "geecache.peer=name:7"},
+		{"geecache-b:prod", "geecache.peer=geecache-b:prod"},
+		{"10.0.0.2:8001", "geecache.peer=10.0.0.2:8001 server.address=10.0.0.2 server.port=8001"},
+		{"cache-1.example.com:8001", "geecache.peer=cache-1.example.com:8001 server.address=cache-1.example.com server.port=8001"},
+	} {
+		spans, err := getSpans(t, nil, &remote{addr: c.addr}, nil, "remote-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTree(t, spans,
+			"geecache.peer client geecache.group=g "+c.want+" status=Unset",
+			"geecache.Get internal geecache.group=g geecache.hit=false status=Unset")
+	}
+}
+
 func TestTracerFallback(t *testing.T) {
 	peer := &remote{addr: "https://[::1]/cache", err: errors.New("connection refused")}
 	spans, err := getSpans(t, nil, peer, nil, "remote-1")
@@ -208,9 +229,29 @@ func TestHostPort(t *testing.T) {
 		{"http://[::1]:9", "::1", 9},
 		{"https://[fe80::1]", "fe80::1", 443},
 		{"http://u:p@h:7/x?y#z", "h", 7},
-		{"h:12", "h", 12},
 		{"ftp://h", "h", 0},
+		{"http://name:7", "name", 7}, // a URL names a network host
 		{"", "", 0},
+		// Without a scheme, host:port of a network address: an IP address,
+		// localhost, or a DNS name with a dot.
+		{"10.0.0.1:8001", "10.0.0.1", 8001},
+		{"[::1]:9", "::1", 9},
+		{"[fe80::1]", "fe80::1", 0},
+		{"localhost:8001", "localhost", 8001},
+		{"cache-1.example.com:8001", "cache-1.example.com", 8001},
+		{"10.0.0.1", "10.0.0.1", 0},
+		// Anything else is a peer's name, not host:port: a Lambda function's
+		// name, with a version or an alias, or a name that only looks so.
+		{"name:7", "", 0},
+		{"h:12", "", 0},
+		{"geecache-b:prod", "", 0},
+		{"geecache-b:$LATEST", "", 0},
+		{"geecache-b", "", 0},
+		{"10.0.0.1:0", "", 0},
+		{"10.0.0.1:65536", "", 0},
+		{"10.0.0.1:8001/cache", "", 0},
+		{"cache.example.com:http", "", 0},
+		{"example..com:80", "", 0},
 		// A Lambda peer named by ARN (lambda.Peers' Addr) is no host:port:
 		// its last colon is not a port's.
 		{"arn:aws:lambda:us-east-1:123456789012:function:geecache-b", "", 0},

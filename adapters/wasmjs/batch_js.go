@@ -157,7 +157,7 @@ func (h *host) dispatch(run *batchRun) {
 }
 
 // worker answers run, then, unless another worker already waits, the
-// batches dispatched to it after.
+// batches dispatched to it after, until the Func is released.
 func (h *host) worker(run *batchRun) {
 	for run != nil {
 		run.work(h)
@@ -169,11 +169,16 @@ func (h *host) worker(run *batchRun) {
 }
 
 // awaitBatch waits for the next batch dispatched (the one goroutine a
-// Func keeps between calls, as the runtime keeps one for callbacks).
+// Func keeps between calls, as the runtime keeps one for callbacks), or
+// returns nil once the Func is released (stop).
 func (h *host) awaitBatch() *batchRun {
-	run := <-h.idle
-	h.waiting.Store(false)
-	return run
+	select {
+	case run := <-h.idle:
+		h.waiting.Store(false)
+		return run
+	case <-h.done:
+		return nil
+	}
 }
 
 // left tells whether a request is still to be taken.

@@ -25,8 +25,10 @@ import (
 //
 //	js.Global().Set("geecacheServe", wasmjs.Func(pool))
 //
-// and call its Release method when the host no longer calls it. p must not
-// be nil.
+// and call its Release method when the host no longer calls it: the
+// goroutine the function keeps between batches (see serve(batch, ...))
+// ends once the released function is garbage collected. p must not be
+// nil.
 //
 // The Pool answers as its ServeHTTP does in the other builds, without
 // net/http: under GOOS=js a node links no net/http at all (a third of the
@@ -40,8 +42,19 @@ func Func(p *nethttp.Pool) js.Func {
 	if !ok {
 		panic("geecache/wasmjs: Func: a Pool not made by nethttp.NewPool")
 	}
-	hs := newHost()
-	return js.FuncOf(func(_ js.Value, args []js.Value) any { return hs.serve(h, args) })
+	f := &served{h: newHost(), hd: h}
+	// Release drops the function's Go side, whose one reference is the
+	// closure below: once that is collected, nothing can call the function
+	// again, and the worker kept for its next batch is stopped.
+	runtime.AddCleanup(f, (*host).stop, f.h)
+	return js.FuncOf(func(_ js.Value, args []js.Value) any { return f.h.serve(f.hd, args) })
+}
+
+// served is what a Func's closure holds, and nothing else does: its
+// collection tells that the function was released.
+type served struct {
+	h  *host
+	hd hostserve.Handler
 }
 
 // host holds the JavaScript built-ins a Func uses, looked up once: each
@@ -52,6 +65,7 @@ type host struct {
 
 	idle    chan *batchRun // to the worker waiting for a batch (serveBatch)
 	waiting atomic.Bool    // a worker waits on idle, or is about to
+	done    chan struct{}  // closed by stop: the function was released
 }
 
 func newHost() *host {
@@ -67,8 +81,14 @@ func newHost() *host {
 		fromEntries: object.Get("fromEntries").Call("bind", object),
 		parse:       json.Get("parse").Call("bind", json),
 		idle:        make(chan *batchRun),
+		done:        make(chan struct{}),
 	}
 }
+
+// stop ends the worker waiting for the next batch, if any, and any that
+// would wait after: it is called once the function was released (and
+// collected), when no batch can come any more.
+func (h *host) stop() { close(h.done) }
 
 // A pending is one request being answered. Its goroutine settles it: with
 // the answer (done), or, once the host has been handed a Promise

@@ -5,7 +5,10 @@ package wasmjs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,10 +30,49 @@ import (
 //	PATH="$PATH:$(go env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm go test ./adapters/wasmjs/
 
 func TestMain(m *testing.M) {
-	// The js/wasm runtime keeps a goroutine for JavaScript callbacks, and
-	// each Func one waiting for its next batch.
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("runtime.handleEvent"),
-		goleak.IgnoreTopFunction("github.com/geecache/geecache/adapters/wasmjs.(*host).awaitBatch"))
+	code := m.Run()
+	if code == 0 {
+		// A released Func's worker ends once the Func is collected.
+		runtime.GC()
+		// The js/wasm runtime keeps a goroutine for JavaScript callbacks.
+		if err := goleak.Find(goleak.IgnoreAnyFunction("runtime.handleEvent")); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// batchWorkers counts the goroutines that wait for a Func's next batch.
+func batchWorkers() int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "wasmjs.(*host).awaitBatch(")
+}
+
+// A Func keeps one goroutine between batches, waiting for the next one;
+// once the Func is released (and collected: the one reference to what it
+// calls is dropped by Release), that goroutine ends: no goroutine is left
+// behind.
+func TestReleaseStopsTheBatchWorker(t *testing.T) {
+	srv, _ := newServer(t, false)
+	others := goleak.IgnoreCurrent()
+	f := Func(srv)
+	const get = "GET\n/_geecache/scores/Tom"
+	out := f.Invoke(get+"\x00"+get, js.Undefined())
+	for i := range 2 {
+		v, err := await(t, out.Index(i))
+		if err != nil || v.Get("status").Int() != 200 || bodyOf(v.Get("body")) != "630" {
+			t.Fatalf("batch answer %d: %v, %v; want 200 630", i, v, err)
+		}
+	}
+	if n := batchWorkers(); n != 1 {
+		t.Fatalf("%d goroutines wait for the next batch; want the 1 the Func keeps", n)
+	}
+	f.Release()
+	runtime.GC()
+	if err := goleak.Find(others, goleak.IgnoreAnyFunction("runtime.handleEvent")); err != nil {
+		t.Errorf("after Release: %v", err)
+	}
 }
 
 var secret = []byte("test secret")

@@ -125,6 +125,8 @@ func newNode(self string, peers []string, secret []byte, delay time.Duration, lo
 //	signed         whether the node has a peer secret (it refuses every unsigned peer request)
 //	get(key[, group]) → Promise<{status, body}>  (the API: 200 value, 404 "KEY not exist", 500 error;
 //	                                           group "scores", the default, or "echo")
+//	getMany(keys[, group]) → Promise<[{status, body}, ...]>  (Group.GetMany: the answers to keys, an
+//	                                           array of strings, in order, each as get answers it)
 //	stats() → Promise<string>  (JSON: the group's Stats and the database's lookups per key)
 //	stop()  ends the program
 //
@@ -140,6 +142,17 @@ func (n *node) export(stop chan struct{}) (release func()) {
 			g = n.echo
 		}
 		return goPromise(func() any { return n.get(g, key) })
+	})
+	getMany := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		keys, ok := stringsOf(args)
+		if !ok {
+			return js.Global().Get("Promise").Call("reject", js.Global().Get("TypeError").New("getMany(keys): keys must be an array of strings"))
+		}
+		g := n.group
+		if len(args) > 1 && args[1].Type() == js.TypeString && args[1].String() == echoGroup {
+			g = n.echo
+		}
+		return goPromise(func() any { return n.getMany(g, keys) })
 	})
 	stats := js.FuncOf(func(js.Value, []js.Value) any {
 		return goPromise(func() any { return n.statsJSON() })
@@ -158,13 +171,14 @@ func (n *node) export(stop chan struct{}) (release func()) {
 	obj.Set("signed", n.signed)
 	obj.Set("serve", serve)
 	obj.Set("get", get)
+	obj.Set("getMany", getMany)
 	obj.Set("stats", stats)
 	obj.Set("stop", stopFn)
 	if ready := js.Global().Get("geecacheReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke(obj)
 	}
 	return func() {
-		for _, f := range []js.Func{serve, get, stats, stopFn} {
+		for _, f := range []js.Func{serve, get, getMany, stats, stopFn} {
 			f.Release()
 		}
 	}
@@ -175,6 +189,20 @@ func (n *node) get(g *cache.Group, key string) any {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, err := g.Get(ctx, key)
+	return answer(key, v, err)
+}
+
+// getMany answers the API's request for keys in g, with one GetMany.
+func (n *node) getMany(g *cache.Group, keys []string) any {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := make([]any, len(keys))
+	g.GetMany(ctx, keys, func(i int, v cache.ByteView, err error) { out[i] = answer(keys[i], v, err) })
+	return out
+}
+
+// answer is the API's answer for key: its value v, or err.
+func answer(key string, v cache.ByteView, err error) map[string]any {
 	switch {
 	case errors.Is(err, getter.ErrNotFound):
 		return map[string]any{"status": 404, "body": key + " not exist"}
@@ -182,6 +210,22 @@ func (n *node) get(g *cache.Group, key string) any {
 		return map[string]any{"status": 500, "body": err.Error()}
 	}
 	return map[string]any{"status": 200, "body": v.String()}
+}
+
+// stringsOf returns args[0], an array of strings, as a slice.
+func stringsOf(args []js.Value) ([]string, bool) {
+	if len(args) < 1 || !args[0].InstanceOf(js.Global().Get("Array")) {
+		return nil, false
+	}
+	keys := make([]string, args[0].Length())
+	for i := range keys {
+		k := args[0].Index(i)
+		if k.Type() != js.TypeString {
+			return nil, false
+		}
+		keys[i] = k.String()
+	}
+	return keys, true
 }
 
 func (n *node) statsJSON() any {

@@ -12,7 +12,9 @@
 //
 //   geecache browser node listening on http://127.0.0.1:PORT
 //
-// Routes: GET /api?key=K[&group=echo] (the page's geecache.get), GET /stats,
+// Routes: GET /api?key=K[&group=echo] (the page's geecache.get),
+// GET /many?key=K&key=K2...[&group=echo] (the page's geecache.getMany: a JSON
+// array of {status, body}, one per key, in order), GET /stats,
 // POST /open?url=URL (load another page, for example with other peers, and
 // wait until its node is ready). SIGINT/SIGTERM close the browser and stop.
 "use strict";
@@ -55,6 +57,11 @@ const { chromium } = require(playwright);
         const r = await page.evaluate(([k, g]) => geecache.get(k, g), [u.searchParams.get("key") ?? "", u.searchParams.get("group") ?? ""]);
         res.writeHead(r.status, { "Content-Type": "text/plain" });
         return res.end(r.body);
+      }
+      if (u.pathname === "/many") {
+        const r = await page.evaluate(([ks, g]) => geecache.getMany(ks, g), [u.searchParams.getAll("key"), u.searchParams.get("group") ?? ""]);
+        res.writeHead(200, { "Content-Type": "application/json" });
+        return res.end(JSON.stringify(r));
       }
       if (u.pathname === "/open" && req.method === "POST") {
         await open(u.searchParams.get("url"));
