@@ -27,6 +27,13 @@ fi
 step "go vet"
 go vet ./...
 
+# Every package, tests included, as the two WebAssembly targets build it:
+# a file whose build tags let it into a wasm build while the helpers it
+# calls stay out compiles natively, so only a vet for that target sees it.
+step "go vet under WebAssembly: GOOS=wasip1 and GOOS=js, GOARCH=wasm"
+GOOS=wasip1 GOARCH=wasm go vet ./...
+GOOS=js GOARCH=wasm go vet ./...
+
 step "staticcheck ($STATICCHECK)"
 go run "$STATICCHECK" ./...
 

@@ -20,11 +20,15 @@ import (
 // handovers runs the Pool's handovers after a change of its ring, each
 // bounded by the drain's length: a new change cancels the one under way
 // (which ends with its requests) and starts its own; Close cancels the last
-// and waits for every one.
+// and waits for every one started before it. Nothing here is a
+// sync.WaitGroup, whose Add must not run concurrently with its Wait: a Set
+// may start a handover while a Close waits. Instead each handover's done
+// channel closes once it has ended and so has the one before it, so the
+// last one's channel stands for all of them.
 type handovers struct {
 	mu     sync.Mutex
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cancel context.CancelFunc // the last handover's
+	done   chan struct{}      // closed when the last handover and every one before it have ended
 }
 
 // ringChanged starts a handover of the keys the ring moved (picker's
@@ -37,22 +41,32 @@ func (p *Pool) ringChanged() {
 		h.cancel()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.drainFor)
-	h.cancel = cancel
-	h.wg.Go(func() {
-		defer cancel()
+	prev, done := h.done, make(chan struct{})
+	h.cancel, h.done = cancel, done
+	go func() {
+		defer close(done)
 		p.handOver(ctx)
-	})
+		cancel()
+		if prev != nil {
+			<-prev // cancelled above: it ends with its requests
+		}
+	}()
 }
 
-// stopHandovers cancels the handover under way and waits for it.
+// stopHandovers cancels the handover under way and waits for it and for
+// every one started before it; one that a concurrent Set starts after it
+// took the lock is left to run.
 func (p *Pool) stopHandovers() {
 	h := &p.handovers
 	h.mu.Lock()
 	if h.cancel != nil {
 		h.cancel()
 	}
+	done := h.done
 	h.mu.Unlock()
-	h.wg.Wait()
+	if done != nil {
+		<-done
+	}
 }
 
 // handOver hands every group's keys over, the groups at once, until ctx

@@ -107,15 +107,20 @@ func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
 	return peer, ok
 }
 
-// Close stops a handover of keys under way (see Shutdown) and closes the
-// idle connections to the peers. Requests in flight are
-// not interrupted (shut the http.Server down for that); the pool stays
-// usable, and opens new connections if it is used again. Multiplexed
-// connections (PoolOptions.Multiplex), both those the pool opened and
-// those it serves, close once their requests in flight are answered; a
-// peer on a connection it serves is told to send its new requests over a
-// new one (a request it sent that the pool did not take is sent again,
-// never failed).
+// Close cancels the handover of keys that the last change of the peer
+// list started (each Set that changes the ring starts one, bounded by
+// PoolOptions.DrainFor), if it is still under way, and waits until it and
+// every one started before it have ended; a Set during Close may start one
+// more. Then it closes the idle connections to the peers. It does not stop
+// a Shutdown's handover nor end its drain: both go on until their own end
+// or the end of Shutdown's context, and open new connections as they need
+// them. Requests in flight are not interrupted (shut the http.Server down
+// for that); the pool stays usable, and opens new connections if it is
+// used again. Multiplexed connections (PoolOptions.Multiplex), both those
+// the pool opened and those it serves, close once their requests in
+// flight are answered; a peer on a connection it serves is told to send
+// its new requests over a new one (a request it sent that the pool did not
+// take is sent again, never failed).
 func (p *Pool) Close() error {
 	p.stopHandovers()
 	p.closeConns()

@@ -102,3 +102,63 @@ func TestLookupSearchList(t *testing.T) {
 		t.Errorf("asked %q, want %q (no candidate asked past the answer or the failure)", strings.Join(z.asked, " "), want)
 	}
 }
+
+// A server that refuses a query, or cannot parse or serve it, may answer
+// with the query's ID, an error RCODE and no question section (RFC 1035
+// does not require the question to be echoed). Such a reply fails the
+// lookup when it arrives, with the error its RCODE names, instead of
+// being ignored as another query's answer while the lookup waits out its
+// timeout. The server here sends exactly that reply; the client's timeout
+// and the context's deadline are an hour away, so a lookup that returns
+// with the reply's error, the context still live, returned because of
+// the reply.
+func TestQuestionlessErrorReplyFailsTheLookup(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		rcode uint16
+		want  error
+	}{
+		{"FORMERR", rcodeFormErr, errRcode},
+		{"SERVFAIL", rcodeServFail, errServFail},
+		{"NOTIMP", rcodeNotImp, errRcode},
+		{"REFUSED", rcodeRefused, errRcode},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				buf := make([]byte, 512)
+				for {
+					n, from, err := pc.ReadFrom(buf)
+					if err != nil {
+						return
+					}
+					if n < 12 {
+						continue
+					}
+					// ID, QR and the RCODE; no question, answer,
+					// authority or additional record.
+					b := append([]byte{buf[0], buf[1]}, byte(flagQR>>8), byte(c.rcode), 0, 0, 0, 0, 0, 0, 0, 0)
+					pc.WriteTo(b, from)
+				}
+			}()
+			t.Cleanup(func() { pc.Close(); <-done })
+
+			ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+			defer cancel()
+			src := &dnsSource{c: client{servers: []string{pc.LocalAddr().String()}, timeout: time.Hour},
+				names: []string{"cache.example."}, qtype: typeA, scheme: "http", port: 8080}
+			a, err := src.lookup(ctx)
+			if !errors.Is(err, c.want) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+				t.Fatalf("lookup = %+v, %v (context: %v); want an error wrapping %v, returned at the reply", a, err, ctx.Err(), c.want)
+			}
+			if !strings.Contains(err.Error(), "without the question") {
+				t.Errorf("error %q does not say the reply had no question section", err)
+			}
+		})
+	}
+}

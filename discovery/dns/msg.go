@@ -25,8 +25,11 @@ const (
 	classIN   = 1
 
 	rcodeSuccess  = 0
+	rcodeFormErr  = 1
 	rcodeServFail = 2
 	rcodeNXDomain = 3
+	rcodeNotImp   = 4
+	rcodeRefused  = 5
 
 	flagQR = 1 << 15
 	flagTC = 1 << 9
@@ -44,6 +47,9 @@ var (
 	errNXDomain  = errors.New("NXDOMAIN: no such name")
 	errServFail  = errors.New("SERVFAIL")
 	errMismatch  = errors.New("answer does not match the query")
+	// errRcode is any other response code than NOERROR, NXDOMAIN and
+	// SERVFAIL.
+	errRcode = errors.New("DNS response code")
 )
 
 // rcodeError is an answer's response code other than NOERROR.
@@ -53,8 +59,14 @@ func rcodeError(rcode int) error {
 		return errNXDomain
 	case rcodeServFail:
 		return errServFail
+	case rcodeFormErr:
+		return fmt.Errorf("%w %d (FORMERR)", errRcode, rcode)
+	case rcodeNotImp:
+		return fmt.Errorf("%w %d (NOTIMP)", errRcode, rcode)
+	case rcodeRefused:
+		return fmt.Errorf("%w %d (REFUSED)", errRcode, rcode)
 	}
-	return fmt.Errorf("DNS response code %d", rcode)
+	return fmt.Errorf("%w %d", errRcode, rcode)
 }
 
 // checkName reports whether name (absolute, with its final ".") can be put
@@ -125,7 +137,11 @@ type reply struct {
 
 // parse reads a response to the query (id, name, qtype). It fails on a
 // message that is not a well-formed response to that query; a response
-// with TC set is returned with truncated true and no records.
+// with TC set is returned with truncated true and no records. A response
+// with the query's ID, an error code and no question section (what a
+// server that refuses a query or cannot parse it may send) fails with
+// the error of its code, so that the lookup fails on it at once rather
+// than waiting for another answer until its timeout.
 func parse(msg []byte, id uint16, name string, qtype uint16) (reply, error) {
 	var r reply
 	if len(msg) < 12 {
@@ -138,6 +154,9 @@ func parse(msg []byte, id uint16, name string, qtype uint16) (reply, error) {
 	r.rcode = int(flags & 0xf)
 	r.truncated = flags&flagTC != 0
 	qd, an := binary.BigEndian.Uint16(msg[4:]), int(binary.BigEndian.Uint16(msg[6:]))
+	if qd == 0 && r.rcode != rcodeSuccess {
+		return r, fmt.Errorf("%w, in a reply without the question section", rcodeError(r.rcode))
+	}
 	if qd != 1 {
 		return r, errMismatch
 	}
