@@ -134,11 +134,12 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 			}
 		}
 	}
+	slots := make(loadSlots, maxManyLoads)
 	for _, o := range owners {
-		wg.Go(func() { g.fetchMany(ctx, o.peer, keys, o.idx, res) })
+		wg.Go(func() { g.fetchMany(ctx, o.peer, keys, o.idx, res, slots) })
 	}
 	if len(here) > 0 {
-		g.loadMany(ctx, hereKeys, here, res, &wg)
+		g.loadMany(ctx, hereKeys, here, res, &wg, slots)
 	}
 	wg.Wait()
 	g.answerMany(keys, res, local, each)
@@ -155,6 +156,24 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 // Hits are not loads, and neither are keys that join a load in flight.
 const maxManyLoads = 32
 
+// loadSlots bound the loads of one GetMany to maxManyLoads at once: its
+// own keys', and the ones it makes for keys an owner could not answer
+// (fallback, copies, hedge, key by key), alike. A nil loadSlots does not
+// bound.
+type loadSlots chan struct{}
+
+func (s loadSlots) acquire() {
+	if s != nil {
+		s <- struct{}{}
+	}
+}
+
+func (s loadSlots) release() {
+	if s != nil {
+		<-s
+	}
+}
+
 // loadMany loads the keys ks into res, ks[p] as the result of index
 // idx[p]: at most maxManyLoads at once, on goroutines of wg. A key that a
 // load in flight is loading already (a Get's, another GetMany's, a peer's)
@@ -162,7 +181,7 @@ const maxManyLoads = 32
 // loadMany returns once those have their result. (A key whose load starts
 // between that check and its turn is joined by its slot, which then
 // waits: that race costs a slot for a while, not a second load.)
-func (g *Group) loadMany(ctx context.Context, ks []string, idx []int, res []manyResult, wg *sync.WaitGroup) {
+func (g *Group) loadMany(ctx context.Context, ks []string, idx []int, res []manyResult, wg *sync.WaitGroup, slots loadSlots) {
 	claims := make([]singleflight.Claim[entry], len(ks))
 	joined := g.localFlight.JoinMany(ks, claims)
 	var todo []int // the keys to load, as positions in ks; nil: all of them
@@ -183,7 +202,9 @@ func (g *Group) loadMany(ctx context.Context, ks []string, idx []int, res []many
 				if todo != nil {
 					p = todo[q]
 				}
+				slots.acquire()
 				res[idx[p]].e, res[idx[p]].err = g.load(ctx, ks[p], false)
+				slots.release()
 			}
 		})
 	}
@@ -213,7 +234,7 @@ func (g *Group) answerMany(keys []string, res []manyResult, local *batchctx.Loca
 // the forward flight (or joins the load of it in flight), all under one
 // lock, and the claimed ones are asked in one batch. idx is the caller's
 // to reuse: the batch's keys are compacted into it.
-func (g *Group) fetchMany(ctx context.Context, owner PeerGetter, keys []string, idx []int, res []manyResult) {
+func (g *Group) fetchMany(ctx context.Context, owner PeerGetter, keys []string, idx []int, res []manyResult, slots loadSlots) {
 	ks := make([]string, len(idx))
 	for p, i := range idx {
 		ks[p] = keys[i]
@@ -245,7 +266,7 @@ func (g *Group) fetchMany(ctx context.Context, owner PeerGetter, keys []string, 
 		n++
 	}
 	if n > 0 {
-		b := &batch{g: g, owner: owner, ctx: ctx, keys: ks[:n], idx: idx[:n], claims: claims[:n], gens: gens[:n]}
+		b := &batch{g: g, owner: owner, ctx: ctx, keys: ks[:n], idx: idx[:n], claims: claims[:n], gens: gens[:n], slots: slots}
 		b.run(res)
 	}
 	for _, j := range joined {

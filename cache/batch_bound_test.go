@@ -164,3 +164,82 @@ func TestGetManyJoinedLoadsTakeNoSlot(t *testing.T) {
 		}
 	})
 }
+
+// boundOwnerKeys are n keys that node1 of a memPicker cluster owns.
+func boundOwnerKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprint("b", i)
+	}
+	return keys
+}
+
+// The keys of a GetMany that this node loads because their owner failed
+// (fallback), hangs (hedge) or is busy (copies) share the bound of its own
+// keys' loads: at most MaxManyLoads Getter calls at once, not one per key.
+func TestGetManyFallbackAndHedgeLoadsShareTheBound(t *testing.T) {
+	for _, fault := range []string{"down", "hung"} {
+		t.Run(fault, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				defer settleBubble()
+				nodes := []*memNode{{name: "node0"}, {name: "node1"}}
+				src := &concurrencyGetter{}
+				g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: memPicker{0, nodes}, Logger: quiet,
+					PeerPolicy: cache.PeerPolicy{HedgeMin: 10 * time.Millisecond, HedgeMax: 10 * time.Millisecond}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				nodes[0].group = g
+				owner, err := cache.NewRegistry().NewGroup("g", 1<<20, &concurrencyGetter{}, &cache.GroupOptions{Peers: memPicker{1, nodes}, Logger: quiet})
+				if err != nil {
+					t.Fatal(err)
+				}
+				nodes[1].group = owner
+				switch fault {
+				case "down":
+					nodes[1].down.Store(true)
+				case "hung":
+					nodes[1].stop()
+					defer nodes[1].resume()
+				}
+				keys := boundOwnerKeys(1000)
+				g.GetMany(t.Context(), keys, func(i int, v cache.ByteView, err error) {
+					if err != nil || v.String() != "v:"+keys[i] {
+						t.Errorf("%s: %q, %v", keys[i], v, err)
+					}
+				})
+				if m := src.max.Load(); m > cache.MaxManyLoads {
+					t.Fatalf("a GetMany of 1,000 keys of an owner that is %s ran %d loads at once here; want at most %d", fault, m, cache.MaxManyLoads)
+				}
+			})
+		})
+	}
+}
+
+// The stale keys of a GetMany are refreshed at most MaxManyLoads at once,
+// not all at once; each is served stale meanwhile.
+func TestGetManyStaleKeysRefreshBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		defer settleBubble()
+		src := &concurrencyGetter{}
+		g, err := cache.NewRegistry().NewGroup("g", 1<<22, src, &cache.GroupOptions{Logger: quiet,
+			TTL: time.Second, StaleWhileRevalidate: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := boundOwnerKeys(1000)
+		g.GetMany(t.Context(), keys, func(int, cache.ByteView, error) {})
+		time.Sleep(2 * time.Second) // every key stale
+		src.max.Store(0)
+		g.GetMany(t.Context(), keys, func(i int, v cache.ByteView, err error) {
+			if err != nil || v.String() != "v:"+keys[i] {
+				t.Errorf("%s: %q, %v; want the stale value", keys[i], v, err)
+			}
+		})
+		synctest.Wait()
+		time.Sleep(time.Second)
+		if m := src.max.Load(); m == 0 || m > cache.MaxManyLoads {
+			t.Fatalf("the stale keys of one GetMany ran %d refreshes at once; want between 1 and %d", m, cache.MaxManyLoads)
+		}
+	})
+}

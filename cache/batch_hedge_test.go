@@ -171,3 +171,65 @@ func TestGetManyHungOwnerAskedKeyByKeyIsHedged(t *testing.T) {
 		settleBubble()
 	})
 }
+
+// omitPeer is a memPeer whose batches leave out the key at index omit.
+type omitPeer struct {
+	memPeer
+	omit int
+}
+
+func (p omitPeer) Batch(ctx context.Context, group string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) error {
+	return p.memPeer.Batch(ctx, group, keys, remove, func(i int, v []byte, ttl time.Duration, err error) {
+		if i != p.omit {
+			each(i, v, ttl, err)
+		}
+	})
+}
+
+// omitPicker is memPicker with node1's batches leaving out a key.
+type omitPicker struct{ memPicker }
+
+func (m omitPicker) PickPeer(key string) (cache.PeerGetter, bool) {
+	p, ok := m.memPicker.PickPeer(key)
+	if mp := p.(memPeer); mp.n == m.nodes[1] {
+		return omitPeer{mp, 2}, ok
+	}
+	return p, ok
+}
+
+// A batch hedge wins only the keys its local loads decide: when the owner
+// answers two keys of three (after the hedge has started) and leaves the
+// third out, the hedge answers the third alone, and the local loads of the
+// two that end later won nothing. HedgeWins counts keys a hedge answered
+// first, as for Get.
+func TestGetManyHedgeWinsCountsOnlyKeysTheHedgeDecided(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := map[string]string{"b1": "v", "b2": "v", "b3": "v"}
+		keys := []string{"b1", "b2", "b3"}
+		nodes := newSlowCluster(t, db, 300*time.Millisecond, cache.PeerPolicy{})
+		g, err := cache.NewRegistry().NewGroup("g", 1<<20, getter.Func(func(ctx context.Context, key string) ([]byte, error) {
+			nodes[0].loads.Add(1)
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return []byte(db[key]), nil
+		}), &cache.GroupOptions{Peers: omitPicker{memPicker{0, nodes}}, Logger: quiet,
+			PeerPolicy: cache.PeerPolicy{HedgeMin: 10 * time.Millisecond, HedgeMax: 10 * time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[1].group.GetMany(t.Context(), keys, func(int, cache.ByteView, error) {}) // the owner holds them
+		nodes[1].batchTime = func(int64) time.Duration { return 50 * time.Millisecond }
+		g.GetMany(t.Context(), keys, func(i int, v cache.ByteView, err error) {
+			if err != nil || v.String() != "v" {
+				t.Errorf("%s: %q, %v", keys[i], v, err)
+			}
+		})
+		settleBubble()
+		if s := g.Stats(); s.Hedges != 3 || s.HedgeWins != 1 {
+			t.Fatalf("Hedges = %d, HedgeWins = %d; want 3 hedges (the owner took 50 ms, the hedge delay is 10 ms) and 1 win (the key the owner left out)", s.Hedges, s.HedgeWins)
+		}
+	})
+}

@@ -28,8 +28,9 @@ type batch struct {
 	keys   []string
 	idx    []int // each key's index in the GetMany
 	claims []singleflight.Claim[entry]
-	gens   []uint64 // each key's generation from before it was looked up (memory.look)
-	last   bool     // the owner is a failed owner's next node: no further step
+	gens   []uint64  // each key's generation from before it was looked up (memory.look)
+	slots  loadSlots // the GetMany's bound on loads
+	last   bool      // the owner is a failed owner's next node: no further step
 
 	// The peer's answer, written by Batch's each before Batch returns.
 	answers []keyAnswer
@@ -181,7 +182,7 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 				j++
 			}
 			if j == len(subs) {
-				subs = append(subs, &batch{g: g, owner: peer, ctx: b.ctx, last: true})
+				subs = append(subs, &batch{g: g, owner: peer, ctx: b.ctx, last: true, slots: b.slots})
 				at = append(at, nil)
 			}
 			subs[j].keys = append(subs[j].keys, b.keys[k])
@@ -206,6 +207,8 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 	}
 	for _, k := range here {
 		wg.Go(func() {
+			b.slots.acquire()
+			defer b.slots.release()
 			var e entry
 			var err error
 			if g.router != nil {
@@ -228,6 +231,8 @@ func (b *batch) copies(out []decision) {
 	var wg sync.WaitGroup
 	for k, key := range b.keys {
 		wg.Go(func() {
+			b.slots.acquire()
+			defer b.slots.release()
 			e, err := b.g.loadCopy(b.ctx, key, b.gens[k])
 			out[k] = decision{e: e, err: err, done: true, local: true}
 		})
@@ -247,6 +252,8 @@ func (b *batch) alone(out []decision, ks []int) {
 		cl := b.claims[k]
 		b.claims[k] = singleflight.Claim[entry]{}
 		wg.Go(func() {
+			b.slots.acquire()
+			defer b.slots.release()
 			e, err := g.forwardFlight.Run(b.ctx, b.keys[k], cl, (*aloneLoader)(g), aloneArg{b.owner, !b.last, b.gens[k]})
 			out[k] = decision{e: e, err: err, done: true}
 		})
@@ -294,7 +301,9 @@ func (b *batch) abandon(out []decision, ks []int, release func(k int)) {
 		out[k] = decision{err: b.ctx.Err(), done: true, handed: true}
 		bg := context.WithoutCancel(b.ctx)
 		go func() {
-			e, err := g.loadCopy(bg, key, b.gens[k]) // the owner did not fail (its batch was cancelled): a copy
+			b.slots.acquire()
+			e, err := g.loadCopy(bg, key, b.gens[k])
+			b.slots.release() // the owner did not fail (its batch was cancelled): a copy
 			if release != nil {
 				release(k)
 			}

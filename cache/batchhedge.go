@@ -64,13 +64,16 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 			fcancel()
 		}
 	})
-	alive := make(chan struct{})
+	signs := make(chan struct{}, 1) // the owner said it is loading (again)
 	var seen atomic.Bool
 	begin := time.Now()
 	fctx = progress.With(fctx, progress.Func(func() {
 		if seen.CompareAndSwap(false, true) {
 			g.batchLatency.record(time.Since(begin))
-			close(alive)
+		}
+		select {
+		case signs <- struct{}{}:
+		default:
 		}
 	}))
 	done := make(chan error, 1)
@@ -84,23 +87,22 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 		g.settle(ctx, ph, probe, outcome(err), !won.Load() && ctx.Err() != nil)
 		done <- err
 	}()
+	// The hedge starts when the owner has been silent for the hedge
+	// delay, or for HedgeMax since its last sign that it is loading: a
+	// live owner's load is waited for however long it takes.
 	timer := time.NewTimer(g.batchLatency.hedgeDelay())
 	defer timer.Stop()
-	select {
-	case err := <-done:
-		return false, true, err
-	case <-ctx.Done():
-		return false, false, ctx.Err()
-	case <-alive:
-		timer.Reset(max(g.policy.HedgeMax-time.Since(begin), 0))
+	for silent := false; !silent; {
 		select {
 		case err := <-done:
 			return false, true, err
 		case <-ctx.Done():
 			return false, false, ctx.Err()
+		case <-signs:
+			timer.Reset(g.policy.HedgeMax)
 		case <-timer.C:
+			silent = true
 		}
-	case <-timer.C:
 	}
 	// The hedge: every key loads locally beside the batch.
 	g.counters.hedges.Add(int64(len(b.keys)))
@@ -119,7 +121,9 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 		var hctx context.Context
 		hctx, hcancel[k] = context.WithCancel(context.WithoutCancel(ctx))
 		go func() {
+			b.slots.acquire()
 			e, err := g.loadCopy(hctx, key, gens[k])
+			b.slots.release()
 			hdone <- localDone{k, e, err}
 		}()
 	}
@@ -138,6 +142,9 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 		if !out[k].done {
 			out[k] = decision{e: e, err: err, done: true, local: fromLocal}
 			left--
+			if fromLocal && err == nil {
+				g.counters.hedgeLocalWins.Add(1) // the hedge answered this key first
+			}
 			// A hedge's copy is in hot. Decided after the batch, it stood in
 			// for the fallback of a key the owner failed (one it asked to
 			// be asked for alone is not failed): kept as the fallback keeps.
@@ -163,9 +170,6 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 			}
 		case d := <-hdone:
 			local[d.k] = &d
-			if found(d.err) {
-				g.counters.hedgeLocalWins.Add(1)
-			}
 			if found(d.err) || batchDone {
 				decide(d.k, d.e, d.err, true)
 			}

@@ -23,7 +23,10 @@ type entry struct {
 // refreshes of stale keys in flight.
 type freshness struct {
 	ttl, notFoundTTL, stale time.Duration
-	expires                 bool // entries may expire: a TTL is set, or the Getter gives them
+	// expires: entries may expire (a TTL is set, the Getter or the peers
+	// give lifetimes, or a Set or Restore gave one), so that an add
+	// evicts expired entries first. It only ever turns on.
+	expires atomic.Bool
 
 	coarse coarseClock // the clock: time.Now to a millisecond
 
@@ -31,13 +34,24 @@ type freshness struct {
 	// value can share its address.
 	negative []byte
 
-	refreshing sync.Map // keys whose stale value is being refreshed
+	refreshing   sync.Map      // keys whose stale value is being refreshed
+	refreshSlots chan struct{} // the refreshes running (maxRefreshes)
 }
 
-func newFreshness(o *GroupOptions, g getter.Getter) freshness {
+// init sets f up for a group of options o and Getter g.
+func (f *freshness) init(o *GroupOptions, g getter.Getter) {
 	_, ttlGetter := g.(getter.TTLGetter)
-	return freshness{ttl: min(o.TTL, maxTTL), notFoundTTL: min(o.NotFoundTTL, maxTTL), stale: min(o.StaleWhileRevalidate, maxTTL),
-		expires: o.TTL > 0 || o.NotFoundTTL > 0 || ttlGetter || o.Peers != nil, negative: make([]byte, 0, 1)}
+	f.ttl, f.notFoundTTL, f.stale = min(o.TTL, maxTTL), min(o.NotFoundTTL, maxTTL), min(o.StaleWhileRevalidate, maxTTL)
+	f.negative = make([]byte, 0, 1)
+	f.refreshSlots = make(chan struct{}, maxRefreshes)
+	f.expires.Store(o.TTL > 0 || o.NotFoundTTL > 0 || ttlGetter || o.Peers != nil)
+}
+
+// expiring records that an entry with an expiry is stored.
+func (f *freshness) expiring(exp int64) {
+	if exp != 0 && !f.expires.Load() {
+		f.expires.Store(true)
+	}
 }
 
 // nanos returns the time now, in Unix nanoseconds, from the coarse clock,
@@ -80,7 +94,7 @@ const maxTTL = 100 * 365 * 24 * time.Hour
 // reads the clock).
 func (f *freshness) expiry(ttl time.Duration) (exp, now int64) {
 	if ttl <= 0 {
-		if f.expires {
+		if f.expires.Load() {
 			now = f.nanos() // so that expired entries go first at eviction
 		}
 		return 0, now
@@ -98,8 +112,15 @@ const refreshTimeout = time.Minute
 // key once a second per node, not once per stale Get.
 const refreshBackoff = time.Second
 
+// maxRefreshes is how many background refreshes a group runs at once: a
+// GetMany of many stale keys (or many Gets) does not start a load per key
+// at once. A stale key past the bound is served stale, and refreshed by a
+// later Get.
+const maxRefreshes = 32
+
 // refresh reloads key in the background, unless a refresh of it is running
-// or failed less than refreshBackoff ago. A refresh that fails leaves the
+// or failed less than refreshBackoff ago, or maxRefreshes are running. A
+// refresh that fails leaves the
 // stale value to be served until its window ends; one that finds the key
 // gone ("not found" is the source's answer, not an outage) ends the stale
 // value at once.
@@ -107,8 +128,15 @@ func (g *Group) refresh(key string, mayForward bool) {
 	if _, busy := g.fresh.refreshing.LoadOrStore(key, struct{}{}); busy {
 		return
 	}
+	select {
+	case g.fresh.refreshSlots <- struct{}{}:
+	default:
+		g.fresh.refreshing.Delete(key)
+		return
+	}
 	g.counters.refreshes.Add(1)
 	go func() {
+		defer func() { <-g.fresh.refreshSlots }()
 		ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 		defer cancel()
 		_, err := g.load(ctx, key, mayForward) // not a Get: not counted as a miss

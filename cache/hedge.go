@@ -170,19 +170,20 @@ type fetch struct {
 }
 
 // showAlive records that the owner is alive (it said it is loading, or
-// answered), once: the fetch's latency, and while no hedge has started,
-// the owner gets up to HedgeMax since the fetch began before one does.
+// answered): the first time, the fetch's latency; and while no hedge has
+// started, the owner gets HedgeMax from now before one does. An owner that
+// keeps saying it is loading is waited for however slow its source: one
+// load per key in the cluster. Only a silent owner is hedged.
 // Progress is showAlive, for progress.With: the owner shows it is
 // answering.
 func (f *fetch) Progress() { f.showAlive() }
 
 func (f *fetch) showAlive() {
-	if !f.seen.CompareAndSwap(false, true) {
-		return
+	if f.seen.CompareAndSwap(false, true) {
+		f.g.latency.record(time.Since(f.begin))
 	}
-	f.g.latency.record(time.Since(f.begin))
 	if f.state.Load() == waiting {
-		f.timer.Reset(max(f.g.policy.HedgeMax-time.Since(f.begin), 0))
+		f.timer.Reset(f.g.policy.HedgeMax)
 	}
 }
 

@@ -209,11 +209,15 @@ func (m *memory) addIfRoom(key string, value []byte, expires int64) bool {
 func (m *memory) replace(key string, value []byte, expires, now int64) {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	m.main.Remove(key)
-	m.hot.Remove(key)
 	if size := m.main.Charge(key, value); m.maxBytes > 0 && size <= m.maxBytes {
+		// In place: a lookup meanwhile finds the old value or the new
+		// one, never none. One that found none would load the source,
+		// whose value may be older than the write this one replaces.
 		m.addLocked(m.main, key, value, size, expires, now)
+	} else {
+		m.main.Remove(key)
 	}
+	m.hot.Remove(key)
 	m.written(key) // after the change (see gens)
 }
 

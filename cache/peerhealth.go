@@ -48,11 +48,13 @@ type PeerPolicy struct {
 	// neither answered nor said that it is loading (the net/http binding
 	// sends a 102 Processing for it) within it, the group starts a local load beside the fetch and returns
 	// whichever answers first (still one local load per key). An owner
-	// that says it is loading is waited for up to HedgeMax (from the start
-	// of the fetch), so a source slower than HedgeMax is still loaded once
-	// per asking node, and an owner that stops in the middle of a load
-	// costs at most HedgeMax: a hedge is for a peer that does not answer,
-	// not for a slow source. The owner is alive, so a hedge's value (or
+	// that says it is loading is waited for as long as it keeps saying so:
+	// the hedge starts only after HedgeMax without a sign from it (the
+	// net/http binding repeats its 102 every 100 ms while the load runs),
+	// so a source of any speed is loaded once in the cluster, and an owner
+	// that stops in the middle of a load costs at most HedgeMax after its
+	// last sign: a hedge is for a peer that does not answer, not for a
+	// slow source. The owner is alive, so a hedge's value (or
 	// "not found") is kept as the owner's answer would be, as a copy in
 	// the hot cache (not in main), whichever answered first; only if the
 	// owner then fails is it kept as the fallback keeps the key. The

@@ -73,7 +73,8 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 		return nil, fmt.Errorf("geecache: %w: group %q: TTL, NotFoundTTL and StaleWhileRevalidate must not be negative", ErrConfig, name)
 	}
 	grp := &Group{name: name, getter: g, peers: o.Peers, log: o.Logger, tracer: o.Tracer,
-		mem: newMemory(cacheBytes, o.CountOverhead), policy: policy, latency: newLatencies(policy), batchLatency: newLatencies(policy), fresh: newFreshness(&o, g)}
+		mem: newMemory(cacheBytes, o.CountOverhead), policy: policy, latency: newLatencies(policy), batchLatency: newLatencies(policy)}
+	grp.fresh.init(&o, g)
 	grp.warn = ratelog.New(o.Logger, time.Second, nil)
 	grp.health.policy = policy
 	grp.router, _ = o.Peers.(fallbackPicker)

@@ -182,6 +182,7 @@ func (g *Group) restoreOne(rec snapRecord) bool {
 	if !g.mem.addIfRoom(rec.key, v, exp) {
 		return false
 	}
+	g.fresh.expiring(exp)
 	g.mem.main.Credit(rec.key, uint32(rec.uses))
 	return true
 }

@@ -127,6 +127,7 @@ func (g *Group) SetLocal(key string, value []byte, ttl time.Duration) {
 		ttl = g.fresh.ttl
 	}
 	exp, now := g.fresh.expiry(ttl)
+	g.fresh.expiring(exp)
 	g.mem.replace(key, bytes.Clone(value), exp, now)
 	g.forwardFlight.Forget(key)
 	g.localFlight.Forget(key)

@@ -84,8 +84,8 @@ func TestBatchOverHTTP(t *testing.T) {
 	if err := nodes[0].Group.RemoveMany(ctx, keys); err != nil {
 		t.Fatalf("RemoveMany: %v", err)
 	}
-	if n := rt.posts.Load(); n != 2 {
-		t.Fatalf("RemoveMany sent %d requests; want 2, one per peer", n)
+	if n := rt.posts.Load(); n != 4 {
+		t.Fatalf("RemoveMany sent %d requests; want 4: one per peer (each owns some of the keys), and one more to each once both have confirmed", n)
 	}
 	check(nodes[1].Group)
 	rt.posts.Store(0)

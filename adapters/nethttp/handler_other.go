@@ -74,16 +74,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // a node that is loading still says so in time.
 const processingAfter = time.Millisecond
 
+// processingEvery is how often a node repeats its 102 while the load
+// runs: well within the asking node's PeerPolicy.HedgeMax (1 s by
+// default), the silence after which it loads the key itself.
+const processingEvery = 100 * time.Millisecond
+
 // processing sends a peer "102 Processing" when the group has to load the
-// key it asked for and the load has taken processingAfter, at most once
-// and never after the answer has begun: the asking node then knows that
-// this node is alive and loading, and waits for it instead of loading the
-// key itself (see cache.PeerPolicy).
+// key it asked for and the load has taken processingAfter, and again every
+// processingEvery while it runs, never after the answer has begun: the
+// asking node then knows that this node is alive and loading, and waits
+// for it instead of loading the key itself (see cache.PeerPolicy).
 type processing struct {
-	mu         sync.Mutex
-	w          http.ResponseWriter
-	timer      *time.Timer // armed by the first start
-	sent, done bool
+	mu    sync.Mutex
+	w     http.ResponseWriter
+	timer *time.Timer // armed by the first start
+	done  bool
 }
 
 // Progress is start, for progress.With: the group has begun a load.
@@ -102,9 +107,9 @@ func (p *processing) start() {
 func (p *processing) send() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.sent && !p.done {
-		p.sent = true
+	if !p.done {
 		p.w.WriteHeader(http.StatusProcessing) // net/http writes and flushes a 1xx at once
+		p.timer.Reset(processingEvery)
 	}
 }
 

@@ -40,6 +40,7 @@ type muxConn struct {
 	away    bool  // the peer went away (a go-away frame came)
 	// 1xx frames for calls no longer in flight
 	strayInterims int64
+	strayStart    time.Time // when the first of them came
 	ibuf          []byte // the reader's, for interim frames
 	done          chan struct{}
 	doneOnce      sync.Once
@@ -50,6 +51,7 @@ type muxCall struct {
 	req      *http.Request
 	res      chan muxResult // buffered: the reader never blocks on it
 	interims int            // 1xx frames received, under the conn's mu
+	start    time.Time      // when it was sent: the 1xx it may get grow with its age
 }
 
 type muxResult struct {
@@ -82,7 +84,7 @@ func (mc *muxConn) roundTrip(req *http.Request, body []byte) (*http.Response, er
 	}
 	defer func() { <-mc.slots }()
 	mc.used.Store(true)
-	call := &muxCall{req: req, res: make(chan muxResult, 1)}
+	call := &muxCall{req: req, res: make(chan muxResult, 1), start: time.Now()}
 	id, err := mc.send(req, call, body)
 	if err != nil {
 		if id != 0 {

@@ -100,10 +100,15 @@ func (mc *muxConn) readFrame(br *bufio.Reader) error {
 	return nil
 }
 
-// muxMaxInterims is how many 1xx a request may get, as net/http's
-// client allows: a peer that sends more floods the connection, which
-// ends.
-const muxMaxInterims = 5
+// A request may get muxMaxInterims 1xx answers, and one more for each
+// muxInterimEvery it has waited (an owner repeats its 102 every 100 ms
+// while it loads); a peer that sends more floods the connection, which
+// ends. 1xx answers of calls no longer in flight are allowed as many per
+// call sent.
+const (
+	muxMaxInterims  = 5
+	muxInterimEvery = 50 * time.Millisecond
+)
 
 // readInterim reads an interim frame of n bytes (at most a head) into a
 // buffer the reader reuses, and passes the first one of a call on as its
@@ -123,22 +128,26 @@ func (mc *muxConn) readInterim(br *bufio.Reader, n int64, id uint32) error {
 	if status < 100 || status > 199 || status == http.StatusSwitchingProtocols {
 		return fmt.Errorf("%w: interim status %d", errMuxFrame, status)
 	}
+	now := time.Now()
 	mc.mu.Lock()
 	call := mc.calls[id]
+	flood := false
 	if call != nil {
 		call.interims++
+		flood = call.interims > muxMaxInterims+int(now.Sub(call.start)/muxInterimEvery)
 	} else {
+		if mc.strayInterims == 0 {
+			mc.strayStart = now
+		}
 		mc.strayInterims++ // for a caller that has gone
-	}
-	interims, strays, sent := 0, mc.strayInterims, mc.nextID
-	if call != nil {
-		interims = call.interims
+		allowed := int64(muxMaxInterims) + int64(now.Sub(mc.strayStart)/muxInterimEvery)
+		flood = mc.strayInterims > allowed*(int64(mc.nextID)+1)
 	}
 	mc.mu.Unlock()
-	if interims > muxMaxInterims || strays > muxMaxInterims*int64(sent)+muxMaxInterims {
+	if flood {
 		return fmt.Errorf("%w: too many 1xx answers", errMuxFrame)
 	}
-	if interims == 1 { // one sign of life is enough
+	if call != nil { // each sign of life: the asking group waits while they come
 		if tr := httptrace.ContextClientTrace(call.req.Context()); tr != nil && tr.Got1xxResponse != nil {
 			_ = tr.Got1xxResponse(status, nil)
 		}
