@@ -41,7 +41,7 @@ type muxConn struct {
 	// 1xx frames for calls no longer in flight
 	strayInterims int64
 	strayStart    time.Time // when the first of them came
-	ibuf          []byte // the reader's, for interim frames
+	ibuf          []byte    // the reader's, for interim frames
 	done          chan struct{}
 	doneOnce      sync.Once
 }
