@@ -27,6 +27,7 @@ var (
 	historyFor       = flag.Duration("history.for", 1500*time.Millisecond, "how long each history check runs")
 	historySeed      = flag.Uint64("history.seed", 0, "the seed of the history checks (0: a new one each run)")
 	historyCacheOnly = flag.Bool("history.cacheonly", false, "also run the histories whose Sets write the cache only")
+	historyRounds    = flag.Int("history.rounds", 300, "rounds of TestSetRacingGetsLeavesNoStaleCopy")
 )
 
 func historySeedFor(t *testing.T) uint64 {
@@ -284,10 +285,7 @@ func sleep(ctx context.Context, d time.Duration) {
 // everything stops: every node serves the Set's value afterwards, the
 // owner's and every copy. Rounds of it, each with fresh keys.
 func TestSetRacingGetsLeavesNoStaleCopy(t *testing.T) {
-	rounds := 300
-	if testing.Short() {
-		rounds = 50
-	}
+	rounds := *historyRounds
 	seed := historySeedFor(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	keys := historyKeys(rounds)
