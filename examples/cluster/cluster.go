@@ -14,7 +14,6 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -27,7 +26,7 @@ const (
 // options configure the nodes a process runs.
 type options struct {
 	peers  []string // base URLs of every node of the cluster
-	db     *seeddb.DB
+	db     *slowDB
 	secret []byte // shared peer secret; empty: authentication off
 	log    *slog.Logger
 	ttl    time.Duration // how long a score stays fresh; 0: no expiry

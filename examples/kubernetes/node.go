@@ -21,7 +21,6 @@ import (
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/discovery/dns"
 	"github.com/geecache/geecache/discovery/kubernetes"
-	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/getter"
 	k8s "k8s.io/client-go/kubernetes"
 )
@@ -128,7 +127,7 @@ func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface,
 	if err != nil {
 		return err
 	}
-	db := seeddb.New(seeddb.Scores(), cfg.delay, log)
+	db := newSlowDB(scores(), cfg.delay, log)
 	group, err := reg.NewGroup(groupName, cacheBytes, db.Getter(cfg.self), &cache.GroupOptions{Peers: pool, Logger: log})
 	if err != nil {
 		return err
