@@ -23,6 +23,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // 127.0.0.1 ports the OS picks.
 func startTestCluster(t *testing.T, delay time.Duration) (api string, db *slowDB) {
 	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(t.Output(), nil))
+	}
+	return startLoggedCluster(t, delay, log)
+}
+
+// startLoggedCluster is startTestCluster with the logger of every node,
+// of the API and of the slow database.
+func startLoggedCluster(t *testing.T, delay time.Duration, log *slog.Logger) (api string, db *slowDB) {
+	t.Helper()
 	lns := map[string]net.Listener{}
 	var peers []string
 	for range 3 {
@@ -37,10 +48,6 @@ func startTestCluster(t *testing.T, delay time.Duration) (api string, db *slowDB
 	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(t.Output(), nil))
 	}
 	db = newSlowDB(scores(), delay, log)
 	cl, err := startCluster(options{peers: peers, db: db, secret: []byte("test"), log: log}, lns, apiLn, peers[2])

@@ -35,7 +35,7 @@ type slowDB struct {
 }
 
 // newSlowDB returns a database serving data, each lookup taking delay and
-// logged to log as "[SlowDB] search key".
+// logged to log as "[SlowDB] search key" (a long key clipped, see logKey).
 func newSlowDB(data map[string]string, delay time.Duration, log *slog.Logger) *slowDB {
 	return &slowDB{data: maps.Clone(data), delay: delay, log: log, lookups: map[string]int{}}
 }
@@ -48,7 +48,7 @@ func (db *slowDB) Getter(node string) getter.Getter {
 		db.mu.Lock()
 		db.lookups[key]++
 		db.mu.Unlock()
-		db.log.InfoContext(ctx, "[SlowDB] search key", "node", node, "key", key)
+		db.log.InfoContext(ctx, "[SlowDB] search key", "node", node, "key", logKey(key))
 		t := time.NewTimer(db.delay)
 		defer t.Stop()
 		select {
