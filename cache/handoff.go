@@ -46,6 +46,7 @@ func (g *Group) held(key string) (entry, error) {
 		if ok {
 			g.mem.main.Unhit(key)
 		}
+		g.counters.notHeld.Add(1) // after the unhit: see callerGets
 		return entry{}, &Error{Group: g.name, Key: key, Err: handoff.ErrNotHeld}
 	}
 	if g.peers != nil {

@@ -4,10 +4,16 @@ import "sync/atomic"
 
 // Stats is a snapshot of a group's counters. All counts are since the group
 // was created; Bytes and Items are current.
+//
+// Gets are this node's own callers' only: a request a peer sent is one of
+// PeerRequests (or, memory-only, of HandoffServed), so a node that served
+// peers does not report their requests as its Gets. Hits counts the
+// lookups of all three that memory answered, so the node's hit ratio is
+// Hits / (Gets + PeerRequests + HandoffServed).
 type Stats struct {
-	Gets          int64       // calls of Get and GetLocal
-	Hits          int64       // Gets answered from memory (Main.Hits + Hot.Hits)
-	PeerRequests  int64       // GetLocal calls: requests served for peers (but memory-only ones)
+	Gets          int64       // this node's callers' Gets (a GetMany's keys count one each); peers' requests are not Gets
+	Hits          int64       // lookups answered from memory (Main.Hits + Hot.Hits): callers' Gets, PeerRequests and HandoffServed alike
+	PeerRequests  int64       // requests served for peers (GetLocal calls, and a peer's batch key by key), but memory-only ones
 	PeerLoads     int64       // values (or "not found") fetched from owner peers
 	PeerErrors    int64       // owner peers that failed to answer
 	FallbackLoads int64       // local loads after an owner peer failed
@@ -48,14 +54,29 @@ type counters struct {
 	localLoads, loadErrors, hedges, hedgeLocalWins, ejectedLoads, peerBusy,
 	staleServes, refreshes, refreshFailures, nextPeer, handoffs, handoffMisses, handoffRequests,
 	handedOver, takenOver atomic.Int64
+
+	// notHeld counts the memory-only requests that memory could not
+	// answer (handoffRequests less notHeld are the ones it did: hits).
+	notHeld atomic.Int64
+	// gets is the largest Gets a Stats has reported (see callerGets).
+	gets atomic.Int64
 }
 
-// Stats returns a snapshot of the group's counters. It only reads: calling
-// it, however often, changes nothing the group does.
+// Stats returns a snapshot of the group's counters. Calling it, however
+// often, changes nothing the group does (it only keeps the largest Gets it
+// reported, see callerGets).
+//
+// The counters are read one by one while lookups go on; Gets is computed
+// from them, so the order of the first reads matters.
 func (g *Group) Stats() Stats {
 	c := &g.counters
+	notHeld, misses := c.notHeld.Load(), c.misses.Load()
+	hot := CacheStats{g.mem.hot.Bytes(), g.mem.hot.Len(), g.mem.hot.Hits(), g.mem.hot.Evictions()}
+	main := CacheStats{g.mem.main.Bytes(), g.mem.main.Len(), g.mem.main.Hits(), g.mem.main.Evictions()}
 	s := Stats{
+		Hits:          main.Hits + hot.Hits,
 		PeerRequests:  c.peerRequests.Load(),
+		HandoffServed: c.handoffRequests.Load(),
 		PeerLoads:     c.peerLoads.Load(),
 		PeerErrors:    c.peerErrors.Load(),
 		FallbackLoads: c.fallbacks.Load(),
@@ -70,17 +91,42 @@ func (g *Group) Stats() Stats {
 		NextPeer:      c.nextPeer.Load(),
 		Handoffs:      c.handoffs.Load(),
 		HandoffMisses: c.handoffMisses.Load(),
-		HandoffServed: c.handoffRequests.Load(),
 		HandedOver:    c.handedOver.Load(),
 		TakenOver:     c.takenOver.Load(),
 		StaleServes:   c.staleServes.Load(),
 		Refreshes:     c.refreshes.Load(),
 		RefreshFails:  c.refreshFailures.Load(),
 		Peers:         g.health.stats(),
-		Main:          CacheStats{g.mem.main.Bytes(), g.mem.main.Len(), g.mem.main.Hits(), g.mem.main.Evictions()},
-		Hot:           CacheStats{g.mem.hot.Bytes(), g.mem.hot.Len(), g.mem.hot.Hits(), g.mem.hot.Evictions()},
+		Main:          main,
+		Hot:           hot,
 	}
-	s.Hits = s.Main.Hits + s.Hot.Hits
-	s.Gets = s.Hits + c.misses.Load()
+	s.Gets = c.callerGets(s.Hits + misses - s.PeerRequests - (s.HandoffServed - notHeld))
 	return s
+}
+
+// callerGets returns n, the callers' Gets as Stats reads them, or the
+// largest it returned before if that is more. Every lookup in memory
+// counts one hit or one miss, whoever asked: the callers' Gets are those
+// less the peers' requests (one hit or miss each) and the memory-only
+// requests that memory answered (one hit each; the others count neither).
+//
+// Stats reads the counters in an order that never takes a peer's lookup
+// for a caller's: notHeld before the hits (a memory-only request is
+// counted there after its hit was taken back), misses before the hits (a
+// miss of an unusable entry takes back its hit first), hot's hits before
+// main's (a fresh copy in hot takes over main's hit), and the peers'
+// requests after the hits (a request is counted before its lookup). So n
+// may leave out lookups under way, never count one too many, and the
+// largest n so far is a count the callers have reached: Gets never goes
+// down, nor below 0, and it is exact once the lookups have ended.
+func (c *counters) callerGets(n int64) int64 {
+	for {
+		seen := c.gets.Load()
+		if n <= seen {
+			return seen
+		}
+		if c.gets.CompareAndSwap(seen, n) {
+			return n
+		}
+	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/batchctx"
+	"github.com/geecache/geecache/internal/handoff"
 )
 
 // leavingPeer owns every key by p, and lists p as a peer while it is in the
@@ -105,4 +107,54 @@ func TestLeftPeersAreForgottenWhenAPeerJoins(t *testing.T) {
 			t.Fatalf("peers %+v; want a alone, with no ejection remembered", s.Peers)
 		}
 	})
+}
+
+// Stats.Gets counts this node's callers' Gets (a GetMany's keys each
+// count as one) and nothing its peers asked: a node whose callers made N
+// Gets and that served peers' requests of every kind (GetLocal, a peer's
+// batch, memory-only requests), hits and misses alike, reports Gets N.
+func TestStatsGetsLeaveOutPeersRequests(t *testing.T) {
+	g, err := cache.NewRegistry().NewGroup("g", 1<<20,
+		getter.Map(map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5"}), &cache.GroupOptions{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	callers := 0
+	for _, k := range []string{"a", "a", "b", "missing"} { // miss, hit, miss, miss
+		_, _ = g.Get(ctx, k)
+		callers++
+	}
+	many := []string{"a", "c", "c"}
+	g.GetMany(ctx, many, func(int, cache.ByteView, error) {})
+	callers += len(many)
+
+	peer := 0
+	for _, k := range []string{"a", "d", "d", "missing"} { // hit, miss, hit, miss
+		if _, _, err := g.GetLocal(ctx, k); err != nil && k != "missing" {
+			t.Fatalf("GetLocal(%q): %v", k, err)
+		}
+		peer++
+	}
+	batch := []string{"a", "e", "zzz"}
+	g.GetMany(batchctx.With(ctx, &batchctx.Local{}), batch, func(int, cache.ByteView, error) {})
+	peer += len(batch)
+	mem := handoff.MemoryOnly(ctx)
+	memoryOnly := 0
+	for _, k := range []string{"a", "b", "cold"} { // held, held, not held
+		_, _, _ = g.GetLocal(mem, k)
+		memoryOnly++
+	}
+
+	s := g.Stats()
+	if s.Gets != int64(callers) || s.PeerRequests != int64(peer) || s.HandoffServed != int64(memoryOnly) {
+		t.Fatalf("Gets %d, PeerRequests %d, HandoffServed %d; want %d, %d, %d",
+			s.Gets, s.PeerRequests, s.HandoffServed, callers, peer, memoryOnly)
+	}
+	// Hits counts every lookup answered from memory: the callers' second
+	// a and GetMany's a (its keys are looked up before any loads), the
+	// peers' a, second d and batch's a, and the held a and b.
+	if s.Hits != 2+3+2 {
+		t.Errorf("Hits %d; want 7", s.Hits)
+	}
 }

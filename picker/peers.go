@@ -92,8 +92,8 @@ func NewPeers(self string, newGetter func(addr string) cache.PeerGetter, opts *O
 // addresses that stay are reused; getters of removed addresses are dropped
 // without being closed (lookups in flight may still use them). Keys move
 // only between the nodes that were added or removed. Set logs the new
-// list (Options.Logger) and is safe to call while other goroutines call
-// PickPeer.
+// list at Debug (Options.Logger) and is safe to call while other goroutines
+// call PickPeer.
 func (p *Peers) Set(addrs ...string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -118,8 +118,8 @@ func (p *Peers) Set(addrs ...string) error {
 	if p.onChange != nil && st.ring != old.ring {
 		p.onChange()
 	}
-	if ctx := context.Background(); p.log.Enabled(ctx, slog.LevelInfo) {
-		p.log.LogAttrs(ctx, slog.LevelInfo, "geecache: peers set",
+	if ctx := context.Background(); p.log.Enabled(ctx, slog.LevelDebug) {
+		p.log.LogAttrs(ctx, slog.LevelDebug, "geecache: peers set",
 			slog.String("self", p.self), slog.Any("peers", st.ring.nodes))
 	}
 	return nil

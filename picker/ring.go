@@ -84,8 +84,9 @@ type Options struct {
 	// case without a default port, say. Nil takes addresses as given.
 	Normalize func(addr string) (string, error)
 
-	// Logger receives the changes of the peer list (at info level). Nil
-	// means slog.Default().
+	// Logger receives the changes of the peer list, at debug level: they
+	// are routine (a discovery that applies one logs it itself). Nil means
+	// slog.Default().
 	Logger *slog.Logger
 
 	// HandoffWindow is how long after a change of the peer list

@@ -25,10 +25,11 @@ func lowerOnly(s string) (string, error) {
 // Set normalises every address (and NewPeers self) with Options.Normalize,
 // so two spellings of a node are one node; an invalid address makes Set
 // return the error and keep the old list; and each change is logged to
-// Options.Logger.
+// Options.Logger at Debug.
 func TestPeersSetNormalizesChecksAndLogs(t *testing.T) {
 	var buf bytes.Buffer
-	p, err := NewPeers("A", nil, &Options{Normalize: lowerOnly, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	debug := &slog.HandlerOptions{Level: slog.LevelDebug}
+	p, err := NewPeers("A", nil, &Options{Normalize: lowerOnly, Logger: slog.New(slog.NewTextHandler(&buf, debug))})
 	if err != nil {
 		t.Fatal(err)
 	}

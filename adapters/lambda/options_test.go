@@ -305,11 +305,12 @@ func TestNodeClusterFieldsAreRead(t *testing.T) {
 	}
 }
 
-// PeersOptions.Logger receives the changes of the peer list, with the
-// names as the ring knows them.
+// PeersOptions.Logger receives the changes of the peer list (at Debug),
+// with the names as the ring knows them.
 func TestPeersOptionsLoggerIsRead(t *testing.T) {
 	var buf bytes.Buffer
-	p, err := NewPeers("node-a", &PeersOptions{Logger: slog.New(slog.NewTextHandler(&buf, nil)), Peers: PeerOptions{Client: blockingInvoke{}}})
+	debug := &slog.HandlerOptions{Level: slog.LevelDebug}
+	p, err := NewPeers("node-a", &PeersOptions{Logger: slog.New(slog.NewTextHandler(&buf, debug)), Peers: PeerOptions{Client: blockingInvoke{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,8 +87,8 @@ type PeersOptions struct {
 	// gets this from Config.Endpoints).
 	Resolve func(name string) (function, endpoint string)
 
-	// Logger receives the changes of the peer list. Nil means
-	// slog.Default().
+	// Logger receives the changes of the peer list, at debug level. Nil
+	// means slog.Default().
 	Logger *slog.Logger
 
 	// Peers says how the peers are reached.

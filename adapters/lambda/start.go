@@ -55,7 +55,10 @@ type Node struct {
 // the Config.
 type Options struct {
 	// Logger receives the node's logs. Nil means slog.Default(); on
-	// Lambda, stderr goes to CloudWatch.
+	// Lambda, stderr goes to CloudWatch. Start logs one line at Info as
+	// the node starts (its URL, peers, mode and cache size: what a cold
+	// start runs with, once per execution environment); the rest of the
+	// node's routine events are Debug.
 	Logger *slog.Logger
 
 	// ShowErrors sends error details (a source's error text, a peer's

@@ -286,7 +286,8 @@ func TestPoolOptionsFieldsAreRead(t *testing.T) {
 	})
 	t.Run("Logger", func(t *testing.T) {
 		var buf bytes.Buffer
-		p := optionsPool(t, "http://a", PoolOptions{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+		debug := &slog.HandlerOptions{Level: slog.LevelDebug} // the changes of the peer list are Debug
+		p := optionsPool(t, "http://a", PoolOptions{Logger: slog.New(slog.NewTextHandler(&buf, debug))})
 		mustSet(t, p, "http://a", "http://b")
 		if !strings.Contains(buf.String(), "peers set") || !strings.Contains(buf.String(), "http://b") {
 			t.Errorf("Logger got %q, want the new peer list", buf.String())

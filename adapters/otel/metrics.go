@@ -68,6 +68,9 @@ type MetricsOptions struct {
 //	geecache.cache.items       up-down        {item}     Main.Items, Hot.Items
 //	geecache.cache.evictions   counter        {eviction} Main.Evictions, Hot.Evictions
 //
+// geecache.gets counts this node's callers' Gets only; the requests it
+// served for peers are geecache.peer.requests and geecache.handoff.served,
+// and geecache.hits counts the lookups of all three that memory answered.
 // The sum of geecache.hits over both caches is Stats.Hits. Unregister the
 // returned Registration to stop the publishing. RegisterMetrics returns an
 // error wrapping cache.ErrConfig for a nil meter or registry, and the
@@ -85,8 +88,8 @@ func RegisterMetrics(meter metric.Meter, reg *cache.Registry, opts *MetricsOptio
 	}
 	m := &metrics{reg: reg, extra: slices.Clone(o.Attributes), sets: make(map[*cache.Group]*groupSets)}
 	b := builder{meter: meter}
-	m.gets = b.counter("geecache.gets", "{get}", "Calls of Get and GetLocal.")
-	m.hits = b.counter("geecache.hits", "{hit}", "Gets answered from memory, by cache.")
+	m.gets = b.counter("geecache.gets", "{get}", "Gets of this node's callers (peers' requests are geecache.peer.requests).")
+	m.hits = b.counter("geecache.hits", "{hit}", "Lookups answered from memory (callers' Gets and peers' requests), by cache.")
 	m.peerRequests = b.counter("geecache.peer.requests", "{request}", "Requests served for peers (GetLocal calls).")
 	m.peerLoads = b.counter("geecache.peer.loads", "{load}", "Values, or not-found answers, fetched from owner peers.")
 	m.peerErrors = b.counter("geecache.peer.errors", "{error}", "Owner peers that failed to answer.")

@@ -82,7 +82,10 @@ type Options struct {
 	// failed or empty answer that left the peers as they were (at Warn; at
 	// Info for a name with no records before the first good answer, as on
 	// a fresh deploy) and the recovery after such answers (at Info).
-	// Default slog.Default().
+	// Default slog.Default(). These are the only Info lines: a change of
+	// the cluster moves keys between nodes, which an operator reading the
+	// log wants to see, and it is rare (debounced; nothing is logged while
+	// the answer stays the same).
 	Logger *slog.Logger
 
 	// Stats, when not nil, counts what Watch does; read its fields at any

@@ -59,11 +59,16 @@ type Options struct {
 	// Stats, when not nil, counts what Watch does.
 	Stats *Stats
 
-	// Logger receives the changes applied, the lists refused and the
-	// informer's list and watch errors, and what client-go logs of its
+	// Logger receives the changes applied (at Info); the endpoints
+	// skipped, the lists not applied and the informer's list and watch
+	// errors (at Warn; a list with no ready endpoint before the first good
+	// one, as on a fresh deploy, at Info); and what client-go logs of its
 	// own while it runs the informer (instead of klog's global logger;
 	// its verbosity V(n) is the slog level -n, so V(4) is Debug). Nil
-	// means slog.Default().
+	// means slog.Default(). Watch's own Info lines are those two: a change
+	// of the cluster moves keys between nodes, which an operator reading
+	// the log wants to see, and it is rare (debounced; nothing is logged
+	// while the endpoints stay the same).
 	Logger *slog.Logger
 }
 

@@ -10,11 +10,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -27,7 +27,7 @@ const (
 // options configure the nodes a process runs.
 type options struct {
 	peers  []string // base URLs of every node of the cluster
-	db     *seeddb.DB
+	db     *slowDB
 	secret []byte // shared peer secret; empty: authentication off
 	log    *slog.Logger
 	ttl    time.Duration // how long a score stays fresh; 0: no expiry
@@ -163,24 +163,28 @@ func (c *cluster) shutdown(ctx context.Context) error {
 
 // apiHandler is the user-facing front end: GET /api?key=K answers K's
 // score from g's cluster: 200 with the value, 404 "K not exist", 400 for a
-// missing key; DELETE /api?key=K removes K from every node of the cluster
+// missing key or a malformed query; DELETE /api?key=K removes K from every node of the cluster
 // (the next GET loads it anew, once, on its owner). Each answer is a line
 // of text. GET /api?key=K1&key=K2… answers many keys at once (see
 // serveMany).
 func apiHandler(n *node, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("DELETE /api", func(w http.ResponseWriter, r *http.Request) {
-		key := r.URL.Query().Get("key")
+		q, ok := apiQuery(w, r)
+		if !ok {
+			return
+		}
+		key := q.Get("key")
 		if key == "" {
 			http.Error(w, "missing key parameter: use /api?key=NAME", http.StatusBadRequest)
 			return
 		}
-		log.Info("api delete", "key", key, "owner", n.pool.Owner(key), "via", n.addr)
+		log.Info("api delete", "key", logKey(key), "owner", n.pool.Owner(key), "via", n.addr)
 		if err := n.group.Remove(r.Context(), key); err != nil {
 			// The nodes the error names did not confirm: they may serve
 			// the old value until the group's retries reach them or it
 			// expires.
-			log.Warn("api delete not confirmed everywhere", "key", key, "err", err)
+			log.Warn("api delete not confirmed everywhere", "key", logKey(key), "err", logErr(err, key))
 			http.Error(w, "removed; some nodes did not confirm (they may serve the old value until retried or expired)", http.StatusBadGateway)
 			return
 		}
@@ -188,23 +192,27 @@ func apiHandler(n *node, log *slog.Logger) http.Handler {
 		_, _ = io.WriteString(w, key+" removed\n")
 	})
 	mux.HandleFunc("GET /api", func(w http.ResponseWriter, r *http.Request) {
-		if keys := r.URL.Query()["key"]; len(keys) > 1 {
+		q, ok := apiQuery(w, r)
+		if !ok {
+			return
+		}
+		if keys := q["key"]; len(keys) > 1 {
 			serveMany(w, r, n, keys, log) // /api?key=Tom&key=Jack&key=Sam
 			return
 		}
-		key := r.URL.Query().Get("key")
+		key := q.Get("key")
 		if key == "" {
 			http.Error(w, "missing key parameter: use /api?key=NAME", http.StatusBadRequest)
 			return
 		}
-		log.Info("api request", "key", key, "owner", n.pool.Owner(key), "via", n.addr)
+		log.Info("api request", "key", logKey(key), "owner", n.pool.Owner(key), "via", n.addr)
 		v, err := n.group.Get(r.Context(), key)
 		switch {
 		case errors.Is(err, getter.ErrNotFound):
 			http.Error(w, key+" not exist", http.StatusNotFound)
 			return
 		case err != nil:
-			log.Warn("api request failed", "key", key, "err", err)
+			log.Warn("api request failed", "key", logKey(key), "err", logErr(err, key))
 			http.Error(w, "the score could not be loaded", http.StatusInternalServerError)
 			return
 		}
@@ -213,4 +221,17 @@ func apiHandler(n *node, log *slog.Logger) http.Handler {
 		_, _ = io.WriteString(w, "\n")
 	})
 	return mux
+}
+
+// apiQuery returns r's query, or answers 400 "malformed query" with the
+// fault and returns false if it does not parse: a bad escape (?key=%zz),
+// a lone % (?key=100%, where %25 is meant) or a semicolon. (r.URL.Query
+// would drop the pair it cannot parse, and the key with it.)
+func apiQuery(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		http.Error(w, "malformed query: "+err.Error()+" (a % in a key is written %25)", http.StatusBadRequest)
+		return nil, false
+	}
+	return q, true
 }

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geecache/geecache/examples/internal/seeddb"
 	"go.uber.org/goleak"
 )
 
@@ -22,7 +21,18 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // startTestCluster runs the demo in-process: three nodes and the API on
 // 127.0.0.1 ports the OS picks.
-func startTestCluster(t *testing.T, delay time.Duration) (api string, db *seeddb.DB) {
+func startTestCluster(t *testing.T, delay time.Duration) (api string, db *slowDB) {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(t.Output(), nil))
+	}
+	return startLoggedCluster(t, delay, log)
+}
+
+// startLoggedCluster is startTestCluster with the logger of every node,
+// of the API and of the slow database.
+func startLoggedCluster(t *testing.T, delay time.Duration, log *slog.Logger) (api string, db *slowDB) {
 	t.Helper()
 	lns := map[string]net.Listener{}
 	var peers []string
@@ -39,11 +49,7 @@ func startTestCluster(t *testing.T, delay time.Duration) (api string, db *seeddb
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.DiscardHandler)
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(t.Output(), nil))
-	}
-	db = seeddb.New(seeddb.Scores(), delay, log)
+	db = newSlowDB(scores(), delay, log)
 	cl, err := startCluster(options{peers: peers, db: db, secret: []byte("test"), log: log}, lns, apiLn, peers[2])
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/seeddb"
 )
 
 // The secret is never a flag (ps shows flags) and -h never prints it.
@@ -96,7 +95,7 @@ func TestDemoKeysCoverEveryNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	owns := map[string][]string{}
-	for key := range seeddb.Scores() {
+	for key := range scores() {
 		owns[pool.Owner(key)] = append(owns[pool.Owner(key)], key)
 	}
 	for _, p := range c.peers {

@@ -11,8 +11,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/geecache/geecache/examples/internal/seeddb"
 )
 
 // The demo in-process on ports the OS picks: the API answers from the
@@ -35,7 +33,7 @@ func Example() {
 		return
 	}
 	log := slog.New(slog.DiscardHandler)
-	db := seeddb.New(seeddb.Scores(), time.Millisecond, log)
+	db := newSlowDB(scores(), time.Millisecond, log)
 	cl, err := startCluster(options{peers: peers, db: db, log: log}, lns, apiLn, peers[2])
 	if err != nil {
 		fmt.Println(err)

@@ -99,11 +99,19 @@ func (f *peersFile) watch(ctx context.Context, c *cluster) {
 			c.log.Warn("peers file unreadable or empty; keeping the last list", "path", f.path, "err", err)
 		case !slices.Equal(list, last):
 			last = list
+			var errs []error
 			for _, n := range c.nodes {
 				if err := n.pool.Set(list...); err != nil {
-					c.log.Warn("peers file: bad list", "err", err)
+					errs = append(errs, err)
 				}
 			}
+			if err := errors.Join(errs...); err != nil {
+				c.log.Warn("peers file: bad list", "err", err)
+				break
+			}
+			// The library logs a change of the peer list at Debug only:
+			// the demo shows each list it applies.
+			c.log.Info("peers set from the peers file", "path", f.path, "peers", list)
 		}
 		select {
 		case <-ctx.Done():

@@ -31,14 +31,14 @@ func serveMany(w http.ResponseWriter, r *http.Request, n *node, keys []string, l
 			return
 		}
 	}
-	log.Info("api request", "keys", keys, "via", n.addr)
+	log.Info("api request", "keys", logKeys(keys), "via", n.addr)
 	var b strings.Builder
 	n.group.GetMany(r.Context(), keys, func(i int, v cache.ByteView, err error) {
 		switch {
 		case errors.Is(err, getter.ErrNotFound):
 			fmt.Fprintf(&b, "%s not exist\n", keys[i])
 		case err != nil:
-			log.Warn("api request failed", "key", keys[i], "err", err)
+			log.Warn("api request failed", "key", logKey(keys[i]), "err", logErr(err, keys[i]))
 			fmt.Fprintf(&b, "%s error\n", keys[i])
 		default:
 			fmt.Fprintf(&b, "%s %s\n", keys[i], v)

@@ -16,8 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/geecache/geecache/examples/internal/seeddb"
 )
 
 // defaultPeers are the tutorial's three nodes, on loopback.
@@ -177,7 +175,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	o := options{peers: c.peers, db: seeddb.New(seeddb.Scores(), c.delay, log), secret: []byte(c.secret), log: log, ttl: c.ttl, snapshots: c.snaps}
+	o := options{peers: c.peers, db: newSlowDB(scores(), c.delay, log), secret: []byte(c.secret), log: log, ttl: c.ttl, snapshots: c.snaps}
 	var pf *peersFile
 	if c.file != "" {
 		pf = &peersFile{path: c.file}

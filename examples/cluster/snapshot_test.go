@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -26,7 +25,7 @@ func TestNodeRestartedInPlaceKeepsItsScores(t *testing.T) {
 	addr := ln.Addr().String()
 	self := "http://" + addr
 	log := slog.New(slog.DiscardHandler)
-	db := seeddb.New(seeddb.Scores(), time.Millisecond, log)
+	db := newSlowDB(scores(), time.Millisecond, log)
 	o := options{peers: []string{self}, db: db, secret: []byte("test"), log: log, snapshots: dir}
 	run := func(ln net.Listener, asked func(*node)) {
 		t.Helper()

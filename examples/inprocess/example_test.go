@@ -34,7 +34,7 @@ func Example() {
 	//   node-b: kkk -> geecache: group "scores", key "kkk": kkk not exist: key not found
 	// msg="[SlowDB] search key" node=node-b key=kkk
 	//   node-c: kkk -> geecache: group "scores", key "kkk": kkk not exist: key not found
-	// node-a: gets=6 local loads=1 peer loads=3 hot items=2
-	// node-b: gets=8 local loads=4 peer loads=2 hot items=2
-	// node-c: gets=6 local loads=1 peer loads=3 hot items=2
+	// node-a: gets=4 local loads=1 peer loads=3 hot items=2
+	// node-b: gets=4 local loads=4 peer loads=2 hot items=2
+	// node-c: gets=4 local loads=1 peer loads=3 hot items=2
 }

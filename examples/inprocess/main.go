@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/picker"
 )
 
@@ -98,7 +97,7 @@ func (p inMemoryPeer) Batch(context.Context, string, []string, bool, func(int, [
 
 // newCluster starts nodes named names that share db as their source of
 // truth.
-func newCluster(names []string, db *seeddb.DB) ([]*node, error) {
+func newCluster(names []string, db *slowDB) ([]*node, error) {
 	nodes := make([]*node, len(names))
 	byName := make(map[string]*cache.Registry)
 	for i, name := range names {
@@ -136,7 +135,7 @@ func run(ctx context.Context, out io.Writer, delay time.Duration) error {
 			return a
 		},
 	}))
-	nodes, err := newCluster([]string{"node-a", "node-b", "node-c"}, seeddb.New(seeddb.Scores(), delay, dbLog))
+	nodes, err := newCluster([]string{"node-a", "node-b", "node-c"}, newSlowDB(scores(), delay, dbLog))
 	if err != nil {
 		return err
 	}

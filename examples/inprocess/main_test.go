@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-
-	"github.com/geecache/geecache/examples/internal/seeddb"
 )
 
 func TestRunLoadsEachKeyOnceOnItsOwner(t *testing.T) {
@@ -33,7 +31,7 @@ func TestRunLoadsEachKeyOnceOnItsOwner(t *testing.T) {
 
 func TestOwnerLoadsAndOthersFetch(t *testing.T) {
 	var out bytes.Buffer
-	db := seeddb.New(seeddb.Scores(), 0, slog.New(slog.NewTextHandler(&out, nil)))
+	db := newSlowDB(scores(), 0, slog.New(slog.NewTextHandler(&out, nil)))
 	nodes, err := newCluster([]string{"a", "b", "c"}, db)
 	if err != nil {
 		t.Fatal(err)

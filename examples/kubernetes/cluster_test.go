@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geecache/geecache/examples/internal/seeddb"
-
 	"github.com/geecache/geecache/internal/testkit"
 	"github.com/geecache/geecache/picker"
 	corev1 "k8s.io/api/core/v1"
@@ -119,7 +117,7 @@ func TestSIGTERMLeavesThenDrainsThroughTheNextNode(t *testing.T) {
 		}
 	}
 	var present []string // the database's keys node 0 owns
-	for key := range seeddb.Scores() {
+	for key := range scores() {
 		if ring.Owner(key) == bases[0] {
 			present = append(present, key)
 		}
@@ -139,7 +137,7 @@ func TestSIGTERMLeavesThenDrainsThroughTheNextNode(t *testing.T) {
 		}
 	}
 	for _, key := range present {
-		if code, body := get(t, bases[0]+"/api?key="+key); code != http.StatusOK || body != seeddb.Scores()[key]+"\n" {
+		if code, body := get(t, bases[0]+"/api?key="+key); code != http.StatusOK || body != scores()[key]+"\n" {
 			t.Fatalf("%s while draining: %d %q", key, code, body)
 		}
 	}

@@ -35,7 +35,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -47,7 +47,7 @@ import (
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	log := newLogger(os.Stderr)
 	// client-go's REST client logs through klog's global logger (client-side
 	// throttling, API warnings): send it to the same JSON lines. A program
 	// may set a global; the library never does (discovery/kubernetes passes
@@ -64,15 +64,30 @@ func main() {
 			client, err = k8s.NewForConfig(rc)
 		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "kubernetes:", err)
+			log.Error("geecache node did not start", "err", err)
 			os.Exit(1)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = run(ctx, cfg, nil, client, log)
+	err = run(ctx, cfg, nil, client, log) // logs its exit
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "kubernetes:", err)
 		os.Exit(1)
 	}
+}
+
+// newLogger returns the program's logger: JSON lines on w, with every
+// duration as text ("10s", as time.Duration's String writes it) rather
+// than a number of nanoseconds, the library's lines and client-go's
+// included.
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{ReplaceAttr: durationAsText}))
+}
+
+// durationAsText is newLogger's slog.HandlerOptions.ReplaceAttr.
+func durationAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/discovery/dns"
 	"github.com/geecache/geecache/discovery/kubernetes"
-	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/getter"
 	k8s "k8s.io/client-go/kubernetes"
 )
@@ -120,15 +119,23 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 // serving the peers), shuts the server down and returns. If its discovery
 // cannot start, it shuts the server down at once and returns that error.
 // ln may be nil (cfg.listen is used); client is used with
-// -discovery=endpointslices.
-func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface, log *slog.Logger) error {
+// -discovery=endpointslices. Its last log line is its exit: "geecache
+// node stopped", at Error with the error it returns, if any.
+func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface, log *slog.Logger) (err error) {
+	defer func() {
+		if err != nil {
+			log.Error("geecache node stopped", "err", err)
+			return
+		}
+		log.Info("geecache node stopped")
+	}()
 	reg := cache.NewRegistry()
 	pool, err := nethttp.NewPool(cfg.self, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: cfg.secret}, Logger: log,
 		DrainFor: cfg.drain})
 	if err != nil {
 		return err
 	}
-	db := seeddb.New(seeddb.Scores(), cfg.delay, log)
+	db := newSlowDB(scores(), cfg.delay, log)
 	group, err := reg.NewGroup(groupName, cacheBytes, db.Getter(cfg.self), &cache.GroupOptions{Peers: pool, Logger: log})
 	if err != nil {
 		return err

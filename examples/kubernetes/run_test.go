@@ -85,7 +85,9 @@ func TestRunServesAndDrains(t *testing.T) {
 				t.Fatal(err)
 			}
 			testkit.WaitFor(t, "the node to find itself", func() bool {
-				return strings.Contains(logs.String(), `msg="geecache: peers set"`) && strings.Contains(logs.String(), `peers=[`+base+`]`)
+				// The discovery's line of the change it applied (the peer
+				// set's own "peers set" is Debug).
+				return strings.Contains(logs.String(), `peers=[`+base+`]`)
 			})
 			testkit.WaitFor(t, "the node to be ready", func() bool {
 				resp, err := http.Get(base + pathReady)

@@ -16,12 +16,9 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/geecache/geecache/adapters/lambda"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/seeddb"
-	"github.com/geecache/geecache/getter"
 )
 
 func main() {
@@ -49,14 +46,6 @@ func nodeName(cfg lambda.Config) string {
 		return self
 	}
 	return self + ":" + cfg.Qualifier
-}
-
-// scoresDB is the tutorial's slow database. Every load logs "[SlowDB] search
-// key" with the node's name, so the cost of a miss, and the node that paid
-// it, are visible in the function's logs (CloudWatch, or the emulator's
-// output locally).
-func scoresDB(node string, log *slog.Logger) getter.Getter {
-	return seeddb.New(seeddb.Scores(), 20*time.Millisecond, log.With("group", "scores")).Getter(node)
 }
 
 // addGroups adds the node's groups to reg, each of cfg.CacheBytes.

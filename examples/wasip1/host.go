@@ -19,7 +19,6 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/picker"
 )
@@ -31,7 +30,7 @@ const guestName = "wasip1-guest"
 // 127.0.0.1 port the OS picks.
 type demo struct {
 	peerURL string
-	db      *seeddb.DB // the peer's slow database
+	db      *slowDB // the peer's slow database
 	srv     *nethttp.Server
 	served  chan error
 	pool    *nethttp.Pool
@@ -55,7 +54,7 @@ func startDemo(ctx context.Context, wasm []byte) (*demo, error) {
 	if d.pool, err = nethttp.NewPool(d.peerURL, reg, &nethttp.PoolOptions{Logger: quiet}); err != nil {
 		return nil, errors.Join(err, ln.Close())
 	}
-	d.db = seeddb.New(seeddb.Scores(), time.Millisecond, quiet)
+	d.db = newSlowDB(scores(), time.Millisecond, quiet)
 	if _, err := reg.NewGroup("scores", 1<<20, d.db.Getter(d.peerURL), &cache.GroupOptions{Peers: d.pool, Logger: quiet}); err != nil {
 		return nil, errors.Join(err, ln.Close())
 	}

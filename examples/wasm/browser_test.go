@@ -18,7 +18,6 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/examples/internal/hosttest"
-	"github.com/geecache/geecache/examples/internal/wasmdata"
 )
 
 // The wasm node in a page of headless Chromium (browser/page.html, driven
@@ -120,17 +119,17 @@ func TestChromium(t *testing.T) {
 // keys fall back to the page's own load) or a peer error.
 func getManyFromPage(t *testing.T, ctx context.Context, p *hosttest.Proc) {
 	t.Helper()
-	data := wasmdata.Dataset()
+	data := dataset()
 	var keys []string
 	for i := 60; i < 100; i++ {
-		keys = append(keys, wasmdata.Key(i))
+		keys = append(keys, genKey(i))
 	}
 	keys = append(keys, "kkk")
 	before, err := p.Stats(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := url.Values{"key": keys, "group": {wasmdata.Scores}}
+	q := url.Values{"key": keys, "group": {groupName}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/many?"+q.Encode(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,6 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/seeddb"
 	"github.com/geecache/geecache/internal/testkit"
 )
 
@@ -196,7 +195,7 @@ func (w *wasmNode) stats(ctx context.Context) (statsReport, error) {
 // nativeNode is a node served by net/http in the test process.
 type nativeNode struct {
 	url   string
-	db    *seeddb.DB
+	db    *slowDB
 	pool  *nethttp.Pool
 	group *cache.Group
 	srv   *nethttp.Server
@@ -217,7 +216,7 @@ func startNative(t testing.TB, secret string, delay time.Duration) *nativeNode {
 	if n.pool, err = nethttp.NewPool(n.url, reg, &nethttp.PoolOptions{Cluster: nethttp.Cluster{Secret: []byte(secret)}, Logger: quiet}); err != nil {
 		t.Fatal(err)
 	}
-	n.db = seeddb.New(dataset(), delay, quiet)
+	n.db = newSlowDB(dataset(), delay, quiet)
 	// No hedging: the test counts which node loads each key.
 	n.group, err = reg.NewGroup(groupName, cacheBytes, n.db.Getter(n.url), &cache.GroupOptions{Peers: n.pool, Logger: quiet,
 		PeerPolicy: cache.PeerPolicy{NoHedge: true}})

@@ -12,7 +12,6 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/examples/internal/hosttest"
-	"github.com/geecache/geecache/examples/internal/wasmdata"
 )
 
 // The wasm node in node.js (shim.js), Deno and Bun (fetch.mjs), in a cluster with two
@@ -82,7 +81,7 @@ func testFetchHost(t *testing.T, bin string, args ...string) {
 	s := hosttest.StartSlowNative(t, opts, 300*time.Millisecond)
 	p = start(s.URL)
 	key := hosttest.KeyOwnedBy(t, s.URL, s.URL, p.URL)
-	r := hosttest.Concurrent(t, ctx, hosttest.Node{Proc: p, Addr: p.URL}, "scores", key, wasmdata.Dataset()[key], 16)
+	r := hosttest.Concurrent(t, ctx, hosttest.Node{Proc: p, Addr: p.URL}, "scores", key, dataset()[key], 16)
 	if r.Stats.DedupWaits == 0 || s.DB.Lookups(key) != 1 {
 		t.Errorf("%d requests waited for the one fetch, the owner looked %s up %d times; want > 0 and 1", r.Stats.DedupWaits, key, s.DB.Lookups(key))
 	}

@@ -18,8 +18,6 @@ import (
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/adapters/wasmjs"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/seeddb"
-	"github.com/geecache/geecache/examples/internal/wasmdata"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -76,7 +74,7 @@ func splitPeers(self, list string) []string {
 type node struct {
 	self   string
 	signed bool // it has a peer secret
-	db     *seeddb.DB
+	db     *slowDB
 	group  *cache.Group
 	echo   *cache.Group // echoGroup, for the hosts' key round-trip tests (its keys asked of the other nodes)
 	pool   *nethttp.Pool
@@ -93,7 +91,7 @@ func newNode(self string, peers []string, secret []byte, delay time.Duration, lo
 	if err := pool.Set(peers...); err != nil {
 		return nil, err
 	}
-	db := seeddb.New(dataset(), delay, slog.New(slog.DiscardHandler))
+	db := newSlowDB(dataset(), delay, slog.New(slog.DiscardHandler))
 	g, err := reg.NewGroup(groupName, cacheBytes, db.Getter(self), &cache.GroupOptions{Peers: pool, Logger: log,
 		PeerPolicy: cache.PeerPolicy{NoHedge: true}}) // the demo shows each key loaded on its owner only
 	if err != nil {
@@ -109,7 +107,7 @@ func newNode(self string, peers []string, secret []byte, delay time.Duration, lo
 	if err := others.Set(slices.DeleteFunc(slices.Clone(peers), func(p string) bool { return p == self })...); err != nil {
 		return nil, err
 	}
-	echo, err := reg.NewGroup(echoGroup, cacheBytes, getter.Func(wasmdata.EchoLoad), &cache.GroupOptions{Peers: others, Logger: log,
+	echo, err := reg.NewGroup(echoGroup, cacheBytes, getter.Func(echoLoad), &cache.GroupOptions{Peers: others, Logger: log,
 		PeerPolicy: cache.PeerPolicy{NoHedge: true}})
 	if err != nil {
 		return nil, err

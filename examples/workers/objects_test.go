@@ -14,7 +14,6 @@ import (
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/examples/internal/hosttest"
-	"github.com/geecache/geecache/examples/internal/wasmdata"
 	"github.com/geecache/geecache/internal/keytest"
 )
 
@@ -46,7 +45,7 @@ func TestDurableObjects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	data := wasmdata.Dataset()
+	data := hosttest.Dataset()
 	keys := hosttest.ClusterKeys()
 	owned := map[string]int{}
 	for _, k := range keys {
@@ -57,13 +56,13 @@ func TestDurableObjects(t *testing.T) {
 			t.Fatalf("%s owns none of the %d keys: the test needs each node to own some", addrs[i], len(keys))
 		}
 		for _, k := range keys {
-			st, body, err := p.Get(ctx, api(i), wasmdata.Scores, k)
+			st, body, err := p.Get(ctx, api(i), hosttest.Scores, k)
 			if err != nil || st != 200 || body != data[k] {
 				t.Fatalf("node %d: %s = %d %q, %v; want 200 %q", i, k, st, body, err, data[k])
 			}
 		}
 	}
-	if st, body, err := p.Get(ctx, api(0), wasmdata.Scores, "kkk"); err != nil || st != 404 || body != "kkk not exist" {
+	if st, body, err := p.Get(ctx, api(0), hosttest.Scores, "kkk"); err != nil || st != 404 || body != "kkk not exist" {
 		t.Errorf("node 0: kkk = %d %q, %v; want 404 %q", st, body, err, "kkk not exist")
 	}
 	for i := range nodes {
@@ -102,12 +101,12 @@ func TestDurableObjects(t *testing.T) {
 			continue
 		}
 		sent++
-		st, body, err := p.Get(ctx, api(0), wasmdata.Echo, k)
+		st, body, err := p.Get(ctx, api(0), hosttest.Echo, k)
 		if err != nil || st != 200 || body != "v="+k {
 			t.Fatalf("key #%d %q from node 0 = %d %q, %v; want 200 %q", i, k, st, body, err, "v="+k)
 		}
 	}
-	if st, _, err := p.Get(ctx, api(0), wasmdata.Echo, wasmdata.EchoMissing); err != nil || st != 404 {
+	if st, _, err := p.Get(ctx, api(0), hosttest.Echo, hosttest.EchoMissing); err != nil || st != 404 {
 		t.Errorf("the missing key = %d, %v; want 404", st, err)
 	}
 	t.Logf("%d keys through the stubs", sent)
@@ -123,7 +122,7 @@ func TestDurableObjectsConcurrentRequests(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	node0 := hosttest.Node{Proc: p, API: p.URL + "/node/0"}
-	r := hosttest.Concurrent(t, ctx, node0, wasmdata.Scores, key, wasmdata.Dataset()[key], 16)
+	r := hosttest.Concurrent(t, ctx, node0, hosttest.Scores, key, hosttest.Dataset()[key], 16)
 	if r.Stats.DedupWaits == 0 || r.Stats.PeerLoads != 1 || r.Stats.FallbackLoads != 0 {
 		t.Errorf("node 0: %d waits for the one fetch, %d peer loads, %d fallbacks; want > 0, 1, 0", r.Stats.DedupWaits, r.Stats.PeerLoads, r.Stats.FallbackLoads)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/wasmdata"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/internal/keytest"
 )
@@ -30,7 +29,7 @@ type Node struct {
 func ClusterKeys() []string {
 	ks := []string{"Tom", "Jack", "Sam"}
 	for i := range 60 {
-		ks = append(ks, wasmdata.Key(i))
+		ks = append(ks, Key(i))
 	}
 	return ks
 }
@@ -43,7 +42,7 @@ func ClusterKeys() []string {
 // was loaded once in the cluster, by its owner.
 func Cluster(t *testing.T, ctx context.Context, w Node, natives []*Native) {
 	t.Helper()
-	data := wasmdata.Dataset()
+	data := Dataset()
 	keys := ClusterKeys()
 	owned := 0
 	for _, k := range keys {
@@ -55,7 +54,7 @@ func Cluster(t *testing.T, ctx context.Context, w Node, natives []*Native) {
 		t.Fatalf("%s owns none of the %d keys: the test needs it to own some", w.Addr, len(keys))
 	}
 	for _, k := range keys {
-		st, body, err := w.Proc.Get(ctx, w.API, wasmdata.Scores, k)
+		st, body, err := w.Proc.Get(ctx, w.API, Scores, k)
 		if err != nil || st != 200 || body != data[k] {
 			t.Fatalf("wasm node: %s = %d %q, %v; want 200 %q", k, st, body, err, data[k])
 		}
@@ -94,7 +93,7 @@ func Cluster(t *testing.T, ctx context.Context, w Node, natives []*Native) {
 			}
 		}
 	}
-	if st, body, err := w.Proc.Get(ctx, w.API, wasmdata.Scores, "kkk"); err != nil || st != 404 || body != "kkk not exist" {
+	if st, body, err := w.Proc.Get(ctx, w.API, Scores, "kkk"); err != nil || st != 404 || body != "kkk not exist" {
 		t.Errorf("wasm node: kkk = %d %q, %v; want 404 %q", st, body, err, "kkk not exist")
 	}
 }
@@ -123,7 +122,7 @@ func Keys(t *testing.T, ctx context.Context, w Node, natives []*Native, client *
 			continue
 		}
 		sent[k] = true // once each: a repeated key is a hit in the node's hot cache
-		st, body, err := w.Proc.Get(ctx, w.API, wasmdata.Echo, k)
+		st, body, err := w.Proc.Get(ctx, w.API, Echo, k)
 		if err != nil || st != 200 || body != "v="+k {
 			t.Fatalf("fetch: key #%d %q from the wasm node = %d %q, %v; want 200 %q", i, k, st, body, err, "v="+k)
 		}
@@ -131,19 +130,19 @@ func Keys(t *testing.T, ctx context.Context, w Node, natives []*Native, client *
 	if got := served() - before; got != int64(len(sent)) || len(sent) < 10 {
 		t.Errorf("the natives served %d echo requests for %d keys; want as many (and at least 10)", got, len(sent))
 	}
-	if st, body, err := w.Proc.Get(ctx, w.API, wasmdata.Echo, wasmdata.EchoMissing); err != nil || st != 404 {
+	if st, body, err := w.Proc.Get(ctx, w.API, Echo, EchoMissing); err != nil || st != 404 {
 		t.Errorf("fetch: the missing key = %d %q, %v; want 404", st, body, err)
 	}
 	if client == nil {
 		return
 	}
 	for i, k := range keys {
-		v, _, err := client.Get(ctx, wasmdata.Echo, k)
+		v, _, err := client.Get(ctx, Echo, k)
 		if err != nil || string(v) != "v="+k {
 			t.Fatalf("serve: key #%d %q from the wasm node = %q, %v; want %q", i, k, v, err, "v="+k)
 		}
 	}
-	if _, _, err := client.Get(ctx, wasmdata.Echo, wasmdata.EchoMissing); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := client.Get(ctx, Echo, EchoMissing); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("serve: the missing key: %v; want getter.ErrNotFound", err)
 	}
 }
@@ -172,7 +171,7 @@ func Concurrent(t *testing.T, ctx context.Context, w Node, group, key, want stri
 	return r
 }
 
-// KeyOwnedBy returns the first generated key (wasmdata.Key) that owner
+// KeyOwnedBy returns the first generated key (Key) that owner
 // owns on the ring of addrs, or fails the test.
 func KeyOwnedBy(t testing.TB, owner string, addrs ...string) string {
 	t.Helper()
@@ -184,12 +183,12 @@ func KeyOwnedBy(t testing.TB, owner string, addrs ...string) string {
 	if err := ring.Set(addrs...); err != nil {
 		t.Fatal(err)
 	}
-	for i := range wasmdata.NumKeys {
-		if k := wasmdata.Key(i); ring.Owner(k) == owner {
+	for i := range NumKeys {
+		if k := Key(i); ring.Owner(k) == owner {
 			return k
 		}
 	}
-	t.Fatalf("%s owns none of the %d generated keys on the ring %v", owner, wasmdata.NumKeys, addrs)
+	t.Fatalf("%s owns none of the %d generated keys on the ring %v", owner, NumKeys, addrs)
 	return ""
 }
 
@@ -199,8 +198,8 @@ func KeyOwnedBy(t testing.TB, owner string, addrs ...string) string {
 func Put(t *testing.T, ctx context.Context, w Node, natives []*Native) {
 	t.Helper()
 	key := ""
-	for i := len(ClusterKeys()); key == "" && i < wasmdata.NumKeys; i++ {
-		if k := wasmdata.Key(i); natives[0].Pool.Owner(k) == w.Addr {
+	for i := len(ClusterKeys()); key == "" && i < NumKeys; i++ {
+		if k := Key(i); natives[0].Pool.Owner(k) == w.Addr {
 			key = k
 		}
 	}
@@ -210,7 +209,7 @@ func Put(t *testing.T, ctx context.Context, w Node, natives []*Native) {
 	if err := natives[0].Scores.Set(ctx, key, []byte("set by a peer"), 0); err != nil {
 		t.Fatalf("Set(%s) through the wasm node: %v", key, err)
 	}
-	if st, body, err := w.Proc.Get(ctx, w.API, wasmdata.Scores, key); err != nil || st != 200 || body != "set by a peer" {
+	if st, body, err := w.Proc.Get(ctx, w.API, Scores, key); err != nil || st != 200 || body != "set by a peer" {
 		t.Fatalf("wasm node: %s = %d %q, %v; want 200 %q", key, st, body, err, "set by a peer")
 	}
 	r, err := w.Proc.Stats(ctx, w.API)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/wasmdata"
 )
 
 // Faulty are two bad peers on 127.0.0.1: Down, an address nothing listens
@@ -71,18 +70,18 @@ func Faults(t *testing.T, ctx context.Context, w Node, f *Faulty) {
 	if err := ring.Set(f.Down, f.Liar); err != nil {
 		t.Fatal(err)
 	}
-	data := wasmdata.Dataset()
+	data := Dataset()
 	bad := map[string]int{}
 	var keys []string
-	for i := 0; i < wasmdata.NumKeys && (bad[f.Down] < 3 || bad[f.Liar] < 3); i++ {
-		k := wasmdata.Key(i)
+	for i := 0; i < NumKeys && (bad[f.Down] < 3 || bad[f.Liar] < 3); i++ {
+		k := Key(i)
 		if o := ring.Owner(k); (o == f.Down || o == f.Liar) && bad[o] < 3 {
 			bad[o]++
 			keys = append(keys, k)
 		}
 	}
 	for _, k := range keys {
-		st, body, err := w.Proc.Get(ctx, w.API, wasmdata.Scores, k)
+		st, body, err := w.Proc.Get(ctx, w.API, Scores, k)
 		if err != nil || st != 200 || body != data[k] {
 			t.Fatalf("%s (owner %s) = %d %q, %v; want 200 %q", k, ring.Owner(k), st, body, err, data[k])
 		}

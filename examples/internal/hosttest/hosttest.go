@@ -28,8 +28,6 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/examples/internal/seeddb"
-	"github.com/geecache/geecache/examples/internal/wasmdata"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/internal/testkit"
 )
@@ -91,10 +89,10 @@ func BuildWasm(t testing.TB) (wasm, wasmExec string) {
 }
 
 // Native is a node served by net/http in the test process, with the
-// groups of package wasmdata.
+// groups Scores and Echo (data.go).
 type Native struct {
 	URL          string
-	DB           *seeddb.DB
+	DB           *DB
 	Pool         *nethttp.Pool
 	Scores, Echo *cache.Group
 }
@@ -126,13 +124,13 @@ func StartSlowNative(t testing.TB, opts *nethttp.PoolOptions, delay time.Duratio
 	if n.Pool, err = nethttp.NewPool(n.URL, reg, &o); err != nil {
 		t.Fatal(err)
 	}
-	n.DB = seeddb.New(wasmdata.Dataset(), delay, quiet)
+	n.DB = NewDB(Dataset(), delay, quiet)
 	// No hedging: the tests count which node loads each key.
 	gopts := &cache.GroupOptions{Peers: n.Pool, Logger: quiet, PeerPolicy: cache.PeerPolicy{NoHedge: true}}
-	if n.Scores, err = reg.NewGroup(wasmdata.Scores, wasmdata.CacheBytes, n.DB.Getter(n.URL), gopts); err != nil {
+	if n.Scores, err = reg.NewGroup(Scores, CacheBytes, n.DB.Getter(n.URL), gopts); err != nil {
 		t.Fatal(err)
 	}
-	if n.Echo, err = reg.NewGroup(wasmdata.Echo, wasmdata.CacheBytes, getter.Func(wasmdata.EchoLoad), gopts); err != nil {
+	if n.Echo, err = reg.NewGroup(Echo, CacheBytes, getter.Func(EchoLoad), gopts); err != nil {
 		t.Fatal(err)
 	}
 	srv := nethttp.NewServer("", n.Pool, nil)

@@ -206,7 +206,7 @@ func TestNoHistoryInREADME(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	history := regexp.MustCompile(`(?i)\bissues? #?\d+|\bseed article\b`)
+	history := regexp.MustCompile(`(?i)\bissues? #?\d+|\bseed article\b|\bthe issue's\b|\bthe seed\b|\bround by round\b`)
 	for i, line := range strings.Split(string(b), "\n") {
 		if m := history.FindString(line); m != "" {
 			t.Errorf("README.md:%d speaks of %q; history goes in CHANGELOG.md", i+1, m)
@@ -243,4 +243,76 @@ func goCmd(t *testing.T, dir string, args ...string) string {
 		t.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// The Go the module needs is stated once, in README.md's install
+// section, as the go line of go.mod says it (every module of the
+// repository has the same go line). Any other Go version a document
+// gives as a requirement is a tool's own (the Lambda runtime emulator's,
+// to install it), and says so on the same line.
+func TestGoVersionStatedOnce(t *testing.T) {
+	_, version := goMod(t)
+	mods, err := exec.Command("git", "-C", root, "ls-files", "*go.mod").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	for mod := range strings.FieldsSeq(string(mods)) {
+		if strings.Contains(mod, "testdata/") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, mod))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(b); m == nil || string(m[1]) != version {
+			t.Errorf("%s: go line %q; go.mod has %q", mod, m, version)
+		}
+	}
+
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "\n## Install\n")
+	end := strings.Index(text[start+1:], "\n## ")
+	if start < 0 || end < 0 {
+		t.Fatal("README.md has no Install section")
+	}
+	if want := "It needs Go " + version + " or later"; !strings.Contains(text[start:start+1+end], want) {
+		t.Errorf("README.md's Install section does not say %q", want)
+	}
+
+	// A requirement: "Go 1.26 or later", "Go 1.26.6 or later", "go >= 1.26.6",
+	// "Prerequisites: Go 1.26".
+	req := regexp.MustCompile(`(?i)\bgo (\d+\.\d+(\.\d+)?) or later|\bgo ?>= ?\d+\.\d+|prerequisites: go \d+\.\d+`)
+	docs, err := exec.Command("git", "-C", root, "ls-files", "*.md").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	stated := 0
+	for doc := range strings.FieldsSeq(string(docs)) {
+		if doc == "CHANGELOG.md" {
+			continue // history
+		}
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			m := req.FindString(line)
+			switch {
+			case m == "":
+			case doc == "README.md" && m == "Go "+version+" or later":
+				stated++
+			case strings.Contains(line, "emulator"):
+				// the Lambda runtime emulator's own requirement, said to be its
+			default:
+				t.Errorf("%s:%d states a Go requirement (%q) other than README.md's Install section", doc, i+1, m)
+			}
+		}
+	}
+	if stated != 1 {
+		t.Errorf("README.md states Go %s %d times; want once, in Install", version, stated)
+	}
 }
