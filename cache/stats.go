@@ -58,16 +58,12 @@ type counters struct {
 	// notHeld counts the memory-only requests that memory could not
 	// answer (handoffRequests less notHeld are the ones it did: hits).
 	notHeld atomic.Int64
-	// gets is the largest Gets a Stats has reported (see callerGets).
-	gets atomic.Int64
 }
 
-// Stats returns a snapshot of the group's counters. Calling it, however
-// often, changes nothing the group does (it only keeps the largest Gets it
-// reported, see callerGets).
-//
-// The counters are read one by one while lookups go on; Gets is computed
-// from them, so the order of the first reads matters.
+// Stats returns a snapshot of the group's counters. It only reads: calling
+// it, however often, changes nothing the group does. The counters are read
+// one by one while lookups go on, so a snapshot taken meanwhile may be off
+// by the lookups under way.
 func (g *Group) Stats() Stats {
 	c := &g.counters
 	notHeld, misses := c.notHeld.Load(), c.misses.Load()
@@ -100,33 +96,11 @@ func (g *Group) Stats() Stats {
 		Main:          main,
 		Hot:           hot,
 	}
-	s.Gets = c.callerGets(s.Hits + misses - s.PeerRequests - (s.HandoffServed - notHeld))
+	// Every lookup in memory counts one hit or one miss, whoever asked:
+	// the callers' Gets are those less the peers' requests (one each) and
+	// the memory-only requests memory answered (one hit each; the others
+	// count neither). Counting them apart would put a shared counter on
+	// the hit path.
+	s.Gets = max(s.Hits+misses-s.PeerRequests-(s.HandoffServed-notHeld), 0)
 	return s
-}
-
-// callerGets returns n, the callers' Gets as Stats reads them, or the
-// largest it returned before if that is more. Every lookup in memory
-// counts one hit or one miss, whoever asked: the callers' Gets are those
-// less the peers' requests (one hit or miss each) and the memory-only
-// requests that memory answered (one hit each; the others count neither).
-//
-// Stats reads the counters in an order that never takes a peer's lookup
-// for a caller's: notHeld before the hits (a memory-only request is
-// counted there after its hit was taken back), misses before the hits (a
-// miss of an unusable entry takes back its hit first), hot's hits before
-// main's (a fresh copy in hot takes over main's hit), and the peers'
-// requests after the hits (a request is counted before its lookup). So n
-// may leave out lookups under way, never count one too many, and the
-// largest n so far is a count the callers have reached: Gets never goes
-// down, nor below 0, and it is exact once the lookups have ended.
-func (c *counters) callerGets(n int64) int64 {
-	for {
-		seen := c.gets.Load()
-		if n <= seen {
-			return seen
-		}
-		if c.gets.CompareAndSwap(seen, n) {
-			return n
-		}
-	}
 }
