@@ -11,6 +11,7 @@
 # exported name removes another one (or argues for it in review).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=148
+# 150: nethttp.Server.Close and Shutdown are its own, so that go doc shows how each stops.
+BUDGET=150
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

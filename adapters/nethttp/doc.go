@@ -38,6 +38,19 @@
 //	scores, err := reg.NewGroup("scores", 64<<20, db, &cache.GroupOptions{Peers: pool})
 //	err = nethttp.NewServer("10.0.0.1:8001", pool, nil).ListenAndServe()
 //
+// # Stopping a node
+//
+// A node stops at once, or gracefully after a drain; no call does both.
+//
+//   - At once (a test, a program whose peers need nothing from it): close
+//     its Server and its Pool, Server.Close and Pool.Close. Neither drains,
+//     whatever PoolOptions.DrainFor is.
+//   - Gracefully (a rolling restart): take the node out of its discovery,
+//     then Pool.Drain(ctx), which keeps it serving for PoolOptions.DrainFor
+//     (10 s by default) or until ctx ends and hands its keys to their new
+//     owners, then Server.Shutdown(ctx), which finishes the requests in
+//     flight, then Pool.Close.
+//
 // # Configuration
 //
 // Each constructor takes its required arguments and then a pointer to its

@@ -36,7 +36,7 @@ type Pool struct {
 
 	reg       *cache.Registry
 	drainFor  time.Duration // PoolOptions.DrainFor
-	leaving   atomic.Bool   // Shutdown was called (drain.go)
+	leaving   atomic.Bool   // Drain was called (drain.go)
 	handovers handovers     // after a change of the ring (handover.go)
 }
 
@@ -107,14 +107,20 @@ func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
 	return peer, ok
 }
 
-// Close cancels the handover of keys that the last change of the peer
-// list started (each Set that changes the ring starts one, bounded by
+// Close is the Pool's side of stopping a node at once: it does not drain
+// (see Drain, which does, for PoolOptions.DrainFor) and returns without
+// waiting for the drain's length, whatever DrainFor is. Close the node's
+// Server too (Server.Close, or Server.Shutdown to finish the requests in
+// flight), before or after.
+//
+// It cancels the handover of keys that the last change of the peer list
+// started (each Set that changes the ring starts one, bounded by
 // PoolOptions.DrainFor), if it is still under way, and waits until it and
 // every one started before it have ended; a Set during Close may start one
 // more. Then it closes the idle connections to the peers. It does not stop
-// a Shutdown's handover nor end its drain: both go on until their own end
-// or the end of Shutdown's context, and open new connections as they need
-// them. Requests in flight are not interrupted (shut the http.Server down
+// a Drain's handover nor end its drain: both go on until their own end
+// or the end of Drain's context, and open new connections as they need
+// them. Requests in flight are not interrupted (shut the Server down
 // for that); the pool stays usable, and opens new connections if it is
 // used again. Multiplexed connections (PoolOptions.Multiplex), both those
 // the pool opened and those it serves, close once their requests in
