@@ -15,8 +15,8 @@
 //     http.Handler that answers peer requests for the groups of a
 //     cache.Registry (mount it at the root, under Cluster.BasePath, or
 //     behind http.StripPrefix) and a cache.PeerPicker (a consistent-hash
-//     ring, the picker.Peers every binding uses, embedded) in one value,
-//     whose peer list can be replaced at run time with Set. A node that
+//     ring, the picker.Peers every binding uses) in one value, whose peer
+//     list can be replaced at run time with Set. A node that
 //     only serves is a Pool whose list is never set; a node that only
 //     asks, one with no self.
 //   - PoolOptions.Multiplex, off by default: a node's requests to each
