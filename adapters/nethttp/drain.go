@@ -17,7 +17,8 @@ const defaultDrainFor = 10 * time.Second
 // default), or until ctx ends, and meanwhile hands the node's keys to
 // their new owners; then shut the Server down (Server.Shutdown, which
 // finishes the requests in flight). To stop a node at once, without a
-// drain, close its Server and its Pool (Server.Close, Pool.Close).
+// drain, close its Server and its Pool (Server.Close, Pool.Close), or
+// the Node (Node.Close); Node.Drain runs the whole graceful stop.
 //
 // The node should leave its discovery first, so that the other nodes
 // drop it from their rings (in Kubernetes the pod is Terminating as soon

@@ -95,8 +95,8 @@ type PoolOptions struct {
 	// follows each change of the peer list (the keys that moved, offered
 	// to their new owners). 0 means 10 s. Give the process that long, and
 	// a little more to finish requests in flight, to stop (Kubernetes:
-	// terminationGracePeriodSeconds). Pool.Close and Server.Close
-	// do not wait for it: they stop the node at once.
+	// terminationGracePeriodSeconds). Pool.Close, Server.Close and
+	// Node.Close do not wait for it: they stop the node at once.
 	DrainFor time.Duration
 
 	// HandoffWindow is how long after a change of the peer list the new

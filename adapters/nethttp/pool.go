@@ -25,8 +25,9 @@ const clientOnlySelf = "http://client-only.invalid"
 // replaces the peer list at run time, Owner names a key's owner, Self and
 // Addrs give this node's and every node's address. Give a Pool to the
 // node's groups as cache.GroupOptions.Peers and serve it with an
-// http.Server (NewServer); under GOOS=js, where there is no net/http, the
-// JavaScript host serves it through wasmjs.Func. It is safe for concurrent
+// http.Server (NewServer), or make it and serve it in one call with
+// Listen; under GOOS=js, where there is no net/http, the JavaScript host
+// serves it through wasmjs.Func. It is safe for concurrent
 // use, including Set while requests are served.
 type Pool struct {
 	peers   *picker.Peers
