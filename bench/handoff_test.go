@@ -25,14 +25,18 @@ func setDrain(o *nethttp.PoolOptions, d time.Duration) {
 	}
 }
 
-// drainPool runs the Pool's Shutdown (its drain) where it has one, else
-// waits as long while the node still serves.
+// drainPool runs the Pool's drain where it has one (Drain; Shutdown in
+// trees from before the rename, so that a baseline of that age still
+// drains), else waits as long while the node still serves.
 func drainPool(ctx context.Context, p *nethttp.Pool, d time.Duration) {
-	if s, ok := any(p).(interface{ Shutdown(context.Context) error }); ok {
+	switch s := any(p).(type) {
+	case interface{ Drain(context.Context) error }:
+		_ = s.Drain(ctx)
+	case interface{ Shutdown(context.Context) error }:
 		_ = s.Shutdown(ctx)
-		return
+	default:
+		time.Sleep(d)
 	}
-	time.Sleep(d)
 }
 
 // mbConfig is one scenario's size.

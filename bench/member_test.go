@@ -23,7 +23,7 @@ import (
 // zipf(1.01) keys, each loaded from a source that takes 2 ms and counts
 // its loads per key and per second. A "discovery" sets every node's peer
 // list, as DNS or Kubernetes would. It compiles against a tree without
-// Pool.Shutdown too (it is used only where it exists), so that the same file
+// Pool.Drain too (it is used only where it exists), so that the same file
 // measures the baseline; see bench/README.md, "Membership changes".
 
 const (
@@ -309,7 +309,7 @@ func (c *mbCluster) publish(skip ...*mbNode) {
 	c.lb.Store(&ns)
 }
 
-// stop stops n: gracefully (its Shutdown's drain, where the Pool has one,
+// stop stops n: gracefully (its Pool's Drain, where the Pool has one,
 // then its server's), or as a crash (kill).
 func (c *mbCluster) stop(n *mbNode, kill bool) {
 	if kill {

@@ -44,7 +44,7 @@ type ssNode struct {
 	group   *cache.Group
 	peers   *picker.Peers
 	down    bool
-	leaving bool // PickPeer names each key's owner without it (Pool.Shutdown's pickLeaving)
+	leaving bool // PickPeer names each key's owner without it (Pool.Drain's pickLeaving)
 	changed bool // its ring changed (picker.Options.OnChange) since its last handover
 }
 

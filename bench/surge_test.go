@@ -46,7 +46,7 @@ func (c *mbCluster) surgeReady(n *mbNode, others []*mbNode, limit time.Duration)
 // rollingSurge replaces every node in turn as that Deployment does: a new
 // node starts empty at a new address and is added to every ring and then,
 // once ready (surgeReady), to the clients' view; then the old node leaves
-// the clients' view and every ring, drains (Pool.Shutdown, its handover)
+// the clients' view and every ring, drains (Pool.Drain, its handover)
 // and stops. With replace false it keeps the same schedule (the join's
 // wait is cfg.settle) and changes nothing: the control. held is the keys
 // the replaced nodes held in their main caches when their step began; the

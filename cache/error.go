@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -18,7 +19,25 @@ var ErrGetterPanic = singleflight.ErrPanic
 // for it, inside an *Error: errors.As(err, &pe) with a *PanicError pe gives
 // the panic's value and the stack of the goroutine that panicked.
 // errors.Is(err, ErrGetterPanic) is true for it.
-type PanicError = singleflight.PanicError
+type PanicError struct {
+	// Value is the value the load passed to panic.
+	Value any
+	// Stack is the stack of the goroutine that panicked, as
+	// runtime/debug.Stack formats it.
+	Stack []byte
+}
+
+// Error returns "load panicked: " and the panic's value.
+func (e *PanicError) Error() string { return fmt.Sprintf("%v: %v", ErrGetterPanic, e.Value) }
+
+// Unwrap returns ErrGetterPanic, so that errors.Is(err, ErrGetterPanic)
+// holds.
+func (e *PanicError) Unwrap() error { return ErrGetterPanic }
+
+// Every panic a group's flights recover is a *PanicError of this package.
+func init() {
+	singleflight.NewPanicError = func(value any, stack []byte) error { return &PanicError{Value: value, Stack: stack} }
+}
 
 // An Error is the error Get and GetLocal return: the group and key, and the
 // cause (the Getter's error, a peer's answer, ctx's error, or a

@@ -25,7 +25,7 @@ import (
 // itself (GetLocal).
 
 // fallbackPicker is a PeerPicker that can name a key's next live node and
-// previous owner (picker.Peers, and the transports' peer sets that embed
+// previous owner (picker.Peers, and the transports' peer sets built on
 // it).
 type fallbackPicker interface {
 	PickFallback(key string, skip func(PeerGetter) bool) (next, previous PeerGetter, changed time.Time)

@@ -11,6 +11,9 @@
 # exported name removes another one (or argues for it in review).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=148
+# 150: nethttp.Server.Close and Shutdown are its own, so that go doc shows how each stops.
+# 158: nethttp.Pool's ring methods (Set, Owner, Self, Addrs, PeerGetters, PickFallback) and cache.PanicError's Error and Unwrap are their own, so that go doc shows them.
+# 165: nethttp.Listen, Node (Pool, URL, Close, Drain) and NodeOptions, a node started in one call that knows its own URL.
+BUDGET=165
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

@@ -83,7 +83,7 @@ func TestClientErrorsHaveOnePrefix(t *testing.T) {
 
 // A drain cut short by its context says so with the prefix, and still
 // matches the context's error.
-func TestShutdownCutShortHasThePrefix(t *testing.T) {
+func TestDrainCutShortHasThePrefix(t *testing.T) {
 	p, err := nethttp.NewPool("http://127.0.0.1:1", cache.NewRegistry(), &nethttp.PoolOptions{DrainFor: time.Hour,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -92,9 +92,9 @@ func TestShutdownCutShortHasThePrefix(t *testing.T) {
 	defer p.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err = p.Shutdown(ctx)
-	onePrefix(t, "Shutdown with a cancelled context", err)
+	err = p.Drain(ctx)
+	onePrefix(t, "Drain with a cancelled context", err)
 	if !errors.Is(err, context.Canceled) {
-		t.Errorf("Shutdown = %v; want it to wrap context.Canceled", err)
+		t.Errorf("Drain = %v; want it to wrap context.Canceled", err)
 	}
 }

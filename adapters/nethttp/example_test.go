@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
@@ -18,39 +17,29 @@ import (
 // only, and node 0 reaches node 1's keys over HTTP.
 func Example() {
 	db := getter.Map(map[string]string{"Tom": "630", "Jack": "589", "Sam": "567"})
-	var lns []net.Listener
-	var addrs []string
-	for range 2 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		lns = append(lns, ln)
-		addrs = append(addrs, "http://"+ln.Addr().String())
-	}
+	quiet := slog.New(slog.DiscardHandler)
+	var nodes []*nethttp.Node
 	var groups []*cache.Group
-	for i, ln := range lns {
+	for range 2 {
 		reg := cache.NewRegistry()
-		pool, err := nethttp.NewPool(addrs[i], reg, &nethttp.PoolOptions{Logger: slog.New(slog.DiscardHandler)})
+		node, err := nethttp.Listen("127.0.0.1:0", reg, &nethttp.NodeOptions{Pool: nethttp.PoolOptions{Logger: quiet}})
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		defer pool.Close()
-		if err := pool.Set(addrs...); err != nil {
-			fmt.Println(err)
-			return
-		}
-		g, err := reg.NewGroup("scores", 1<<20, db, &cache.GroupOptions{Peers: pool, Logger: slog.New(slog.DiscardHandler)})
+		defer node.Close() // at once: no drain
+		g, err := reg.NewGroup("scores", 1<<20, db, &cache.GroupOptions{Peers: node.Pool(), Logger: quiet})
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		groups = append(groups, g)
-		srv := nethttp.NewServer("", pool, nil)
-		go srv.Serve(ln)
-		defer srv.Close()
+		nodes, groups = append(nodes, node), append(groups, g)
+	}
+	for _, n := range nodes {
+		if err := n.Pool().Set(nodes[0].URL(), nodes[1].URL()); err != nil {
+			fmt.Println(err)
+			return
+		}
 	}
 	for _, key := range []string{"Tom", "Jack", "Sam", "kkk"} {
 		v, err := groups[0].Get(context.Background(), key)

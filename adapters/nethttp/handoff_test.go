@@ -83,12 +83,12 @@ func TestMemoryOnlyRequestOverHTTP(t *testing.T) {
 	}
 }
 
-// A node that Shutdown drains, once the others have dropped it from their
+// A node that Drain drains, once the others have dropped it from their
 // lists, hands the keys it holds to their new owners over HTTP (each key
 // still loads once in the cluster), fetches the keys it owned from their
 // next owner for its own Gets, and returns when its context ends; with a
-// short DrainFor, Shutdown returns by itself.
-func TestShutdownDrainsAndHandsKeysOver(t *testing.T) {
+// short DrainFor, Drain returns by itself.
+func TestDrainServesAndHandsKeysOver(t *testing.T) {
 	var src loads
 	nodes := nethttptest.Start(t, 4, &nethttptest.Options{Getter: src.getter,
 		PoolOptions: nethttp.PoolOptions{DrainFor: time.Hour},
@@ -107,7 +107,7 @@ func TestShutdownDrainsAndHandsKeysOver(t *testing.T) {
 	leaving := nodes[3]
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- leaving.Pool.Shutdown(sctx) }()
+	go func() { done <- leaving.Pool.Drain(sctx) }()
 	var rest []string
 	for _, n := range nodes[:3] {
 		rest = append(rest, n.Addr)
@@ -168,20 +168,20 @@ func TestShutdownDrainsAndHandsKeysOver(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		t.Fatalf("Shutdown returned %v before its drain ended", err)
+		t.Fatalf("Drain returned %v before its drain ended", err)
 	default:
 	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Errorf("Shutdown after its context ended = %v; want context.Canceled", err)
+		t.Errorf("Drain after its context ended = %v; want context.Canceled", err)
 	}
 
 	p, err := nethttp.NewPool("http://127.0.0.1:1", cache.NewRegistry(), &nethttp.PoolOptions{DrainFor: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Shutdown(ctx); err != nil {
-		t.Errorf("Shutdown with a short drain = %v", err)
+	if err := p.Drain(ctx); err != nil {
+		t.Errorf("Drain with a short drain = %v", err)
 	}
 	if _, err := nethttp.NewPool("", cache.NewRegistry(), &nethttp.PoolOptions{DrainFor: -1}); !errors.Is(err, cache.ErrConfig) {
 		t.Errorf("a negative DrainFor: %v; want ErrConfig", err)

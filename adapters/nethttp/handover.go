@@ -10,7 +10,7 @@ import (
 // A node hands keys over (adapters/PROTOCOL.md, "Handover") when its ring
 // changes, to the nodes that own the keys it held now (a node that joins,
 // or comes back after a restart, gets its keys back at once), and when it
-// leaves (Shutdown), to the owners of its keys without it. Each run offers
+// leaves (Pool.Drain), to the owners of its keys without it. Each run offers
 // the keys' names; the owners take the values from this node's memory.
 // The Pool starts a group's run with groupbridge.HandOver, a call of the
 // group's own that only this module's transports reach (the server side,

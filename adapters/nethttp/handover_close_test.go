@@ -68,11 +68,11 @@ func TestCloseWhileSetStartsHandovers(t *testing.T) {
 	down.SetFault(nethttptest.Fault{})
 }
 
-// Close does not stop a Shutdown's handover: with an offer of the leaving
+// Close does not stop a Drain's handover: with an offer of the leaving
 // node held by its receiver, Close returns (it does not wait for that
 // handover either), and once the receiver answers, the offer counts as
-// handed over; Shutdown goes on draining until its context ends.
-func TestCloseLeavesShutdownsHandover(t *testing.T) {
+// handed over; Drain goes on draining until its context ends.
+func TestCloseLeavesDrainsHandover(t *testing.T) {
 	quiet := slog.New(slog.DiscardHandler)
 	rt := nethttp.NewTransport()
 	arrived, release := make(chan struct{}), make(chan struct{})
@@ -148,8 +148,8 @@ func TestCloseLeavesShutdownsHandover(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	shut := make(chan error, 1)
-	go func() { shut <- a.pool.Shutdown(ctx) }()
-	<-arrived // Shutdown's handover offers a's keys to b, which holds the offer
+	go func() { shut <- a.pool.Drain(ctx) }()
+	<-arrived // Drain's handover offers a's keys to b, which holds the offer
 	if err := a.pool.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -159,11 +159,11 @@ func TestCloseLeavesShutdownsHandover(t *testing.T) {
 	}
 	select {
 	case err := <-shut:
-		t.Fatalf("Shutdown returned %v before its context ended; want its drain still going on", err)
+		t.Fatalf("Drain returned %v before its context ended; want its drain still going on", err)
 	default:
 	}
 	cancel()
 	if err := <-shut; !errors.Is(err, context.Canceled) {
-		t.Errorf("Shutdown = %v; want its drain cut short by its context", err)
+		t.Errorf("Drain = %v; want its drain cut short by its context", err)
 	}
 }

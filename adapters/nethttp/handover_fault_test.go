@@ -23,7 +23,7 @@ import (
 // lie or flood (see handover_test.go).
 
 // A receiver that hangs on an offer, or refuses it, costs the leaving node
-// no more than its drain: Shutdown still returns by itself, the healthy
+// no more than its drain: Drain still returns by itself, the healthy
 // receiver has taken its keys, and the hung one is offered nothing after
 // its first offer failed. The drain is 2 s, not less: the healthy
 // receiver's pulls of its 1,000 keys must fit in 80% of it on a machine
@@ -49,10 +49,10 @@ func TestHandoverToAHungOrRefusingReceiver(t *testing.T) {
 		}
 		bad.SetFault(f)
 		sctx, cancel := context.WithTimeout(ctx, time.Minute) // far beyond the drain: a bound, not a measure
-		err := leaving.Pool.Shutdown(sctx)
+		err := leaving.Pool.Drain(sctx)
 		cancel()
 		if err != nil {
-			t.Fatalf("%+v: Shutdown = %v; want nil (the drain ends by itself)", f, err)
+			t.Fatalf("%+v: Drain = %v; want nil (the drain ends by itself)", f, err)
 		}
 		toGood := 0
 		for _, k := range keys {

@@ -117,7 +117,7 @@ func TestDrainedKeysStayWarmAndComeBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := leaving.Pool.Shutdown(ctx); err != nil {
+	if err := leaving.Pool.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	leaving.SetFault(nethttptest.Fault{Down: true})
@@ -200,7 +200,7 @@ func TestDrainBeforeTheRingsChange(t *testing.T) {
 		t.Errorf("b took %s, whose owner it does not follow", other)
 	}
 
-	if err := leaving.Pool.Shutdown(ctx); err != nil {
+	if err := leaving.Pool.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	leaving.SetFault(nethttptest.Fault{Down: true})

@@ -20,7 +20,7 @@ import (
 )
 
 // The go-away frame between real nodes on 127.0.0.1: a node that stops
-// (Pool.Close, the end of Pool.Shutdown's drain, the Server's Shutdown)
+// (Pool.Close, the end of Pool.Drain, the Server's Shutdown)
 // answers what it took, and its peers send the rest elsewhere.
 
 // muxRequestFrame returns a GET request frame for path.
@@ -211,7 +211,7 @@ func TestMultiplexPeerStopsUnderTraffic(t *testing.T) {
 				_ = b.pool.Close()
 				progress(1000)
 			case "drain end":
-				if err := b.pool.Shutdown(ctx); err != nil {
+				if err := b.pool.Drain(ctx); err != nil {
 					t.Fatal(err)
 				}
 				before := b.ln.accepts.Load()
@@ -321,7 +321,7 @@ func TestMultiplexDrainedNodeRefusesUpgrade(t *testing.T) {
 	if code := upgrade(); code != http.StatusSwitchingProtocols {
 		t.Fatalf("upgrade before the drain: %d; want 101", code)
 	}
-	if err := b.pool.Shutdown(t.Context()); err != nil {
+	if err := b.pool.Drain(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if code := upgrade(); code == http.StatusSwitchingProtocols {

@@ -83,7 +83,7 @@ type PoolOptions struct {
 	// drop its values, so writes are refused (401).
 	UnsignedWrites bool
 
-	// DrainFor is how long Shutdown keeps a leaving node serving, so that
+	// DrainFor is how long Pool.Drain keeps a leaving node serving, so that
 	// the new owners of its keys can take them from its memory instead of
 	// the source; it offers them its keys in the first 80% of it. It also
 	// bounds the handover that follows each change of the peer list. 0

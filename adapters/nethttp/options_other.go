@@ -87,15 +87,16 @@ type PoolOptions struct {
 	// drop its values, so writes are refused (401).
 	UnsignedWrites bool
 
-	// DrainFor is how long Shutdown keeps a leaving node serving, so that
+	// DrainFor is how long Pool.Drain keeps a leaving node serving, so that
 	// the new owners of its keys can take them from its memory instead of
 	// the source (see cache.PeerPolicy.HandoffTimeout and
 	// picker.Options.HandoffWindow); it offers them its keys in the
-	// first 80% of it (see Shutdown). It also bounds the handover that
+	// first 80% of it (see Pool.Drain). It also bounds the handover that
 	// follows each change of the peer list (the keys that moved, offered
 	// to their new owners). 0 means 10 s. Give the process that long, and
 	// a little more to finish requests in flight, to stop (Kubernetes:
-	// terminationGracePeriodSeconds).
+	// terminationGracePeriodSeconds). Pool.Close, Server.Close and
+	// Node.Close do not wait for it: they stop the node at once.
 	DrainFor time.Duration
 
 	// HandoffWindow is how long after a change of the peer list the new

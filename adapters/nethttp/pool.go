@@ -19,24 +19,25 @@ const clientOnlySelf = "http://client-only.invalid"
 
 // A Pool is one node's side of an HTTP cluster: the http.Handler that serves
 // its peers, and the cache.PeerPicker that tells its groups which peer
-// owns a key and fetches it with a Client. The peer set is a picker.Peers
-// (a consistent-hash ring over the normalised peer URLs), embedded: its
-// Set replaces the peer list at run time, Owner names a key's owner, Self
-// and Addrs give this node's and every node's address. Give a Pool to the
+// owns a key and fetches it with a Client. Its peer set is a consistent-hash
+// ring over the normalised peer URLs (a picker.Peers, the ring every
+// binding uses, so that the AWS Lambda binding places keys alike): Set
+// replaces the peer list at run time, Owner names a key's owner, Self and
+// Addrs give this node's and every node's address. Give a Pool to the
 // node's groups as cache.GroupOptions.Peers and serve it with an
-// http.Server (NewServer); under GOOS=js, where there is no net/http, the
-// JavaScript host serves it through wasmjs.Func. It is safe for concurrent use, including Set
-// while requests are served. The AWS Lambda binding places keys with a
-// picker.Peers too, so both bindings place keys alike.
+// http.Server (NewServer), or make it and serve it in one call with
+// Listen; under GOOS=js, where there is no net/http, the JavaScript host
+// serves it through wasmjs.Func. It is safe for concurrent
+// use, including Set while requests are served.
 type Pool struct {
-	*picker.Peers
+	peers   *picker.Peers
 	poolNet // this platform's side: the transport and the multiplexed carriage (pool_other.go), or what wasmjs serves (pool_js.go)
 	handler *handler
 	log     *slog.Logger
 
 	reg       *cache.Registry
 	drainFor  time.Duration // PoolOptions.DrainFor
-	leaving   atomic.Bool   // Shutdown was called (drain.go)
+	leaving   atomic.Bool   // Drain was called (drain.go)
 	handovers handovers     // after a change of the ring (handover.go)
 }
 
@@ -88,15 +89,58 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 	if o.DrainFor == 0 {
 		o.DrainFor = defaultDrainFor
 	}
-	pool = &Pool{Peers: peers, poolNet: newPoolNet(cc, &o, h), handler: h, log: o.Logger, reg: reg, drainFor: o.DrainFor}
+	pool = &Pool{peers: peers, poolNet: newPoolNet(cc, &o, h), handler: h, log: o.Logger, reg: reg, drainFor: o.DrainFor}
 	return pool, nil
 }
 
+// Set replaces the peer list with addrs, the base URLs of every node of
+// the cluster (this one included: Self is added if it is missing). Each is
+// normalised as NewPool normalises self; if one is invalid, Set returns an
+// error wrapping cache.ErrConfig and keeps the old list. Empty and
+// duplicate addresses are ignored, and the order does not matter. Keys
+// move only to and from the nodes added or removed, and a change of the
+// ring starts a handover of the keys that moved to their new owners
+// (bounded by PoolOptions.DrainFor; Close ends it). Set logs the new list
+// and may be called while requests are served; dns.Watch and
+// kubernetes.Watch call it for you.
+func (p *Pool) Set(addrs ...string) error { return p.peers.Set(addrs...) }
+
+// Owner returns the URL of the node that owns key, this node's (Self)
+// included, as the ring places it: for diagnostics, or to route a request
+// to the node that owns its key. It does not allocate.
+func (p *Pool) Owner(key string) string { return p.peers.Owner(key) }
+
+// Self returns this node's own URL, normalised (scheme and host in lower
+// case, no default port, no trailing "/"); "" for a client-only pool.
+func (p *Pool) Self() string { return p.peers.Self() }
+
+// Addrs returns the URLs on the ring, Self included, normalised and
+// sorted.
+func (p *Pool) Addrs() []string { return p.peers.Addrs() }
+
+// PeerGetters returns the Clients of every node on the ring but this one,
+// in address order. It implements cache.PeerLister, so that a group's
+// Remove, Set and Purge reach every node; an application need not call it.
+func (p *Pool) PeerGetters() []cache.PeerGetter { return p.peers.PeerGetters() }
+
+// PickFallback names the peers a group asks for key beyond its owner:
+// next, the first other node after the owner on the ring that skip (nil,
+// or the peers the group has ejected) does not reject, nil when that is
+// this node or there is none; and previous, the key's owner before the last change of the
+// peer list, within PoolOptions.HandoffWindow of it, which may still hold
+// the key; changed is when the list last changed. See
+// picker.Peers.PickFallback. A group calls it (cache.PeerPolicy); an
+// application need not.
+func (p *Pool) PickFallback(key string, skip func(cache.PeerGetter) bool) (next, previous cache.PeerGetter, changed time.Time) {
+	return p.peers.PickFallback(key, skip)
+}
+
 // PickPeer returns the Client of the peer that owns key, or ok == false if
-// this node owns it, as picker.Peers.PickPeer does, and logs the choice at
-// debug level. It implements cache.PeerPicker.
+// this node owns it (or, while it drains, the Client of the key's next
+// owner), and logs the choice at debug level. It implements
+// cache.PeerPicker.
 func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
-	peer, ok := p.Peers.PickPeer(key)
+	peer, ok := p.peers.PickPeer(key)
 	if !ok && p.leaving.Load() {
 		peer, ok = p.pickLeaving(key)
 	}
@@ -107,14 +151,20 @@ func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
 	return peer, ok
 }
 
-// Close cancels the handover of keys that the last change of the peer
-// list started (each Set that changes the ring starts one, bounded by
+// Close is the Pool's side of stopping a node at once: it does not drain
+// (see Drain, which does, for PoolOptions.DrainFor) and returns without
+// waiting for the drain's length, whatever DrainFor is. Close the node's
+// Server too (Server.Close, or Server.Shutdown to finish the requests in
+// flight), before or after.
+//
+// It cancels the handover of keys that the last change of the peer list
+// started (each Set that changes the ring starts one, bounded by
 // PoolOptions.DrainFor), if it is still under way, and waits until it and
 // every one started before it have ended; a Set during Close may start one
 // more. Then it closes the idle connections to the peers. It does not stop
-// a Shutdown's handover nor end its drain: both go on until their own end
-// or the end of Shutdown's context, and open new connections as they need
-// them. Requests in flight are not interrupted (shut the http.Server down
+// a Drain's handover nor end its drain: both go on until their own end
+// or the end of Drain's context, and open new connections as they need
+// them. Requests in flight are not interrupted (shut the Server down
 // for that); the pool stays usable, and opens new connections if it is
 // used again. Multiplexed connections (PoolOptions.Multiplex), both those
 // the pool opened and those it serves, close once their requests in
@@ -126,3 +176,8 @@ func (p *Pool) Close() error {
 	p.closeConns()
 	return nil
 }
+
+var (
+	_ cache.PeerPicker = (*Pool)(nil)
+	_ cache.PeerLister = (*Pool)(nil)
+)

@@ -3,6 +3,7 @@
 package nethttp
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -55,7 +56,9 @@ type ServerOptions struct {
 // parse, such as a path with an invalid escape ("%zz"), which net/http
 // refuses with a plain 400 before any handler sees it. Start it with its
 // own Serve, ServeTLS, ListenAndServe or ListenAndServeTLS, which apply
-// the cap; those of the embedded http.Server do not. Its ConnState is set
+// the cap; those of the embedded http.Server do not. Stop it with Close
+// (at once) or Shutdown (once the requests in flight are answered);
+// neither drains the node (Pool.Drain). Its ConnState is set
 // (to find idle connections); a caller that sets its own should call the
 // one it replaces.
 type Server struct {
@@ -105,6 +108,25 @@ func NewServer(addr string, h http.Handler, opts *ServerOptions) *Server {
 	}
 	return s
 }
+
+// Close stops the Server at once: it closes its listeners and its HTTP
+// connections, cutting the requests in flight (their callers load the
+// keys elsewhere), and has the multiplexed connections it serves
+// (PoolOptions.Multiplex) close once their requests in flight are
+// answered. It does not drain the node (Pool.Drain) nor close its Pool
+// (Pool.Close); do both Closes to stop a node at once. It returns the
+// error of closing the listeners (see http.Server.Close).
+func (s *Server) Close() error { return s.Server.Close() }
+
+// Shutdown stops the Server gracefully: it closes its listeners, so that
+// no new connection is taken, and waits until every request in flight is
+// answered, or until ctx ends (then it returns ctx's error and leaves the
+// connections still busy open: Close them). Multiplexed connections go
+// away as at Close, without being waited for. Shutdown does not drain the node: for a graceful
+// stop, leave the discovery, run Pool.Drain (which keeps the node serving
+// for PoolOptions.DrainFor and hands its keys over), then Shutdown, then
+// Pool.Close. See http.Server.Shutdown.
+func (s *Server) Shutdown(ctx context.Context) error { return s.Server.Shutdown(ctx) }
 
 // Serve serves l (see http.Server.Serve) through the connection cap.
 func (s *Server) Serve(l net.Listener) error { return s.Server.Serve(s.listener(l)) }

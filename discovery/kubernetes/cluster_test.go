@@ -69,8 +69,8 @@ func TestClusterSendsNothingToATerminatingPod(t *testing.T) {
 	}
 	cs := fake.NewClientset(slices[0], slices[1], slices[2])
 	for _, nd := range nodes {
-		start(t, cs, nd.Pool.Peers, &kubernetes.Options{Port: "http"})
-		wantAddrs(t, nd.Pool.Peers, nodes[0].Addr, nodes[1].Addr, nodes[2].Addr)
+		start(t, cs, nd.Pool, &kubernetes.Options{Port: "http"})
+		wantAddrs(t, nd.Pool, nodes[0].Addr, nodes[1].Addr, nodes[2].Addr)
 	}
 
 	get := func(from int, lo, hi int) {
@@ -96,8 +96,8 @@ func TestClusterSendsNothingToATerminatingPod(t *testing.T) {
 	update(t, cs, slice(svc, "geecache-2", v4, slices[2].Ports,
 		pod{name: "geecache-2", ip: "127.0.0.1", ready: true, terminating: true}))
 	testkit.WaitFor(t, "node 2 to leave the rings", func() bool {
-		return sameAddrs(nodes[0].Pool.Peers, nodes[0].Addr, nodes[1].Addr) &&
-			sameAddrs(nodes[1].Pool.Peers, nodes[0].Addr, nodes[1].Addr)
+		return sameAddrs(nodes[0].Pool, nodes[0].Addr, nodes[1].Addr) &&
+			sameAddrs(nodes[1].Pool, nodes[0].Addr, nodes[1].Addr)
 	})
 	before := cnt.sent(hosts[2])
 	get(0, 0, 300) // keys it owned and served before, and new ones

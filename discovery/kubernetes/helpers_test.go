@@ -110,14 +110,20 @@ func remove(t *testing.T, cs *fake.Clientset, name string) {
 	}
 }
 
+// peerSet is what the tests watch: a picker.Peers, or a nethttp.Pool.
+type peerSet interface {
+	Set(addrs ...string) error
+	Addrs() []string
+}
+
 // sameAddrs reports whether p's ring is exactly want (self included).
-func sameAddrs(p *picker.Peers, want ...string) bool {
+func sameAddrs(p peerSet, want ...string) bool {
 	w := slices.Clone(want)
 	slices.Sort(w)
 	return slices.Equal(p.Addrs(), slices.Compact(w))
 }
 
-func wantAddrs(t *testing.T, p *picker.Peers, want ...string) {
+func wantAddrs(t *testing.T, p peerSet, want ...string) {
 	t.Helper()
 	if !sameAddrs(p, want...) {
 		t.Fatalf("ring = %v, want %v", p.Addrs(), want)

@@ -27,7 +27,7 @@ const (
 // start runs Watch until the test ends (and waits for it to return),
 // and returns once Watch has applied or refused its first list. It works
 // inside a synctest bubble and outside.
-func start(t *testing.T, cs *fake.Clientset, p *picker.Peers, opts *kubernetes.Options) *kubernetes.Stats {
+func start(t *testing.T, cs *fake.Clientset, p peerSet, opts *kubernetes.Options) *kubernetes.Stats {
 	t.Helper()
 	var o kubernetes.Options
 	if opts != nil {

@@ -17,7 +17,7 @@ import (
 // cluster now, one per line, which every process re-reads each
 // peersPoll. A node that starts adds itself; a node asked to stop
 // (SIGTERM) removes itself first, so that the others drop it from their
-// rings within peersPoll, then drains (nethttp.Pool.Shutdown: the new
+// rings within peersPoll, then drains (nethttp.Pool.Drain: the new
 // owners of its keys take them from its memory), then exits. DNS or
 // Kubernetes plays this part in a real deployment.
 const peersPoll = time.Second
@@ -122,7 +122,7 @@ func (f *peersFile) watch(ctx context.Context, c *cluster) {
 }
 
 // leave is the graceful stop of c's nodes: out of the peers file, then a
-// drain of every node at once (each Pool's Shutdown), until ctx ends.
+// drain of every node at once (each Pool's Drain), until ctx ends.
 func (c *cluster) leave(ctx context.Context, f *peersFile) error {
 	var mine []string
 	for _, n := range c.nodes {
@@ -135,7 +135,7 @@ func (c *cluster) leave(ctx context.Context, f *peersFile) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.nodes))
 	for i, n := range c.nodes {
-		wg.Go(func() { errs[i] = n.pool.Shutdown(ctx) })
+		wg.Go(func() { errs[i] = n.pool.Drain(ctx) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

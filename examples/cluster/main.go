@@ -50,7 +50,7 @@
 // database, and runs until SIGINT or SIGTERM, then shuts down cleanly.
 // With -peers-file the stop is graceful: the node removes itself from the
 // file first (the other nodes drop it from their rings within a second),
-// then drains for -drain (nethttp.Pool.Shutdown: the keys' new owners take
+// then drains for -drain (nethttp.Pool.Drain: the keys' new owners take
 // them from its memory instead of the slow database), then finishes the
 // requests in flight and exits. A rolling restart, one node at a time:
 //

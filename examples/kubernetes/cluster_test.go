@@ -127,7 +127,7 @@ func TestSIGTERMLeavesThenDrainsThroughTheNextNode(t *testing.T) {
 		code, _ := get(t, bases[0]+pathReady)
 		return code == http.StatusServiceUnavailable
 	})
-	// Pool.Shutdown starts just after the probe fails.
+	// Pool.Drain starts just after the probe fails.
 	testkit.WaitFor(t, "node 0 to drain", func() bool {
 		return strings.Contains(logs[0].String(), "geecache: leaving, draining")
 	})

@@ -114,7 +114,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 }
 
 // run serves until ctx is done, then leaves (the readiness probe fails,
-// so that the other nodes' rings drop it), drains (nethttp.Pool.Shutdown:
+// so that the other nodes' rings drop it), drains (nethttp.Pool.Drain:
 // for cfg.drain its own Gets go to the keys' next owner while it keeps
 // serving the peers), shuts the server down and returns. If its discovery
 // cannot start, it shuts the server down at once and returns that error.
@@ -185,13 +185,13 @@ func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface,
 	// endpoints and every other node's discovery drops it from its ring.
 	draining.Store(true)
 	if err == nil && discoveryErr == nil && cfg.drain > 0 {
-		// Then drain (nethttp.Pool.Shutdown): this node's own Gets go to
+		// Then drain (nethttp.Pool.Drain): this node's own Gets go to
 		// the next node on the ring, the keys' new owner, while it keeps
 		// serving the peers, so that the new owners take what it holds
 		// from its memory instead of the database, for cfg.drain.
 		dctx, stopDrain := context.WithCancel(context.Background())
 		drained := make(chan error, 1)
-		go func() { drained <- pool.Shutdown(dctx) }()
+		go func() { drained <- pool.Drain(dctx) }()
 		select {
 		case <-drained:
 		case err = <-served: // the server failed: no drain without it

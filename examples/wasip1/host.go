@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,9 +29,7 @@ const guestName = "wasip1-guest"
 type demo struct {
 	peerURL string
 	db      *slowDB // the peer's slow database
-	srv     *nethttp.Server
-	served  chan error
-	pool    *nethttp.Pool
+	node    *nethttp.Node
 	client  *nethttp.Client // the guest's way to the peer
 	ring    *picker.Peers
 	guest   *guest
@@ -42,27 +38,22 @@ type demo struct {
 }
 
 func startDemo(ctx context.Context, wasm []byte) (*demo, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	d := &demo{peerURL: "http://" + ln.Addr().String(), served: make(chan error, 1)}
 	// The peer: a net/http node that loads every key itself (it cannot
 	// reach the guest: a wasip1 module does not serve).
 	reg := cache.NewRegistry()
 	quiet := slog.New(slog.DiscardHandler)
-	if d.pool, err = nethttp.NewPool(d.peerURL, reg, &nethttp.PoolOptions{Logger: quiet}); err != nil {
-		return nil, errors.Join(err, ln.Close())
+	node, err := nethttp.Listen("127.0.0.1:0", reg, &nethttp.NodeOptions{Pool: nethttp.PoolOptions{Logger: quiet}})
+	if err != nil {
+		return nil, err
 	}
+	d := &demo{peerURL: node.URL(), node: node}
 	d.db = newSlowDB(scores(), time.Millisecond, quiet)
-	if _, err := reg.NewGroup("scores", 1<<20, d.db.Getter(d.peerURL), &cache.GroupOptions{Peers: d.pool, Logger: quiet}); err != nil {
-		return nil, errors.Join(err, ln.Close())
+	if _, err := reg.NewGroup("scores", 1<<20, d.db.Getter(d.peerURL), &cache.GroupOptions{Peers: node.Pool(), Logger: quiet}); err != nil {
+		return nil, errors.Join(err, node.Close())
 	}
 	if d.client, err = nethttp.NewClient(d.peerURL, nil); err != nil {
-		return nil, errors.Join(err, ln.Close())
+		return nil, errors.Join(err, node.Close())
 	}
-	d.srv = nethttp.NewServer("", d.pool, nil)
-	go func() { d.served <- d.srv.Serve(ln) }()
 
 	// The same ring as the guest's, to tell who owns a key.
 	if d.ring, err = picker.NewPeers(guestName, func(string) cache.PeerGetter { return nil }, nil); err != nil {
@@ -96,12 +87,9 @@ func (d *demo) close(ctx context.Context) error {
 	if d.runtime != nil {
 		errs = append(errs, d.runtime.Close(ctx))
 	}
-	errs = append(errs, d.srv.Shutdown(ctx))
-	if err := <-d.served; !errors.Is(err, http.ErrServerClosed) {
-		errs = append(errs, err)
-	}
+	errs = append(errs, d.node.Close())
 	d.client.CloseIdleConnections()
-	return errors.Join(append(errs, d.pool.Close())...)
+	return errors.Join(errs...)
 }
 
 // guest is the wasip1 module instance. A module instance runs one call at
