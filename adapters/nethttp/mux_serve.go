@@ -53,6 +53,7 @@ type muxServerConn struct {
 
 	mu       sync.Mutex
 	cancels  map[uint32]context.CancelFunc // of the requests in flight
+	frameEnd time.Time                     // the read deadline of the frame begun, zero between frames
 	lastID   uint32                        // the highest request id taken
 	ended    bool                          // the reader has ended
 	wentAway bool                          // a go-away is sent
@@ -94,9 +95,7 @@ func (sc *muxServerConn) sendGoAway(last uint32) {
 func (sc *muxServerConn) serve(br *bufio.Reader) {
 	sc.work = make(chan func())
 	sc.mu.Lock()
-	if !sc.stopping.Load() {
-		_ = sc.c.SetReadDeadline(time.Now().Add(serverIdleTimeout))
-	}
+	sc.setReadDeadline()
 	sc.mu.Unlock()
 	var err error
 	for sc.readOn(err) {
@@ -168,6 +167,42 @@ func (sc *muxServerConn) linger(br *bufio.Reader) {
 	_, _ = io.Copy(io.Discard, br)
 }
 
+// setReadDeadline sets the read deadline the connection's state calls
+// for; sc.mu is held. A stopped connection's reader ends at once, unless
+// it waits for the requests a peer told to go away still has in flight;
+// a frame that has begun has the read timeout from its first byte to its
+// end (frameEnd), as an HTTP request has; between frames, a connection
+// with no request in flight has the idle timeout, and one with requests
+// in flight no deadline.
+func (sc *muxServerConn) setReadDeadline() {
+	var d time.Time
+	switch {
+	case sc.stopping.Load() && (!sc.goaway || len(sc.cancels) == 0):
+		d = time.Now()
+	case !sc.frameEnd.IsZero():
+		d = sc.frameEnd
+	case len(sc.cancels) == 0:
+		d = time.Now().Add(sc.s.idleTimeout)
+	}
+	_ = sc.c.SetReadDeadline(d)
+}
+
+// frameBegins gives the frame being read the read timeout from now;
+// frameEnds takes it back once the frame is read.
+func (sc *muxServerConn) frameBegins() {
+	sc.mu.Lock()
+	sc.frameEnd = time.Now().Add(sc.s.readTimeout)
+	sc.setReadDeadline()
+	sc.mu.Unlock()
+}
+
+func (sc *muxServerConn) frameEnds() {
+	sc.mu.Lock()
+	sc.frameEnd = time.Time{}
+	sc.setReadDeadline()
+	sc.mu.Unlock()
+}
+
 // cancelAll cancels the context of every request in flight.
 func (sc *muxServerConn) cancelAll() {
 	sc.mu.Lock()
@@ -179,10 +214,34 @@ func (sc *muxServerConn) cancelAll() {
 
 // readFrame reads one frame and starts serving it.
 func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
+	// Waiting for a frame to begin is bounded by the idle timeout (by
+	// none while requests are in flight); once its first byte is in, the
+	// rest of the frame, its header included, must arrive within the
+	// read timeout: a caller that stops inside a frame holds the
+	// connection, and every request on it.
+	if _, err := br.Peek(1); err != nil {
+		return err
+	}
+	armed := false
+	arm := func() {
+		if !armed {
+			armed = true
+			sc.frameBegins()
+		}
+	}
+	defer func() {
+		if armed {
+			sc.frameEnds()
+		}
+	}()
+	if br.Buffered() < muxFrameHeader {
+		arm()
+	}
 	n, kind, id, err := muxReadHeader(br)
 	switch {
 	case err != nil:
-		return err
+		// Not a timeout to retry (readOn): the frame has begun.
+		return fmt.Errorf("reading a frame: %v", err)
 	case kind == muxKindCancel:
 		if n != 0 {
 			return errMuxFrame
@@ -198,7 +257,7 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 		return errMuxFrame
 	}
 	if int64(br.Buffered()) < n {
-		_ = sc.c.SetReadDeadline(time.Now().Add(serverReadTimeout)) // as for an HTTP request
+		arm()
 	}
 	head, bodyLen, buf, err := muxReadHead(br, n, sc.hbuf)
 	sc.hbuf = buf
@@ -245,7 +304,7 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 	sc.cancels[id] = cancel
 	sc.lastID = max(sc.lastID, id)
 	if len(sc.cancels) == 1 {
-		_ = sc.c.SetReadDeadline(time.Time{}) // busy: no idle timeout
+		sc.setReadDeadline() // busy: no idle timeout
 		if sc.lc != nil {
 			sc.lc.l.muxIdle(sc.lc, false)
 		}
@@ -282,15 +341,13 @@ func (sc *muxServerConn) handle(req *http.Request, id uint32) {
 			cancel()
 		}
 		delete(sc.cancels, id)
-		switch {
-		case len(sc.cancels) > 0:
-		case !sc.stopping.Load():
-			_ = sc.c.SetReadDeadline(time.Now().Add(serverIdleTimeout))
-			if sc.lc != nil {
+		if len(sc.cancels) == 0 {
+			// Idle: the idle timeout; or, for a peer told to go away, the
+			// last request taken is answered: the reader ends.
+			sc.setReadDeadline()
+			if sc.lc != nil && !sc.stopping.Load() {
 				sc.lc.l.muxIdle(sc.lc, true)
 			}
-		case sc.goaway:
-			_ = sc.c.SetReadDeadline(time.Now()) // the last request taken is answered: the reader ends
 		}
 		sc.mu.Unlock()
 		<-sc.slots

@@ -25,6 +25,11 @@ type muxServer struct {
 	base     string
 	maxFrame int64
 	log      *slog.Logger
+	// readTimeout bounds the arrival of a frame from its first byte to
+	// its end, as a Server's ReadTimeout bounds an HTTP request's;
+	// idleTimeout closes a connection with no request in flight, as a
+	// Server's IdleTimeout closes a keep-alive connection.
+	readTimeout, idleTimeout time.Duration
 
 	left atomic.Bool // the drain ended (leave): no new connection
 
@@ -36,7 +41,8 @@ func newMuxServer(h http.Handler, base string, maxValue int64, log *slog.Logger)
 	// A request carries a value (a PUT) or a batch's keys, whichever limit
 	// is higher.
 	maxBody := max(maxValue, protocol.MaxBatchBytes)
-	return &muxServer{h: h, base: base, maxFrame: muxMaxFrame(maxBody), log: log, conns: map[*muxServerConn]struct{}{}}
+	return &muxServer{h: h, base: base, maxFrame: muxMaxFrame(maxBody), log: log,
+		readTimeout: serverReadTimeout, idleTimeout: serverIdleTimeout, conns: map[*muxServerConn]struct{}{}}
 }
 
 // isUpgrade reports whether r asks for the multiplexed carriage, and the
