@@ -204,7 +204,7 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 	}
 	_ = c.SetDeadline(time.Time{})
 	mc = &muxConn{t: t, host: host, c: c, bw: bufio.NewWriterSize(c, 64<<10), slots: make(chan struct{}, muxMaxInFlight),
-		calls: map[uint32]*muxCall{}, done: make(chan struct{})}
+		calls: map[uint32]*muxCall{}, done: make(chan struct{}), born: time.Now()}
 	mc.idle = time.AfterFunc(muxIdleTimeout, mc.idleCheck)
 	go mc.read(br)
 	return mc, false, nil
