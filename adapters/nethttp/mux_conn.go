@@ -32,7 +32,7 @@ type muxConn struct {
 
 	waiting atomic.Int32 // writers waiting for wmu: the last one flushes
 	wmu     sync.Mutex
-	bw      *bufio.Writer // under wmu
+	bw      *bufio.Writer // under wmu; nil until the first frame (writer)
 	buf     []byte        // under wmu
 	wdl     time.Time     // under wmu: the write deadline set
 
@@ -143,9 +143,10 @@ func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint3
 		mc.t.forget(mc)
 	}
 	binary.BigEndian.PutUint32(f[5:], id)
-	_, err = mc.bw.Write(f)
+	bw := mc.writer()
+	_, err = bw.Write(f)
 	if err == nil && len(body) > 0 {
-		_, err = mc.bw.Write(body)
+		_, err = bw.Write(body)
 	}
 	if err == nil && mc.waiting.Load() == 0 {
 		err = mc.flush()
@@ -177,9 +178,18 @@ func (mc *muxConn) lock() {
 	}
 }
 
+// writer returns the connection's write buffer, which its first frame
+// allocates; wmu is held.
+func (mc *muxConn) writer() *bufio.Writer {
+	if mc.bw == nil {
+		mc.bw = bufio.NewWriterSize(mc.c, muxBufSize)
+	}
+	return mc.bw
+}
+
 // flush flushes the writer; wmu is held.
 func (mc *muxConn) flush() error {
-	if mc.bw.Buffered() == 0 {
+	if mc.bw == nil || mc.bw.Buffered() == 0 {
 		return nil
 	}
 	return mc.bw.Flush()
@@ -191,7 +201,7 @@ func (mc *muxConn) cancel(id uint32) {
 	defer mc.wmu.Unlock()
 	f := muxStart(mc.buf[:0], muxKindCancel, id)[:muxFrameHeader]
 	mc.buf = f
-	_, err := mc.bw.Write(f)
+	_, err := mc.writer().Write(f)
 	if err == nil {
 		err = mc.flush()
 	}

@@ -106,6 +106,10 @@ const (
 	// few request frames with a body (a PUT's value, a batch's keys) grow
 	// from it, so that a frame announced and not sent costs what arrived.
 	muxServerPreAlloc = 64 << 10
+
+	// muxBufSize is the size of a connection's read buffer and of its
+	// write buffer, at either end.
+	muxBufSize = 64 << 10
 )
 
 // errMuxFrame is what a connection fails with when its peer sends a frame

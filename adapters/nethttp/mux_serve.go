@@ -45,7 +45,7 @@ type muxServerConn struct {
 
 	waiting atomic.Int32
 	wmu     sync.Mutex
-	bw      *bufio.Writer // under wmu
+	bw      *bufio.Writer // under wmu; nil until the first frame (write)
 	failed  bool          // under wmu
 	wdl     time.Time     // under wmu: the write deadline set
 
@@ -92,13 +92,23 @@ func (sc *muxServerConn) sendGoAway(last uint32) {
 }
 
 // serve reads frames and serves them until the connection ends or stops.
+// br is the reader the upgrade request was read with (net/http's, small):
+// the connection's own read buffer is allocated once the first frame
+// begins, and reads through it.
 func (sc *muxServerConn) serve(br *bufio.Reader) {
 	sc.work = make(chan func())
 	sc.mu.Lock()
 	sc.setReadDeadline()
 	sc.mu.Unlock()
 	var err error
+	wide := false
 	for sc.readOn(err) {
+		if !wide {
+			if _, err = br.Peek(1); err != nil {
+				continue // as a frame that did not begin
+			}
+			br, wide = bufio.NewReaderSize(br, muxBufSize), true
+		}
 		err = sc.readFrame(br)
 	}
 	close(sc.work)
@@ -391,6 +401,9 @@ func (sc *muxServerConn) write(p []byte) {
 	if sc.failed {
 		return
 	}
+	if sc.bw == nil {
+		sc.bw = bufio.NewWriterSize(sc.c, muxBufSize)
+	}
 	if _, err := sc.bw.Write(p); err != nil {
 		sc.failed = true
 		_ = sc.c.Close()
@@ -399,7 +412,7 @@ func (sc *muxServerConn) write(p []byte) {
 
 // flush flushes the writer; wmu is held, with its deadline set.
 func (sc *muxServerConn) flush() error {
-	if sc.bw.Buffered() == 0 {
+	if sc.bw == nil || sc.bw.Buffered() == 0 {
 		return nil
 	}
 	return sc.bw.Flush()

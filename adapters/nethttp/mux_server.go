@@ -3,7 +3,6 @@
 package nethttp
 
 import (
-	"bufio"
 	"context"
 	"log/slog"
 	"net/http"
@@ -79,7 +78,7 @@ func (s *muxServer) serve(w http.ResponseWriter, r *http.Request) bool {
 	_ = c.SetDeadline(time.Time{}) // the Server's deadlines were for one request
 	sc := &muxServerConn{s: s, c: c, remote: r.RemoteAddr, host: r.Host, base: context.WithoutCancel(r.Context()),
 		goaway: headerHasToken(r.Header, muxFeatures, muxGoAway),
-		bw:     bufio.NewWriterSize(c, 64<<10), slots: make(chan struct{}, muxMaxInFlight), cancels: map[uint32]context.CancelFunc{}}
+		slots:  make(chan struct{}, muxMaxInFlight), cancels: map[uint32]context.CancelFunc{}}
 	// The 101 goes before any frame: a go-away sent at once waits for it.
 	sc.wmu.Lock()
 	// Known before the 101 is sent, so that a Pool.Close or a shutdown
@@ -99,7 +98,7 @@ func (s *muxServer) serve(w http.ResponseWriter, r *http.Request) bool {
 		_ = c.Close() // serve ends at once
 	}
 	sc.wmu.Unlock()
-	sc.serve(bufio.NewReaderSize(brw.Reader, 64<<10))
+	sc.serve(brw.Reader)
 	if untrack != nil {
 		untrack()
 	}
