@@ -24,11 +24,15 @@ type muxConn struct {
 	c     net.Conn
 	slots chan struct{} // one per request in flight
 	idle  *time.Timer
-	used  atomic.Bool // since the last idleCheck
+	born  time.Time
+	// lastUse is when a request last began or ended on the connection,
+	// as time since born (a monotonic reading): the idle timeout counts
+	// from it.
+	lastUse atomic.Int64
 
 	waiting atomic.Int32 // writers waiting for wmu: the last one flushes
 	wmu     sync.Mutex
-	bw      *bufio.Writer // under wmu
+	bw      *bufio.Writer // under wmu; nil until the first frame (writer)
 	buf     []byte        // under wmu
 	wdl     time.Time     // under wmu: the write deadline set
 
@@ -82,8 +86,11 @@ func (mc *muxConn) roundTrip(req *http.Request, body []byte) (*http.Response, er
 			return nil, errMuxRetry
 		}
 	}
-	defer func() { <-mc.slots }()
-	mc.used.Store(true)
+	mc.touch()
+	defer func() {
+		mc.touch() // before the slot is free: idleCheck sees the end
+		<-mc.slots
+	}()
 	call := &muxCall{req: req, res: make(chan muxResult, 1), start: time.Now()}
 	id, err := mc.send(req, call, body)
 	if err != nil {
@@ -138,9 +145,10 @@ func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint3
 		mc.t.forget(mc)
 	}
 	binary.BigEndian.PutUint32(f[5:], id)
-	_, err = mc.bw.Write(f)
+	bw := mc.writer()
+	_, err = bw.Write(f)
 	if err == nil && len(body) > 0 {
-		_, err = mc.bw.Write(body)
+		_, err = bw.Write(body)
 	}
 	if err == nil && mc.waiting.Load() == 0 {
 		err = mc.flush()
@@ -172,9 +180,18 @@ func (mc *muxConn) lock() {
 	}
 }
 
+// writer returns the connection's write buffer, which its first frame
+// allocates; wmu is held.
+func (mc *muxConn) writer() *bufio.Writer {
+	if mc.bw == nil {
+		mc.bw = bufio.NewWriterSize(mc.c, muxBufSize)
+	}
+	return mc.bw
+}
+
 // flush flushes the writer; wmu is held.
 func (mc *muxConn) flush() error {
-	if mc.bw.Buffered() == 0 {
+	if mc.bw == nil || mc.bw.Buffered() == 0 {
 		return nil
 	}
 	return mc.bw.Flush()
@@ -186,7 +203,7 @@ func (mc *muxConn) cancel(id uint32) {
 	defer mc.wmu.Unlock()
 	f := muxStart(mc.buf[:0], muxKindCancel, id)[:muxFrameHeader]
 	mc.buf = f
-	_, err := mc.bw.Write(f)
+	_, err := mc.writer().Write(f)
 	if err == nil {
 		err = mc.flush()
 	}
@@ -241,15 +258,28 @@ func (mc *muxConn) closeWhenIdle() {
 	}
 }
 
-// idleCheck closes the connection if no request used it since the last
-// check (muxIdleTimeout ago) and none is in flight.
+// touch records a use of the connection: a request begins or ends.
+func (mc *muxConn) touch() { mc.lastUse.Store(int64(time.Since(mc.born))) }
+
+// idleCheck runs when the idle timer fires: it closes the connection if
+// no request is under way and none has begun or ended for
+// muxIdleTimeout; else it sets the timer for muxIdleTimeout after the
+// last use (or after now, while a request is under way: its end is a
+// use).
 func (mc *muxConn) idleCheck() {
-	mc.mu.Lock()
-	busy := len(mc.calls) > 0
-	mc.mu.Unlock()
-	if !mc.used.Swap(false) && !busy {
+	select {
+	case <-mc.done:
+		return
+	default:
+	}
+	unused := time.Since(mc.born) - time.Duration(mc.lastUse.Load())
+	if len(mc.slots) > 0 { // a request under way holds a slot until it has ended
+		mc.idle.Reset(muxIdleTimeout)
+		return
+	}
+	if unused >= muxIdleTimeout {
 		mc.fail(errMuxLost)
 		return
 	}
-	mc.idle.Reset(muxIdleTimeout)
+	mc.idle.Reset(muxIdleTimeout - unused)
 }

@@ -308,11 +308,21 @@ func startMuxServer(t *testing.T, src getter.Getter, maxConns int) (*Pool, *Serv
 // serveMux is startMuxServer on ln.
 func serveMux(t *testing.T, ln net.Listener, src getter.Getter, maxConns int) (*Pool, *Server, string) {
 	t.Helper()
+	return serveMuxWith(t, ln, src, maxConns, nil)
+}
+
+// serveMuxWith is serveMux, with configure (if not nil) called on the
+// Pool before the Server starts.
+func serveMuxWith(t *testing.T, ln net.Listener, src getter.Getter, maxConns int, configure func(*Pool)) (*Pool, *Server, string) {
+	t.Helper()
 	reg := cache.NewRegistry()
 	quiet := slog.New(slog.DiscardHandler)
 	pool, err := NewPool("http://"+ln.Addr().String(), reg, &PoolOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if configure != nil {
+		configure(pool)
 	}
 	if src != nil {
 		if _, err := reg.NewGroup("g", 1<<20, src, &cache.GroupOptions{Logger: quiet}); err != nil {

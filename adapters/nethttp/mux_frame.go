@@ -102,10 +102,16 @@ const (
 
 	// muxServerPreAlloc is muxPreAlloc for the serving node, which any
 	// caller can open connections to (up to ServerOptions.MaxConns) and
-	// whose request frames are read before they are authenticated: the
-	// few request frames with a body (a PUT's value, a batch's keys) grow
-	// from it, so that a frame announced and not sent costs what arrived.
+	// which reads some bodies from any caller (a batch of reads needs no
+	// signature): the few bodies it reads (a PUT's value, a batch's keys;
+	// the handler refuses the others on their head, and they are skipped)
+	// grow from it, so that a frame announced and not sent costs what
+	// arrived.
 	muxServerPreAlloc = 64 << 10
+
+	// muxBufSize is the size of a connection's read buffer and of its
+	// write buffer, at either end.
+	muxBufSize = 64 << 10
 )
 
 // errMuxFrame is what a connection fails with when its peer sends a frame

@@ -10,25 +10,29 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
 // TestMultiplexAnnouncedFrameCostsTheServerWhatArrived: a caller, signed
 // or not, that opens a multiplexed connection and announces a request
-// frame of 4 MiB, then sends one byte of its body, costs the serving node
-// about what it sent, not the announced size: else MaxConns (1,024)
-// callers that each send a few dozen bytes hold 4 GiB of the node's
-// memory for the read timeout.
+// frame whose body the node reads (a batch of reads, which any caller
+// may send) of 1 MiB, then sends one byte of its body, costs the serving
+// node about what it sent, not the announced size: else MaxConns (1,024)
+// callers that each send a few dozen bytes hold 1 GiB of the node's
+// memory for the read timeout (and a write, whose limit is the value
+// size, far more).
 func TestMultiplexAnnouncedFrameCostsTheServerWhatArrived(t *testing.T) {
 	noLeaks(t)
 	_, _, addr := startMuxServer(t, nil, 0)
 	const conns = 8
 	frame := func() []byte {
 		f := muxStart(nil, muxKindRequest, 1)
-		f = muxAppendString(f, http.MethodPut)
-		f = muxAppendString(f, "/_geecache/g/k")
-		f, _ = muxAppendFields(f, nil)
+		f = muxAppendString(f, http.MethodPost)
+		f = muxAppendString(f, "/_geecache/g/!get")
+		f, _ = muxAppendFields(f, http.Header{protocol.HeaderPeer: {"http://127.0.0.1:1"}})
 		muxEndHead(f)
-		muxSetLen(f, muxPreAlloc-64) // announced, never sent
+		muxSetLen(f, protocol.MaxBatchBytes) // announced, never sent
 		return append(f, 'x')
 	}()
 	announce := func() {
@@ -52,7 +56,7 @@ func TestMultiplexAnnouncedFrameCostsTheServerWhatArrived(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	per := (after.TotalAlloc - before.TotalAlloc) / conns
 	t.Logf("%d KiB allocated per connection", per>>10)
-	if per >= 2<<20 {
-		t.Fatalf("%d KiB allocated per connection that announced a %d KiB frame and sent 1 byte of it; want about what arrived", per>>10, muxPreAlloc>>10)
+	if per >= protocol.MaxBatchBytes/2 {
+		t.Fatalf("%d KiB allocated per connection that announced a %d KiB frame and sent 1 byte of it; want about what arrived", per>>10, protocol.MaxBatchBytes>>10)
 	}
 }

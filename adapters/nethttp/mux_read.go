@@ -16,9 +16,14 @@ import (
 // the answer and interim frames and hands each to its call.
 
 // read reads the answers and hands each to its call, until the connection
-// fails; then it fails every call in flight.
+// fails; then it fails every call in flight. br is the small reader the
+// upgrade's answer was read with: the connection's own read buffer is
+// allocated once the first frame begins, and reads through it.
 func (mc *muxConn) read(br *bufio.Reader) {
-	var err error
+	_, err := br.Peek(1)
+	if err == nil {
+		br = bufio.NewReaderSize(br, muxBufSize)
+	}
 	for err == nil {
 		err = mc.readFrame(br)
 	}

@@ -45,7 +45,7 @@ type muxServerConn struct {
 
 	waiting atomic.Int32
 	wmu     sync.Mutex
-	bw      *bufio.Writer // under wmu
+	bw      *bufio.Writer // under wmu; nil until the first frame (write)
 	failed  bool          // under wmu
 	wdl     time.Time     // under wmu: the write deadline set
 
@@ -53,6 +53,7 @@ type muxServerConn struct {
 
 	mu       sync.Mutex
 	cancels  map[uint32]context.CancelFunc // of the requests in flight
+	frameEnd time.Time                     // the read deadline of the frame begun, zero between frames
 	lastID   uint32                        // the highest request id taken
 	ended    bool                          // the reader has ended
 	wentAway bool                          // a go-away is sent
@@ -91,15 +92,23 @@ func (sc *muxServerConn) sendGoAway(last uint32) {
 }
 
 // serve reads frames and serves them until the connection ends or stops.
+// br is the reader the upgrade request was read with (net/http's, small):
+// the connection's own read buffer is allocated once the first frame
+// begins, and reads through it.
 func (sc *muxServerConn) serve(br *bufio.Reader) {
 	sc.work = make(chan func())
 	sc.mu.Lock()
-	if !sc.stopping.Load() {
-		_ = sc.c.SetReadDeadline(time.Now().Add(serverIdleTimeout))
-	}
+	sc.setReadDeadline()
 	sc.mu.Unlock()
 	var err error
+	wide := false
 	for sc.readOn(err) {
+		if !wide {
+			if _, err = br.Peek(1); err != nil {
+				continue // as a frame that did not begin
+			}
+			br, wide = bufio.NewReaderSize(br, muxBufSize), true
+		}
 		err = sc.readFrame(br)
 	}
 	close(sc.work)
@@ -168,6 +177,54 @@ func (sc *muxServerConn) linger(br *bufio.Reader) {
 	_, _ = io.Copy(io.Discard, br)
 }
 
+// setReadDeadline sets the read deadline the connection's state calls
+// for; sc.mu is held. A stopped connection's reader ends at once, unless
+// it waits for the requests a peer told to go away still has in flight;
+// a frame that has begun has the read timeout from its first byte to its
+// end (frameEnd), as an HTTP request has; between frames, a connection
+// with no request in flight has the idle timeout, and one with requests
+// in flight no deadline.
+func (sc *muxServerConn) setReadDeadline() {
+	var d time.Time
+	switch {
+	case sc.stopping.Load() && (!sc.goaway || len(sc.cancels) == 0):
+		d = time.Now()
+	case !sc.frameEnd.IsZero():
+		d = sc.frameEnd
+	case len(sc.cancels) == 0:
+		d = time.Now().Add(sc.s.idleTimeout)
+	}
+	_ = sc.c.SetReadDeadline(d)
+}
+
+// frameBegins gives the frame being read the read timeout from now;
+// frameEnds takes it back once the frame is read.
+func (sc *muxServerConn) frameBegins() {
+	sc.mu.Lock()
+	sc.frameEnd = time.Now().Add(sc.s.readTimeout)
+	sc.setReadDeadline()
+	sc.mu.Unlock()
+}
+
+func (sc *muxServerConn) frameEnds() {
+	sc.mu.Lock()
+	sc.frameEnd = time.Time{}
+	sc.setReadDeadline()
+	if len(sc.cancels) == 0 {
+		sc.markIdle()
+	}
+	sc.mu.Unlock()
+}
+
+// markIdle records, for the Server's connection cap, that no request is
+// in flight: the cap may close the connection to make room for another.
+// sc.mu is held.
+func (sc *muxServerConn) markIdle() {
+	if sc.lc != nil && !sc.stopping.Load() {
+		sc.lc.l.muxIdle(sc.lc, true)
+	}
+}
+
 // cancelAll cancels the context of every request in flight.
 func (sc *muxServerConn) cancelAll() {
 	sc.mu.Lock()
@@ -179,10 +236,34 @@ func (sc *muxServerConn) cancelAll() {
 
 // readFrame reads one frame and starts serving it.
 func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
+	// Waiting for a frame to begin is bounded by the idle timeout (by
+	// none while requests are in flight); once its first byte is in, the
+	// rest of the frame, its header included, must arrive within the
+	// read timeout: a caller that stops inside a frame holds the
+	// connection, and every request on it.
+	if _, err := br.Peek(1); err != nil {
+		return err
+	}
+	armed := false
+	arm := func() {
+		if !armed {
+			armed = true
+			sc.frameBegins()
+		}
+	}
+	defer func() {
+		if armed {
+			sc.frameEnds()
+		}
+	}()
+	if br.Buffered() < muxFrameHeader {
+		arm()
+	}
 	n, kind, id, err := muxReadHeader(br)
 	switch {
 	case err != nil:
-		return err
+		// Not a timeout to retry (readOn): the frame has begun.
+		return fmt.Errorf("reading a frame: %v", err)
 	case kind == muxKindCancel:
 		if n != 0 {
 			return errMuxFrame
@@ -198,20 +279,12 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 		return errMuxFrame
 	}
 	if int64(br.Buffered()) < n {
-		_ = sc.c.SetReadDeadline(time.Now().Add(serverReadTimeout)) // as for an HTTP request
+		arm()
 	}
 	head, bodyLen, buf, err := muxReadHead(br, n, sc.hbuf)
 	sc.hbuf = buf
-	var body []byte
-	if err == nil {
-		body, err = muxReadPayloadFrom(br, bodyLen, muxServerPreAlloc) // the value's own buffer (a PUT's)
-	}
-	if errors.Is(err, errMuxFrame) {
-		return err
-	}
 	if err != nil {
-		// Not a timeout to retry: part of the frame is read.
-		return fmt.Errorf("reading a frame: %v", err)
+		return muxFrameErr(err)
 	}
 	method, target := head.string(), head.string()
 	h := head.fields()
@@ -224,17 +297,26 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 	}
 	req := &http.Request{Method: method, URL: u, RequestURI: target, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: h, Body: http.NoBody, Host: sc.host, RemoteAddr: sc.remote}
-	if len(body) > 0 {
-		req.Body, req.ContentLength = &muxBody{b: body}, int64(len(body))
+	var body *muxFrameBody
+	if bodyLen > 0 {
+		body = &muxFrameBody{n: bodyLen, asked: make(chan struct{}), ready: make(chan struct{}), handled: make(chan struct{})}
+		req.Body, req.ContentLength = body, bodyLen
 	}
-	sc.slots <- struct{}{} // the cap on requests in flight: read no more until one ends
+	select {
+	case sc.slots <- struct{}{}:
+	default: // the cap on requests in flight: read no more until one ends
+		sc.slots <- struct{}{}
+		if armed {
+			sc.frameBegins() // the wait was this node's: the rest of the frame (its body) has the read timeout from now
+		}
+	}
 	ctx, cancel := context.WithCancel(sc.base)
 	sc.mu.Lock()
 	if sc.goaway && sc.stopping.Load() { // after the go-away: not taken, the peer sends it elsewhere
 		sc.mu.Unlock()
 		cancel()
 		<-sc.slots
-		return nil
+		return muxSkip(br, bodyLen)
 	}
 	if _, dup := sc.cancels[id]; dup {
 		sc.mu.Unlock()
@@ -245,13 +327,19 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 	sc.cancels[id] = cancel
 	sc.lastID = max(sc.lastID, id)
 	if len(sc.cancels) == 1 {
-		_ = sc.c.SetReadDeadline(time.Time{}) // busy: no idle timeout
+		sc.setReadDeadline() // busy: no idle timeout
 		if sc.lc != nil {
 			sc.lc.l.muxIdle(sc.lc, false)
 		}
 	}
 	sc.mu.Unlock()
 	job := func() { sc.handle(req.WithContext(ctx), id) }
+	if body != nil {
+		job = func() {
+			sc.handle(req.WithContext(ctx), id)
+			close(body.handled)
+		}
+	}
 	select { // a goroutine that served a request serves the next: a new one grows its stack again
 	case sc.work <- job:
 	default:
@@ -262,7 +350,97 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 			}
 		})
 	}
+	if body != nil {
+		return body.read(br)
+	}
 	return nil
+}
+
+// muxFrameErr is the error of a read that failed inside a frame: not a
+// timeout to retry (readOn), since part of the frame is read.
+func muxFrameErr(err error) error {
+	if errors.Is(err, errMuxFrame) {
+		return err
+	}
+	return fmt.Errorf("reading a frame: %v", err)
+}
+
+// muxSkip reads the next n bytes of a frame, a body no one takes, and
+// drops them, through br's own buffer.
+func muxSkip(br *bufio.Reader, n int64) error {
+	for n > 0 {
+		m, err := br.Discard(int(min(n, 1<<30)))
+		if err != nil {
+			return muxFrameErr(err)
+		}
+		n -= int64(m)
+	}
+	return nil
+}
+
+// A muxFrameBody is the body of a request frame, read from the connection
+// only if the handler asks for it (its first Read or TakeBody), once it
+// has checked the request's head: the body of a request refused on its
+// head alone (unsigned, over the size limit, a body where none is taken)
+// is skipped, never held in a buffer. The reader waits, after starting
+// the handler, until it asks for the body or has returned without it
+// (read); the handler waits for the body while the reader reads it.
+type muxFrameBody struct {
+	muxBody       // once read
+	n       int64 // its length
+	ask     sync.Once
+	asked   chan struct{} // closed by the handler's first Read or TakeBody
+	handled chan struct{} // closed once the handler has returned
+	ready   chan struct{} // closed by the reader once muxBody, or err, is set
+	err     error
+}
+
+// read is the reader's part: it reads the body into a buffer of its own,
+// which becomes the value (a PUT's, see muxBody), if the handler asks for
+// it, or skips it once the handler has returned without it.
+func (b *muxFrameBody) read(br *bufio.Reader) error {
+	select {
+	case <-b.asked:
+		var body []byte
+		body, b.err = muxReadPayloadFrom(br, b.n, muxServerPreAlloc)
+		if b.err == nil {
+			b.b = body
+		}
+		close(b.ready)
+		if b.err != nil {
+			return muxFrameErr(b.err)
+		}
+		return nil
+	case <-b.handled:
+		return muxSkip(br, b.n)
+	}
+}
+
+// load asks the reader for the body and waits for it.
+func (b *muxFrameBody) load() error {
+	b.ask.Do(func() { close(b.asked) })
+	<-b.ready
+	return b.err
+}
+
+func (b *muxFrameBody) Read(p []byte) (int, error) {
+	if err := b.load(); err != nil {
+		return 0, fmt.Errorf("reading a multiplexed request's body: %w", err)
+	}
+	return b.muxBody.Read(p)
+}
+
+// TakeBody returns the body, read whole, and leaves b empty (see
+// protocol.WholeBody). A body that could not be read whole has ended the
+// connection, and with it the request: TakeBody, which has no error to
+// return and must not hand over a body cut short as a value, aborts the
+// handler then (it panics with http.ErrAbortHandler, as a handler does to
+// abort its answer; handle recovers it).
+func (b *muxFrameBody) TakeBody() []byte {
+	if b.load() != nil {
+		panic(http.ErrAbortHandler)
+	}
+	return b.muxBody.TakeBody()
 }
 
 // handle serves one request frame and sends its answer.
@@ -282,15 +460,13 @@ func (sc *muxServerConn) handle(req *http.Request, id uint32) {
 			cancel()
 		}
 		delete(sc.cancels, id)
-		switch {
-		case len(sc.cancels) > 0:
-		case !sc.stopping.Load():
-			_ = sc.c.SetReadDeadline(time.Now().Add(serverIdleTimeout))
-			if sc.lc != nil {
-				sc.lc.l.muxIdle(sc.lc, true)
+		if len(sc.cancels) == 0 {
+			// Idle: the idle timeout; or, for a peer told to go away, the
+			// last request taken is answered: the reader ends.
+			sc.setReadDeadline()
+			if sc.frameEnd.IsZero() { // else once the frame being read is in (frameEnds): its body may be this request's
+				sc.markIdle()
 			}
-		case sc.goaway:
-			_ = sc.c.SetReadDeadline(time.Now()) // the last request taken is answered: the reader ends
 		}
 		sc.mu.Unlock()
 		<-sc.slots
@@ -334,6 +510,9 @@ func (sc *muxServerConn) write(p []byte) {
 	if sc.failed {
 		return
 	}
+	if sc.bw == nil {
+		sc.bw = bufio.NewWriterSize(sc.c, muxBufSize)
+	}
 	if _, err := sc.bw.Write(p); err != nil {
 		sc.failed = true
 		_ = sc.c.Close()
@@ -342,7 +521,7 @@ func (sc *muxServerConn) write(p []byte) {
 
 // flush flushes the writer; wmu is held, with its deadline set.
 func (sc *muxServerConn) flush() error {
-	if sc.bw.Buffered() == 0 {
+	if sc.bw == nil || sc.bw.Buffered() == 0 {
 		return nil
 	}
 	return sc.bw.Flush()

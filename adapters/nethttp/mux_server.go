@@ -3,7 +3,6 @@
 package nethttp
 
 import (
-	"bufio"
 	"context"
 	"log/slog"
 	"net/http"
@@ -25,6 +24,11 @@ type muxServer struct {
 	base     string
 	maxFrame int64
 	log      *slog.Logger
+	// readTimeout bounds the arrival of a frame from its first byte to
+	// its end, as a Server's ReadTimeout bounds an HTTP request's;
+	// idleTimeout closes a connection with no request in flight, as a
+	// Server's IdleTimeout closes a keep-alive connection.
+	readTimeout, idleTimeout time.Duration
 
 	left atomic.Bool // the drain ended (leave): no new connection
 
@@ -36,7 +40,8 @@ func newMuxServer(h http.Handler, base string, maxValue int64, log *slog.Logger)
 	// A request carries a value (a PUT) or a batch's keys, whichever limit
 	// is higher.
 	maxBody := max(maxValue, protocol.MaxBatchBytes)
-	return &muxServer{h: h, base: base, maxFrame: muxMaxFrame(maxBody), log: log, conns: map[*muxServerConn]struct{}{}}
+	return &muxServer{h: h, base: base, maxFrame: muxMaxFrame(maxBody), log: log,
+		readTimeout: serverReadTimeout, idleTimeout: serverIdleTimeout, conns: map[*muxServerConn]struct{}{}}
 }
 
 // isUpgrade reports whether r asks for the multiplexed carriage, and the
@@ -73,7 +78,7 @@ func (s *muxServer) serve(w http.ResponseWriter, r *http.Request) bool {
 	_ = c.SetDeadline(time.Time{}) // the Server's deadlines were for one request
 	sc := &muxServerConn{s: s, c: c, remote: r.RemoteAddr, host: r.Host, base: context.WithoutCancel(r.Context()),
 		goaway: headerHasToken(r.Header, muxFeatures, muxGoAway),
-		bw:     bufio.NewWriterSize(c, 64<<10), slots: make(chan struct{}, muxMaxInFlight), cancels: map[uint32]context.CancelFunc{}}
+		slots:  make(chan struct{}, muxMaxInFlight), cancels: map[uint32]context.CancelFunc{}}
 	// The 101 goes before any frame: a go-away sent at once waits for it.
 	sc.wmu.Lock()
 	// Known before the 101 is sent, so that a Pool.Close or a shutdown
@@ -93,7 +98,7 @@ func (s *muxServer) serve(w http.ResponseWriter, r *http.Request) bool {
 		_ = c.Close() // serve ends at once
 	}
 	sc.wmu.Unlock()
-	sc.serve(bufio.NewReaderSize(brw.Reader, 64<<10))
+	sc.serve(brw.Reader)
 	if untrack != nil {
 		untrack()
 	}

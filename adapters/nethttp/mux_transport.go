@@ -178,7 +178,7 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 	defer stop()
 	_, err = io.WriteString(c, "GET "+t.base+muxPath+" HTTP/1.1\r\nHost: "+host+
 		"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n"+muxFeatures+": "+muxGoAway+"\r\n\r\n")
-	br := bufio.NewReaderSize(c, 64<<10)
+	br := bufio.NewReader(c) // for the answer; the frames get their own buffer (read)
 	var resp *http.Response
 	if err == nil {
 		resp, err = http.ReadResponse(br, nil)
@@ -203,8 +203,8 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 		return nil, false, fmt.Errorf("multiplexed connection: upgrade: %w", ctx.Err())
 	}
 	_ = c.SetDeadline(time.Time{})
-	mc = &muxConn{t: t, host: host, c: c, bw: bufio.NewWriterSize(c, 64<<10), slots: make(chan struct{}, muxMaxInFlight),
-		calls: map[uint32]*muxCall{}, done: make(chan struct{})}
+	mc = &muxConn{t: t, host: host, c: c, slots: make(chan struct{}, muxMaxInFlight),
+		calls: map[uint32]*muxCall{}, done: make(chan struct{}), born: time.Now()}
 	mc.idle = time.AfterFunc(muxIdleTimeout, mc.idleCheck)
 	go mc.read(br)
 	return mc, false, nil
