@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 # 150: nethttp.Server.Close and Shutdown are its own, so that go doc shows how each stops.
 # 158: nethttp.Pool's ring methods (Set, Owner, Self, Addrs, PeerGetters, PickFallback) and cache.PanicError's Error and Unwrap are their own, so that go doc shows them.
 # 165: nethttp.Listen, Node (Pool, URL, Close, Drain) and NodeOptions, a node started in one call that knows its own URL.
-BUDGET=165
+# 169: cache/cachetest (TestTransport, Options, Cluster, NewCluster), the conformance kit that lets a transport written outside this module prove it keeps the cluster's promises.
+BUDGET=169
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

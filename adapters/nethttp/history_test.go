@@ -115,7 +115,7 @@ func TestHistoryOverHTTP(t *testing.T) {
 				po.Cluster.Secret = []byte("history secret")
 			}
 			nodes := nethttptest.Start(t, v.nodes, &nethttptest.Options{
-				Getter:       func(int) getter.Getter { return getter.Func(src.Get) },
+				Getter: func(int) getter.Getter { return getter.Func(src.Get) },
 				// A write waits SlowAfter for a hung node: 300 ms, so that
 				// a run with one makes more than a few writes.
 				GroupOptions: cache.GroupOptions{NotFoundTTL: time.Minute, PeerPolicy: cache.PeerPolicy{SlowAfter: 300 * time.Millisecond}},

@@ -1,0 +1,333 @@
+// Package cachetest checks that a transport keeps the promises a cluster of
+// groups makes to its callers, as testing/fstest.TestFS checks a file
+// system: a transport's own tests call TestTransport with a way to start a
+// cluster of nodes over that transport, and it runs every check as a
+// subtest.
+//
+//	func TestConformance(t *testing.T) {
+//		cachetest.TestTransport(t, func(t *testing.T, o cachetest.Options) cachetest.Cluster {
+//			// start o.Nodes nodes over the transport, each with a group
+//			// named o.Group whose Getter is o.Getter(i) and whose options
+//			// are o.GroupOptions with Peers set to the node's peer set
+//		})
+//	}
+//
+// What it checks, over the transport: values and "not found" cross the
+// hop, and each key is loaded once in the cluster; concurrent Gets of a cold
+// key with a slow source load it once; Set and Remove reach every node;
+// GetMany answers every key; a hung peer (if the cluster can hang one)
+// costs its callers a fallback, not an error; and a history of concurrent
+// reads and writes never reads a value that an acknowledged write had
+// replaced.
+package cachetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/geecache/geecache/cache"
+	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/history"
+)
+
+// Options is the cluster a check asks for.
+type Options struct {
+	// Nodes is how many nodes to start.
+	Nodes int
+	// Group is the name of the one group every node serves.
+	Group string
+	// Getter returns node i's source.
+	Getter func(i int) getter.Getter
+	// GroupOptions are each node's group options; the transport sets
+	// Peers (and may set Logger).
+	GroupOptions cache.GroupOptions
+}
+
+// A Cluster is the nodes a NewCluster started.
+type Cluster struct {
+	// Groups are the nodes' groups, in order, each wired to the others
+	// through the transport.
+	Groups []*cache.Group
+	// Hang, if not nil, makes node i stop answering its peers, as a
+	// stopped process would (requests wait, connections stay open), until
+	// the func it returns is called. The checks that need it are skipped
+	// without it.
+	Hang func(i int) (resume func())
+}
+
+// NewCluster starts a cluster over the transport under test. t.Cleanup
+// stops it.
+type NewCluster func(t *testing.T, o Options) Cluster
+
+// TestTransport runs every check of the package doc against clusters that
+// newCluster starts, each as a subtest.
+func TestTransport(t *testing.T, newCluster NewCluster) {
+	t.Run("ValuesCrossTheHop", func(t *testing.T) { valuesCrossTheHop(t, newCluster) })
+	t.Run("SlowSourceLoadsOnce", func(t *testing.T) { slowSourceLoadsOnce(t, newCluster) })
+	t.Run("WritesReachEveryNode", func(t *testing.T) { writesReachEveryNode(t, newCluster) })
+	t.Run("GetMany", func(t *testing.T) { getMany(t, newCluster) })
+	t.Run("HungPeer", func(t *testing.T) { hungPeer(t, newCluster) })
+	t.Run("History", func(t *testing.T) { historyCheck(t, newCluster) })
+}
+
+// source is a Getter that counts its loads per key, answers "v:"+key, and
+// "not found" for a key that starts with "missing".
+type source struct {
+	delay time.Duration
+	mu    sync.Mutex
+	loads map[string]int
+}
+
+func newSource(delay time.Duration) *source { return &source{delay: delay, loads: map[string]int{}} }
+
+func (s *source) Get(ctx context.Context, key string) ([]byte, error) {
+	s.mu.Lock()
+	s.loads[key]++
+	s.mu.Unlock()
+	if s.delay > 0 {
+		t := time.NewTimer(s.delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if strings.HasPrefix(key, "missing") {
+		return nil, fmt.Errorf("%s not exist: %w", key, getter.ErrNotFound)
+	}
+	return []byte("v:" + key), nil
+}
+
+func (s *source) loadsOf(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loads[key]
+}
+
+// start starts a cluster of n nodes sharing src, without hedging unless
+// hedge: a hedge on a busy test machine would load a key twice.
+func start(t *testing.T, newCluster NewCluster, n int, src getter.Getter, hedge bool) Cluster {
+	t.Helper()
+	o := Options{Nodes: n, Group: "cachetest", Getter: func(int) getter.Getter { return src }}
+	o.GroupOptions.PeerPolicy.NoHedge = !hedge
+	c := newCluster(t, o)
+	if len(c.Groups) != n {
+		t.Fatalf("NewCluster started %d groups; want %d", len(c.Groups), n)
+	}
+	return c
+}
+
+func keys(prefix string, n int) []string {
+	ks := make([]string, n)
+	for i := range ks {
+		ks[i] = fmt.Sprint(prefix, i)
+	}
+	return ks
+}
+
+// checkValue checks what a Get of key returned: "v:"+key, or for a key
+// that starts with "missing" an error wrapping getter.ErrNotFound.
+func checkValue(t *testing.T, who string, key string, v cache.ByteView, err error) {
+	t.Helper()
+	if strings.HasPrefix(key, "missing") {
+		if !errors.Is(err, getter.ErrNotFound) {
+			t.Errorf("%s: Get(%q) = %q, %v; want an error wrapping getter.ErrNotFound", who, key, v, err)
+		}
+		return
+	}
+	if err != nil || v.String() != "v:"+key {
+		t.Errorf("%s: Get(%q) = %q, %v; want %q", who, key, v, err, "v:"+key)
+	}
+}
+
+// valuesCrossTheHop gets every key from every node, one after another:
+// each answer is right, and each present key is loaded once in the
+// cluster (by its owner; the others fetch it).
+func valuesCrossTheHop(t *testing.T, newCluster NewCluster) {
+	src := newSource(0)
+	c := start(t, newCluster, 3, src, false)
+	ks := append(keys("key", 30), keys("missing", 5)...)
+	for i, g := range c.Groups {
+		for _, k := range ks {
+			v, err := g.Get(t.Context(), k)
+			checkValue(t, fmt.Sprint("node", i), k, v, err)
+		}
+	}
+	for _, k := range ks {
+		if strings.HasPrefix(k, "missing") {
+			continue
+		}
+		if n := src.loadsOf(k); n != 1 {
+			t.Errorf("%q was loaded %d times over 3 nodes; want once, by its owner", k, n)
+		}
+	}
+}
+
+// slowSourceLoadsOnce gets one cold key from every node at once, three
+// times each, with a source that takes 300 ms: it is loaded once in the
+// cluster, and every caller gets it.
+func slowSourceLoadsOnce(t *testing.T, newCluster NewCluster) {
+	src := newSource(300 * time.Millisecond)
+	c := start(t, newCluster, 3, src, true)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range 9 {
+		g := c.Groups[i%3]
+		wg.Go(func() {
+			v, err := g.Get(ctx, "cold")
+			checkValue(t, fmt.Sprint("node", i%3), "cold", v, err)
+		})
+	}
+	wg.Wait()
+	if n := src.loadsOf("cold"); n != 1 {
+		t.Errorf("9 concurrent Gets over 3 nodes of a key whose source takes 300 ms loaded it %d times; want once", n)
+	}
+}
+
+// writesReachEveryNode sets and removes keys through each node in turn
+// (the source holds the new values first, as a user's writes do): once a
+// write returns nil, every node serves its value.
+func writesReachEveryNode(t *testing.T, newCluster NewCluster) {
+	src := history.NewSource(keys("w", 12))
+	c := start(t, newCluster, 3, getter.Func(src.Get), false)
+	ctx := t.Context()
+	for r, k := range keys("w", 12) {
+		for _, g := range c.Groups { // a copy everywhere first
+			if _, err := g.Get(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		val := fmt.Sprint("set:", r)
+		src.Put(k, val)
+		w := c.Groups[r%3]
+		var err error
+		if r%2 == 0 {
+			err = w.Set(ctx, k, []byte(val), 0)
+		} else {
+			err = w.Remove(ctx, k)
+		}
+		if err != nil {
+			t.Fatalf("write %d of %q through node%d: %v", r, k, r%3, err)
+		}
+		for i, g := range c.Groups {
+			if v, err := g.Get(ctx, k); err != nil || v.String() != val {
+				t.Errorf("node%d: Get(%q) = %q, %v after the write of %q returned", i, k, v, err, val)
+			}
+		}
+	}
+}
+
+// getMany asks every node for many keys at once, present and missing,
+// twice (cold, then warm): every key's answer is right.
+func getMany(t *testing.T, newCluster NewCluster) {
+	src := newSource(0)
+	c := start(t, newCluster, 3, src, false)
+	ks := append(keys("many", 40), keys("missing-many", 5)...)
+	for round := range 2 {
+		for i, g := range c.Groups {
+			seen := make([]bool, len(ks))
+			g.GetMany(t.Context(), ks, func(j int, v cache.ByteView, err error) {
+				seen[j] = true
+				checkValue(t, fmt.Sprint("node", i, " round ", round), ks[j], v, err)
+			})
+			for j, ok := range seen {
+				if !ok {
+					t.Errorf("node%d: GetMany gave no answer for %q", i, ks[j])
+				}
+			}
+		}
+	}
+}
+
+// hungPeer hangs each key's owner in turn and gets the key from another
+// node: the caller gets the right value (a hedge or a fallback loads it),
+// within its own deadline, not the hung peer's.
+func hungPeer(t *testing.T, newCluster NewCluster) {
+	src := newSource(0)
+	c := start(t, newCluster, 3, src, true)
+	if c.Hang == nil {
+		t.Skip("the cluster cannot hang a node (Cluster.Hang is nil)")
+	}
+	for _, k := range keys("hung", 6) {
+		owner := -1 // the node that loads it
+		before := make([]int64, len(c.Groups))
+		for i, g := range c.Groups {
+			before[i] = g.Stats().LocalLoads
+		}
+		if _, err := c.Groups[0].Get(t.Context(), k); err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range c.Groups {
+			if g.Stats().LocalLoads > before[i] {
+				owner = i
+			}
+		}
+		if owner < 0 {
+			t.Fatalf("no node loaded %q", k)
+		}
+		other := c.Groups[(owner+1)%3]
+		if err := other.Remove(t.Context(), k); err != nil {
+			t.Fatalf("Remove(%q): %v", k, err)
+		}
+		resume := c.Hang(owner)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		v, err := other.Get(ctx, k)
+		cancel()
+		resume()
+		checkValue(t, "a node whose owner hangs", k, v, err)
+	}
+}
+
+// historyCheck runs concurrent Gets, GetManys, Sets, Removes, RemoveManys
+// and Purges on three nodes for a second, and checks every read against
+// the acknowledged writes (see internal/history); with Hang, one node
+// hangs now and then.
+func historyCheck(t *testing.T, newCluster NewCluster) {
+	ks := keys("h", 12)
+	src := history.NewSource(ks)
+	o := Options{Nodes: 3, Group: "cachetest", Getter: func(int) getter.Getter { return getter.Func(src.Get) }}
+	o.GroupOptions.NotFoundTTL = time.Minute
+	o.GroupOptions.PeerPolicy.SlowAfter = 300 * time.Millisecond // a write waits this long for a hung node
+	c := newCluster(t, o)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	w := history.Workload{
+		Nodes: len(c.Groups), Group: func(i int) *cache.Group { return c.Groups[i] },
+		Source: src, Keys: ks, Writers: 3, Readers: 6, Duration: time.Second, MaxOps: 1 << 20, Seed: seed,
+	}
+	if c.Hang != nil {
+		w.Fault = func(ctx context.Context, rng *rand.Rand) {
+			for ctx.Err() == nil {
+				wait(ctx, time.Duration(100+rng.IntN(200))*time.Millisecond)
+				resume := c.Hang(rng.IntN(len(c.Groups)))
+				wait(ctx, time.Duration(100+rng.IntN(300))*time.Millisecond)
+				resume()
+			}
+		}
+	}
+	rep := history.Run(t.Context(), w)
+	t.Log(rep)
+	if rep.Reads < 100 || rep.Acked < 5 {
+		t.Fatalf("%v: too little checked", rep)
+	}
+	if len(rep.Violations) > 0 {
+		t.Fatalf("%v (seed %d)\n%s", rep, seed, rep.Detail(10))
+	}
+}
+
+func wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
