@@ -8,5 +8,6 @@
 //
 // Everything but package fair and the regression guard (cmd/guard) lives
 // in _test.go files; see README.md for what each benchmark measures, the
-// command that reproduces each row of its table, and how to run the guard.
+// command that runs it and how to run the guard, and ../docs/performance.md
+// for the figures.
 package bench

@@ -65,7 +65,7 @@ func TestExpiringKeysHitRatio(t *testing.T) {
 
 // BenchmarkExpiringHitRatio reports the hit ratio of expiringHitRatio's
 // trace, 2 M requests, for values living 2,000 to 20,000 requests, three
-// seeds each (bench/README.md, "What came in without a duel"). Run with
+// seeds each (docs/performance.md, "What came in without a duel"). Run with
 // -benchtime=1x.
 func BenchmarkExpiringHitRatio(b *testing.B) {
 	for _, lifetime := range []int64{2_000, 5_000, 10_000, 20_000} {
