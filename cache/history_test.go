@@ -25,7 +25,7 @@ import (
 // repeats a run.
 var (
 	historyFor       = flag.Duration("history.for", 1500*time.Millisecond, "how long each history check runs")
-	historySeed      = flag.Uint64("history.seed", 0, "the seed of the history checks (0: a new one each run)")
+	historySeed      = flag.Uint64("history.seed", 0, "random seed of the history checks (0: a new one each run)")
 	historyCacheOnly = flag.Bool("history.cacheonly", false, "also run the histories whose Sets write the cache only")
 	historyRounds    = flag.Int("history.rounds", 300, "rounds of TestSetRacingGetsLeavesNoStaleCopy")
 )

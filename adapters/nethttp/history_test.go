@@ -21,7 +21,7 @@ import (
 // -history.for runs each history check longer; -history.seed repeats one.
 var (
 	historyFor    = flag.Duration("history.for", time.Second, "how long each history check runs")
-	historySeed   = flag.Uint64("history.seed", 0, "the seed of the history checks (0: a new one each run)")
+	historySeed   = flag.Uint64("history.seed", 0, "random seed of the history checks (0: a new one each run)")
 	historyRounds = flag.Int("history.rounds", 100, "rounds of TestSetRacingGetsOverHTTP")
 )
 
