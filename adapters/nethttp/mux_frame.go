@@ -52,9 +52,12 @@ const (
 
 	// muxFeatures is the field of the upgrade request that lists what
 	// the asking node understands beyond the first version of the
-	// carriage; muxGoAway is its token for the go-away frame.
+	// carriage; muxGoAway is its token for the go-away frame, and
+	// muxInterims for a 102 repeated while a load runs (a node without it
+	// takes at most 5 per request, and is sent one).
 	muxFeatures = "X-Geecache-Mux"
 	muxGoAway   = "goaway"
+	muxInterims = "interims"
 
 	// muxMaxID is the last request id a connection sends: then it takes
 	// no new request and closes once its last answer is in, so that ids

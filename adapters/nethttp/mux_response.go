@@ -19,6 +19,9 @@ type muxResponseWriter struct {
 	status int
 	sent   bool
 	body   []byte
+	// interims is how many 1xx were sent: a peer that did not say it takes
+	// more (muxServerConn.interims) is sent the first only.
+	interims int
 }
 
 func (w *muxResponseWriter) Header() http.Header { return w.header }
@@ -28,7 +31,8 @@ func (w *muxResponseWriter) WriteHeader(code int) {
 		return
 	}
 	if code >= 100 && code < 200 {
-		if code != http.StatusSwitchingProtocols {
+		if code != http.StatusSwitchingProtocols && (w.interims == 0 || w.sc.interims) {
+			w.interims++
 			f := muxStart(nil, muxKindInterim, w.id)
 			f = append(f, byte(code>>8), byte(code), 0, 0) // status, no fields
 			muxEndHead(f)

@@ -37,7 +37,10 @@ type muxServerConn struct {
 	// upgrade); stop then sends one, and the connection reads on until
 	// the requests taken are answered.
 	goaway bool
-	away   sync.WaitGroup // the go-away being sent
+	// interims: the peer takes a 102 repeated while a load runs (it said
+	// so in its upgrade); else it is sent the first one only.
+	interims bool
+	away     sync.WaitGroup // the go-away being sent
 	// lc is the connection as a Server's listener has it (nil if not
 	// served by a Server): while no request is in flight it is idle, and
 	// the connection cap may close it to make room (ServerOptions.MaxConns).

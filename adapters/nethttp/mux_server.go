@@ -77,8 +77,8 @@ func (s *muxServer) serve(w http.ResponseWriter, r *http.Request) bool {
 	}
 	_ = c.SetDeadline(time.Time{}) // the Server's deadlines were for one request
 	sc := &muxServerConn{s: s, c: c, remote: r.RemoteAddr, host: r.Host, base: context.WithoutCancel(r.Context()),
-		goaway: headerHasToken(r.Header, muxFeatures, muxGoAway),
-		slots:  make(chan struct{}, muxMaxInFlight), cancels: map[uint32]context.CancelFunc{}}
+		goaway: headerHasToken(r.Header, muxFeatures, muxGoAway), interims: headerHasToken(r.Header, muxFeatures, muxInterims),
+		slots: make(chan struct{}, muxMaxInFlight), cancels: map[uint32]context.CancelFunc{}}
 	// The 101 goes before any frame: a go-away sent at once waits for it.
 	sc.wmu.Lock()
 	// Known before the 101 is sent, so that a Pool.Close or a shutdown

@@ -177,7 +177,7 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 	defer stop()
 	_, err = io.WriteString(c, "GET "+t.base+muxPath+" HTTP/1.1\r\nHost: "+host+
-		"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n"+muxFeatures+": "+muxGoAway+"\r\n\r\n")
+		"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n"+muxFeatures+": "+muxGoAway+", "+muxInterims+"\r\n\r\n")
 	br := bufio.NewReader(c) // for the answer; the frames get their own buffer (read)
 	var resp *http.Response
 	if err == nil {
