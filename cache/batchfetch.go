@@ -122,7 +122,7 @@ func (b *batch) decide(out []decision) {
 		case hedged:
 		case got && found(a.err):
 			g.counters.peerLoads.Add(1)
-			out[k].e, out[k].err = g.keepPeer(b.keys[k], a, gens[k])
+			out[k].e, out[k].err = g.keepPeer(b.keys[k], a, gens[k], !b.last)
 			out[k].done = true
 		case (single && !got) || (got && errors.Is(a.err, errors.ErrUnsupported)):
 			alone = append(alone, k) // asked alone, as Get asks

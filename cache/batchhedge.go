@@ -162,7 +162,7 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 				case out[k].done:
 				case b.got[k] && found(b.answers[k].err):
 					g.counters.peerLoads.Add(1)
-					e, kerr := g.keepPeer(b.keys[k], b.answers[k], gens[k]) // the generations from before the fetch
+					e, kerr := g.keepPeer(b.keys[k], b.answers[k], gens[k], !b.last) // the generations from before the fetch
 					decide(k, e, kerr, false)
 				case local[k] != nil:
 					decide(k, local[k].e, local[k].err, true)

@@ -317,7 +317,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, 
 		return local.e, local.err
 	case answered:
 		g.counters.peerLoads.Add(1)
-		return g.keepPeer(key, keyAnswer{v, ttl, err}, gen)
+		return g.keepPeer(key, keyAnswer{v, ttl, err}, gen, next)
 	}
 	g.counters.peerErrors.Add(1)
 	if ctx.Err() != nil {

@@ -113,10 +113,14 @@ func peerGet(ctx context.Context, peer PeerGetter, group, key string) (v []byte,
 
 // keepPeer keeps the owner's answer a for key (a value, or with a.err a
 // "not found") in the hot cache, for the lifetime peerTTL gives it, unless
-// key changed since gen; the callers get it in any case.
-func (g *Group) keepPeer(key string, a keyAnswer, gen uint64) (entry, error) {
+// key changed since gen; the callers get it in any case. A next node's
+// answer (fromOwner false: asked because the owner is out) is not kept: a
+// write reaches that node no sooner than this one, so a copy of what it
+// answered could outlive a write this node has already seen. The next Get
+// asks it again.
+func (g *Group) keepPeer(key string, a keyAnswer, gen uint64, fromOwner bool) (entry, error) {
 	ttl, keep := g.peerTTL(a.ttl, a.err)
-	if !keep {
+	if !keep || !fromOwner {
 		return entry{v: a.v}, a.err
 	}
 	return g.keep(g.mem.hot, key, a.v, ttl, a.err, gen)
