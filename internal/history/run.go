@@ -151,6 +151,7 @@ func reader(ctx context.Context, w Workload, rec *Recorder, rng *rand.Rand) {
 		} else {
 			read(ctx, w, rec, node, "get", []string{w.Keys[rng.IntN(len(w.Keys))]})
 		}
+		yield()
 	}
 }
 
