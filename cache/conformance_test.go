@@ -20,7 +20,7 @@ func TestConformanceInProcess(t *testing.T) {
 			addrs[i] = fmt.Sprint("node", i)
 			nodes[i] = &hNode{addr: addrs[i]}
 		}
-		c := cachetest.Cluster{Hang: func(i int) func() {
+		c := cachetest.Cluster{SaysLoading: true, Hang: func(i int) func() {
 			nodes[i].hang()
 			return nodes[i].resume
 		}}

@@ -20,7 +20,7 @@ func TestConformance(t *testing.T) {
 					Group: o.Group, Getter: o.Getter, GroupOptions: o.GroupOptions,
 					PoolOptions: nethttp.PoolOptions{Multiplex: mux, Cluster: nethttp.Cluster{Secret: []byte("conformance")}},
 				})
-				c := cachetest.Cluster{Hang: func(i int) func() {
+				c := cachetest.Cluster{SaysLoading: true, Hang: func(i int) func() {
 					nodes[i].SetFault(nethttptest.Fault{Hang: true})
 					return func() { nodes[i].SetFault(nethttptest.Fault{}) }
 				}}

@@ -21,7 +21,9 @@ func TestConformance(t *testing.T) {
 			regs[names[i]] = cache.NewRegistry()
 		}
 		quiet := slog.New(slog.DiscardHandler)
-		var c cachetest.Cluster
+		// GetLocal is called with the asking group's context, which
+		// carries its wait for a load: an owner's "loading" reaches it.
+		c := cachetest.Cluster{SaysLoading: true}
 		for i, name := range names {
 			peers, err := picker.NewPeers(name, func(addr string) cache.PeerGetter {
 				return inMemoryPeer{addr: addr, target: regs[addr]}
