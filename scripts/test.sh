@@ -53,6 +53,11 @@ scripts/check-mocks.sh
 step "JavaScript hosts: Deno, Bun, workerd, Chromium (scripts/js-hosts.sh, pinned, cached in .tools/js)"
 scripts/js-hosts.sh
 
+# It includes adapters/nethttp/upgradetest, which checks out the previous
+# release into a temporary git worktree, builds its demo and runs it beside
+# the current nodes (it skips, saying why, without git, the go command or
+# the full history). About 5 s once the build cache holds the previous
+# release's packages; its first build adds about 40 s on two cores.
 step "go test -race"
 go test -race -count=1 ./...
 
