@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net"
 	"time"
 
 	"github.com/geecache/geecache/adapters/nethttp"
@@ -25,13 +26,17 @@ func ExampleWatch() {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond) // in a node: until SIGTERM
 	defer cancel()
 	var stats dns.Stats
-	// In a Pod, with /etc/resolv.conf's search list, "cache-peers" is
-	// enough; with a Nameserver the name is absolute, so it is spelt whole.
-	err = dns.Watch(ctx, pool, "cache-peers.default.svc.cluster.local", &dns.Options{
-		Port:       8080,
-		Nameserver: "127.0.0.1:1", // in a Pod: leave it empty for /etc/resolv.conf's
-		Timeout:    20 * time.Millisecond,
-		Stats:      &stats,
+	// A resolver that asks one DNS server; in a Pod, leave Resolver nil
+	// for the nameservers and search list of /etc/resolv.conf, with which
+	// "cache-peers" is enough.
+	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return new(net.Dialer).DialContext(ctx, network, "127.0.0.1:1")
+	}}
+	err = dns.Watch(ctx, pool, "cache-peers.default.svc.cluster.local.", &dns.Options{
+		Port:     8080,
+		Resolver: resolver,
+		Timeout:  20 * time.Millisecond,
+		Stats:    &stats,
 	})
 	// No DNS server answers here, so the ring keeps what it had: self.
 	fmt.Println(errors.Is(err, context.DeadlineExceeded), pool.Addrs(), stats.Kept.Load() > 0)

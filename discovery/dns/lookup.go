@@ -8,94 +8,101 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// errEmpty is an answer without any usable record (NOERROR with no data,
-// or only SRV records whose target is "." or whose port is 0).
+// errEmpty is an answer without any usable record: only SRV records whose
+// target is "." or no host name, or whose port is 0.
 var errEmpty = errors.New("no records")
 
-// answer is one successful lookup: the peer addresses, sorted and without
-// duplicates, and the lowest TTL of the records behind them.
-type answer struct {
-	addrs []string
-	ttl   time.Duration
-}
-
-// source is what the watch loop polls; the DNS client is one, and the
+// source is what the watch loop polls; a resolverSource is one, and the
 // loop's tests use a fake.
 type source interface {
-	lookup(ctx context.Context) (answer, error)
+	lookup(ctx context.Context) ([]string, error)
 }
 
-// dnsSource looks the name up over the wire and turns the records into
-// peer addresses.
-type dnsSource struct {
-	c      client
-	names  []string // candidates, absolute
-	qtype  uint16
-	scheme string
-	port   int // for A and AAAA
+// resolver is the part of *net.Resolver that Watch uses, so that tests can
+// answer without a DNS server.
+type resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+	LookupSRV(ctx context.Context, service, proto, name string) (string, []*net.SRV, error)
 }
 
-// lookup tries each candidate name in turn: one that does not exist (or
-// has no records) passes to the next; one that fails on every nameserver
-// fails the lookup, so that a partial outage never picks a different
-// name's records.
-func (s *dnsSource) lookup(ctx context.Context) (answer, error) {
-	var last error
-	for _, name := range s.names {
-		r, err := s.ask(ctx, name)
+// resolverSource asks a resolver for the records of a name and turns them
+// into peer URLs.
+type resolverSource struct {
+	r       resolver
+	name    string
+	srv     bool
+	network string // "ip4" or "ip6", for A and AAAA
+	scheme  string
+	port    int // for A and AAAA
+	timeout time.Duration
+}
+
+// lookup returns the peer URLs of the records, sorted and without
+// duplicates. A name without records fails with the resolver's error (a
+// *net.DNSError whose IsNotFound is set) or errEmpty.
+func (s *resolverSource) lookup(ctx context.Context) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	var out []string
+	if s.srv {
+		_, recs, err := s.r.LookupSRV(ctx, "", "", s.name)
+		if err != nil && len(recs) == 0 {
+			// With records, the error says only that some of them had a
+			// target that is no domain name, and they were left out.
+			return nil, err
+		}
+		for _, rec := range recs {
+			target := strings.ToLower(strings.TrimSuffix(rec.Target, "."))
+			if rec.Port != 0 && target != "" && checkName(target+".") == nil {
+				// Not "." (no service), and a host name: one record that
+				// a URL's host cannot hold must not make the peer set
+				// refuse the whole list.
+				out = append(out, s.scheme+"://"+net.JoinHostPort(target, strconv.Itoa(int(rec.Port))))
+			}
+		}
+	} else {
+		ips, err := s.r.LookupNetIP(ctx, s.network, s.name)
 		if err != nil {
-			return answer{}, fmt.Errorf("%s: %w", name, err)
+			return nil, err
 		}
-		switch {
-		case r.rcode == rcodeNXDomain:
-			last = fmt.Errorf("%s: %w", name, errNXDomain)
-			continue
-		case r.rcode != rcodeSuccess:
-			return answer{}, fmt.Errorf("%s: %w", name, rcodeError(r.rcode))
+		for _, ip := range ips {
+			out = append(out, s.scheme+"://"+netip.AddrPortFrom(ip.Unmap(), uint16(s.port)).String())
 		}
-		if a := s.addrs(r); len(a) > 0 {
-			return answer{addrs: a, ttl: time.Duration(r.ttl) * time.Second}, nil
-		}
-		last = fmt.Errorf("%s: %w", name, errEmpty)
 	}
-	return answer{}, last
-}
-
-// ask asks each nameserver in turn until one answers with NOERROR or
-// NXDOMAIN; it fails with the last error when none does.
-func (s *dnsSource) ask(ctx context.Context, name string) (reply, error) {
-	var err error
-	for _, srv := range s.c.servers {
-		var r reply
-		r, err = s.c.exchange(ctx, srv, name, s.qtype)
-		if err == nil && r.rcode != rcodeSuccess && r.rcode != rcodeNXDomain {
-			err = rcodeError(r.rcode)
-		}
-		if err == nil || ctx.Err() != nil {
-			return r, err
-		}
-		err = fmt.Errorf("nameserver %s: %w", srv, err)
-	}
-	return reply{}, err
-}
-
-// addrs turns the records into peer URLs, sorted and without duplicates.
-func (s *dnsSource) addrs(r reply) []string {
-	out := make([]string, 0, len(r.records))
-	for _, rec := range r.records {
-		switch {
-		case s.qtype != typeSRV:
-			out = append(out, s.scheme+"://"+netip.AddrPortFrom(rec.addr.Unmap(), uint16(s.port)).String())
-		case rec.port != 0 && rec.target != "" && checkName(rec.target+".") == nil:
-			// Not "." (no service), and a host name: readName escapes
-			// the bytes a URL's host cannot hold, and one such record
-			// must not make the peer set refuse the whole list.
-			out = append(out, s.scheme+"://"+net.JoinHostPort(rec.target, strconv.Itoa(int(rec.port))))
-		}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: %w", s.name, errEmpty)
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	return slices.Compact(out), nil
+}
+
+// notFound reports whether err says that the name has no records yet: it
+// does not exist, or has none of the type asked, or none usable.
+func notFound(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.Is(err, errEmpty) || errors.As(err, &dnsErr) && dnsErr.IsNotFound
+}
+
+// checkName reports whether name (absolute, with its final ".") is a host
+// name that a URL can hold: labels of 1 to 63 letters, digits, "-" or "_",
+// at most 253 characters in all.
+func checkName(name string) error {
+	if name == "." || !strings.HasSuffix(name, ".") || len(name) > 254 {
+		return fmt.Errorf("name %q: not a domain name of 1 to 253 characters", name)
+	}
+	for l := range strings.SplitSeq(name[:len(name)-1], ".") {
+		if len(l) == 0 || len(l) > 63 {
+			return fmt.Errorf("name %q: a label is empty or longer than 63 characters", name)
+		}
+		for _, ch := range []byte(l) {
+			if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
+				return fmt.Errorf("name %q: only letters, digits, - and _ in a label", name)
+			}
+		}
+	}
+	return nil
 }

@@ -4,161 +4,224 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// zone is a DNS server on 127.0.0.1 (UDP) for the lookup's own tests,
-// built on the test's respond: each name answers with its rcode and A
-// records (TTL 7 s), a name it does not know with NXDOMAIN. It records
-// the names it was asked.
-type zone struct {
-	pc    net.PacketConn
-	mu    sync.Mutex
-	names map[string]zoneName
-	asked []string
+// fakeResolver answers as a *net.Resolver would, from fixed records, and
+// records what it was asked.
+type fakeResolver struct {
+	ips    []netip.Addr
+	srvs   []*net.SRV
+	err    error
+	mu     sync.Mutex
+	asked  []string      // "network host" or "SRV name"
+	budget time.Duration // the time left on the last context
 }
 
-type zoneName struct {
-	rcode uint16
-	ips   [][]byte
+func (f *fakeResolver) ask(ctx context.Context, q string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, q)
+	if d, ok := ctx.Deadline(); ok {
+		f.budget = time.Until(d)
+	}
 }
 
-func startZone(t *testing.T, names map[string]zoneName) *zone {
+func (f *fakeResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	f.ask(ctx, network+" "+host)
+	return f.ips, f.err
+}
+
+func (f *fakeResolver) LookupSRV(ctx context.Context, service, proto, name string) (string, []*net.SRV, error) {
+	f.ask(ctx, fmt.Sprintf("SRV %q %q %s", service, proto, name))
+	return name, f.srvs, f.err
+}
+
+// source is the source Watch builds for name and opts, with r as its
+// resolver.
+func testSource(t *testing.T, r resolver, name string, opts Options) *resolverSource {
 	t.Helper()
+	_, src, err := newWatch(name, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.r = r
+	return src
+}
+
+// A and AAAA records become Scheme://IP:Port, sorted and without
+// duplicates (an IPv4-mapped address as IPv4, an IPv6 one in brackets);
+// one family is asked, and the lookup is bounded by Timeout.
+func TestLookupAddresses(t *testing.T) {
+	ips := func(s ...string) (out []netip.Addr) {
+		for _, a := range s {
+			out = append(out, netip.MustParseAddr(a))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		opts    Options
+		ips     []netip.Addr
+		network string
+		want    []string
+	}{
+		{Options{Port: 8080}, ips("10.0.0.2", "10.0.0.1", "10.0.0.2", "::ffff:10.0.0.3"), "ip4",
+			[]string{"http://10.0.0.1:8080", "http://10.0.0.2:8080", "http://10.0.0.3:8080"}},
+		{Options{Port: 443, Scheme: "https"}, ips("10.0.0.1"), "ip4", []string{"https://10.0.0.1:443"}},
+		{Options{Port: 8080, IPv6: true}, ips("fd00::2", "fd00::1"), "ip6", []string{"http://[fd00::1]:8080", "http://[fd00::2]:8080"}},
+	} {
+		r := &fakeResolver{ips: c.ips}
+		src := testSource(t, r, "cache.example", c.opts)
+		got, err := src.lookup(t.Context())
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%+v: lookup = %q, %v; want %q", c.opts, got, err, c.want)
+		}
+		if want := []string{c.network + " cache.example"}; !slices.Equal(r.asked, want) {
+			t.Errorf("%+v: asked %q, want %q", c.opts, r.asked, want)
+		}
+		if r.budget <= 9*time.Second || r.budget > 10*time.Second {
+			t.Errorf("the lookup had %v left, want the default Timeout of 10s", r.budget)
+		}
+	}
+}
+
+// SRV records bring their own targets and ports, whatever their priority
+// and weight: a port of 0, a target of "." and one that is no host name
+// are no peers, a target is compared without case, and the records that
+// the resolver kept when it left out some with invalid names (an error
+// with records) still count.
+func TestLookupSRV(t *testing.T) {
+	r := &fakeResolver{srvs: []*net.SRV{
+		{Target: "b.cache.example.", Port: 8002, Priority: 10, Weight: 5},
+		{Target: "a.cache.example.", Port: 8001},
+		{Target: "B.Cache.Example.", Port: 8002, Priority: 20},
+		{Target: "c.cache.example.", Port: 0},
+		{Target: ".", Port: 8003},
+		{Target: "*.cache.example.", Port: 8004},
+	}, err: &net.DNSError{Err: "DNS response contained records which contain invalid names", Name: "_cache._tcp.example"}}
+	src := testSource(t, r, "_cache._tcp.example", Options{SRV: true})
+	got, err := src.lookup(t.Context())
+	if want := []string{"http://a.cache.example:8001", "http://b.cache.example:8002"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("lookup = %q, %v; want %q", got, err, want)
+	}
+	if want := []string{`SRV "" "" _cache._tcp.example`}; !slices.Equal(r.asked, want) {
+		t.Errorf("asked %q, want %q (the name as it is)", r.asked, want)
+	}
+	// No usable record: errEmpty, which is "no records yet".
+	r.srvs = r.srvs[3:]
+	if _, err := src.lookup(t.Context()); !errors.Is(err, errEmpty) || !notFound(err) {
+		t.Errorf("only unusable records: %v, want errEmpty", err)
+	}
+}
+
+// A resolver's error fails the lookup as it is; a name that does not
+// exist or has no records of the type is "not found" (logged at Info
+// before the first good answer), every other failure is not.
+func TestLookupErrors(t *testing.T) {
+	for _, c := range []struct {
+		err      error
+		notFound bool
+	}{
+		{errNoSuchHost, true},
+		{errServFail, false},
+		{errMalformed, false},
+		{&net.DNSError{Err: "i/o timeout", IsTimeout: true}, false},
+		{context.DeadlineExceeded, false},
+	} {
+		for _, srv := range []bool{false, true} {
+			opts := Options{Port: 80}
+			if srv {
+				opts = Options{SRV: true}
+			}
+			r := &fakeResolver{err: c.err}
+			got, err := testSource(t, r, "cache.example", opts).lookup(t.Context())
+			if got != nil || !errors.Is(err, c.err) || notFound(err) != c.notFound {
+				t.Errorf("SRV %v, resolver error %v: lookup = %q, %v (not found: %v); want the error, not found %v",
+					srv, c.err, got, err, notFound(err), c.notFound)
+			}
+		}
+	}
+}
+
+// respondA answers a DNS query q with one A record, ip, as a recursive
+// server would (the question echoed, the EDNS0 record dropped); nil for a
+// message that is not such a query.
+func respondA(q []byte, ip [4]byte) []byte {
+	if len(q) < 12 || q[2]&0x80 != 0 || binary.BigEndian.Uint16(q[4:]) != 1 {
+		return nil
+	}
+	end := 12
+	for end < len(q) && q[end] != 0 {
+		end += 1 + int(q[end])
+	}
+	if end += 5; end > len(q) {
+		return nil
+	}
+	r := slices.Concat(q[:2], []byte{0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 0}, q[12:end]) // QR, RD, RA; one question, one answer
+	if binary.BigEndian.Uint16(q[end-4:]) == 1 {                                     // A
+		r = append(r, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 1, 0, 4)
+		return append(r, ip[:]...)
+	}
+	binary.BigEndian.PutUint16(r[6:], 0) // another type: no records
+	return r
+}
+
+// Watch asks the *net.Resolver given in Options: here one that dials a
+// DNS server on 127.0.0.1, as the e2e tests do with a full one.
+func TestWatchAsksTheGivenResolver(t *testing.T) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	z := &zone{pc: pc, names: names}
-	done := make(chan struct{})
+	served := make(chan struct{})
 	go func() {
-		defer close(done)
-		buf := make([]byte, 512)
+		defer close(served)
+		buf := make([]byte, 1500)
 		for {
 			n, from, err := pc.ReadFrom(buf)
 			if err != nil {
 				return
 			}
-			q := buf[:n]
-			name, off, err := readName(q, 12)
-			if err != nil || off+4 > n {
-				continue
+			if r := respondA(buf[:n], [4]byte{10, 0, 0, 7}); r != nil {
+				pc.WriteTo(r, from)
 			}
-			id, qtype := binary.BigEndian.Uint16(q), binary.BigEndian.Uint16(q[off:])
-			z.mu.Lock()
-			z.asked = append(z.asked, name)
-			zn, ok := z.names[name]
-			z.mu.Unlock()
-			if !ok {
-				zn.rcode = rcodeNXDomain
-			}
-			var rrs []rrSpec
-			for _, ip := range zn.ips {
-				rrs = append(rrs, rrSpec{name, typeA, 7, ip})
-			}
-			pc.WriteTo(respond(id, name, qtype, zn.rcode, rrs...), from)
 		}
 	}()
-	t.Cleanup(func() { pc.Close(); <-done })
-	return z
-}
+	defer func() { pc.Close(); <-served }()
+	res := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return new(net.Dialer).DialContext(ctx, network, pc.LocalAddr().String())
+	}}
 
-func (z *zone) source(names ...string) *dnsSource {
-	return &dnsSource{c: client{servers: []string{z.pc.LocalAddr().String()}, timeout: time.Second},
-		names: names, qtype: typeA, scheme: "http", port: 8080}
-}
-
-// The search list over the wire: a candidate that does not exist
-// (NXDOMAIN) or has no records passes to the next, and the first with
-// records is the answer, with the records' TTL; one whose server fails
-// (SERVFAIL) fails the lookup there, so that an outage of the right name
-// never picks another name's records. A name found nowhere fails with
-// NXDOMAIN.
-func TestLookupSearchList(t *testing.T) {
-	z := startZone(t, map[string]zoneName{
-		"cache.empty.":     {},
-		"cache.svc.local.": {ips: [][]byte{{10, 0, 0, 2}, {10, 0, 0, 1}, {10, 0, 0, 2}}},
-		"cache.broken.":    {rcode: rcodeServFail},
-		"cache.other.":     {ips: [][]byte{{10, 9, 9, 9}}},
-	})
-	a, err := z.source("cache.ns.svc.local.", "cache.empty.", "cache.svc.local.", "cache.other.").lookup(context.Background())
-	if err != nil || !slices.Equal(a.addrs, []string{"http://10.0.0.1:8080", "http://10.0.0.2:8080"}) || a.ttl != 7*time.Second {
-		t.Errorf("lookup = %+v, %v; want the third candidate's two peers, TTL 7s", a, err)
+	p := newRecorder(t, nil)
+	var stats Stats
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- Watch(ctx, p, "cache.example.", &Options{Port: 8080, Resolver: res, Interval: 10 * time.Millisecond,
+			Stats: &stats, Logger: slog.New(slog.DiscardHandler)})
+	}()
+	want := []string{"http://10.0.0.1:80", "http://10.0.0.7:8080"}
+	for start := time.Now(); !slices.Equal(p.Addrs(), want) && time.Since(start) < 10*time.Second; {
+		time.Sleep(5 * time.Millisecond)
 	}
-	if _, err := z.source("cache.broken.", "cache.other.").lookup(context.Background()); !errors.Is(err, errServFail) {
-		t.Errorf("SERVFAIL on the first candidate: %v, want errServFail (and not the next name's records)", err)
+	for start := time.Now(); stats.Lookups.Load() < 3 && time.Since(start) < 10*time.Second; {
+		time.Sleep(5 * time.Millisecond)
 	}
-	if _, err := z.source("cache.nowhere.", "cache.empty.", "cache.gone.").lookup(context.Background()); !errors.Is(err, errNXDomain) {
-		t.Errorf("a name found nowhere: %v, want errNXDomain", err)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Watch returned %v, want context.Canceled", err)
 	}
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	if want := "cache.ns.svc.local. cache.empty. cache.svc.local. cache.broken. cache.nowhere. cache.empty. cache.gone."; strings.Join(z.asked, " ") != want {
-		t.Errorf("asked %q, want %q (no candidate asked past the answer or the failure)", strings.Join(z.asked, " "), want)
+	if got := p.Addrs(); !slices.Equal(got, want) {
+		t.Errorf("ring %q, want %q", got, want)
 	}
-}
-
-// A server that refuses a query, or cannot parse or serve it, may answer
-// with the query's ID, an error RCODE and no question section (RFC 1035
-// does not require the question to be echoed). Such a reply fails the
-// lookup when it arrives, with the error its RCODE names, instead of
-// being ignored as another query's answer while the lookup waits out its
-// timeout. The server here sends exactly that reply; the client's timeout
-// and the context's deadline are an hour away, so a lookup that returns
-// with the reply's error, the context still live, returned because of
-// the reply.
-func TestQuestionlessErrorReplyFailsTheLookup(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		rcode uint16
-		want  error
-	}{
-		{"FORMERR", rcodeFormErr, errRcode},
-		{"SERVFAIL", rcodeServFail, errServFail},
-		{"NOTIMP", rcodeNotImp, errRcode},
-		{"REFUSED", rcodeRefused, errRcode},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				buf := make([]byte, 512)
-				for {
-					n, from, err := pc.ReadFrom(buf)
-					if err != nil {
-						return
-					}
-					if n < 12 {
-						continue
-					}
-					// ID, QR and the RCODE; no question, answer,
-					// authority or additional record.
-					b := append([]byte{buf[0], buf[1]}, byte(flagQR>>8), byte(c.rcode), 0, 0, 0, 0, 0, 0, 0, 0)
-					pc.WriteTo(b, from)
-				}
-			}()
-			t.Cleanup(func() { pc.Close(); <-done })
-
-			ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
-			defer cancel()
-			src := &dnsSource{c: client{servers: []string{pc.LocalAddr().String()}, timeout: time.Hour},
-				names: []string{"cache.example."}, qtype: typeA, scheme: "http", port: 8080}
-			a, err := src.lookup(ctx)
-			if !errors.Is(err, c.want) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-				t.Fatalf("lookup = %+v, %v (context: %v); want an error wrapping %v, returned at the reply", a, err, ctx.Err(), c.want)
-			}
-			if !strings.Contains(err.Error(), "without the question") {
-				t.Errorf("error %q does not say the reply had no question section", err)
-			}
-		})
+	if l, k := stats.Lookups.Load(), stats.Kept.Load(); l < 3 || k != 0 {
+		t.Errorf("Stats: %d lookups, %d kept; want at least 3 lookups, every one good", l, k)
 	}
 }

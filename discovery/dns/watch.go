@@ -2,11 +2,9 @@ package dns
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -48,22 +46,24 @@ type Options struct {
 	// "http://[fd00::3]:8080"; with SRV, the record's target name).
 	Scheme string
 
-	// Nameserver is the DNS server to ask, as "host:port" or an IP
-	// address (port 53). When empty, the nameservers, search domains and
-	// ndots of /etc/resolv.conf apply, as the C library applies them (a
-	// Pod's short name "cache" finds "cache.<namespace>.svc.cluster.local.");
-	// when set, the name is taken as absolute and no search list applies
-	// (so a name without a dot, such as a Service's short name, makes
-	// Watch fail; a top-level name is spelt with its final dot).
-	Nameserver string
+	// Resolver is the resolver that asks DNS; nil means
+	// net.DefaultResolver, which applies the nameservers, search list
+	// and ndots of /etc/resolv.conf (a Pod's short name "cache" finds
+	// "cache.<namespace>.svc.cluster.local."). To ask one DNS server,
+	// give a resolver that dials it:
+	//
+	//	&net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+	//		return new(net.Dialer).DialContext(ctx, network, "10.96.0.10:53")
+	//	}}
+	//
+	// (the search list of /etc/resolv.conf still applies to a name
+	// without its final dot).
+	Resolver *net.Resolver
 
-	// MinInterval and MaxInterval bound the time between two lookups:
-	// Watch asks again when the records' TTL expires, but never sooner
-	// than MinInterval (default 1s) and never later than MaxInterval
-	// (default 30s); only a changed answer is confirmed sooner, after
-	// Debounce. After a failed lookup it retries at MinInterval,
-	// doubling up to MaxInterval.
-	MinInterval, MaxInterval time.Duration
+	// Interval is the time between two lookups (default 5s); only a
+	// changed answer is confirmed sooner, after Debounce. A failed lookup
+	// is retried at the same interval.
+	Interval time.Duration
 
 	// Debounce is how long a changed answer must hold before it reaches
 	// the ring (default 500ms): Watch asks again after Debounce and
@@ -74,8 +74,8 @@ type Options struct {
 	// Set per 2 seconds by default. The first answer is applied at once.
 	Debounce time.Duration
 
-	// Timeout bounds each query to one nameserver, UDP and TCP retry
-	// together (default 2s).
+	// Timeout bounds each lookup, search names, nameservers and retries
+	// together (default 10s).
 	Timeout time.Duration
 
 	// Logger receives a line for every change applied (at Info), every
@@ -96,8 +96,7 @@ type Options struct {
 // Stats counts the lookups of a [Watch], for monitoring: a growing Kept is
 // a DNS problem the ring is riding out on its last good list.
 type Stats struct {
-	// Lookups is the number of lookups made (each one with its search
-	// names and nameservers).
+	// Lookups is the number of lookups made.
 	Lookups atomic.Uint64
 	// Updates is the number of times the peer list was replaced.
 	Updates atomic.Uint64
@@ -110,11 +109,10 @@ type Stats struct {
 // Watch keeps peers in step with the DNS records of name until ctx is
 // done: it looks the name up, replaces the list with the addresses found
 // (peers.Set, as for a list from a flag; a *picker.Peers, an
-// *nethttp.Pool and a *lambda.Peers all fit), and asks again when the
-// records' TTL expires, within opts' bounds. A change applies after it has
-// held for opts.Debounce. A failed or empty answer never empties the ring:
-// the last good list stays, and Watch logs it and counts it in
-// opts.Stats.
+// *nethttp.Pool and a *lambda.Peers all fit), and asks again every
+// opts.Interval. A change applies after it has held for opts.Debounce. A
+// failed or empty answer never empties the ring: the last good list
+// stays, and Watch logs it and counts it in opts.Stats.
 //
 // Watch blocks; run it in its own goroutine. It returns an error wrapping
 // ctx's error when ctx is done, or at once an error wrapping [cache.ErrConfig] for a name
@@ -133,13 +131,13 @@ func Watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, n
 
 // config is Options with the defaults applied.
 type config struct {
-	min, max, debounce time.Duration
+	interval, debounce time.Duration
 	log                *slog.Logger
 	stats              *Stats
 	name               string // for the log
 }
 
-func newWatch(name string, opts *Options) (config, *dnsSource, error) {
+func newWatch(name string, opts *Options) (config, *resolverSource, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -147,18 +145,15 @@ func newWatch(name string, opts *Options) (config, *dnsSource, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("geecache: discovery/dns: %w: "+format, append([]any{cache.ErrConfig}, args...)...)
 	}
-	cfg := config{min: o.MinInterval, max: o.MaxInterval, debounce: o.Debounce, log: o.Logger, stats: o.Stats, name: name}
-	if cfg.min == 0 {
-		cfg.min = time.Second
-	}
-	if cfg.max == 0 {
-		cfg.max = max(30*time.Second, cfg.min)
+	cfg := config{interval: o.Interval, debounce: o.Debounce, log: o.Logger, stats: o.Stats, name: name}
+	if cfg.interval == 0 {
+		cfg.interval = 5 * time.Second
 	}
 	if cfg.debounce == 0 {
 		cfg.debounce = 500 * time.Millisecond
 	}
 	if o.Timeout == 0 {
-		o.Timeout = 2 * time.Second
+		o.Timeout = 10 * time.Second
 	}
 	if o.Scheme == "" {
 		o.Scheme = "http"
@@ -167,8 +162,8 @@ func newWatch(name string, opts *Options) (config, *dnsSource, error) {
 		cfg.log = slog.Default()
 	}
 	switch {
-	case cfg.min < 0 || cfg.max < cfg.min || cfg.debounce < 0 || o.Timeout < 0:
-		return cfg, nil, bad("intervals, Debounce and Timeout must be positive, MaxInterval at least MinInterval")
+	case cfg.interval < 0 || cfg.debounce < 0 || o.Timeout < 0:
+		return cfg, nil, bad("Interval, Debounce and Timeout must be positive")
 	case o.SRV && o.IPv6:
 		return cfg, nil, bad("IPv6 does not apply to SRV records: their targets are names")
 	case o.SRV && o.Port != 0:
@@ -177,42 +172,15 @@ func newWatch(name string, opts *Options) (config, *dnsSource, error) {
 		return cfg, nil, bad("Port %d: A and AAAA records need a port from 1 to 65535", o.Port)
 	case strings.ContainsAny(o.Scheme, ":/ "):
 		return cfg, nil, bad("Scheme %q: a scheme only, such as http", o.Scheme)
+	case checkName(strings.TrimSuffix(name, ".")+".") != nil:
+		return cfg, nil, bad("%q is not a domain name", name)
 	}
-	src := &dnsSource{c: client{timeout: o.Timeout}, qtype: typeA, scheme: o.Scheme, port: o.Port}
-	if o.SRV {
-		src.qtype = typeSRV
-	} else if o.IPv6 {
-		src.qtype = typeAAAA
+	src := &resolverSource{r: o.Resolver, name: name, srv: o.SRV, network: "ip4", scheme: o.Scheme, port: o.Port, timeout: o.Timeout}
+	if o.Resolver == nil {
+		src.r = net.DefaultResolver
 	}
-	var rc resolvConf
-	if o.Nameserver != "" {
-		srv := o.Nameserver
-		if net.ParseIP(srv) != nil {
-			srv = net.JoinHostPort(srv, "53")
-		}
-		if _, _, err := net.SplitHostPort(srv); err != nil {
-			return cfg, nil, bad("Nameserver %q: %w", o.Nameserver, err)
-		}
-		if !strings.Contains(name, ".") {
-			// Asked as a top-level domain: NXDOMAIN for ever, and before
-			// the first good answer that is only logged at Info.
-			return cfg, nil, bad("name %q: with a Nameserver the name is absolute and no search list applies; give the full name (a Service's NAME.NAMESPACE.svc.cluster.local), or %q if a top-level name is meant", name, name+".")
-		}
-		rc = resolvConf{servers: []string{srv}}
-		name = strings.TrimSuffix(name, ".") + "."
-	} else {
-		f, err := os.Open("/etc/resolv.conf")
-		if err == nil {
-			rc = parseResolvConf(f)
-			f.Close()
-		} else {
-			rc = parseResolvConf(strings.NewReader(""))
-		}
-	}
-	src.c.servers = rc.servers
-	src.names = rc.candidates(name)
-	if err := checkName(strings.TrimSuffix(name, ".") + "."); err != nil || len(src.names) == 0 {
-		return cfg, nil, bad("%v", fmt.Errorf("%q is not a domain name", name))
+	if o.IPv6 {
+		src.network = "ip6"
 	}
 	return cfg, src, nil
 }
@@ -239,21 +207,16 @@ func watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, s
 			return ctx.Err()
 		case <-timer.C:
 		}
-		a, err := src.lookup(ctx)
+		addrs, err := src.lookup(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if cfg.stats != nil {
 			cfg.stats.Lookups.Add(1)
 		}
-		next := min(max(a.ttl, cfg.min), cfg.max)
+		next := cfg.interval
 		if err != nil {
 			failures++
-			next = cfg.min
-			for i := 1; i < failures && next < cfg.max; i++ {
-				next *= 2
-			}
-			next = min(next, cfg.max)
 			cfg.keep(logCtx, applied, err, next)
 			timer.Reset(next)
 			continue
@@ -265,21 +228,21 @@ func watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, s
 		}
 		now := time.Now()
 		switch {
-		case slices.Equal(a.addrs, applied):
+		case slices.Equal(addrs, applied):
 			pending = nil // a change that did not hold
 		case applied != nil && pending == nil:
-			pending, since, next = a.addrs, now, cfg.debounce // changed: wait for it to hold
-		case applied != nil && !slices.Equal(a.addrs, pending) && now.Sub(since) < maxHold*cfg.debounce:
-			pending, next = a.addrs, cfg.debounce // changed again
+			pending, since, next = addrs, now, cfg.debounce // changed: wait for it to hold
+		case applied != nil && !slices.Equal(addrs, pending) && now.Sub(since) < maxHold*cfg.debounce:
+			pending, next = addrs, cfg.debounce // changed again
 		default: // the first answer, a change that held, or one that kept changing for too long
 			pending = nil
-			if err := peers.Set(a.addrs...); err != nil {
-				cfg.keep(logCtx, applied, fmt.Errorf("the peer set refused %q: %w", a.addrs, err), next)
+			if err := peers.Set(addrs...); err != nil {
+				cfg.keep(logCtx, applied, fmt.Errorf("the peer set refused %q: %w", addrs, err), next)
 				break
 			}
-			applied = a.addrs
+			applied = addrs
 			cfg.log.LogAttrs(logCtx, slog.LevelInfo, "geecache: DNS peers changed",
-				slog.String("name", cfg.name), slog.Any("peers", a.addrs), slog.Duration("ttl", a.ttl))
+				slog.String("name", cfg.name), slog.Any("peers", addrs))
 			if cfg.stats != nil {
 				cfg.stats.Updates.Add(1)
 			}
@@ -298,7 +261,7 @@ func (cfg config) keep(ctx context.Context, applied []string, err error, retry t
 		cfg.stats.Kept.Add(1)
 	}
 	level := slog.LevelWarn
-	if applied == nil && (errors.Is(err, errEmpty) || errors.Is(err, errNXDomain)) {
+	if applied == nil && notFound(err) {
 		level = slog.LevelInfo
 	}
 	cfg.log.LogAttrs(ctx, level, "geecache: DNS lookup failed; keeping the last good peer list",

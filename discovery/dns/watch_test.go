@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -21,22 +22,22 @@ import (
 // was asked (virtual time inside a bubble).
 type fakeDNS struct {
 	mu    sync.Mutex
-	ans   answer
+	addrs []string
 	err   error
 	asked []time.Time
 }
 
-func (f *fakeDNS) lookup(ctx context.Context) (answer, error) {
+func (f *fakeDNS) lookup(ctx context.Context) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, time.Now())
-	return answer{addrs: slices.Clone(f.ans.addrs), ttl: f.ans.ttl}, f.err
+	return slices.Clone(f.addrs), f.err
 }
 
-func (f *fakeDNS) set(ttl time.Duration, err error, addrs ...string) {
+func (f *fakeDNS) set(err error, addrs ...string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.ans, f.err = answer{addrs: addrs, ttl: ttl}, err
+	f.addrs, f.err = addrs, err
 }
 
 // recorder is a real picker.Peers that remembers when each Set came.
@@ -78,7 +79,7 @@ func newRecorder(t *testing.T, log *slog.Logger) *recorder {
 func testConfig(t *testing.T, stats *Stats) (config, *logBuffer) {
 	t.Helper()
 	buf := new(logBuffer)
-	cfg, _, err := newWatch("cache.example.", &Options{Port: 80, Nameserver: "127.0.0.1:53", Stats: stats,
+	cfg, _, err := newWatch("cache.example.", &Options{Port: 80, Stats: stats,
 		Logger: slog.New(slog.NewTextHandler(buf, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -136,34 +137,39 @@ func wantAddrs(t *testing.T, p *recorder, ips ...string) {
 	}
 }
 
-// A change of the records reaches the ring within the TTL plus 1 s of the
-// change, wherever it falls between two lookups (the DNS target),
-// and the first answer reaches it at once.
-func TestWatchChangeReachesRingWithinTTLPlusOneSecond(t *testing.T) {
-	for _, ttl := range []time.Duration{0, time.Second, 5 * time.Second, 30 * time.Second} {
-		for _, after := range []time.Duration{time.Millisecond, 1234 * time.Millisecond, ttl - time.Millisecond} {
-			if after <= 0 {
-				continue
-			}
-			t.Run(fmt.Sprintf("ttl=%v/change=%v", ttl, after), func(t *testing.T) {
+// DNS faults as the resolver reports them.
+var (
+	errNoSuchHost = &net.DNSError{Err: "no such host", Name: "cache.example.", IsNotFound: true}
+	errServFail   = &net.DNSError{Err: "server misbehaving", Name: "cache.example.", IsTemporary: true}
+	errMalformed  = &net.DNSError{Err: "cannot unmarshal DNS message", Name: "cache.example."}
+)
+
+// A change of the records reaches the ring within the interval plus the
+// debounce, wherever it falls between two lookups, and the first answer
+// reaches it at once.
+func TestWatchChangeReachesRingWithinIntervalPlusDebounce(t *testing.T) {
+	for _, interval := range []time.Duration{time.Second, 5 * time.Second} {
+		for _, after := range []time.Duration{time.Millisecond, 1234 * time.Millisecond, interval - time.Millisecond} {
+			t.Run(fmt.Sprintf("interval=%v/change=%v", interval, after), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					src := &fakeDNS{}
-					src.set(ttl, nil, addrs("10.0.0.1", "10.0.0.2")...)
+					src.set(nil, addrs("10.0.0.1", "10.0.0.2")...)
 					p := newRecorder(t, nil)
 					cfg, _ := testConfig(t, nil)
+					cfg.interval = interval
 					stop := startWatch(t, p, src, cfg)
 					defer stop()
 					synctest.Wait()
 					wantAddrs(t, p, "10.0.0.1", "10.0.0.2")
 					time.Sleep(after)
-					src.set(ttl, nil, addrs("10.0.0.1", "10.0.0.3")...)
+					src.set(nil, addrs("10.0.0.1", "10.0.0.3")...)
 					changed := time.Now()
-					deadline := changed.Add(max(ttl, cfg.min) + time.Second)
-					for p.setCount() < 2 && time.Now().Before(deadline) {
+					deadline := changed.Add(cfg.interval + cfg.debounce)
+					for p.setCount() < 2 && !time.Now().After(deadline) {
 						time.Sleep(time.Millisecond)
 					}
 					if p.setCount() < 2 {
-						t.Fatalf("the change did not reach the ring within max(TTL, MinInterval) + 1s = %v", deadline.Sub(changed))
+						t.Fatalf("the change did not reach the ring within Interval + Debounce = %v", deadline.Sub(changed))
 					}
 					wantAddrs(t, p, "10.0.0.1", "10.0.0.3")
 				})
@@ -172,23 +178,30 @@ func TestWatchChangeReachesRingWithinTTLPlusOneSecond(t *testing.T) {
 	}
 }
 
-// Lookups come at the records' TTL, bounded by MinInterval and
-// MaxInterval.
-func TestWatchPollsAtTTLWithinBounds(t *testing.T) {
-	for _, c := range []struct{ ttl, want time.Duration }{
-		{0, time.Second},                          // MinInterval
-		{7 * time.Second, 7 * time.Second},        // the TTL
-		{48 * time.Hour, 30 * time.Second},        // MaxInterval
-		{300 * time.Millisecond, 1 * time.Second}, // MinInterval
-		{29 * time.Second, 29 * time.Second},      // the TTL
-		{31 * time.Second, 30 * time.Second},      // MaxInterval
+// Lookups come every Interval, 5 s by default, whether they succeed or
+// fail.
+func TestWatchPollsAtInterval(t *testing.T) {
+	for _, c := range []struct {
+		interval time.Duration // 0: the default
+		fault    error
+		want     time.Duration
+	}{
+		{0, nil, 5 * time.Second},
+		{0, errNoSuchHost, 5 * time.Second},
+		{time.Second, nil, time.Second},
+		{time.Second, errServFail, time.Second},
+		{7 * time.Second, nil, 7 * time.Second},
 	} {
-		t.Run(c.ttl.String(), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%v/%v", c.interval, c.fault), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := &fakeDNS{}
-				src.set(c.ttl, nil, addrs("10.0.0.2")...)
-				cfg, _ := testConfig(t, nil)
-				stop := startWatch(t, newRecorder(t, nil), src, cfg)
+				src.set(c.fault, addrs("10.0.0.2")...)
+				cfg, _, err := newWatch("cache.example", &Options{Port: 80, Interval: c.interval, Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := newRecorder(t, nil)
+				stop := startWatch(t, p, src, cfg)
 				time.Sleep(5*c.want + c.want/2)
 				stop()
 				src.mu.Lock()
@@ -201,6 +214,9 @@ func TestWatchPollsAtTTLWithinBounds(t *testing.T) {
 						t.Errorf("lookup %d came %v after the one before, want %v", i, d, c.want)
 					}
 				}
+				if c.fault != nil {
+					wantAddrs(t, p) // self alone: a failure before the first answer changes nothing
+				}
 			})
 		})
 	}
@@ -210,32 +226,32 @@ func TestWatchPollsAtTTLWithinBounds(t *testing.T) {
 // stopped), leaves the ring as it was, counts in Stats.Kept and says so
 // in the log; the first good answer after it applies again.
 func TestWatchKeepsLastGoodListOnFailure(t *testing.T) {
-	for _, fault := range []error{errEmpty, errNXDomain, errServFail, context.DeadlineExceeded, errMalformed} {
+	for _, fault := range []error{errEmpty, errNoSuchHost, errServFail, context.DeadlineExceeded, errMalformed} {
 		t.Run(fault.Error(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var stats Stats
 				src := &fakeDNS{}
-				src.set(5*time.Second, nil, addrs("10.0.0.1", "10.0.0.2")...)
+				src.set(nil, addrs("10.0.0.1", "10.0.0.2")...)
 				p := newRecorder(t, nil)
 				cfg, log := testConfig(t, &stats)
 				stop := startWatch(t, p, src, cfg)
 				defer stop()
 				synctest.Wait()
-				src.set(0, fmt.Errorf("lookup: %w", fault))
+				src.set(fmt.Errorf("lookup: %w", fault))
 				time.Sleep(30 * time.Second)
 				wantAddrs(t, p, "10.0.0.1", "10.0.0.2")
 				if p.setCount() != 1 {
 					t.Errorf("%d Sets, want only the first", p.setCount())
 				}
-				// Retries at 1, 2, 4, 8, 16 s after the first failure at 5 s.
-				if k := stats.Kept.Load(); k < 3 || k > 6 {
-					t.Errorf("Stats.Kept = %d after 30 s of failures, want the lookups since (3 to 6)", k)
+				// Lookups at 5, 10, ... 30 s, every one failed.
+				if k := stats.Kept.Load(); k < 5 || k > 6 {
+					t.Errorf("Stats.Kept = %d after 30 s of failures, want the lookups since (5 or 6)", k)
 				}
 				if !strings.Contains(log.String(), "keeping the last good peer list") || !strings.Contains(log.String(), fault.Error()) {
 					t.Errorf("the log does not say the list was kept, and why:\n%s", log)
 				}
-				src.set(5*time.Second, nil, addrs("10.0.0.3")...)
-				time.Sleep(cfg.max + 2*cfg.debounce)
+				src.set(nil, addrs("10.0.0.3")...)
+				time.Sleep(cfg.interval + 2*cfg.debounce)
 				wantAddrs(t, p, "10.0.0.3")
 				if !strings.Contains(log.String(), "DNS answers again") {
 					t.Errorf("the log does not say DNS recovered:\n%s", log)
@@ -248,48 +264,22 @@ func TestWatchKeepsLastGoodListOnFailure(t *testing.T) {
 	}
 }
 
-// Before the first good answer the ring keeps what it has (self alone),
-// and a failing source is retried at MinInterval doubling up to
-// MaxInterval.
-func TestWatchBacksOffBeforeFirstAnswer(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		src := &fakeDNS{}
-		src.set(0, errNXDomain)
-		p := newRecorder(t, nil)
-		cfg, _ := testConfig(t, nil)
-		stop := startWatch(t, p, src, cfg)
-		time.Sleep(2 * time.Minute)
-		stop()
-		wantAddrs(t, p)
-		src.mu.Lock()
-		defer src.mu.Unlock()
-		want := []time.Duration{1, 2, 4, 8, 16, 30, 30}
-		for i, w := range want {
-			if i+1 >= len(src.asked) {
-				t.Fatalf("only %d lookups in 2 minutes", len(src.asked))
-			}
-			if d := src.asked[i+1].Sub(src.asked[i]); d != w*time.Second {
-				t.Errorf("retry %d after %v, want %v", i+1, d, w*time.Second)
-			}
-		}
-	})
-}
-
 // A record that flickers away for one lookup and back moves no keys; a
 // change that holds applies after the debounce.
 func TestWatchDebouncesFlicker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := &fakeDNS{}
-		src.set(time.Second, nil, addrs("10.0.0.1", "10.0.0.2")...)
+		src.set(nil, addrs("10.0.0.1", "10.0.0.2")...)
 		p := newRecorder(t, nil)
 		cfg, _ := testConfig(t, nil)
+		cfg.interval = time.Second
 		stop := startWatch(t, p, src, cfg)
 		defer stop()
 		synctest.Wait()
 		time.Sleep(500 * time.Millisecond)
-		src.set(time.Second, nil, addrs("10.0.0.1")...) // seen by the lookup at 1 s
+		src.set(nil, addrs("10.0.0.1")...) // seen by the lookup at 1 s
 		time.Sleep(800 * time.Millisecond)
-		src.set(time.Second, nil, addrs("10.0.0.1", "10.0.0.2")...) // back before the debounce lookup at 1.5 s
+		src.set(nil, addrs("10.0.0.1", "10.0.0.2")...) // back before the debounce lookup at 1.5 s
 		time.Sleep(10 * time.Second)
 		if n := p.setCount(); n != 1 {
 			t.Errorf("%d Sets, want 1: a flicker moved keys", n)
@@ -303,9 +293,10 @@ func TestWatchDebouncesFlicker(t *testing.T) {
 func TestWatchDebouncesFlood(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := &fakeDNS{}
-		src.set(0, nil, addrs("10.0.0.1")...)
+		src.set(nil, addrs("10.0.0.1")...)
 		p := newRecorder(t, nil)
 		cfg, _ := testConfig(t, nil)
+		cfg.interval = time.Second
 		stop := startWatch(t, p, src, cfg)
 		defer stop()
 		synctest.Wait()
@@ -313,7 +304,7 @@ func TestWatchDebouncesFlood(t *testing.T) {
 		var last string
 		for i := range int(flood / (100 * time.Millisecond)) {
 			last = fmt.Sprintf("10.0.1.%d", i%250)
-			src.set(0, nil, addrs("10.0.0.1", last)...)
+			src.set(nil, addrs("10.0.0.1", last)...)
 			time.Sleep(100 * time.Millisecond)
 		}
 		sets := p.setCount() - 1
@@ -331,16 +322,17 @@ func TestWatchKeepsListWhenSetRefuses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var stats Stats
 		src := &fakeDNS{}
-		src.set(time.Second, nil, addrs("10.0.0.2")...)
+		src.set(nil, addrs("10.0.0.2")...)
 		p := newRecorder(t, nil)
 		cfg, log := testConfig(t, &stats)
+		cfg.interval = time.Second
 		stop := startWatch(t, p, src, cfg)
 		defer stop()
 		synctest.Wait()
 		p.mu.Lock()
 		p.fail = fmt.Errorf("%w: bad peer URL", cache.ErrConfig)
 		p.mu.Unlock()
-		src.set(time.Second, nil, addrs("10.0.0.3")...)
+		src.set(nil, addrs("10.0.0.3")...)
 		time.Sleep(5 * time.Second)
 		wantAddrs(t, p, "10.0.0.2")
 		if stats.Kept.Load() == 0 || !strings.Contains(log.String(), "bad peer URL") {
@@ -369,11 +361,17 @@ func TestWatchStopsOnCancel(t *testing.T) {
 // blockingDNS is a lookup that hangs until its context is done.
 type blockingDNS struct{ entered chan struct{} }
 
-func (b *blockingDNS) lookup(ctx context.Context) (answer, error) {
+func (b *blockingDNS) lookup(ctx context.Context) ([]string, error) {
 	close(b.entered)
 	<-ctx.Done()
-	return answer{}, ctx.Err()
+	return nil, ctx.Err()
 }
+
+// noDNS is a resolver that reaches no DNS server: every lookup fails at
+// once.
+var noDNS = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+	return nil, errors.New("no DNS server in this test")
+}}
 
 // Options that cannot work fail at once with cache.ErrConfig.
 func TestWatchRejectsBadOptions(t *testing.T) {
@@ -387,17 +385,15 @@ func TestWatchRejectsBadOptions(t *testing.T) {
 		"port with SRV":        {"_http._tcp.cache.example", &Options{SRV: true, Port: 80}},
 		"IPv6 with SRV":        {"_http._tcp.cache.example", &Options{SRV: true, IPv6: true}},
 		"negative debounce":    {"cache.example", &Options{Port: 80, Debounce: -1}},
-		"max below min":        {"cache.example", &Options{Port: 80, MinInterval: time.Minute, MaxInterval: time.Second}},
+		"negative interval":    {"cache.example", &Options{Port: 80, Interval: -time.Second}},
+		"negative timeout":     {"cache.example", &Options{Port: 80, Timeout: -1}},
 		"scheme with colon":    {"cache.example", &Options{Port: 80, Scheme: "http:"}},
-		"bad nameserver":       {"cache.example", &Options{Port: 80, Nameserver: "no port"}},
-		"empty name":           {"", &Options{Port: 80, Nameserver: "127.0.0.1"}},
-		"empty label":          {"cache..example", &Options{Port: 80, Nameserver: "127.0.0.1"}},
-		"a space":              {"cache peers.example", &Options{Port: 80, Nameserver: "127.0.0.1"}},
-		"label of 64":          {strings.Repeat("a", 64) + ".example", &Options{Port: 80, Nameserver: "127.0.0.1"}},
-		"name longer than 253": {strings.Repeat("abcdefghi.", 26), &Options{Port: 80, Nameserver: "127.0.0.1"}},
-		// With a Nameserver the name is absolute: a Service's short name
-		// would be asked as a top-level domain, NXDOMAIN forever.
-		"short name with a nameserver": {"geecache-peers", &Options{Port: 80, Nameserver: "127.0.0.1"}},
+		"empty name":           {"", &Options{Port: 80, Resolver: noDNS}},
+		"empty label":          {"cache..example", &Options{Port: 80, Resolver: noDNS}},
+		"a space":              {"cache peers.example", &Options{Port: 80, Resolver: noDNS}},
+		"label of 64":          {strings.Repeat("a", 64) + ".example", &Options{Port: 80, Resolver: noDNS}},
+		"name longer than 253": {strings.Repeat("abcdefghi.", 26), &Options{Port: 80, Resolver: noDNS}},
+		"SRV target syntax":    {"_http._tcp.*.example", &Options{SRV: true}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := Watch(t.Context(), newRecorder(t, nil), c.name, c.opts)
@@ -413,7 +409,7 @@ func TestWatchRejectsBadOptions(t *testing.T) {
 	// A valid one is not refused: it runs until its context is done.
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := Watch(ctx, newRecorder(t, nil), "cache.example", &Options{Port: 80, Nameserver: "127.0.0.1"}); !errors.Is(err, context.Canceled) ||
+	if err := Watch(ctx, newRecorder(t, nil), "cache.example", &Options{Port: 80, Resolver: noDNS}); !errors.Is(err, context.Canceled) ||
 		!strings.HasPrefix(err.Error(), "geecache: ") {
 		t.Errorf("Watch with valid options and a done context: %v, want context.Canceled with the \"geecache: \" prefix", err)
 	}
@@ -437,11 +433,11 @@ func TestWatchLogsAFreshDeploysEmptyAnswersAtInfo(t *testing.T) {
 	for _, c := range []struct {
 		fault error
 		want  string
-	}{{errEmpty, "INFO"}, {errNXDomain, "INFO"}, {errServFail, "WARN"}, {context.DeadlineExceeded, "WARN"}} {
+	}{{errEmpty, "INFO"}, {errNoSuchHost, "INFO"}, {errServFail, "WARN"}, {context.DeadlineExceeded, "WARN"}} {
 		t.Run(c.fault.Error(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := &fakeDNS{}
-				src.set(0, fmt.Errorf("lookup: %w", c.fault))
+				src.set(fmt.Errorf("lookup: %w", c.fault))
 				p := newRecorder(t, nil)
 				cfg, log := testConfig(t, nil)
 				stop := startWatch(t, p, src, cfg)
@@ -450,12 +446,12 @@ func TestWatchLogsAFreshDeploysEmptyAnswersAtInfo(t *testing.T) {
 				if got := level(log.String(), c.fault.Error()); got != c.want {
 					t.Errorf("before any good answer: logged at %s, want %s:\n%s", got, c.want, log)
 				}
-				src.set(5*time.Second, nil, addrs("10.0.0.1")...)
-				time.Sleep(cfg.max + 2*cfg.debounce)
+				src.set(nil, addrs("10.0.0.1")...)
+				time.Sleep(cfg.interval + 2*cfg.debounce)
 				wantAddrs(t, p, "10.0.0.1")
 				before := len(log.String())
-				src.set(0, fmt.Errorf("lookup: %w", c.fault))
-				time.Sleep(cfg.max + time.Second)
+				src.set(fmt.Errorf("lookup: %w", c.fault))
+				time.Sleep(cfg.interval + time.Second)
 				if got := level(log.String()[before:], c.fault.Error()); got != "WARN" {
 					t.Errorf("after a list was applied: logged at %s, want WARN:\n%s", got, log.String()[before:])
 				}

@@ -10,7 +10,7 @@
 // discovery of a headless Service instead (package discovery/dns of the
 // main module); this package reacts faster: a pod that starts terminating
 // leaves every node's ring within [Options.Debounce] of the API server's
-// event, where DNS waits for the records' TTL.
+// event, where DNS waits for its next poll (every 5 s by default).
 //
 // What goes on the ring:
 //

@@ -3,7 +3,7 @@
 // (GET /api?key=Tom, from the tutorial's slow database of scores) and its
 // probes on one port, and finds its peers in the cluster either by DNS
 // (the default: the headless Service's A records through package
-// discovery/dns, asked again at their TTL, no permission needed)
+// discovery/dns, asked again every 5 s, no permission needed)
 // or by watching the Service's EndpointSlices (-discovery=endpointslices,
 // which needs the Role in deploy/endpointslices.yaml and reacts to a pod
 // that terminates within a second).

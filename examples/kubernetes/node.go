@@ -104,6 +104,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return bad("-discovery=endpointslices needs -namespace or $POD_NAMESPACE")
 	case c.discovery == discoveryDNS && c.dnsServer != "" && !strings.Contains(c.service, ".") && c.namespace == "":
 		return bad("-dns-server with the short -service %q needs -namespace or $POD_NAMESPACE (the name asked is SERVICE.NAMESPACE.svc.cluster.local), or -service's full name", c.service)
+	case c.dnsServer != "" && net.ParseIP(c.dnsServer) == nil && !validHostPort(c.dnsServer):
+		return bad("-dns-server %q: want host:port or an IP address", c.dnsServer)
 	case c.drain < 0:
 		return bad("-drain must not be negative")
 	}
@@ -165,7 +167,7 @@ func run(ctx context.Context, cfg config, ln net.Listener, client k8s.Interface,
 			// The headless Service's A records (AAAA for an IPv6 pod), on
 			// the port of this node's own URL, which every node shares.
 			port, _ := strconv.Atoi(selfPort(cfg.self))
-			err = dns.Watch(dctx, pool, dnsName(cfg), &dns.Options{Port: port, IPv6: selfIPv6(cfg.self), Nameserver: cfg.dnsServer, Logger: log})
+			err = dns.Watch(dctx, pool, dnsName(cfg), &dns.Options{Port: port, IPv6: selfIPv6(cfg.self), Resolver: dnsResolver(cfg), Logger: log})
 		}
 		if !errors.Is(err, context.Canceled) {
 			log.Error("discovery stopped", "err", err)
@@ -271,6 +273,12 @@ func selfIPv6(self string) bool {
 	return err == nil && a.Is6() && !a.Is4In6()
 }
 
+// validHostPort reports whether s is host:port.
+func validHostPort(s string) bool {
+	_, _, err := net.SplitHostPort(s)
+	return err == nil
+}
+
 // dnsName is the name DNS discovery asks for: -service as it is, which
 // /etc/resolv.conf's search list completes in a Pod. A DNS server of
 // -dns-server is asked without a search list, so a short name is
@@ -278,8 +286,27 @@ func selfIPv6(self string) bool {
 // domain: SERVICE.NAMESPACE.svc.cluster.local (another domain: give
 // -service whole).
 func dnsName(cfg config) string {
-	if cfg.dnsServer == "" || strings.Contains(cfg.service, ".") {
+	switch {
+	case cfg.dnsServer == "":
 		return cfg.service
+	case strings.Contains(cfg.service, "."):
+		return strings.TrimSuffix(cfg.service, ".") + "."
 	}
-	return cfg.service + "." + cfg.namespace + ".svc.cluster.local"
+	return cfg.service + "." + cfg.namespace + ".svc.cluster.local."
+}
+
+// dnsResolver is the resolver DNS discovery asks: nil (the default, with
+// /etc/resolv.conf) unless -dns-server names one, host:port or an IP
+// address on port 53.
+func dnsResolver(cfg config) *net.Resolver {
+	if cfg.dnsServer == "" {
+		return nil
+	}
+	addr := cfg.dnsServer
+	if net.ParseIP(addr) != nil {
+		addr = net.JoinHostPort(addr, "53")
+	}
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return new(net.Dialer).DialContext(ctx, network, addr)
+	}}
 }

@@ -144,6 +144,7 @@ func TestParseFlagsRefuses(t *testing.T) {
 		"slices, no namespace":                 {[]string{"-discovery=endpointslices"}, "POD_NAMESPACE", "needs -namespace"},
 		"bad listen":                           {[]string{"-listen=8080"}, "", "-listen"},
 		"dns server, short name, no namespace": {[]string{"-dns-server=127.0.0.1:53"}, "POD_NAMESPACE", "needs -namespace"},
+		"dns server without a port":            {[]string{"-dns-server=dns.example"}, "", "-dns-server"},
 	} {
 		var stderr strings.Builder
 		_, err := parseFlags(tc.args, func(k string) string {

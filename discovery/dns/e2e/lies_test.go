@@ -188,8 +188,8 @@ func TestLyingServers(t *testing.T) {
 			return [][]byte{binary.BigEndian.AppendUint16(r, 0xc000|uint16(len(r)))} // points at itself
 		}, nil},
 		{"65535 answers claimed", func(q []byte) [][]byte { return [][]byte{reply(q, 65535, garbage(1000))} }, nil},
-		{"A of 5 bytes", func(q []byte) [][]byte {
-			return [][]byte{reply(q, 1, []byte{0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 1, 0, 5, 10, 0, 0, 3, 4})}
+		{"A of 3 bytes", func(q []byte) [][]byte {
+			return [][]byte{reply(q, 1, []byte{0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 1, 0, 3, 10, 0, 0})}
 		}, nil},
 		{"truncated, TCP garbage", tc, func(c net.Conn, q []byte) {
 			c.Write(append([]byte{0x10, 0}, garbage(0x1000)...))
@@ -286,7 +286,7 @@ func TestCancelDuringHangingQuery(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- dns.Watch(ctx, pool, "cache.test", &dns.Options{Port: 8080, Nameserver: l.addr, Timeout: time.Minute,
+		done <- dns.Watch(ctx, pool, "cache.test", &dns.Options{Port: 8080, Resolver: resolver(l.addr), Timeout: time.Minute,
 			Logger: slog.New(slog.DiscardHandler)})
 	}()
 	<-asked

@@ -23,7 +23,7 @@ func TestARecords(t *testing.T) {
 
 	s.set(normal, "cache.test. 1 IN A 10.0.0.1", "cache.test. 1 IN A 10.0.0.3", "cache.test. 1 IN A 10.0.0.4")
 	d := n.waitRing(t, self, "http://10.0.0.3:8080", "http://10.0.0.4:8080")
-	t.Logf("a change reached the ring %v after it (TTL 1 s, MaxInterval 200ms, Debounce 20ms)", d)
+	t.Logf("a change reached the ring %v after it (Interval 50ms, Debounce 20ms)", d)
 	// Updates is counted once Set has returned: the ring can show the change
 	// a moment before the count does, so wait (bounded) for it to settle.
 	for i := 0; i < 100 && n.stats.Updates.Load() < 2; i++ {

@@ -179,6 +179,14 @@ type node struct {
 	stop  func()
 }
 
+// resolver is a Go resolver that asks the DNS server at addr, over the
+// network the resolver asks for (UDP, or TCP for a truncated answer).
+func resolver(addr string) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return new(net.Dialer).DialContext(ctx, network, addr)
+	}}
+}
+
 // watch starts a Watch of name on s for a Pool whose self is self, with
 // short intervals (the test runs in real time).
 func watch(t *testing.T, s *server, self, name string, opts dns.Options) *node {
@@ -189,8 +197,8 @@ func watch(t *testing.T, s *server, self, name string, opts dns.Options) *node {
 		t.Fatal(err)
 	}
 	n := &node{pool: pool}
-	opts.Nameserver = s.addr
-	opts.MinInterval, opts.MaxInterval = 50*time.Millisecond, 200*time.Millisecond
+	opts.Resolver = resolver(s.addr)
+	opts.Interval = 50 * time.Millisecond
 	opts.Debounce, opts.Timeout = 20*time.Millisecond, 100*time.Millisecond
 	opts.Stats, opts.Logger = &n.stats, quiet
 	ctx, cancel := context.WithCancel(context.Background())
