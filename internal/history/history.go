@@ -180,7 +180,7 @@ func Check(ops []Op) Report {
 	type keyWrites struct {
 		byStart []Op            // sorted by Start
 		minEnd  []time.Duration // minEnd[i]: the earliest End of byStart[i:]
-		byValue map[string][]int
+		byValue map[string][]int // indexes into byStart, in increasing order
 	}
 	index := map[string]*keyWrites{}
 	kw := func(key string) *keyWrites {
@@ -194,7 +194,9 @@ func Check(ops []Op) Report {
 		w.minEnd[len(ws)] = math.MaxInt64
 		for i := len(ws) - 1; i >= 0; i-- {
 			w.minEnd[i] = min(ws[i].End, w.minEnd[i+1])
-			w.byValue[ws[i].Value] = append(w.byValue[ws[i].Value], i)
+		}
+		for i, op := range ws {
+			w.byValue[op.Value] = append(w.byValue[op.Value], i)
 		}
 		index[key] = w
 		return w
@@ -203,11 +205,12 @@ func Check(ops []Op) Report {
 		rep.Reads++
 		w := kw(rd.Key)
 		ok := false
-		for _, i := range w.byValue[rd.Value] {
-			cand := w.byStart[i]
-			if cand.Start >= rd.End {
-				continue // began after the read ended
-			}
+		cands := w.byValue[rd.Value]
+		// The writes of this value that began before the read ended, the
+		// latest first: the latest is the one most likely still current.
+		n := sort.Search(len(cands), func(j int) bool { return w.byStart[cands[j]].Start >= rd.End })
+		for c := n - 1; c >= 0; c-- {
+			cand := w.byStart[cands[c]]
 			// The writes that began after cand ended; the earliest of
 			// them to be acknowledged supersedes cand from its End on.
 			j := sort.Search(len(w.byStart), func(j int) bool { return w.byStart[j].Start > cand.End })
