@@ -178,8 +178,8 @@ func Check(ops []Op) Report {
 		writes[op.Key] = append(writes[op.Key], op)
 	}
 	type keyWrites struct {
-		byStart []Op            // sorted by Start
-		minEnd  []time.Duration // minEnd[i]: the earliest End of byStart[i:]
+		byStart []Op             // sorted by Start
+		minEnd  []time.Duration  // minEnd[i]: the earliest End of byStart[i:]
 		byValue map[string][]int // indexes into byStart, in increasing order
 	}
 	index := map[string]*keyWrites{}
