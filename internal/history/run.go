@@ -16,7 +16,9 @@ import (
 // random nodes and keys, for a bounded time and number of operations.
 type Workload struct {
 	// Nodes is the size of the cluster, and Group(i) the group of node i
-	// now (a node that restarts has a new one).
+	// now (a node that restarts has a new one). An operation whose node
+	// restarted while it ran counts as failed, as its caller would have
+	// seen the connection fail: a write unacknowledged, a read unanswered.
 	Nodes int
 	Group func(i int) *cache.Group
 	// Source is every node's source; Keys the keys asked for, all in it.
@@ -99,17 +101,17 @@ func writer(ctx context.Context, w Workload, rec *Recorder, id int, rng *rand.Ra
 			start := rec.Now()
 			val = w.put(key, val, true)
 			err := g.Set(opCtx, key, []byte(val), 0)
-			rec.Add(Op{Node: node, What: "set", Key: key, Value: val, Start: start, End: rec.Now(), Write: true, Acked: err == nil})
+			rec.Add(Op{Node: node, What: "set", Key: key, Value: val, Start: start, End: rec.Now(), Write: true, Acked: err == nil && w.Group(node) == g})
 		case p < 75:
 			start := rec.Now()
 			val = w.put(key, val, false)
 			err := g.Remove(opCtx, key)
-			rec.Add(Op{Node: node, What: "remove", Key: key, Value: val, Start: start, End: rec.Now(), Write: true, Acked: err == nil})
+			rec.Add(Op{Node: node, What: "remove", Key: key, Value: val, Start: start, End: rec.Now(), Write: true, Acked: err == nil && w.Group(node) == g})
 		case p < 85 && !w.CacheOnly:
 			start := rec.Now()
 			w.Source.Delete(key)
 			err := g.Remove(opCtx, key)
-			rec.Add(Op{Node: node, What: "remove", Key: key, Value: Missing, Start: start, End: rec.Now(), Write: true, Acked: err == nil})
+			rec.Add(Op{Node: node, What: "remove", Key: key, Value: Missing, Start: start, End: rec.Now(), Write: true, Acked: err == nil && w.Group(node) == g})
 		case p < 97:
 			keys := pick(w.Keys, 2+rng.IntN(2), rng)
 			vals := make([]string, len(keys))
@@ -120,7 +122,7 @@ func writer(ctx context.Context, w Workload, rec *Recorder, id int, rng *rand.Ra
 			err := g.RemoveMany(opCtx, keys)
 			end := rec.Now()
 			for i, k := range keys {
-				rec.Add(Op{Node: node, What: "removemany", Key: k, Value: vals[i], Start: start, End: end, Write: true, Acked: err == nil})
+				rec.Add(Op{Node: node, What: "removemany", Key: k, Value: vals[i], Start: start, End: end, Write: true, Acked: err == nil && w.Group(node) == g})
 			}
 		default:
 			// A Purge writes nothing to the source; with CacheOnly it
@@ -130,7 +132,7 @@ func writer(ctx context.Context, w Workload, rec *Recorder, id int, rng *rand.Ra
 			end := rec.Now()
 			if w.CacheOnly {
 				for _, k := range w.Keys {
-					rec.Add(Op{Node: node, What: "purge", Key: k, Value: Initial(k), Start: start, End: end, Write: true, Acked: err == nil})
+					rec.Add(Op{Node: node, What: "purge", Key: k, Value: Initial(k), Start: start, End: end, Write: true, Acked: err == nil && w.Group(node) == g})
 				}
 			}
 		}
@@ -179,8 +181,14 @@ func read(ctx context.Context, w Workload, rec *Recorder, node int, what string,
 		g.GetMany(ctx, keys, answer)
 	}
 	end := rec.Now()
+	alive := w.Group(node) == g
 	for i := range got {
 		got[i].End = end
+		if !alive {
+			// The node restarted during the read: its caller would have
+			// seen the connection fail, not an answer.
+			got[i].OK = false
+		}
 	}
 	rec.Add(got...)
 }
