@@ -118,7 +118,7 @@ func (g *Group) writeReach() time.Duration { return 2 * g.policy.SlowAfter }
 // a new entry only if it looks used more often than the entry it would
 // evict; a key whose uses were all counted on another node would lose
 // that contest at once and be loaded again at its next request (measured:
-// bench/README.md, "Membership changes"). maxUses (3) is what one visit
+// docs/performance.md, "Membership changes"). maxUses (3) is what one visit
 // of the policy can count of a key used often.
 const takenOverCredit = 3
 
@@ -133,17 +133,12 @@ const takenOverCredit = 3
 // uses here. (Which of them the hand meets first: policy.overflow.)
 //
 // The use reaches the frequency sketch when the hand passes the key, or
-// when it duels from the window, as the credit of one it replaces did, so a
-// key taken over still wins a duel only against keys used less than twice:
-// an offer names every key the sender held, cold ones too, and a credit of
-// three (as takenOverCredit) made each win against the receiver's own keys
-// used twice, which then loaded again (BenchmarkRollSim, 256 KiB: 1 rather
-// than 3 took the surge roll's extra loads per key held from 0.47-0.49 to
-// 0.38-0.39). Measured in the same sim, 2 runs each: the surge 0.255-0.273
-// with the credit, 0.198-0.219 with the use (the keys the joining node took
-// 0.122-0.124, 0.093); the same-address roll 0.727-0.739, 0.750-0.763, a
-// difference of the order of two runs' spread. A key loaded for a dead
-// owner is credited three: nobody else holds it (BenchmarkChurnSim's kill).
+// when it duels from the window, so a key taken over wins a duel only
+// against keys used less than twice. An offer names every key the sender
+// held, cold ones too, and a larger credit (as takenOverCredit) would let
+// each push out the receiver's keys used twice, which then load again
+// (BenchmarkRollSim). A key loaded for a dead owner is credited three:
+// nobody else holds it (BenchmarkChurnSim).
 func (g *Group) creditHandedOver(key string) { g.mem.main.Use(key) }
 
 // creditTakenOver credits key as taken over (see takenOverCredit) if
