@@ -34,10 +34,9 @@ func (e *PanicError) Error() string { return fmt.Sprintf("%v: %v", ErrGetterPani
 // holds.
 func (e *PanicError) Unwrap() error { return ErrGetterPanic }
 
-// Every panic a group's flights recover is a *PanicError of this package.
-func init() {
-	singleflight.NewPanicError = func(value any, stack []byte) error { return &PanicError{Value: value, Stack: stack} }
-}
+// newPanicError is the flights' NewPanic: every panic a group's flights
+// recover is a *PanicError of this package.
+func newPanicError(value any, stack []byte) error { return &PanicError{Value: value, Stack: stack} }
 
 // An Error is the error Get and GetLocal return: the group and key, and the
 // cause (the Getter's error, a peer's answer, ctx's error, or a

@@ -75,6 +75,7 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 	grp := &Group{name: name, getter: g, peers: o.Peers, log: o.Logger, tracer: o.Tracer,
 		mem: newMemory(cacheBytes, o.CountOverhead), policy: policy, latency: newLatencies(policy), batchLatency: newLatencies(policy)}
 	grp.fresh.init(&o, g)
+	grp.forwardFlight.NewPanic, grp.localFlight.NewPanic = newPanicError, newPanicError
 	grp.warn = ratelog.New(o.Logger, time.Second, nil)
 	grp.health.policy = policy
 	grp.router, _ = o.Peers.(fallbackPicker)

@@ -40,12 +40,6 @@ func (e *PanicError) Error() string { return fmt.Sprintf("%v: %v", ErrPanic, e.V
 // Unwrap makes errors.Is(err, ErrPanic) true.
 func (e *PanicError) Unwrap() error { return ErrPanic }
 
-// NewPanicError returns the error of a load that panicked with value,
-// stack being the panicking goroutine's: a *PanicError unless a package
-// replaces it. Package cache does (once, in an init function, before any
-// load), so that the callers of its groups get its own exported type.
-var NewPanicError = func(value any, stack []byte) error { return &PanicError{Value: value, Stack: stack} }
-
 // Group runs at most one load per key at a time. The zero value is ready.
 type Group[V any] struct {
 	mu      sync.Mutex
@@ -53,6 +47,11 @@ type Group[V any] struct {
 	joins   int64               // callers that waited for a load another caller started
 	running int                 // loads whose fn has not returned, abandoned ones too
 	work    chan task[V]        // hands detached loads to idle workers; made with calls
+
+	// NewPanic, if set, makes the error of a load that panicked with
+	// value (stack: the panicking goroutine's), so that a package can
+	// give its callers its own exported type; else it is a *PanicError.
+	NewPanic func(value any, stack []byte) error
 }
 
 type call[V any] struct {
@@ -170,7 +169,11 @@ func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V],
 			// fn panicked, or called runtime.Goexit (as t.FailNow does):
 			// either way it produced no value, and must not look like one.
 			if r := recover(); r != nil {
-				err = NewPanicError(r, debug.Stack())
+				if g.NewPanic != nil {
+					err = g.NewPanic(r, debug.Stack())
+				} else {
+					err = &PanicError{Value: r, Stack: debug.Stack()}
+				}
 			} else {
 				err = fmt.Errorf("%w: the load exited its goroutine (runtime.Goexit)", ErrPanic)
 			}
