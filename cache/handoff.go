@@ -32,21 +32,18 @@ type fallbackPicker interface {
 }
 
 // held answers a memory-only request: the fresh value or cached "not
-// found" this node holds as the key's owner (in main), else an error
-// wrapping handoff.ErrNotHeld. It never loads, forwards or serves a stale
-// value, nor a copy (in hot): a write tells a key's owner before the
-// other nodes, so a copy may be older than a write the asking node has
-// seen, where the owner's value is not. A key that another node owns now
+// found" in memory, else an error wrapping handoff.ErrNotHeld. It never
+// loads, forwards or serves a stale value. A key that another node owns now
 // (it asked for it: it took the key over) moves from this node's main
 // cache to its hot cache, as a copy of a remote key: the main cache's room
 // goes back to the keys this node owns.
 func (g *Group) held(key string) (entry, error) {
-	v, exp, ok := g.mem.main.Get(key)
-	if !ok || !g.fresh.isFresh(exp) {
+	v, exp, ok := g.mem.get(key)
+	if !ok || (!g.fresh.isFresh(exp) && !g.mem.second(key, &v, &exp, g.fresh.nanos())) {
 		if ok {
-			g.mem.main.Unhit(key)
+			g.mem.unhit(key)
 		}
-		g.counters.notHeld.Add(1) // after the unhit: see callerGets
+		g.counters.notHeld.Add(1) // after the unhit: see Stats
 		return entry{}, &Error{Group: g.name, Key: key, Err: handoff.ErrNotHeld}
 	}
 	if g.peers != nil {
