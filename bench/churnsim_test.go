@@ -72,7 +72,7 @@ func newSimCluster(tb testing.TB, n int, budget int64, keys int) *simCluster {
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	for _, a := range c.addrs {
-		p, err := picker.NewPeers(a, func(addr string) cache.PeerGetter { return simPeer{c, addr} }, &picker.Options{Logger: quiet})
+		p, err := picker.NewPeers(a, func(addr string) cache.Peer { return simPeer{c, addr} }, &picker.Options{Logger: quiet})
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 // GeeCache's groups with peers over the bare framed protocol of
 // framed_test.go (BenchmarkMux's geecache-framed).
 
-// framedPeer is a cache.PeerGetter over a framedClient: Get only (the
+// framedPeer is a cache.Peer over a framedClient: Get only (the
 // prototype carries no TTL, no "not found" and no writes).
 type framedPeer struct {
 	addr string
@@ -63,7 +63,7 @@ func newOurFramedCluster(tb testing.TB, n int, budget int64, g getter.Getter) *m
 	}
 	pickers := make([]*picker.Peers, n)
 	for i := range n {
-		p, err := picker.NewPeers(addrs[i], func(addr string) cache.PeerGetter {
+		p, err := picker.NewPeers(addrs[i], func(addr string) cache.Peer {
 			fc, err := dialFramed(addr, true)
 			if err != nil {
 				tb.Fatal(err)

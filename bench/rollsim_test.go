@@ -52,7 +52,7 @@ type ssNode struct {
 // without it.
 type ssPicker struct{ n *ssNode }
 
-func (p ssPicker) PickPeer(key string) (cache.PeerGetter, bool) {
+func (p ssPicker) PickPeer(key string) (cache.Peer, bool) {
 	if p.n.leaving {
 		next, _, _ := p.n.peers.PickFallback(key, nil)
 		return next, next != nil
@@ -60,7 +60,7 @@ func (p ssPicker) PickPeer(key string) (cache.PeerGetter, bool) {
 	return p.n.peers.PickPeer(key)
 }
 
-func (p ssPicker) PickFallback(key string, skip func(cache.PeerGetter) bool) (next, previous cache.PeerGetter, changed time.Time) {
+func (p ssPicker) PickFallback(key string, skip func(cache.Peer) bool) (next, previous cache.Peer, changed time.Time) {
 	return p.n.peers.PickFallback(key, skip)
 }
 
@@ -141,7 +141,7 @@ func (c *ssCluster) start(tb testing.TB, addr string) *ssNode {
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	n := &ssNode{addr: addr}
-	p, err := picker.NewPeers(addr, func(a string) cache.PeerGetter { return ssPeer{c, a} },
+	p, err := picker.NewPeers(addr, func(a string) cache.Peer { return ssPeer{c, a} },
 		&picker.Options{Logger: quiet, Handoff: true, OnChange: func() { n.changed = true }})
 	if err != nil {
 		tb.Fatal(err)
@@ -245,7 +245,7 @@ func (k ssRoll) inPlace() bool { return k == ssFresh || k == ssSnapshot }
 
 // ssClassRing is a ring of addrs, used only to say who owns a key.
 func ssClassRing(tb testing.TB, addrs []string) *picker.Peers {
-	p, err := picker.NewPeers(addrs[0], func(a string) cache.PeerGetter { return ssPeer{nil, a} },
+	p, err := picker.NewPeers(addrs[0], func(a string) cache.Peer { return ssPeer{nil, a} },
 		&picker.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)

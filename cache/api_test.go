@@ -150,9 +150,9 @@ func (p addrPeer) Get(context.Context, string, string) ([]byte, time.Duration, e
 }
 func (addrPeer) Addr() string { return "http://peer" }
 
-type onePeer struct{ p cache.PeerGetter }
+type onePeer struct{ p cache.Peer }
 
-func (o onePeer) PickPeer(key string) (cache.PeerGetter, bool) { return o.p, key != "mine" }
+func (o onePeer) PickPeer(key string) (cache.Peer, bool) { return o.p, key != "mine" }
 
 func TestTracerSeesEveryStep(t *testing.T) {
 	tr := &recordingTracer{}

@@ -8,9 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/geecache/geecache/cache/internal/singleflight"
-	"github.com/geecache/geecache/internal/batchctx"
-	"github.com/geecache/geecache/internal/handoff"
-	"github.com/geecache/geecache/internal/progress"
 )
 
 // This file is the read path of many keys at once: GetMany sorts the keys
@@ -26,7 +23,7 @@ type manyResult struct {
 
 // ownerKeys are the keys of a GetMany that one peer owns, by index.
 type ownerKeys struct {
-	peer PeerGetter
+	peer Peer
 	idx  []int
 	n    int // len(idx) once GetMany has sorted every key
 }
@@ -59,14 +56,18 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 	if len(keys) == 0 {
 		return
 	}
-	local := batchctx.From(ctx) // a peer's batch: answered here alone, as GetLocal does
-	mayForward := local == nil
-	res := make([]manyResult, len(keys))
-	if local != nil && handoff.IsMemoryOnly(ctx) {
-		g.heldMany(keys, res)
-		g.answerMany(keys, res, local, each)
-		return
+	res := g.getMany(ctx, keys, nil)
+	for i := range keys {
+		each(i, ByteView{b: res[i].e.v}, res[i].err)
 	}
+}
+
+// getMany is GetMany, and with asker a peer's OpGet of many keys, which
+// is answered here alone, as getLocal answers one key, and hears that a
+// load is under way (PeerReply.Loading).
+func (g *Group) getMany(ctx context.Context, keys []string, asker PeerReply) []manyResult {
+	mayForward := asker == nil
+	res := make([]manyResult, len(keys))
 	var owners []ownerKeys
 	var at []int32 // each key's owner in owners, plus one (0: not remote)
 	remotes := 0
@@ -85,20 +86,20 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 			}
 			continue
 		}
-		if local != nil {
+		if asker != nil {
 			// A peer's batch: its keys may share one string, which a
-			// load's key must not keep alive (batchctx.Local).
+			// load's key must not keep alive.
 			key = strings.Clone(key)
 		}
 		if ok && g.fresh.nanos() < exp+int64(g.fresh.stale) && !g.fresh.isNotFound(v) {
-			res[i].e, res[i].err = g.miss(ctx, key, mayForward, v, exp, true) // served stale at once
+			res[i].e, res[i].err = g.miss(ctx, key, asker, v, exp, true) // served stale at once
 			continue
 		}
 		if ok {
 			g.mem.unhit(key)
 		}
 		g.counters.misses.Add(1)
-		var owner PeerGetter
+		var owner Peer
 		remote := false
 		if mayForward && g.peers != nil {
 			owner, remote = g.pickPeer(key)
@@ -139,10 +140,13 @@ func (g *Group) GetMany(ctx context.Context, keys []string, each func(i int, v B
 		wg.Go(func() { g.fetchMany(ctx, o.peer, keys, o.idx, res, slots) })
 	}
 	if len(here) > 0 {
+		if asker != nil {
+			asker.Loading() // a load is under way: the asking node waits for it
+		}
 		g.loadMany(ctx, hereKeys, here, res, &wg, slots)
 	}
 	wg.Wait()
-	g.answerMany(keys, res, local, each)
+	return res
 }
 
 // maxManyLoads is how many loads from this node's Getter one GetMany runs
@@ -203,7 +207,7 @@ func (g *Group) loadMany(ctx context.Context, ks []string, idx []int, res []many
 					p = todo[q]
 				}
 				slots.acquire()
-				res[idx[p]].e, res[idx[p]].err = g.load(ctx, ks[p], false)
+				res[idx[p]].e, res[idx[p]].err = g.load(ctx, ks[p], false, nil)
 				slots.release()
 			}
 		})
@@ -211,7 +215,6 @@ func (g *Group) loadMany(ctx context.Context, ks []string, idx []int, res []many
 	if joined == 0 {
 		return
 	}
-	progress.Report(ctx) // as load does: a load is under way
 	for p, cl := range claims {
 		if cl.Joined() {
 			e, err := g.localFlight.Wait(ctx, ks[p], cl)
@@ -220,21 +223,11 @@ func (g *Group) loadMany(ctx context.Context, ks []string, idx []int, res []many
 	}
 }
 
-// answerMany hands each key's result of a GetMany to each, in order.
-func (g *Group) answerMany(keys []string, res []manyResult, local *batchctx.Local, each func(i int, v ByteView, err error)) {
-	for i := range keys {
-		if local != nil && local.TTL != nil {
-			local.TTL(i, g.fresh.remaining(res[i].e.exp))
-		}
-		each(i, ByteView{b: res[i].e.v}, res[i].err)
-	}
-}
-
 // fetchMany loads the keys of idx from their owner: each key is claimed in
 // the forward flight (or joins the load of it in flight), all under one
 // lock, and the claimed ones are asked in one batch. idx is the caller's
 // to reuse: the batch's keys are compacted into it.
-func (g *Group) fetchMany(ctx context.Context, owner PeerGetter, keys []string, idx []int, res []manyResult, slots loadSlots) {
+func (g *Group) fetchMany(ctx context.Context, owner Peer, keys []string, idx []int, res []manyResult, slots loadSlots) {
 	ks := make([]string, len(idx))
 	for p, i := range idx {
 		ks[p] = keys[i]

@@ -189,7 +189,7 @@ func (p omitPeer) Batch(ctx context.Context, group string, keys []string, remove
 // omitPicker is memPicker with node1's batches leaving out a key.
 type omitPicker struct{ memPicker }
 
-func (m omitPicker) PickPeer(key string) (cache.PeerGetter, bool) {
+func (m omitPicker) PickPeer(key string) (cache.Peer, bool) {
 	p, ok := m.memPicker.PickPeer(key)
 	if mp := p.(memPeer); mp.n == m.nodes[1] {
 		return omitPeer{mp, 2}, ok

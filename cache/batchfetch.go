@@ -23,7 +23,7 @@ var errNotAnswered = errors.New("the peer did not answer this key of the batch")
 // each claimed in the group's forward flight by this batch.
 type batch struct {
 	g      *Group
-	owner  PeerGetter
+	owner  Peer
 	ctx    context.Context // the caller's
 	keys   []string
 	idx    []int // each key's index in the GetMany
@@ -268,7 +268,7 @@ type aloneLoader Group
 // aloneArg is the owner to ask, and whether a failed owner's key may take
 // the step to the next node (loadFromPeer's next).
 type aloneArg struct {
-	owner PeerGetter
+	owner Peer
 	next  bool
 	gen   uint64
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-
-	"github.com/geecache/geecache/internal/progress"
 )
 
 // This file is a batch's request to its owner (batchfetch.go decides what
@@ -39,8 +37,9 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 		}
 		b.got[i], b.answers[i] = true, keyAnswer{v, ttl, err}
 	}
+	var loading func() // the hedge's, once it waits: the owner's signs that it is loading
 	send := func(fctx context.Context) error {
-		err := peerBatch(fctx, b.owner, g.name, b.keys, false, each)
+		err := peerBatch(fctx, b.owner, PeerRequest{Op: OpGet, Group: g.name, Keys: b.keys}, loading, each)
 		if err == nil {
 			err = b.complete()
 		}
@@ -67,7 +66,7 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 	signs := make(chan struct{}, 1) // the owner said it is loading (again)
 	var seen atomic.Bool
 	begin := time.Now()
-	fctx = progress.With(fctx, progress.Func(func() {
+	loading = func() {
 		if seen.CompareAndSwap(false, true) {
 			g.batchLatency.record(time.Since(begin))
 		}
@@ -75,7 +74,7 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 		case signs <- struct{}{}:
 		default:
 		}
-	}))
+	}
 	done := make(chan error, 1)
 	go func() {
 		defer fcancel()

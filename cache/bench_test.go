@@ -149,7 +149,7 @@ func BenchmarkGetMiss(b *testing.B) {
 // local load's questions to the ring (the owner, the next and previous
 // owners) on top of the load machinery.
 func BenchmarkGetMissOwned(b *testing.B) {
-	peers, err := picker.NewPeers("a", func(addr string) cache.PeerGetter { return benchPeer(addr) },
+	peers, err := picker.NewPeers("a", func(addr string) cache.Peer { return benchPeer(addr) },
 		&picker.Options{Logger: quiet, HandoffWindow: time.Nanosecond})
 	if err != nil {
 		b.Fatal(err)

@@ -16,8 +16,13 @@ import (
 // The zero value is an empty view.
 type ByteView struct {
 	b   []byte
-	sum uint64 // b's xxhash64 as the cache keeps it (see GetLocal), or 0: not known
+	sum uint64 // b's xxhash64 as the cache keeps it (see getLocal), or 0: not known
 }
+
+// ByteViewOf returns a view of b itself, not of a copy: the caller must not
+// change b afterwards. A transport makes a peer's answer one with it
+// (PeerReply.Answer) without copying the value again.
+func ByteViewOf(b []byte) ByteView { return ByteView{b: b} }
 
 // Len returns the length of the value in bytes.
 func (v ByteView) Len() int { return len(v.b) }

@@ -25,7 +25,7 @@ func TestConformanceInProcess(t *testing.T) {
 			return nodes[i].resume
 		}}
 		for i, n := range nodes {
-			p, err := picker.NewPeers(n.addr, func(a string) cache.PeerGetter {
+			p, err := picker.NewPeers(n.addr, func(a string) cache.Peer {
 				for _, m := range nodes {
 					if m.addr == a {
 						return hPeer{m}

@@ -13,7 +13,7 @@ import (
 	"github.com/geecache/geecache/internal/testkit"
 )
 
-// A PeerGetter that panics, on the hedging path (its own goroutine) and
+// A Peer that panics, on the hedging path (its own goroutine) and
 // without hedging, gives an error wrapping ErrGetterPanic... and the
 // fallback's value; it neither crashes the process nor leaks its slot.
 func TestPanickingPeerIsAFailure(t *testing.T) {
@@ -32,7 +32,7 @@ func TestPanickingPeerIsAFailure(t *testing.T) {
 	})
 }
 
-// uncomparablePeer is a PeerGetter whose dynamic type cannot be compared.
+// uncomparablePeer is a Peer whose dynamic type cannot be compared.
 type uncomparablePeer struct{ _ []string } // a slice field makes it uncomparable
 
 func (uncomparablePeer) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
@@ -51,8 +51,8 @@ func (uncomparablePeer) Batch(context.Context, string, []string, bool, func(int,
 
 type uncomparablePicker struct{ p uncomparablePeer }
 
-func (u uncomparablePicker) PickPeer(string) (cache.PeerGetter, bool) { return u.p, true }
-func (u uncomparablePicker) PeerGetters() []cache.PeerGetter          { return []cache.PeerGetter{u.p} }
+func (u uncomparablePicker) PickPeer(string) (cache.Peer, bool) { return u.p, true }
+func (u uncomparablePicker) ListPeers() []cache.Peer          { return []cache.Peer{u.p} }
 
 func TestUncomparablePeersWork(t *testing.T) {
 	g, err := cache.NewRegistry().NewGroup("g", 1<<10, getter.Map(nil), &cache.GroupOptions{Peers: uncomparablePicker{}, Logger: quiet})

@@ -11,7 +11,7 @@ import (
 // ErrGetterPanic is wrapped by the error every waiter gets when the load of
 // a key panicked or called runtime.Goexit in the Getter. The panic is
 // recovered and logged with its stack, and the next Get of the key loads it
-// anew. A PeerGetter that panics is a failed peer instead: the panic is
+// anew. A Peer that panics is a failed peer instead: the panic is
 // logged with its stack and the key is loaded locally.
 var ErrGetterPanic = singleflight.ErrPanic
 

@@ -139,7 +139,7 @@ func (g *Group) refresh(key string, mayForward bool) {
 		defer func() { <-g.fresh.refreshSlots }()
 		ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 		defer cancel()
-		_, err := g.load(ctx, key, mayForward) // not a Get: not counted as a miss
+		_, err := g.load(ctx, key, mayForward, nil) // not a Get: not counted as a miss
 		switch {
 		case err == nil:
 			g.fresh.refreshing.Delete(key)

@@ -10,13 +10,11 @@ import (
 	"github.com/geecache/geecache/cache/internal/lru"
 	"github.com/geecache/geecache/cache/internal/singleflight"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/handoff"
-	"github.com/geecache/geecache/internal/progress"
 	"github.com/geecache/geecache/internal/ratelog"
 	"github.com/geecache/geecache/internal/valuesum"
 )
 
-// This file is the read path, top to bottom: Get and GetLocal, the memory
+// This file is the read path, top to bottom: Get (and a peer's OpGet), the memory
 // lookup (a hit, a stale value, or a miss), the load through the group's
 // flights (from the owner peer, or from this node's Getter), and keep,
 // which puts the loaded value in memory. The hedge beside a slow fetch is
@@ -56,8 +54,6 @@ type Group struct {
 	// longer than one key (batchhedge.go). At the end, so that the fields of
 	// the single-key paths keep their offsets.
 	batchLatency *latencies
-
-	groupBridge // what a transport starts a handover with (handover.go)
 }
 
 // Name returns the group's name.
@@ -70,29 +66,28 @@ func (g *Group) Name() string { return g.name }
 // wrapping getter.ErrNotFound. Get returns ctx's error as soon as ctx ends;
 // the load goes on for the other callers waiting for it.
 func (g *Group) Get(ctx context.Context, key string) (ByteView, error) {
-	e, err := g.get(ctx, key, true)
+	e, err := g.get(ctx, key, nil)
 	return ByteView{b: e.v}, err
 }
 
-// GetLocal is Get for a request that comes from a peer: it answers from
-// memory or this node's Getter and never forwards to another peer, even if
-// this node's peer list names another owner. Transports call it so that a
-// request makes at most one hop and nodes with different peer lists cannot
-// send a request around in a loop.
-//
-// It also returns how long the value stays fresh here (0: it does not
-// expire), or with an error wrapping getter.ErrNotFound, how long that
-// answer may be cached (0: not at all). Transports send it with the value,
-// so that copies on other nodes expire when this node's does.
-func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, time.Duration, error) {
+// getLocal answers a peer's OpGet (asker: its reply) or OpPeek (peek) of
+// key: from memory or this node's Getter, never forwarded to another peer,
+// even if this node's peer list names another owner, so that a request
+// makes one hop and nodes with different peer lists cannot send a request
+// around in a loop. It also returns how long the value stays fresh here
+// (0: it does not expire), or with an error wrapping getter.ErrNotFound,
+// how long that answer may be cached (0: not at all): the transport sends
+// it with the value, so that copies on other nodes expire when this node's
+// does.
+func (g *Group) getLocal(ctx context.Context, key string, peek bool, asker PeerReply) (ByteView, time.Duration, error) {
 	var e entry
 	var err error
-	if handoff.IsMemoryOnly(ctx) {
+	if peek {
 		g.counters.handoffRequests.Add(1)
 		e, err = g.held(key)
 	} else {
 		g.counters.peerRequests.Add(1)
-		e, err = g.get(ctx, key, false)
+		e, err = g.get(ctx, key, asker)
 	}
 	v := ByteView{b: e.v}
 	if err == nil && len(e.v) >= valuesum.Min {
@@ -101,10 +96,11 @@ func (g *Group) GetLocal(ctx context.Context, key string) (ByteView, time.Durati
 	return v, g.fresh.remaining(e.exp), err
 }
 
-// get answers a Get (mayForward) or a GetLocal from memory when it can: a
-// fresh value, or a cached "not found", in either cache is a hit. Anything
-// else is a miss, traced as one step around what follows.
-func (g *Group) get(ctx context.Context, key string, mayForward bool) (entry, error) {
+// get answers a Get (asker nil: it may forward) or a peer's OpGet from
+// memory when it can: a fresh value, or a cached "not found", in either
+// cache is a hit. Anything else is a miss, traced as one step around what
+// follows.
+func (g *Group) get(ctx context.Context, key string, asker PeerReply) (entry, error) {
 	v, exp, ok := g.mem.get(key)
 	if ok && (g.fresh.isFresh(exp) || g.mem.second(key, &v, &exp, g.fresh.nanos())) {
 		e, err := g.fresh.cached(v, exp)
@@ -118,7 +114,7 @@ func (g *Group) get(ctx context.Context, key string, mayForward bool) (entry, er
 		return e, err
 	}
 	ctx, span := g.step(ctx, spanMiss, key, nil)
-	e, err := g.miss(ctx, key, mayForward, v, exp, ok)
+	e, err := g.miss(ctx, key, asker, v, exp, ok)
 	span.End(err)
 	return e, err
 }
@@ -126,7 +122,8 @@ func (g *Group) get(ctx context.Context, key string, mayForward bool) (entry, er
 // miss answers a Get that memory could not: an expired value (found, ok)
 // still in its stale window is served at once while one refresh runs in
 // the background (see refresh in expiry.go); anything else is loaded.
-func (g *Group) miss(ctx context.Context, key string, mayForward bool, v []byte, exp int64, found bool) (entry, error) {
+func (g *Group) miss(ctx context.Context, key string, asker PeerReply, v []byte, exp int64, found bool) (entry, error) {
+	mayForward := asker == nil
 	if found {
 		if g.fresh.nanos() < exp+int64(g.fresh.stale) && !g.fresh.isNotFound(v) {
 			g.counters.staleServes.Add(1)
@@ -136,11 +133,11 @@ func (g *Group) miss(ctx context.Context, key string, mayForward bool, v []byte,
 		g.mem.unhit(key) // found, but not usable: a miss, not a hit
 	}
 	g.counters.misses.Add(1)
-	return g.load(ctx, key, mayForward)
+	return g.load(ctx, key, mayForward, asker)
 }
 
 // step starts a traced step of a load, or does nothing without a Tracer.
-func (g *Group) step(ctx context.Context, kind string, key string, peer PeerGetter) (context.Context, Span) {
+func (g *Group) step(ctx context.Context, kind string, key string, peer Peer) (context.Context, Span) {
 	if g.tracer == nil {
 		return ctx, noSpan{}
 	}
@@ -156,14 +153,18 @@ type noSpan struct{}
 func (noSpan) End(error) {}
 
 // load loads key through the group's flights: from the owner peer when
-// mayForward and a peer owns it, else locally.
-func (g *Group) load(ctx context.Context, key string, mayForward bool) (entry, error) {
-	var owner PeerGetter
+// mayForward and a peer owns it, else locally. asker, a peer's request
+// that waits for the load, hears that one is under way: the peer tells
+// the asking node, which waits rather than hedging.
+func (g *Group) load(ctx context.Context, key string, mayForward bool, asker PeerReply) (entry, error) {
+	var owner Peer
 	remote := false
 	if g.peers != nil {
 		owner, remote = g.pickPeer(key)
 	}
-	progress.Report(ctx) // a caller that relays signs of life learns that a load is under way
+	if asker != nil {
+		asker.Loading()
+	}
 	var e entry
 	var err error
 	if remote && mayForward {
@@ -222,7 +223,7 @@ func (l *localLoader) Load(ctx context.Context, key string, remote any) (entry, 
 	return e, err
 }
 
-// Load fetches key from its owner (the PeerGetter owner), unless a load
+// Load fetches key from its owner (the Peer owner), unless a load
 // that finished just before this one started has left it in memory.
 func (l *forwardLoader) Load(ctx context.Context, key string, owner any) (entry, error) {
 	g := (*Group)(l)
@@ -230,7 +231,7 @@ func (l *forwardLoader) Load(ctx context.Context, key string, owner any) (entry,
 	if ok && g.fresh.isFresh(exp) {
 		return g.fresh.cached(v, exp)
 	}
-	return g.loadFromPeer(ctx, owner.(PeerGetter), key, true, gen)
+	return g.loadFromPeer(ctx, owner.(Peer), key, true, gen)
 }
 
 // Load loads key locally as a copy (loadCopy), with the generation its
@@ -254,7 +255,7 @@ func (l *copyLoader) Load(ctx context.Context, key string, gen any) (entry, erro
 //     already, or there is no router: this node stands in for the owner,
 //     and the value goes in main, credited as taken over (fallback; a
 //     hedge's copy is moved there by keepFallback).
-//   - A peer asked this node for it (GetLocal): that peer routes the key
+//   - A peer asked this node for it (an OpGet): that peer routes the key
 //     here (as its owner or next node), so this node holds it for the
 //     peers that ask, in main (creditTakenOver, also when the rings
 //     disagree).
@@ -279,7 +280,7 @@ func (g *Group) loadCopy(ctx context.Context, key string, gen uint64) (entry, er
 //
 // gen is key's generation from before the load last looked in memory
 // (memory.look): what the load keeps is checked against it.
-func (g *Group) loadFromPeer(ctx context.Context, owner PeerGetter, key string, next bool, gen uint64) (entry, error) {
+func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next bool, gen uint64) (entry, error) {
 	ph := g.health.of(owner)
 	probe := false
 	if ph != nil {

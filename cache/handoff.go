@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // This file is what a group does when the owner of a key cannot answer
@@ -28,11 +27,11 @@ import (
 // previous owner (picker.Peers, and the transports' peer sets built on
 // it).
 type fallbackPicker interface {
-	PickFallback(key string, skip func(PeerGetter) bool) (next, previous PeerGetter, changed time.Time)
+	PickFallback(key string, skip func(Peer) bool) (next, previous Peer, changed time.Time)
 }
 
 // held answers a memory-only request: the fresh value or cached "not
-// found" in memory, else an error wrapping handoff.ErrNotHeld. It never
+// found" in memory, else an error wrapping ErrNotHeld. It never
 // loads, forwards or serves a stale value. A key that another node owns now
 // (it asked for it: it took the key over) moves from this node's main
 // cache to its hot cache, as a copy of a remote key: the main cache's room
@@ -44,7 +43,7 @@ func (g *Group) held(key string) (entry, error) {
 			g.mem.unhit(key)
 		}
 		g.counters.notHeld.Add(1) // after the unhit: see Stats
-		return entry{}, &Error{Group: g.name, Key: key, Err: handoff.ErrNotHeld}
+		return entry{}, &Error{Group: g.name, Key: key, Err: ErrNotHeld}
 	}
 	if g.peers != nil {
 		if _, remote := g.pickPeer(key); remote {
@@ -82,9 +81,9 @@ func (g *Group) handoff(ctx context.Context, key string, gen uint64) (e entry, e
 	if ph != nil && !ph.handoffWanted(changed) {
 		return entry{}, nil, false
 	}
-	hctx, cancel := context.WithTimeout(handoff.MemoryOnly(ctx), g.policy.HandoffTimeout)
+	hctx, cancel := context.WithTimeout(ctx, g.policy.HandoffTimeout)
 	sctx, span := g.step(hctx, spanPeer, key, prev)
-	v, ttl, err := peerGet(sctx, prev, g.name, key)
+	v, ttl, err := peerGet(sctx, prev, OpPeek, g.name, key, nil)
 	span.End(err)
 	cancel()
 	ttl, keep := g.peerTTL(ttl, err)
@@ -249,17 +248,17 @@ func (p *peerHealth) handoffHit() {
 // one per EjectFor. A peer that answers (a value, "not found" or "not
 // held") is readmitted at once, rather than at the end of an ejection
 // that may have doubled several times while it was down; one that does
-// not stays ejected as it was. To a PeerGetter of another transport,
+// not stays ejected as it was. To a Peer of another transport,
 // which cannot see the memory-only mark, it is an ordinary Get of key (see
-// PeerGetter.Get). Get and GetMany start it alike.
-func (g *Group) probe(peer PeerGetter, ph *peerHealth, key string) {
+// Peer.Get). Get and GetMany start it alike.
+func (g *Group) probe(peer Peer, ph *peerHealth, key string) {
 	if !g.health.startProbe(ph) {
 		return
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(handoff.MemoryOnly(context.Background()), g.policy.HandoffTimeout)
-		_, _, err := peerGet(ctx, peer, g.name, key)
+		ctx, cancel := context.WithTimeout(context.Background(), g.policy.HandoffTimeout)
+		_, _, err := peerGet(ctx, peer, OpPeek, g.name, key, nil)
 		cancel()
-		g.health.endProbe(ph, found(err) || errors.Is(err, handoff.ErrNotHeld))
+		g.health.endProbe(ph, found(err) || errors.Is(err, ErrNotHeld))
 	}()
 }

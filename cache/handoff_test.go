@@ -84,7 +84,7 @@ func (c *hoCluster) add(t *testing.T, addr string) *hoNode {
 	t.Helper()
 	n := &hoNode{addr: addr}
 	var err error
-	n.peers, err = picker.NewPeers(addr, func(a string) cache.PeerGetter {
+	n.peers, err = picker.NewPeers(addr, func(a string) cache.Peer {
 		if c.batch {
 			return hoBatchPeer{&hoPeer{to: c.node(a)}}
 		}
@@ -439,7 +439,7 @@ func TestTakenOverKeyStaysAtNextNode(t *testing.T) {
 }
 
 // A context marked as an offer (handoff.Offer: a group's word to its
-// PeerGetter) does not divert a GetMany: its keys are answered as any
+// Peer) does not divert a GetMany: its keys are answered as any
 // GetMany's, the present key's value and the missing key's "not found".
 // Taking an offer is a call of its own (groupbridge.TakeOffer). Before,
 // GetMany read the mark as a peer's offer and answered no key.

@@ -6,26 +6,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/geecache/geecache/internal/groupbridge"
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // This file is the handover of keys between nodes (PROTOCOL.md,
-// "Handover"), which the transports of this module reach through the
-// group's groupBridge (groupbridge.HandOver and TakeOffer; no exported
-// name of the group says "hand over"):
+// "Handover"):
 //   - a node whose ring moved keys it holds as their owner to other nodes
 //     (a node joined, or came back), or that leaves (its picker names, for
 //     each of its keys, the owner without it), offers them by name to their
-//     new owners, the most used first (handOver);
+//     new owners, the most used first (HandOver, an OpOffer per batch);
 //   - a node offered keys takes those it owns now and does not hold from
 //     their previous owner under its own ring, from its memory only, in one
-//     batch per previous owner (takeOffer), and keeps them as its own;
-//   - a memory-only batch is answered from memory alone, as a memory-only
-//     GetLocal is (heldMany). Unlike the two above, it stays a mark on the
-//     request's context (handoff.MemoryOnly, beside a peer's batch mark),
-//     which GetMany reads as GetLocal does: it is a property of one peer
-//     request (X-Geecache-Peer: memory), not a call of its own.
+//     OpPeek per previous owner (takeOffer), and keeps them as its own.
 //
 // An offer carries names only: the values come from a node the receiver's
 // own ring names, so no caller can make a node store a value of its
@@ -45,11 +36,6 @@ const (
 	// joins, offered its keys by every node at once, still takes them all.
 	offerSlots = 4
 )
-
-// groupBridge gives a transport the group's handOver and takeOffer
-// (registry.go sets it); embedded under this name, it adds nothing to
-// Group's exported surface.
-type groupBridge = groupbridge.Bridge[*Group]
 
 // handoverState is a group's share of the handovers.
 type handoverState struct {
@@ -71,12 +57,16 @@ func (h *handoverState) acquire(ctx context.Context) bool {
 
 func (h *handoverState) release() { <-h.slots }
 
-// handOver offers the keys of the main cache that another node owns now
-// (PickPeer), the most used first, to that node: up to handoverBatch keys
-// per request, one run of requests per node, the nodes at once. A node
-// that fails or refuses an offer is offered nothing more. It returns when
-// every key was offered, or when ctx ends.
-func (g *Group) handOver(ctx context.Context) {
+// HandOver offers the keys of this node's main cache that another node
+// owns now (by the PeerPicker), the most used first, to that node, which
+// takes them from this node's memory rather than loading them again: up to
+// 256 keys per OpOffer, the nodes at once. A transport calls it after its
+// peer set changed (a node joined or came back), and before this node
+// leaves, with a picker that no longer names it. A node that fails or
+// refuses an offer is offered nothing more. It returns when every key was
+// offered, or when ctx ends. It needs a PeerPicker that can name a key's
+// previous owner (picker.Peers can); with another, it does nothing.
+func (g *Group) HandOver(ctx context.Context) {
 	if g.peers == nil || g.router == nil {
 		return
 	}
@@ -105,7 +95,7 @@ func (g *Group) handOver(ctx context.Context) {
 				for _, i := range d.idx[lo:min(lo+handoverBatch, len(d.idx))] {
 					batch = append(batch, keys[i])
 				}
-				if err := peerBatch(handoff.Offer(ctx), d.peer, g.name, batch, false, nil); err != nil {
+				if err := peerDo(ctx, d.peer, PeerRequest{Op: OpOffer, Group: g.name, Keys: batch}, manyKeys{}); err != nil {
 					if ctx.Err() == nil {
 						g.warn.Log(ctx, slog.LevelWarn, "offer "+d.peer.Addr(), "geecache: peer refused a handover, offering it no more",
 							slog.String("group", g.name), slog.String("peer", d.peer.Addr()), slog.Any("err", err))
@@ -188,13 +178,13 @@ func (g *Group) takeOffer(ctx context.Context, keys []string) {
 // pull asks prev, from its memory only, for the keys of idx and keeps each
 // value (or cached "not found") it answers in main, unless the key changed
 // here since its generation in gens (by index in keys).
-func (g *Group) pull(ctx context.Context, prev PeerGetter, keys []string, idx []int, keyGens []uint64) {
+func (g *Group) pull(ctx context.Context, prev Peer, keys []string, idx []int, keyGens []uint64) {
 	ks := make([]string, len(idx))
 	gens := make([]uint64, len(idx))
 	for n, i := range idx {
 		ks[n], gens[n] = keys[i], keyGens[i]
 	}
-	_ = peerBatch(handoff.MemoryOnly(ctx), prev, g.name, ks, false, func(n int, v []byte, ttl time.Duration, err error) {
+	_ = peerBatch(ctx, prev, PeerRequest{Op: OpPeek, Group: g.name, Keys: ks}, nil, func(n int, v []byte, ttl time.Duration, err error) {
 		if n < 0 || n >= len(ks) || !found(err) || (ttl > 0 && ttl <= time.Millisecond) {
 			return // not held, damaged, or all but expired: the key loads when asked
 		}
@@ -213,8 +203,8 @@ func (g *Group) pull(ctx context.Context, prev PeerGetter, keys []string, idx []
 	})
 }
 
-// heldMany answers a peer's memory-only batch: each key as a memory-only
-// GetLocal answers it (held).
+// heldMany answers a peer's OpPeek of many keys: each key as held answers
+// it.
 func (g *Group) heldMany(keys []string, res []manyResult) {
 	for i, key := range keys {
 		g.counters.handoffRequests.Add(1)

@@ -152,7 +152,7 @@ func TestTakenKeysReplaceKeysLoadedInFreedRoom(t *testing.T) {
 	}
 	c.set(t, "y", four...)
 	ring := func(addrs []string) *picker.Peers { // who owns a key, as the nodes' rings say
-		p, err := picker.NewPeers("z", func(string) cache.PeerGetter { return nil }, &picker.Options{Replicas: 64})
+		p, err := picker.NewPeers("z", func(string) cache.Peer { return nil }, &picker.Options{Replicas: 64})
 		if err != nil {
 			t.Fatal(err)
 		}

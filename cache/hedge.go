@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/progress"
 )
 
 // latencies keeps how long recent fetches took to show the owner alive
@@ -95,7 +94,7 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // fetchHedged fetches key from owner (admitted through ph, which may be
 // nil) and settles the fetch's health. A hedge is for an owner that does
 // not answer, not for a source that is slow: if the owner neither answers
-// nor says it is loading (see internal/progress) within the hedge delay, a
+// nor says it is loading (PeerReply.Loading) within the hedge delay, a
 // local load starts beside the fetch (through the local flight, so still
 // one local load per key), and whichever answers first goes to the
 // callers; an owner that said it is loading is waited for, up to HedgeMax.
@@ -113,15 +112,15 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // callers at once (singleflight's Publish); the fetch goes on until
 // SlowAfter since it began, so that a slow peer that answers counts as
 // alive and only one that does not counts as failed.
-func (g *Group) fetchHedged(ctx context.Context, owner PeerGetter, key string, gen uint64, ph *peerHealth, probe bool) (v []byte, ttl time.Duration, local *hedge, err error) {
+func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uint64, ph *peerHealth, probe bool) (v []byte, ttl time.Duration, local *hedge, err error) {
 	if g.policy.NoHedge {
-		v, ttl, err = peerGet(ctx, owner, g.name, key)
+		v, ttl, err = peerGet(ctx, owner, OpGet, g.name, key, nil)
 		g.settle(ctx, ph, probe, err, ctx.Err() != nil)
 		return v, ttl, nil, err
 	}
 	f := &fetch{g: g, ctx: ctx, key: key, gen: gen, begin: time.Now(), h: hedge{done: make(chan struct{})}}
 	f.timer = time.AfterFunc(g.latency.hedgeDelay(), f.hedge)
-	v, ttl, err = peerGet(progress.With(ctx, f), owner, g.name, key)
+	v, ttl, err = peerGet(ctx, owner, OpGet, g.name, key, f.showAlive)
 	hedged := !f.state.CompareAndSwap(waiting, fetched)
 	if !hedged {
 		f.timer.Stop()
@@ -174,10 +173,6 @@ type fetch struct {
 // started, the owner gets HedgeMax from now before one does. An owner that
 // keeps saying it is loading is waited for however slow its source: one
 // load per key in the cluster. Only a silent owner is hedged.
-// Progress is showAlive, for progress.With: the owner shows it is
-// answering.
-func (f *fetch) Progress() { f.showAlive() }
-
 func (f *fetch) showAlive() {
 	if f.seen.CompareAndSwap(false, true) {
 		f.g.latency.record(time.Since(f.begin))
@@ -211,7 +206,7 @@ func (f *fetch) hedge() {
 }
 
 // settle ends a fetch from ph's peer (nil: the peer's health is not
-// tracked; probe: the fetch is the peer's probe): it logs a PeerGetter's
+// tracked; probe: the fetch is the peer's probe): it logs a Peer's
 // panic with its stack, frees the fetch's in-flight slot and records its
 // outcome. A fetch the callers abandoned
 // says nothing of the peer.
@@ -219,7 +214,7 @@ func (g *Group) settle(ctx context.Context, ph *peerHealth, probe bool, err erro
 	if err != nil {
 		var pe *PanicError // declared here: it escapes, so a fetch without an error does not allocate it
 		if errors.As(err, &pe) {
-			g.warn.Log(ctx, slog.LevelError, "peer panic", "geecache: PeerGetter panicked, loading locally", slog.String("group", g.name),
+			g.warn.Log(ctx, slog.LevelError, "peer panic", "geecache: Peer panicked, loading locally", slog.String("group", g.name),
 				slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
 		}
 	}

@@ -23,7 +23,7 @@ func (p *instantPeer) Get(context.Context, string, string) ([]byte, time.Duratio
 
 func (*instantPeer) Addr() string { return "http://instant-peer" }
 
-func (p *instantPeer) PickPeer(string) (cache.PeerGetter, bool) { return p, true }
+func (p *instantPeer) PickPeer(string) (cache.Peer, bool) { return p, true }
 
 // BenchmarkFetchFromPeer measures the machinery of a fetch from the owner
 // peer (the peer itself answers at once): a fresh key each time, with a

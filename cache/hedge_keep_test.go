@@ -23,7 +23,7 @@ import (
 // source that answers "local:"+key ("missing…" keys: not found) after
 // loadTime, ignoring its context if deaf; it counts its loads. "Not found"
 // is cached for a minute.
-func newHedgeGroup(t *testing.T, p cache.PeerGetter, loadTime time.Duration, deaf bool) (*cache.Group, *atomic.Int64) {
+func newHedgeGroup(t *testing.T, p cache.Peer, loadTime time.Duration, deaf bool) (*cache.Group, *atomic.Int64) {
 	t.Helper()
 	return newLoadingGroup(t, allRemote{p}, cache.PeerPolicy{}, loadTime, deaf)
 }
@@ -154,11 +154,11 @@ func TestCallerCancelIsNoLoadError(t *testing.T) {
 
 // routerTo owns every key at owner, and names next as the node after it
 // (nil: this node is next).
-type routerTo struct{ owner, next cache.PeerGetter }
+type routerTo struct{ owner, next cache.Peer }
 
-func (r routerTo) PickPeer(string) (cache.PeerGetter, bool) { return r.owner, true }
+func (r routerTo) PickPeer(string) (cache.Peer, bool) { return r.owner, true }
 
-func (r routerTo) PickFallback(string, func(cache.PeerGetter) bool) (next, previous cache.PeerGetter, changed time.Time) {
+func (r routerTo) PickFallback(string, func(cache.Peer) bool) (next, previous cache.Peer, changed time.Time) {
 	return r.next, nil, time.Time{}
 }
 

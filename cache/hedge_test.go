@@ -210,7 +210,7 @@ func TestOwnerThatStopsWhileLoadingCostsHedgeMax(t *testing.T) {
 	})
 }
 
-// A PeerGetter that panics is a failed peer: the key loads locally, and
+// A Peer that panics is a failed peer: the key loads locally, and
 // the panic is logged with its stack.
 func TestPeerPanicIsLoggedWithItsStack(t *testing.T) {
 	for _, noHedge := range []bool{false, true} {

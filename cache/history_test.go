@@ -160,7 +160,7 @@ func newHCluster(t *testing.T, n int, keys []string, opts cache.GroupOptions) *h
 		byAddr[nd.addr] = nd
 	}
 	for _, nd := range c.nodes {
-		p, err := picker.NewPeers(nd.addr, func(a string) cache.PeerGetter { return hPeer{byAddr[a]} },
+		p, err := picker.NewPeers(nd.addr, func(a string) cache.Peer { return hPeer{byAddr[a]} },
 			&picker.Options{Handoff: true})
 		if err != nil {
 			t.Fatal(err)

@@ -20,12 +20,12 @@ import (
 // counts the questions a group asks it.
 type countingRouter struct{ picks, fallbacks atomic.Int64 }
 
-func (r *countingRouter) PickPeer(string) (cache.PeerGetter, bool) {
+func (r *countingRouter) PickPeer(string) (cache.Peer, bool) {
 	r.picks.Add(1)
 	return nil, false
 }
 
-func (r *countingRouter) PickFallback(string, func(cache.PeerGetter) bool) (next, previous cache.PeerGetter, changed time.Time) {
+func (r *countingRouter) PickFallback(string, func(cache.Peer) bool) (next, previous cache.Peer, changed time.Time) {
 	r.fallbacks.Add(1)
 	return nil, nil, time.Time{}
 }
@@ -34,7 +34,7 @@ func (r *countingRouter) PickFallback(string, func(cache.PeerGetter) bool) (next
 // names no next or previous owners.
 type countingPicker struct{ r countingRouter }
 
-func (p *countingPicker) PickPeer(key string) (cache.PeerGetter, bool) { return p.r.PickPeer(key) }
+func (p *countingPicker) PickPeer(key string) (cache.Peer, bool) { return p.r.PickPeer(key) }
 
 // A local load asks the peer set who owns its key once (the group's
 // answer goes with the load, for the credit a key taken over gets), and

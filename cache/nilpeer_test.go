@@ -16,19 +16,19 @@ import (
 // key, and names none. As a router, it names no next or previous node.
 type nilOwner struct{}
 
-func (nilOwner) PickPeer(string) (cache.PeerGetter, bool) { return nil, true }
+func (nilOwner) PickPeer(string) (cache.Peer, bool) { return nil, true }
 
-func (nilOwner) PickFallback(string, func(cache.PeerGetter) bool) (next, previous cache.PeerGetter, changed time.Time) {
+func (nilOwner) PickFallback(string, func(cache.Peer) bool) (next, previous cache.Peer, changed time.Time) {
 	return nil, nil, time.Time{}
 }
 
-func (nilOwner) PeerGetters() []cache.PeerGetter { return nil }
+func (nilOwner) ListPeers() []cache.Peer { return nil }
 
 // justNilOwner is nilOwner as a PeerPicker only (no PickFallback, no
-// PeerGetters).
+// Peers).
 type justNilOwner struct{}
 
-func (justNilOwner) PickPeer(string) (cache.PeerGetter, bool) { return nil, true }
+func (justNilOwner) PickPeer(string) (cache.Peer, bool) { return nil, true }
 
 // A PickPeer that answers (nil, true) is taken as "no peer": every read
 // and write of the group works here alone, without a panic.

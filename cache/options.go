@@ -86,10 +86,10 @@ type Tracer interface {
 	// of the group's Getter on the owner) and "fallback" (a call of the
 	// Getter after the owner peer failed); a tracer should name an unknown
 	// step as it is, since later versions may add steps. peer is the
-	// address of the peer asked (its PeerGetter's Addr(), for "peer"),
+	// address of the peer asked (its Peer's Addr(), for "peer"),
 	// else "".
 	// The returned context is passed to what the step calls (a
-	// PeerGetter, the Getter), so that trace context reaches them; the
+	// Peer, the Getter), so that trace context reaches them; the
 	// returned Span is ended when the step ends.
 	Start(ctx context.Context, step, group, key, peer string) (context.Context, Span)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// userPeer is a peer as a user writes one, against cache.PeerGetter
+// userPeer is a peer as a user writes one, against cache.Peer
 // alone: it owns the keys starting with "u", whose values it gives a TTL
 // of 5 s ("missing" is not found, also for 5 s), and it records the
 // writes it is asked for. writeErr, if set, fails every write.
@@ -27,7 +27,7 @@ type userPeer struct {
 	writes []string // "remove k", "set k=v ttl"
 }
 
-var _ cache.PeerGetter = (*userPeer)(nil)
+var _ cache.Peer = (*userPeer)(nil)
 
 func (p *userPeer) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
 	p.gets.Add(1)
@@ -69,14 +69,14 @@ func (p *userPeer) took() []string {
 // this node, and lists both peers, as a cache.PeerLister.
 type userPicker struct{ owner, other *userPeer }
 
-func (u userPicker) PickPeer(key string) (cache.PeerGetter, bool) {
+func (u userPicker) PickPeer(key string) (cache.Peer, bool) {
 	if key[0] == 'u' {
 		return u.owner, true
 	}
 	return nil, false
 }
 
-func (u userPicker) PeerGetters() []cache.PeerGetter { return []cache.PeerGetter{u.owner, u.other} }
+func (u userPicker) ListPeers() []cache.Peer { return []cache.Peer{u.owner, u.other} }
 
 // A peer written against the one interface gets the owner's TTLs (for a
 // value and for "not found") and the writes: the owner the Set's value and

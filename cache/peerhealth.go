@@ -14,7 +14,7 @@ import (
 // PeerPolicy says how a group treats the peers it fetches from: when a
 // failing peer is ejected, how many requests may be in flight to one peer,
 // and when a slow fetch is hedged with a local load. It works for every
-// PeerGetter (net/http, Lambda, in-memory) whose dynamic type is comparable,
+// Peer (net/http, Lambda, in-memory) whose dynamic type is comparable,
 // as pointers are, so that the group can tell one peer from another;
 // hedging works for all. The zero value of each field
 // means its default; a negative value makes NewGroup fail.
@@ -144,7 +144,7 @@ func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 
 // PeerStats describes one peer as a group sees it.
 type PeerStats struct {
-	Addr                string // the PeerGetter's Addr()
+	Addr                string // the Peer's Addr()
 	Ejected             bool   // keys it owns are loaded locally now
 	ConsecutiveFailures int64
 	Ejections           int64 // times it was ejected since the group was created
@@ -186,17 +186,17 @@ type peerHealth struct {
 	coldRing     time.Time // the ring change cold counts from
 }
 
-// peerHealths holds a group's peerHealth per PeerGetter.
+// peerHealths holds a group's peerHealth per Peer.
 type peerHealths struct {
 	policy PeerPolicy
-	m      sync.Map            // PeerGetter -> *peerHealth
-	list   func() []PeerGetter // the peers now, if the PeerPicker can list them
+	m      sync.Map            // Peer -> *peerHealth
+	list   func() []Peer // the peers now, if the PeerPicker can list them
 	writes retries             // the writes some peers did not confirm (retry.go)
 }
 
 // of returns the health of peer, or nil if peer cannot be told apart from
 // others (its dynamic type is not comparable).
-func (h *peerHealths) of(peer PeerGetter) *peerHealth {
+func (h *peerHealths) of(peer Peer) *peerHealth {
 	if !reflect.TypeOf(peer).Comparable() {
 		return nil // a sync.Map key must be comparable
 	}
@@ -215,7 +215,7 @@ func (h *peerHealths) of(peer PeerGetter) *peerHealth {
 // ejected reports whether peer is ejected now (or its probe is in
 // flight), without changing its state: a write is not sent to it then but
 // counted as not confirmed at once, and retried in the background.
-func (h *peerHealths) ejected(peer PeerGetter) bool {
+func (h *peerHealths) ejected(peer Peer) bool {
 	p := h.of(peer)
 	if p == nil {
 		return false
@@ -228,7 +228,7 @@ func (h *peerHealths) ejected(peer PeerGetter) bool {
 // isEjected is ejected for a peer the group may never have fetched from
 // (a key's next or previous owner): it adds no state for a peer it does
 // not know, which is then not ejected.
-func (h *peerHealths) isEjected(peer PeerGetter) bool {
+func (h *peerHealths) isEjected(peer Peer) bool {
 	if !reflect.TypeOf(peer).Comparable() {
 		return false
 	}
@@ -359,10 +359,10 @@ func (h *peerHealths) backoff(streak int) time.Duration {
 // that left the ring) and have nothing in flight, so that the state of a
 // changing cluster does not grow without bound. It runs when a peer is first
 // seen, so the state a group holds is bounded by the peers it has now.
-func (h *peerHealths) prune(current []PeerGetter, added PeerGetter) {
+func (h *peerHealths) prune(current []Peer, added Peer) {
 	keep := peerSet(current)
 	h.m.Range(func(k, v any) bool {
-		if k != added && !keep[k.(PeerGetter)] && v.(*peerHealth).inFlight.Load() == 0 {
+		if k != added && !keep[k.(Peer)] && v.(*peerHealth).inFlight.Load() == 0 {
 			h.m.Delete(k)
 		}
 		return true
@@ -370,8 +370,8 @@ func (h *peerHealths) prune(current []PeerGetter, added PeerGetter) {
 }
 
 // peerSet returns the comparable peers of peers, as a set.
-func peerSet(peers []PeerGetter) map[PeerGetter]bool {
-	set := make(map[PeerGetter]bool, len(peers))
+func peerSet(peers []Peer) map[Peer]bool {
+	set := make(map[Peer]bool, len(peers))
 	for _, p := range peers {
 		if reflect.TypeOf(p).Comparable() {
 			set[p] = true
@@ -384,7 +384,7 @@ func peerSet(peers []PeerGetter) map[PeerGetter]bool {
 // (all of them if the PeerPicker cannot list them), or have requests in
 // flight. It changes nothing.
 func (h *peerHealths) stats() []PeerStats {
-	var current map[PeerGetter]bool
+	var current map[Peer]bool
 	if h.list != nil {
 		current = peerSet(h.list())
 	}
@@ -392,7 +392,7 @@ func (h *peerHealths) stats() []PeerStats {
 	now := time.Now()
 	h.m.Range(func(k, v any) bool {
 		p := v.(*peerHealth)
-		if current != nil && !current[k.(PeerGetter)] && p.inFlight.Load() == 0 {
+		if current != nil && !current[k.(Peer)] && p.inFlight.Load() == 0 {
 			return true
 		}
 		p.mu.Lock()

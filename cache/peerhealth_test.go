@@ -17,7 +17,7 @@ import (
 	"github.com/geecache/geecache/internal/testkit"
 )
 
-// fakePeer is a controllable PeerGetter: it fails, hangs until its
+// fakePeer is a controllable Peer: it fails, hangs until its
 // caller's context ends, or answers "remote:"+key; it counts its calls.
 type fakePeer struct {
 	peertest.ReadOnly
@@ -46,13 +46,13 @@ func (p *fakePeer) Get(ctx context.Context, _, key string) ([]byte, time.Duratio
 func (p *fakePeer) Addr() string { return fmt.Sprintf("http://fake-peer-%p", p) }
 
 // allRemote says every key is owned by the peer.
-type allRemote struct{ p cache.PeerGetter }
+type allRemote struct{ p cache.Peer }
 
-func (a allRemote) PickPeer(string) (cache.PeerGetter, bool) { return a.p, true }
+func (a allRemote) PickPeer(string) (cache.Peer, bool) { return a.p, true }
 
 // newPeerGroup is a group for a test in a synctest bubble whose keys p
 // owns, and the count of its local loads.
-func newPeerGroup(t *testing.T, p cache.PeerGetter, policy cache.PeerPolicy) (*cache.Group, *atomic.Int64) {
+func newPeerGroup(t *testing.T, p cache.Peer, policy cache.PeerPolicy) (*cache.Group, *atomic.Int64) {
 	t.Helper()
 	t.Cleanup(settleBubble)
 	var loads atomic.Int64
@@ -250,7 +250,7 @@ func TestBusyPeerFallsBackInsteadOfQueueing(t *testing.T) {
 	})
 }
 
-// peerFunc is a PeerGetter made of a function; a pointer, so that the group
+// peerFunc is a Peer made of a function; a pointer, so that the group
 // can tell peers apart (see PeerPolicy).
 type peerFunc struct {
 	f func(ctx context.Context, key string) ([]byte, error)
@@ -284,25 +284,25 @@ func TestBadPeerPolicyIsRefused(t *testing.T) {
 // listedPeers is a PeerPicker over a changing list of peers.
 type listedPeers struct {
 	mu    sync.Mutex
-	peers []cache.PeerGetter
+	peers []cache.Peer
 }
 
-func (l *listedPeers) PickPeer(key string) (cache.PeerGetter, bool) {
+func (l *listedPeers) PickPeer(key string) (cache.Peer, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.peers[int(key[len(key)-1])%len(l.peers)], true
 }
 
-func (l *listedPeers) PeerGetters() []cache.PeerGetter {
+func (l *listedPeers) ListPeers() []cache.Peer {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]cache.PeerGetter(nil), l.peers...)
+	return append([]cache.Peer(nil), l.peers...)
 }
 
 // The state of a peer that left the ring is forgotten.
 func TestPeersThatLeftAreForgotten(t *testing.T) {
 	a, b := &fakePeer{}, &fakePeer{}
-	l := &listedPeers{peers: []cache.PeerGetter{a, b}}
+	l := &listedPeers{peers: []cache.Peer{a, b}}
 	g, err := cache.NewRegistry().NewGroup("g", 1<<10, getter.Map(nil), &cache.GroupOptions{Peers: l, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +314,7 @@ func TestPeersThatLeftAreForgotten(t *testing.T) {
 		t.Fatalf("%d peers in Stats; want 2", n)
 	}
 	l.mu.Lock()
-	l.peers = []cache.PeerGetter{a}
+	l.peers = []cache.Peer{a}
 	l.mu.Unlock()
 	if n := len(g.Stats().Peers); n != 1 {
 		t.Fatalf("%d peers in Stats after one left; want 1", n)

@@ -2,6 +2,8 @@ package cache
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"runtime/debug"
 	"time"
 )
@@ -13,74 +15,42 @@ type PeerPicker interface {
 	// PickPeer returns the peer that owns key. ok is false when this node
 	// owns the key (or there are no peers), and the group loads the key
 	// itself; a nil peer is taken as ok false.
-	PickPeer(key string) (peer PeerGetter, ok bool)
+	PickPeer(key string) (peer Peer, ok bool)
 }
 
 // pickPeer is g.peers.PickPeer (g.peers is not nil), with a nil peer taken
 // as none: a PeerPicker that says another node owns key but names no peer
 // leaves key to this node, rather than a panic where the peer is used.
-func (g *Group) pickPeer(key string) (PeerGetter, bool) {
+func (g *Group) pickPeer(key string) (Peer, bool) {
 	p, ok := g.peers.PickPeer(key)
 	return p, ok && p != nil
 }
 
-// A PeerGetter is one other node, as a group sees it: it fetches a value
-// from the group of the same name there, with the lifetime the owner gives
-// it, and changes a key there, so that Group.Remove and Group.Set reach
-// every node. It is the one interface a transport implements: the group
-// looks for no other method. Implementations must be safe for concurrent
-// use.
+// A Peer is one other node, as a group sees it. A transport implements
+// it: Do carries a PeerRequest to that node, where the transport hands it
+// to the node's Registry.ServePeer, and carries the answers back to reply.
+// Everything one node asks of another is a PeerRequest, and everything it
+// hears back goes through PeerReply: the group reads nothing else from
+// the transport, and nothing from ctx but its deadline and cancellation.
+// Implementations must be safe for concurrent use.
 //
-// A transport that cannot change keys (a read-only one) says so by
-// returning an error wrapping errors.ErrUnsupported from Remove and Set: a
-// Remove or Set then names the peer in its *UpdateError, and does not
-// retry it.
-type PeerGetter interface {
-	// Get fetches key of group from the peer. ttl is the lifetime the
-	// owner gives the value, or with a "not found" how long that answer
-	// may be cached: 0 for no end, and negative when the transport does
-	// not carry it (the asking group's TTL and NotFoundTTL apply then).
-	// A key the peer reports missing yields an error wrapping
-	// getter.ErrNotFound. The peer must not keep or change the returned
-	// slice afterwards.
+// The package cachetest checks a transport against this contract.
+type Peer interface {
+	// Do sends req to the peer and gives what it answers to reply, from
+	// Do's goroutine (or ones Do waits for) and before Do returns. For
+	// OpGet and OpPeek that is reply.Answer once per key the peer
+	// answered; a key it did not answer is a failure of the peer for that
+	// key only. reply.Loading relays the peer's word that it is loading,
+	// as often as it comes. The peer must not keep or change a value it
+	// gave to reply.Answer.
 	//
-	// A group also calls Get for requests of its own: after the ring
-	// changed, it asks a key's previous owner for the key before loading
-	// it (handoff), and it asks an ejected peer, in the background, for a
-	// key it owns, to readmit it as soon as it answers (at most one such
-	// probe per peer at a time and per PeerPolicy.EjectFor). This module's
-	// transports send both as memory-only requests, which the peer answers
-	// from memory without loading anything. To another PeerGetter they are
-	// ordinary Gets, which it cannot tell apart: correct all the same (any
-	// answer readmits the peer; a handoff keeps what the previous owner
-	// answers), at the cost of the load its node may do to answer.
-	Get(ctx context.Context, group, key string) (value []byte, ttl time.Duration, err error)
-
-	// Remove drops key of group from the peer's memory.
-	Remove(ctx context.Context, group, key string) error
-
-	// Set stores value under key of group at the peer, which owns it, for
-	// ttl (0: the peer's group's default).
-	Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error
-
-	// Batch sends one request to the peer for many keys of group, for
-	// Group.GetMany, Group.RemoveMany and Group.Purge. With remove false it
-	// fetches keys and calls each once for every key the peer answered,
-	// with the key's index in keys and what Get would return for it (a
-	// per-key error wrapping errors.ErrUnsupported: the peer did not fit
-	// the key in the batch, and the group asks for it alone); a key the
-	// peer did not answer is a failure of the peer for that key only. each
-	// is called from Batch's goroutine, before Batch returns. With remove
-	// true it drops keys from the peer's memory, as Remove does each, and
-	// with no keys at all it drops every key of group there (Purge); each
-	// is nil then. A transport splits a batch over its limits into as many
-	// requests as it needs.
-	//
-	// An error is for the batch as a whole. A transport (or a peer of an
-	// older protocol version) that cannot send batches returns one
-	// wrapping errors.ErrUnsupported: the group then sends single Gets or
-	// Removes instead.
-	Batch(ctx context.Context, group string, keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error)) error
+	// An error is for the request as a whole. One that wraps
+	// errors.ErrUnsupported says the transport (or the peer, of an older
+	// version) cannot carry this request: a request of many keys is then
+	// sent again key by key, an OpPeek or OpOffer is taken as "not held",
+	// and an OpSet, OpRemove or OpPurge names the peer in the write's
+	// *UpdateError and is not retried (a read-only transport).
+	Do(ctx context.Context, req PeerRequest, reply PeerReply) error
 
 	// Addr names the peer, one address per peer (a transport's base URL,
 	// say): UpdateError.Failed, PeerStats, logs and Tracer spans name it
@@ -89,26 +59,175 @@ type PeerGetter interface {
 	Addr() string
 }
 
-// peerBatch is Batch of peer, with a panic turned into a *PanicError.
-func peerBatch(ctx context.Context, peer PeerGetter, group string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) (err error) {
+// A PeerRequest is what one node asks of another about a group. What the
+// peer does with it is ServePeer's to say; a transport carries every
+// field.
+type PeerRequest struct {
+	Op    PeerOp
+	Group string
+	// Keys are the keys the request is about: one or more for OpGet,
+	// OpPeek, OpRemove and OpOffer, exactly one for OpSet, none for
+	// OpPurge. A transport splits a request over its limits into as many
+	// requests as it needs, and gives each answer the key's index here.
+	Keys []string
+	// Value and TTL are an OpSet's value and lifetime (0: the peer's
+	// group's default).
+	Value []byte
+	TTL   time.Duration
+}
+
+// A PeerOp is the kind of a PeerRequest.
+type PeerOp uint8
+
+const (
+	// OpGet asks the owner of each key for its value: from memory, or
+	// loaded with the peer's Getter. The peer never forwards it (one hop),
+	// and says Loading while a load it waits for runs.
+	OpGet PeerOp = iota + 1
+	// OpPeek asks for each key from the peer's memory only: it never
+	// loads or forwards, and answers ErrNotHeld for a key it does not hold
+	// fresh. A key's new owner asks its previous owner so after the ring
+	// changed (handoff), and a group probes an ejected peer so.
+	OpPeek
+	// OpSet stores Value under Keys[0] in the peer's memory, which owns
+	// the key (Group.Set).
+	OpSet
+	// OpRemove drops each key from the peer's memory (Group.Remove,
+	// Group.RemoveMany, and Group.Set at the nodes other than the owner).
+	OpRemove
+	// OpPurge drops every key of the group from the peer's memory
+	// (Group.Purge).
+	OpPurge
+	// OpOffer tells the peer that the asking node holds Keys, which the
+	// peer owns now: the peer takes those it does not hold from their
+	// previous owner under its own ring, with an OpPeek (Group.HandOver).
+	// It carries names only, so no node can make another store a value of
+	// its choosing.
+	OpOffer
+)
+
+var opNames = [...]string{OpGet: "get", OpPeek: "peek", OpSet: "set", OpRemove: "remove", OpPurge: "purge", OpOffer: "offer"}
+
+func (op PeerOp) String() string {
+	if int(op) < len(opNames) && opNames[op] != "" {
+		return opNames[op]
+	}
+	return fmt.Sprintf("PeerOp(%d)", uint8(op))
+}
+
+// A PeerReply receives a peer's answers to one PeerRequest. On the asking
+// node the group implements it and the transport calls it; on the
+// answering node the transport implements it and ServePeer calls it.
+// Calls come from one goroutine at a time.
+type PeerReply interface {
+	// Answer gives the answer for req.Keys[i]: its value, or an error
+	// that wraps getter.ErrNotFound (the key does not exist), ErrNotHeld
+	// (OpPeek: not in memory), errors.ErrUnsupported (the key did not fit
+	// in this request: ask for it alone) or says why it failed. ttl is
+	// how long the value (or a "not found") stays fresh at the peer: 0
+	// for no end, and negative when the transport does not carry it (the
+	// asking group's TTL and NotFoundTTL apply then).
+	Answer(i int, value ByteView, ttl time.Duration, err error)
+
+	// Loading says the peer is alive and loading the request's keys. An
+	// asking group waits for a peer that keeps saying so, however slow
+	// its source, rather than loading the keys itself beside it. A
+	// transport that cannot carry the sign never calls it; the asking
+	// group then hedges after PeerPolicy.HedgeMax of silence.
+	Loading()
+}
+
+// Errors of the peer contract.
+var (
+	// ErrNotHeld answers an OpPeek of a key the peer does not hold.
+	ErrNotHeld = errors.New("key not held in memory")
+	// ErrUnknownGroup is ServePeer's error for a group the node does not
+	// have.
+	ErrUnknownGroup = errors.New("no such group")
+	// ErrBadRequest is ServePeer's error for a request that is not well
+	// formed: an unknown Op, or keys that do not fit it.
+	ErrBadRequest = errors.New("malformed peer request")
+)
+
+// peerDo is Do of peer, with a panic turned into a *PanicError: a peer's
+// failure, not the caller's.
+func peerDo(ctx context.Context, peer Peer, req PeerRequest, reply PeerReply) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
-	return peer.Batch(ctx, group, keys, remove, each)
+	return peer.Do(ctx, req, reply)
 }
 
-// peerGet fetches from peer. A PeerGetter that panics gives a
-// *PanicError, a failed fetch: the group logs it and loads the key itself,
-// rather than failing the whole load.
-func peerGet(ctx context.Context, peer PeerGetter, group, key string) (v []byte, ttl time.Duration, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			v, ttl, err = nil, 0, &PanicError{Value: r, Stack: debug.Stack()}
-		}
-	}()
-	return peer.Get(ctx, group, key)
+// oneKey is the PeerReply of a request of one key.
+type oneKey struct {
+	a       keyAnswer
+	got     bool
+	loading func() // nil: the sign is not wanted
+}
+
+func (r *oneKey) Answer(i int, v ByteView, ttl time.Duration, err error) {
+	if i != 0 || r.got {
+		r.a = keyAnswer{err: fmt.Errorf("geecache: %w (answer %d of a one-key request)", errNotAnswered, i)}
+		return
+	}
+	r.got, r.a = true, keyAnswer{v.b, ttl, err}
+}
+
+func (r *oneKey) Loading() {
+	if r.loading != nil {
+		r.loading()
+	}
+}
+
+// peerGet asks peer for key with op (OpGet or OpPeek); loading, if not
+// nil, hears the peer's signs that it is loading.
+func peerGet(ctx context.Context, peer Peer, op PeerOp, group, key string, loading func()) ([]byte, time.Duration, error) {
+	r := &oneKey{loading: loading}
+	err := peerDo(ctx, peer, PeerRequest{Op: op, Group: group, Keys: []string{key}}, r)
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case !r.got:
+		return nil, 0, fmt.Errorf("geecache: peer %s: %w", peer.Addr(), errNotAnswered)
+	}
+	return r.a.v, r.a.ttl, r.a.err
+}
+
+// manyKeys is the PeerReply of a request of many keys: each answer goes to
+// each, each sign to loading.
+type manyKeys struct {
+	each    func(i int, v []byte, ttl time.Duration, err error)
+	loading func()
+}
+
+func (r manyKeys) Answer(i int, v ByteView, ttl time.Duration, err error) {
+	if r.each != nil {
+		r.each(i, v.b, ttl, err)
+	}
+}
+
+func (r manyKeys) Loading() {
+	if r.loading != nil {
+		r.loading()
+	}
+}
+
+// peerBatch sends req to peer, each answer to each and each sign to
+// loading (either may be nil).
+func peerBatch(ctx context.Context, peer Peer, req PeerRequest, loading func(), each func(i int, v []byte, ttl time.Duration, err error)) error {
+	return peerDo(ctx, peer, req, manyKeys{each, loading})
+}
+
+// peerRemove drops key at peer.
+func peerRemove(ctx context.Context, peer Peer, group, key string) error {
+	return peerDo(ctx, peer, PeerRequest{Op: OpRemove, Group: group, Keys: []string{key}}, manyKeys{})
+}
+
+// peerStore stores value under key at peer, its owner.
+func peerStore(ctx context.Context, peer Peer, group, key string, value []byte, ttl time.Duration) error {
+	return peerDo(ctx, peer, PeerRequest{Op: OpSet, Group: group, Keys: []string{key}, Value: value, TTL: ttl}, manyKeys{})
 }
 
 // keepPeer keeps the owner's answer a for key (a value, or with a.err a

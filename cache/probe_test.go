@@ -189,7 +189,7 @@ func peerEjected(g *cache.Group, addr string) bool {
 	return false
 }
 
-// plainPeer is a PeerGetter of another transport than this module's: it
+// plainPeer is a Peer of another transport than this module's: it
 // cannot see that a request asks for an answer from memory only (the mark
 // is internal), and serves every Get as an ordinary peer request.
 type plainPeer struct {
@@ -211,7 +211,7 @@ func (p *plainPeer) Get(_ context.Context, _, key string) ([]byte, time.Duration
 
 func (p *plainPeer) Addr() string { return p.addr }
 
-// The readmission probe reaches a PeerGetter of another transport as an
+// The readmission probe reaches a Peer of another transport as an
 // ordinary Get of a key its node was asked for (it cannot be told apart):
 // the peer is still readmitted within about EjectFor of answering, at a
 // bounded cost: at most one such Get per EjectFor while it is ejected,
@@ -222,7 +222,7 @@ func TestProbeOfOtherTransportIsAnOrdinaryGet(t *testing.T) {
 		var down atomic.Bool
 		var gets, loads atomic.Int64 // b's peer requests, and its source's loads
 		for _, self := range []string{"a", "b"} {
-			peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter {
+			peers, err := picker.NewPeers(self, func(addr string) cache.Peer {
 				return &plainPeer{addr: addr, to: func() *cache.Group { return groups[addr] }, down: &down, gets: &gets}
 			}, &picker.Options{Replicas: 64, Logger: quiet})
 			if err != nil {
@@ -245,7 +245,7 @@ func TestProbeOfOtherTransportIsAnOrdinaryGet(t *testing.T) {
 			groups[self] = g
 		}
 		a := groups["a"]
-		owners, _ := picker.NewPeers("a", func(string) cache.PeerGetter { return nil }, &picker.Options{Replicas: 64, Logger: quiet})
+		owners, _ := picker.NewPeers("a", func(string) cache.Peer { return nil }, &picker.Options{Replicas: 64, Logger: quiet})
 		_ = owners.Set("a", "b")
 		n := 0
 		key := func() string { // a key of b's that a has not asked for yet

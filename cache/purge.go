@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/geecache/geecache/internal/batchctx"
 )
 
 // purgeState is what a group remembers of its last Purge: until
@@ -41,11 +39,8 @@ func (g *Group) hotBlocked() bool {
 // Remove's, a Purge is not retried in the background.
 func (g *Group) Purge(ctx context.Context) error {
 	g.purgeLocal()
-	if batchctx.From(ctx) != nil {
-		return nil // a peer's purge: this node only
-	}
-	failed := g.tellAll(ctx, g.peerList(), func(ctx context.Context, p PeerGetter) error {
-		return p.Batch(ctx, g.name, nil, true, nil)
+	failed := g.tellAll(ctx, g.peerList(), func(ctx context.Context, p Peer) error {
+		return peerDo(ctx, p, PeerRequest{Op: OpPurge, Group: g.name}, manyKeys{})
 	})
 	g.purgeLocal() // a value fetched meanwhile from a peer not yet purged
 	if len(failed) == 0 {
@@ -76,18 +71,18 @@ func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	if batchctx.From(ctx) != nil || g.peers == nil {
+	if g.peers == nil {
 		for _, k := range keys {
-			g.RemoveLocal(k)
+			g.removeLocal(k)
 		}
 		return nil
 	}
 	seqs := make([]uint64, len(keys))
 	for i, k := range keys {
 		seqs[i] = g.health.writes.begin(k) // supersedes the retries of older writes of k
-		g.RemoveLocal(k)
+		g.removeLocal(k)
 	}
-	var owners []PeerGetter
+	var owners []Peer
 	others := g.peerList()
 	for _, k := range keys {
 		o, remote := g.pickPeer(k)
@@ -118,7 +113,7 @@ func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 	// another owner holds: with more than one owner, they are told again
 	// too, once all have confirmed, so that none keeps an old value it
 	// fetched from another owner meanwhile.
-	apply := func(ctx context.Context, p PeerGetter) error { return removeBatch(ctx, g.name, p, keys) }
+	apply := func(ctx context.Context, p Peer) error { return removeBatch(ctx, g.name, p, keys) }
 	ownersDone := make(chan map[string]error, 1)
 	go func() { ownersDone <- g.tellAll(ctx, owners, apply) }()
 	var failed map[string]error
@@ -146,10 +141,10 @@ func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 		failed[a] = err
 	}
 	for i, k := range keys {
-		g.RemoveLocal(k)
+		g.removeLocal(k)
 		// The peers that did not confirm are told again in the background,
 		// key by key, as after a Remove.
-		w := &write{g: g, key: k, apply: func(ctx context.Context, p PeerGetter, _ bool) error { return p.Remove(ctx, g.name, k) }}
+		w := &write{g: g, key: k, apply: func(ctx context.Context, p Peer, _ bool) error { return peerRemove(ctx, p, g.name, k) }}
 		if o, remote := g.pickPeer(k); remote {
 			w.owner = o
 		}
@@ -170,15 +165,15 @@ func untilHalf(ctx context.Context) time.Duration {
 	return ownerGrace
 }
 
-// removeBatch drops keys at p in one Batch, or key by key if p cannot
+// removeBatch drops keys at p in one request, or key by key if p cannot
 // batch.
-func removeBatch(ctx context.Context, group string, p PeerGetter, keys []string) error {
-	err := p.Batch(ctx, group, keys, true, nil)
-	if err == nil || !errors.Is(err, errors.ErrUnsupported) {
+func removeBatch(ctx context.Context, group string, p Peer, keys []string) error {
+	err := peerDo(ctx, p, PeerRequest{Op: OpRemove, Group: group, Keys: keys}, manyKeys{})
+	if err == nil || !errors.Is(err, errors.ErrUnsupported) || len(keys) == 1 {
 		return err
 	}
 	for _, k := range keys {
-		if err := p.Remove(ctx, group, k); err != nil {
+		if err := peerRemove(ctx, p, group, k); err != nil {
 			return err
 		}
 	}
@@ -188,8 +183,8 @@ func removeBatch(ctx context.Context, group string, p PeerGetter, keys []string)
 // tellAll applies a change to each peer of list concurrently, each within
 // its own share of ctx (at most PeerPolicy.SlowAfter), skipping the ejected
 // ones, and returns the failures by address.
-func (g *Group) tellAll(ctx context.Context, list []PeerGetter, apply func(context.Context, PeerGetter) error) map[string]error {
-	w := &write{g: g, apply: func(ctx context.Context, p PeerGetter, _ bool) error { return apply(ctx, p) }}
+func (g *Group) tellAll(ctx context.Context, list []Peer, apply func(context.Context, Peer) error) map[string]error {
+	w := &write{g: g, apply: func(ctx context.Context, p Peer, _ bool) error { return apply(ctx, p) }}
 	failed := map[string]error{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/groupbridge"
 	"github.com/geecache/geecache/internal/ratelog"
 )
 
@@ -79,7 +78,6 @@ func (r *Registry) NewGroup(name string, cacheBytes int64, g getter.Getter, opts
 	grp.warn = ratelog.New(o.Logger, time.Second, nil)
 	grp.health.policy = policy
 	grp.router, _ = o.Peers.(fallbackPicker)
-	grp.groupBridge = groupbridge.New((*Group).handOver, (*Group).takeOffer)
 	if _, ok := o.Peers.(PeerLister); ok {
 		grp.health.list = grp.peerList
 	}

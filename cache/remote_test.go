@@ -22,7 +22,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 type fixture struct {
 	group  *cache.Group
 	picker *mocks.MockPeerPicker
-	peer   *mocks.MockPeerGetter
+	peer   *mocks.MockPeer
 	src    *mocks.MockGetter
 }
 
@@ -30,7 +30,7 @@ func newFixture(t *testing.T) *fixture {
 	ctrl := gomock.NewController(t)
 	f := &fixture{
 		picker: mocks.NewMockPeerPicker(ctrl),
-		peer:   mocks.NewMockPeerGetter(ctrl),
+		peer:   mocks.NewMockPeer(ctrl),
 		src:    mocks.NewMockGetter(ctrl),
 	}
 	g, err := cache.NewRegistry().NewGroup("scores", 1<<20, f.src, &cache.GroupOptions{Peers: f.picker, Logger: quiet})

@@ -99,8 +99,8 @@ func (s *retries) end(ctx context.Context, w *write, seq uint64, failed map[stri
 		return
 	}
 	g, key := w.g, w.key
-	w = &write{g: g, key: key, owner: w.owner, apply: func(ctx context.Context, p PeerGetter, _ bool) error {
-		return p.Remove(ctx, g.name, key)
+	w = &write{g: g, key: key, owner: w.owner, apply: func(ctx context.Context, p Peer, _ bool) error {
+		return peerRemove(ctx, p, g.name, key)
 	}}
 	r := &retry{w: w, ctx: context.WithoutCancel(ctx), pending: map[string]bool{}, until: time.Now().Add(retryFor)}
 	if w.owner != nil {
@@ -197,19 +197,19 @@ func (r *retry) attempt(ctx context.Context) {
 	w := r.w
 	list := w.g.peerList()
 	if list == nil && w.owner != nil {
-		list = []PeerGetter{w.owner} // a picker that cannot list its peers: the owner is all it knows
+		list = []Peer{w.owner} // a picker that cannot list its peers: the owner is all it knows
 	}
-	cur := make(map[string]PeerGetter, len(list))
+	cur := make(map[string]Peer, len(list))
 	for _, p := range list {
 		cur[p.Addr()] = p
 	}
-	var owner PeerGetter
+	var owner Peer
 	if r.owner {
 		if owner = cur[r.ownerAddr]; owner == nil {
 			r.owner = false // it left the ring
 		}
 	}
-	others := make([]PeerGetter, 0, len(cur))
+	others := make([]Peer, 0, len(cur))
 	for a, p := range cur {
 		if a != r.ownerAddr {
 			others = append(others, p)

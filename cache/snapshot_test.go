@@ -246,14 +246,14 @@ func TestRestoreSkipsKeysOtherNodesOwn(t *testing.T) {
 // fails every request.
 type evenPicker struct{ mine func(string) bool }
 
-func (p evenPicker) PickPeer(key string) (cache.PeerGetter, bool) {
+func (p evenPicker) PickPeer(key string) (cache.Peer, bool) {
 	if p.mine(key) {
 		return nil, false
 	}
 	return deadPeer{}, true
 }
 
-type deadPeer struct{ cache.PeerGetter }
+type deadPeer struct{ cache.Peer }
 
 func (deadPeer) Addr() string { return "dead" }
 

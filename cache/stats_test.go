@@ -15,24 +15,24 @@ import (
 // leavingPeer owns every key by p, and lists p as a peer while it is in the
 // ring (in false: p has left it).
 type leavingPeer struct {
-	p  cache.PeerGetter
+	p  cache.Peer
 	mu sync.Mutex
 	in bool
 }
 
-func (l *leavingPeer) PickPeer(string) (cache.PeerGetter, bool) {
+func (l *leavingPeer) PickPeer(string) (cache.Peer, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.p, true
 }
 
-func (l *leavingPeer) PeerGetters() []cache.PeerGetter {
+func (l *leavingPeer) ListPeers() []cache.Peer {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.in {
 		return nil
 	}
-	return []cache.PeerGetter{l.p}
+	return []cache.Peer{l.p}
 }
 
 func (l *leavingPeer) set(in bool) {

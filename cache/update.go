@@ -15,7 +15,7 @@ import (
 // than this node, so that a removal can reach the hot caches of every node.
 // picker.Peers and the transports' pools implement it.
 type PeerLister interface {
-	PeerGetters() []PeerGetter
+	ListPeers() []Peer
 }
 
 // ErrPartialUpdate is wrapped by the *UpdateError that Remove and Set return
@@ -87,8 +87,8 @@ func (e *UpdateError) Unwrap() error { return ErrPartialUpdate }
 // holds is not an error. It returns an *UpdateError naming the peers that
 // did not confirm; see UpdateError for what each node may still serve.
 func (g *Group) Remove(ctx context.Context, key string) error {
-	return g.update(ctx, key, func(ctx context.Context, p PeerGetter, owner bool) error {
-		return p.Remove(ctx, g.name, key)
+	return g.update(ctx, key, func(ctx context.Context, p Peer, owner bool) error {
+		return peerRemove(ctx, p, g.name, key)
 	}, nil)
 }
 
@@ -101,28 +101,26 @@ func (g *Group) Set(ctx context.Context, key string, value []byte, ttl time.Dura
 	if ttl < 0 {
 		return &Error{Group: g.name, Key: key, Err: fmt.Errorf("negative TTL %v", ttl)}
 	}
-	return g.update(ctx, key, func(ctx context.Context, p PeerGetter, owner bool) error {
+	return g.update(ctx, key, func(ctx context.Context, p Peer, owner bool) error {
 		if owner {
-			return p.Set(ctx, g.name, key, value, ttl)
+			return peerStore(ctx, p, g.name, key, value, ttl)
 		}
-		return p.Remove(ctx, g.name, key)
-	}, func() { g.SetLocal(key, value, ttl) })
+		return peerRemove(ctx, p, g.name, key)
+	}, func() { g.setLocal(key, value, ttl) })
 }
 
-// RemoveLocal drops key from this node's memory only, and keeps any load of
-// it in flight here from caching its value. Transports call it for a
-// peer's Remove; use Remove to remove a key from the cluster.
-func (g *Group) RemoveLocal(key string) {
+// removeLocal drops key from this node's memory only, and keeps any load of
+// it in flight here from caching its value (a peer's OpRemove).
+func (g *Group) removeLocal(key string) {
 	g.mem.remove(key)
 	g.forwardFlight.Forget(key)
 	g.localFlight.Forget(key)
 }
 
-// SetLocal stores value under key in this node's main cache, for ttl (0:
+// setLocal stores value under key in this node's main cache, for ttl (0:
 // the group's default), replacing any value and keeping any load in flight
-// from overwriting it. Transports call it for a peer's Set at the owner;
-// use Set to set a key in the cluster.
-func (g *Group) SetLocal(key string, value []byte, ttl time.Duration) {
+// from overwriting it (Set here, or a peer's OpSet at the owner).
+func (g *Group) setLocal(key string, value []byte, ttl time.Duration) {
 	if ttl <= 0 {
 		ttl = g.fresh.ttl
 	}
@@ -135,7 +133,7 @@ func (g *Group) SetLocal(key string, value []byte, ttl time.Duration) {
 
 // samePeer reports whether a and b are the same peer; peers whose type
 // cannot be compared are never the same.
-func samePeer(a, b PeerGetter) bool {
+func samePeer(a, b Peer) bool {
 	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
 	return ta == tb && ta.Comparable() && a == b
 }
@@ -145,8 +143,8 @@ func samePeer(a, b PeerGetter) bool {
 // every other peer (through apply with owner false), as write.pass orders
 // it. The peers that do not confirm are retried in the background (see
 // retries.end) and reported.
-func (g *Group) update(ctx context.Context, key string, apply func(context.Context, PeerGetter, bool) error, local func()) error {
-	var owner PeerGetter
+func (g *Group) update(ctx context.Context, key string, apply func(context.Context, Peer, bool) error, local func()) error {
+	var owner Peer
 	remote := false
 	if g.peers != nil {
 		owner, remote = g.pickPeer(key)
@@ -157,7 +155,7 @@ func (g *Group) update(ctx context.Context, key string, apply func(context.Conte
 	}
 	seq := g.health.writes.begin(key) // supersedes the retries of an older write of key
 	if remote || local == nil {
-		g.RemoveLocal(key)
+		g.removeLocal(key)
 	} else {
 		local()
 	}
@@ -178,9 +176,9 @@ func (g *Group) update(ctx context.Context, key string, apply func(context.Conte
 
 // peerList returns the peers other than this node, if the picker can list
 // them.
-func (g *Group) peerList() []PeerGetter {
+func (g *Group) peerList() []Peer {
 	if l, ok := g.peers.(PeerLister); ok {
-		return l.PeerGetters()
+		return l.ListPeers()
 	}
 	return nil
 }

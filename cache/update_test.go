@@ -148,13 +148,13 @@ type memPicker struct {
 	nodes []*memNode
 }
 
-func (m memPicker) PickPeer(key string) (cache.PeerGetter, bool) {
+func (m memPicker) PickPeer(key string) (cache.Peer, bool) {
 	o := int(key[0]-'a') % len(m.nodes)
 	return memPeer{m.nodes[o]}, o != m.self
 }
 
-func (m memPicker) PeerGetters() []cache.PeerGetter {
-	var out []cache.PeerGetter
+func (m memPicker) ListPeers() []cache.Peer {
+	var out []cache.Peer
 	for i, n := range m.nodes {
 		if i != m.self {
 			out = append(out, memPeer{n})

@@ -22,13 +22,13 @@ var errEjected = errors.New("the peer is ejected: not asked now, retried in the 
 type write struct {
 	g     *Group
 	key   string
-	owner PeerGetter // the owner peer, or nil when this node owns the key
-	apply func(ctx context.Context, p PeerGetter, owner bool) error
+	owner Peer // the owner peer, or nil when this node owns the key
+	apply func(ctx context.Context, p Peer, owner bool) error
 }
 
 // others returns the peers of list other than the owner.
-func (w *write) others(list []PeerGetter) []PeerGetter {
-	out := make([]PeerGetter, 0, len(list))
+func (w *write) others(list []Peer) []Peer {
+	out := make([]Peer, 0, len(list))
 	for _, p := range list {
 		if w.owner == nil || !samePeer(p, w.owner) {
 			out = append(out, p)
@@ -40,7 +40,7 @@ func (w *write) others(list []PeerGetter) []PeerGetter {
 // tell sends the write to peer p, within ctx and PeerPolicy.SlowAfter, so
 // that each peer has its own share of the caller's time. With skipEjected,
 // a peer that is ejected is not asked: it fails at once.
-func (w *write) tell(ctx context.Context, p PeerGetter, owner, skipEjected bool) (err error) {
+func (w *write) tell(ctx context.Context, p Peer, owner, skipEjected bool) (err error) {
 	if skipEjected && w.g.health.ejected(p) {
 		return errEjected
 	}
@@ -84,10 +84,10 @@ func (w *write) tell(ctx context.Context, p PeerGetter, owner, skipEjected bool)
 // answer counts. A peer told before the owner confirmed, with the owner
 // named, has dropped its copy but may fetch the owner's old one again, as
 // UpdateError says.
-func (w *write) pass(ctx context.Context, owner PeerGetter, others []PeerGetter, pending map[string]bool, skipEjected bool) map[string]error {
+func (w *write) pass(ctx context.Context, owner Peer, others []Peer, pending map[string]bool, skipEjected bool) map[string]error {
 	results := make(map[string]error, len(others)+1)
 	var mu sync.Mutex
-	record := func(p PeerGetter, err error) {
+	record := func(p Peer, err error) {
 		mu.Lock()
 		results[p.Addr()] = err
 		mu.Unlock()
@@ -128,7 +128,7 @@ func (w *write) pass(ctx context.Context, owner PeerGetter, others []PeerGetter,
 	}
 	wg.Wait()
 	if owner != nil && ownerOK {
-		w.g.RemoveLocal(w.key) // this node too may have fetched the old value meanwhile
+		w.g.removeLocal(w.key) // this node too may have fetched the old value meanwhile
 	}
 	return results
 }

@@ -1,8 +1,8 @@
 // Package mocks holds gomock (github.com/golang/mock) mocks of GeeCache's
-// extension points: MockPeerPicker and MockPeerGetter from package cache,
+// extension points: MockPeerPicker and MockPeer from package cache,
 // and MockGetter from package getter. GeeCache's own tests of the
 // remote-fetch and write paths use them, and so can yours. A
-// MockPeerGetter is the whole peer interface: Get (with the owner's TTL),
+// MockPeer is the whole peer interface: Get (with the owner's TTL),
 // Remove and Set (for Group.Remove and Group.Set), Batch (the batch
 // interface: one request for many keys, for Group.GetMany, Group.RemoveMany
 // and Group.Purge; a test of those expects Batch, or has it return an error
@@ -14,7 +14,7 @@
 // requires: their constructors take a *gomock.Controller of
 // github.com/golang/mock/gomock. go.uber.org/mock, the maintained fork, has
 // a gomock.Controller of its own, which is a different type: passing one
-// from go.uber.org/mock/gomock to NewMockPeerGetter and the others is a
+// from go.uber.org/mock/gomock to NewMockPeer and the others is a
 // type error at compile time. A test that uses these mocks makes its
 // controller with github.com/golang/mock/gomock (its NewController, its
 // matchers such as gomock.Any), whichever module the test's other mocks

@@ -16,7 +16,7 @@ import (
 
 // The mocks take the Controller of github.com/golang/mock's gomock, not
 // go.uber.org/mock's (a type of its own).
-var _ func(*gomock.Controller) *mocks.MockPeerGetter = mocks.NewMockPeerGetter
+var _ func(*gomock.Controller) *mocks.MockPeer = mocks.NewMockPeer
 
 // packageDoc returns the package comment of doc.go.
 func packageDoc(t *testing.T) string {
@@ -31,18 +31,18 @@ func packageDoc(t *testing.T) string {
 	return f.Doc.Text()
 }
 
-// The package comment names every method of MockPeerGetter (the peer
+// The package comment names every method of MockPeer (the peer
 // interface, whose methods a test has to expect), as it is generated.
 func TestDocNamesEveryPeerMethod(t *testing.T) {
 	doc := packageDoc(t)
-	typ := reflect.TypeFor[*mocks.MockPeerGetter]()
+	typ := reflect.TypeFor[*mocks.MockPeer]()
 	for i := range typ.NumMethod() {
 		name := typ.Method(i).Name
 		if name == "EXPECT" {
 			continue
 		}
 		if !regexp.MustCompile(`\b` + name + `\b`).MatchString(doc) {
-			t.Errorf("the package comment does not name MockPeerGetter's method %s", name)
+			t.Errorf("the package comment does not name MockPeer's method %s", name)
 		}
 	}
 }

@@ -25,7 +25,7 @@ func Example() {
 	ctrl := gomock.NewController(printReporter{}) // in a test: gomock.NewController(t)
 	defer ctrl.Finish()
 
-	owner := mocks.NewMockPeerGetter(ctrl)
+	owner := mocks.NewMockPeer(ctrl)
 	owner.EXPECT().Addr().Return("http://10.0.0.2:8001").AnyTimes() // the group names its peers so
 	owner.EXPECT().Get(gomock.Any(), "scores", "Tom").Return([]byte("630"), time.Minute, nil)
 	peers := mocks.NewMockPeerPicker(ctrl)

@@ -36,10 +36,10 @@ func (m *MockPeerPicker) EXPECT() *MockPeerPickerMockRecorder {
 }
 
 // PickPeer mocks base method.
-func (m *MockPeerPicker) PickPeer(key string) (cache.PeerGetter, bool) {
+func (m *MockPeerPicker) PickPeer(key string) (cache.Peer, bool) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "PickPeer", key)
-	ret0, _ := ret[0].(cache.PeerGetter)
+	ret0, _ := ret[0].(cache.Peer)
 	ret1, _ := ret[1].(bool)
 	return ret0, ret1
 }
@@ -50,31 +50,31 @@ func (mr *MockPeerPickerMockRecorder) PickPeer(key interface{}) *gomock.Call {
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "PickPeer", reflect.TypeOf((*MockPeerPicker)(nil).PickPeer), key)
 }
 
-// MockPeerGetter is a mock of PeerGetter interface.
-type MockPeerGetter struct {
+// MockPeer is a mock of Peer interface.
+type MockPeer struct {
 	ctrl     *gomock.Controller
-	recorder *MockPeerGetterMockRecorder
+	recorder *MockPeerMockRecorder
 }
 
-// MockPeerGetterMockRecorder is the mock recorder for MockPeerGetter.
-type MockPeerGetterMockRecorder struct {
-	mock *MockPeerGetter
+// MockPeerMockRecorder is the mock recorder for MockPeer.
+type MockPeerMockRecorder struct {
+	mock *MockPeer
 }
 
-// NewMockPeerGetter creates a new mock instance.
-func NewMockPeerGetter(ctrl *gomock.Controller) *MockPeerGetter {
-	mock := &MockPeerGetter{ctrl: ctrl}
-	mock.recorder = &MockPeerGetterMockRecorder{mock}
+// NewMockPeer creates a new mock instance.
+func NewMockPeer(ctrl *gomock.Controller) *MockPeer {
+	mock := &MockPeer{ctrl: ctrl}
+	mock.recorder = &MockPeerMockRecorder{mock}
 	return mock
 }
 
 // EXPECT returns an object that allows the caller to indicate expected use.
-func (m *MockPeerGetter) EXPECT() *MockPeerGetterMockRecorder {
+func (m *MockPeer) EXPECT() *MockPeerMockRecorder {
 	return m.recorder
 }
 
 // Addr mocks base method.
-func (m *MockPeerGetter) Addr() string {
+func (m *MockPeer) Addr() string {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "Addr")
 	ret0, _ := ret[0].(string)
@@ -82,65 +82,68 @@ func (m *MockPeerGetter) Addr() string {
 }
 
 // Addr indicates an expected call of Addr.
-func (mr *MockPeerGetterMockRecorder) Addr() *gomock.Call {
+func (mr *MockPeerMockRecorder) Addr() *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Addr", reflect.TypeOf((*MockPeerGetter)(nil).Addr))
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Addr", reflect.TypeOf((*MockPeer)(nil).Addr))
 }
 
-// Batch mocks base method.
-func (m *MockPeerGetter) Batch(ctx context.Context, group string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) error {
+// Do mocks base method.
+func (m *MockPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Batch", ctx, group, keys, remove, each)
+	ret := m.ctrl.Call(m, "Do", ctx, req, reply)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
-// Batch indicates an expected call of Batch.
-func (mr *MockPeerGetterMockRecorder) Batch(ctx, group, keys, remove, each interface{}) *gomock.Call {
+// Do indicates an expected call of Do.
+func (mr *MockPeerMockRecorder) Do(ctx, req, reply interface{}) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Batch", reflect.TypeOf((*MockPeerGetter)(nil).Batch), ctx, group, keys, remove, each)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Do", reflect.TypeOf((*MockPeer)(nil).Do), ctx, req, reply)
 }
 
-// Get mocks base method.
-func (m *MockPeerGetter) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
+// MockPeerReply is a mock of PeerReply interface.
+type MockPeerReply struct {
+	ctrl     *gomock.Controller
+	recorder *MockPeerReplyMockRecorder
+}
+
+// MockPeerReplyMockRecorder is the mock recorder for MockPeerReply.
+type MockPeerReplyMockRecorder struct {
+	mock *MockPeerReply
+}
+
+// NewMockPeerReply creates a new mock instance.
+func NewMockPeerReply(ctrl *gomock.Controller) *MockPeerReply {
+	mock := &MockPeerReply{ctrl: ctrl}
+	mock.recorder = &MockPeerReplyMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockPeerReply) EXPECT() *MockPeerReplyMockRecorder {
+	return m.recorder
+}
+
+// Answer mocks base method.
+func (m *MockPeerReply) Answer(i int, value cache.ByteView, ttl time.Duration, err error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Get", ctx, group, key)
-	ret0, _ := ret[0].([]byte)
-	ret1, _ := ret[1].(time.Duration)
-	ret2, _ := ret[2].(error)
-	return ret0, ret1, ret2
+	m.ctrl.Call(m, "Answer", i, value, ttl, err)
 }
 
-// Get indicates an expected call of Get.
-func (mr *MockPeerGetterMockRecorder) Get(ctx, group, key interface{}) *gomock.Call {
+// Answer indicates an expected call of Answer.
+func (mr *MockPeerReplyMockRecorder) Answer(i, value, ttl, err interface{}) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Get", reflect.TypeOf((*MockPeerGetter)(nil).Get), ctx, group, key)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Answer", reflect.TypeOf((*MockPeerReply)(nil).Answer), i, value, ttl, err)
 }
 
-// Remove mocks base method.
-func (m *MockPeerGetter) Remove(ctx context.Context, group, key string) error {
+// Loading mocks base method.
+func (m *MockPeerReply) Loading() {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Remove", ctx, group, key)
-	ret0, _ := ret[0].(error)
-	return ret0
+	m.ctrl.Call(m, "Loading")
 }
 
-// Remove indicates an expected call of Remove.
-func (mr *MockPeerGetterMockRecorder) Remove(ctx, group, key interface{}) *gomock.Call {
+// Loading indicates an expected call of Loading.
+func (mr *MockPeerReplyMockRecorder) Loading() *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Remove", reflect.TypeOf((*MockPeerGetter)(nil).Remove), ctx, group, key)
-}
-
-// Set mocks base method.
-func (m *MockPeerGetter) Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error {
-	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Set", ctx, group, key, value, ttl)
-	ret0, _ := ret[0].(error)
-	return ret0
-}
-
-// Set indicates an expected call of Set.
-func (mr *MockPeerGetterMockRecorder) Set(ctx, group, key, value, ttl interface{}) *gomock.Call {
-	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Set", reflect.TypeOf((*MockPeerGetter)(nil).Set), ctx, group, key, value, ttl)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Loading", reflect.TypeOf((*MockPeerReply)(nil).Loading))
 }

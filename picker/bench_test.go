@@ -29,7 +29,7 @@ func BenchmarkLookup(b *testing.B) {
 func BenchmarkPickPeer(b *testing.B) {
 	keys := testKeys(4096)
 	for _, n := range []int{3, 10, 100} {
-		p := mustPeers("self", func(addr string) cache.PeerGetter { return &addrGetter{addr: addr} }, nil)
+		p := mustPeers("self", func(addr string) cache.Peer { return &addrGetter{addr: addr} }, nil)
 		p.Set(nodeNames(n)...)
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
@@ -82,7 +82,7 @@ func BenchmarkRebuild(b *testing.B) {
 			big.with(nodes...)
 		}
 	})
-	newGetter := func(addr string) cache.PeerGetter { return &addrGetter{addr: addr} }
+	newGetter := func(addr string) cache.Peer { return &addrGetter{addr: addr} }
 	b.Run(fmt.Sprintf("peers-set-first/nodes=%d", n), func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -34,7 +34,7 @@ func ExamplePeers_Owner() {
 	// Alice -> http://localhost:8001 true
 }
 
-// memPeer is an in-memory PeerGetter, standing in for a transport's
+// memPeer is an in-memory Peer, standing in for a transport's
 // client. It cannot change keys, and says so.
 type memPeer struct{ addr string }
 
@@ -58,7 +58,7 @@ func (p memPeer) Batch(context.Context, string, []string, bool, func(int, []byte
 
 func ExamplePeers() {
 	self := "http://localhost:8001"
-	peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter { return memPeer{addr} }, nil)
+	peers, err := picker.NewPeers(self, func(addr string) cache.Peer { return memPeer{addr} }, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -42,19 +42,19 @@ func (p *Peers) keepPrevious(st, old *peerState) {
 type joinRing struct {
 	once    sync.Once
 	ring    *ring
-	getters []cache.PeerGetter
+	getters []cache.Peer
 }
 
 // previous returns the ring before the last change and its getters, or
 // nil.
-func (p *Peers) previous(st *peerState) (*ring, []cache.PeerGetter) {
+func (p *Peers) previous(st *peerState) (*ring, []cache.Peer) {
 	if st.join == nil {
 		return st.prevRing, st.prevGetters
 	}
 	j := st.join
 	j.once.Do(func() {
 		others := make([]string, 0, len(st.ring.nodes)-1)
-		j.getters = make([]cache.PeerGetter, 0, len(st.ring.nodes)-1)
+		j.getters = make([]cache.Peer, 0, len(st.ring.nodes)-1)
 		for i, n := range st.ring.nodes {
 			if i != st.self {
 				others = append(others, n)
@@ -86,7 +86,7 @@ func (p *Peers) previous(st *peerState) (*ring, []cache.PeerGetter) {
 // PickFallback does not allocate unless skip rejects a peer (and once
 // after a node's first Set, when it builds the ring without self). Transports
 // need not call it: a group does (see cache.PeerPolicy).
-func (p *Peers) PickFallback(key string, skip func(cache.PeerGetter) bool) (next, previous cache.PeerGetter, changed time.Time) {
+func (p *Peers) PickFallback(key string, skip func(cache.Peer) bool) (next, previous cache.Peer, changed time.Time) {
 	st := p.state.Load()
 	i := st.ring.lookup(key)
 	if i < 0 {
@@ -111,7 +111,7 @@ func (p *Peers) PickFallback(key string, skip func(cache.PeerGetter) bool) (next
 // the first point of another node that has a getter and is not skipped,
 // and returns that getter; nil if the first such node is self, or if
 // there is none.
-func (s *peerState) after(i, o int, skip func(cache.PeerGetter) bool) cache.PeerGetter {
+func (s *peerState) after(i, o int, skip func(cache.Peer) bool) cache.Peer {
 	n := len(s.ring.points)
 	var rejected []bool // by node, once skip has said no to one
 	left := len(s.ring.nodes) - 1

@@ -12,7 +12,7 @@ import (
 
 func newAddrPeers(t *testing.T, self string, o *Options, addrs ...string) *Peers {
 	t.Helper()
-	p, err := NewPeers(self, func(a string) cache.PeerGetter { return &addrGetter{addr: a} }, o)
+	p, err := NewPeers(self, func(a string) cache.Peer { return &addrGetter{addr: a} }, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func newAddrPeers(t *testing.T, self string, o *Options, addrs ...string) *Peers
 	return p
 }
 
-func addrOf(g cache.PeerGetter) string {
+func addrOf(g cache.Peer) string {
 	if g == nil {
 		return ""
 	}
@@ -48,14 +48,14 @@ func TestPickFallbackNextIsTheOwnerWithoutTheSkipped(t *testing.T) {
 		if want == "a" {
 			want = "" // self: load locally
 		}
-		next, _, _ := p.PickFallback(k, func(g cache.PeerGetter) bool { return skip[g.Addr()] })
+		next, _, _ := p.PickFallback(k, func(g cache.Peer) bool { return skip[g.Addr()] })
 		if addrOf(next) != want {
 			t.Fatalf("%s (owner %s): next %q; want %q", k, owner, addrOf(next), want)
 		}
 	}
 	// Every other node skipped and self not on the ring: no next node.
 	c := newAddrPeers(t, "", &Options{Replicas: 8}, "x", "y")
-	if next, _, _ := c.PickFallback("k", func(cache.PeerGetter) bool { return true }); next != nil {
+	if next, _, _ := c.PickFallback("k", func(cache.Peer) bool { return true }); next != nil {
 		t.Errorf("all skipped: next %q; want none", next.Addr())
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 // Peers is a [cache.PeerPicker] over a consistent-hash ring, for any
 // transport. It knows this node's own address (self) and turns every other
-// address into a [cache.PeerGetter] with a constructor that the transport
+// address into a [cache.Peer] with a constructor that the transport
 // supplies.
 //
 // Self is always part of the ring, whether or not it is in the list given
@@ -27,7 +27,7 @@ import (
 // snapshot atomically, and lookups never block and never allocate.
 type Peers struct {
 	self      string
-	newGetter func(addr string) cache.PeerGetter
+	newGetter func(addr string) cache.Peer
 	cfg       config
 	normalize func(addr string) (string, error) // Options.Normalize, or nil
 	onChange  func()                            // Options.OnChange, or nil (not in cfg: every ring copies cfg)
@@ -41,13 +41,13 @@ type Peers struct {
 // and the snapshot it replaced (see handoff.go).
 type peerState struct {
 	ring    *ring
-	getters []cache.PeerGetter // parallel to ring.nodes; nil for self
+	getters []cache.Peer // parallel to ring.nodes; nil for self
 	self    int                // index of self in ring.nodes, or -1
 
 	// The ring before the last change of the node set (see handoff.go):
 	// its ring and getters, or with join a ring built on first use.
 	prevRing    *ring
-	prevGetters []cache.PeerGetter
+	prevGetters []cache.Peer
 	join        *joinRing
 	changed     time.Time // when the node set last changed (zero: never)
 }
@@ -62,7 +62,7 @@ type peerState struct {
 // opts may be nil for the defaults; NewPeers fails, with an error wrapping
 // [cache.ErrConfig] (or Normalize's error), for a self or options that
 // cannot work.
-func NewPeers(self string, newGetter func(addr string) cache.PeerGetter, opts *Options) (*Peers, error) {
+func NewPeers(self string, newGetter func(addr string) cache.Peer, opts *Options) (*Peers, error) {
 	c, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func (p *Peers) snapshot(old *peerState, addrs []string) *peerState {
 	}
 	r := rebuild(prev, p.cfg, all)
 
-	st := &peerState{ring: r, getters: make([]cache.PeerGetter, len(r.nodes)), self: -1}
+	st := &peerState{ring: r, getters: make([]cache.Peer, len(r.nodes)), self: -1}
 	for i, addr := range r.nodes {
 		if addr == p.self {
 			st.self = i
@@ -166,7 +166,7 @@ func (s *peerState) index(addr string) int {
 // self owns the key, when the set is empty (self is "" and no peers were
 // set) or when the owner has no getter; the caller then loads the key
 // itself. PickPeer does not allocate.
-func (p *Peers) PickPeer(key string) (peer cache.PeerGetter, ok bool) {
+func (p *Peers) PickPeer(key string) (peer cache.Peer, ok bool) {
 	st := p.state.Load()
 	i := st.ring.lookup(key)
 	if i < 0 {
@@ -179,12 +179,12 @@ func (p *Peers) PickPeer(key string) (peer cache.PeerGetter, ok bool) {
 	return st.getters[o], true
 }
 
-// PeerGetters returns the getters of every peer on the ring except self
+// ListPeers returns the getters of every peer on the ring except self
 // (and addresses without a getter), in address order. It implements
 // cache.PeerLister, so that a group's Remove and Set reach every peer.
-func (p *Peers) PeerGetters() []cache.PeerGetter {
+func (p *Peers) ListPeers() []cache.Peer {
 	st := p.state.Load()
-	out := make([]cache.PeerGetter, 0, len(st.getters))
+	out := make([]cache.Peer, 0, len(st.getters))
 	for i, g := range st.getters {
 		if i != st.self && g != nil {
 			out = append(out, g)

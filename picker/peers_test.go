@@ -12,7 +12,7 @@ import (
 	"github.com/geecache/geecache/internal/peertest"
 )
 
-// addrGetter is a PeerGetter that only knows its address.
+// addrGetter is a Peer that only knows its address.
 type addrGetter struct {
 	peertest.ReadOnly
 	addr string
@@ -25,10 +25,10 @@ func (g *addrGetter) Get(context.Context, string, string) ([]byte, time.Duration
 func (g *addrGetter) Addr() string { return g.addr }
 
 // countingFactory returns a getter constructor and a count of calls per address.
-func countingFactory() (func(string) cache.PeerGetter, func(string) int) {
+func countingFactory() (func(string) cache.Peer, func(string) int) {
 	var mu sync.Mutex
 	calls := map[string]int{}
-	newGetter := func(addr string) cache.PeerGetter {
+	newGetter := func(addr string) cache.Peer {
 		mu.Lock()
 		defer mu.Unlock()
 		calls[addr]++
@@ -149,7 +149,7 @@ func TestPeersSetReusesGetters(t *testing.T) {
 	newGetter, count := countingFactory()
 	p := mustPeers("a", newGetter, nil)
 	p.Set("a", "b", "c")
-	getterOf := func(addr string) cache.PeerGetter {
+	getterOf := func(addr string) cache.Peer {
 		for _, k := range testKeys(10000) {
 			if p.Owner(k) == addr {
 				g, _ := p.PickPeer(k)
@@ -178,9 +178,9 @@ func TestPeersSetReusesGetters(t *testing.T) {
 }
 
 func TestPeersWithoutGetter(t *testing.T) {
-	for name, newGetter := range map[string]func(string) cache.PeerGetter{
+	for name, newGetter := range map[string]func(string) cache.Peer{
 		"nil constructor": nil,
-		"nil getters":     func(string) cache.PeerGetter { return nil },
+		"nil getters":     func(string) cache.Peer { return nil },
 	} {
 		p := mustPeers("a", newGetter, nil)
 		p.Set("a", "b", "c")
@@ -267,14 +267,14 @@ func TestPeersConcurrentSet(t *testing.T) {
 	checkPick(t, p, keys)
 }
 
-func TestPeerGettersListsEveryPeerButSelf(t *testing.T) {
-	p := mustPeers("b", func(addr string) cache.PeerGetter { return &addrGetter{addr: addr} }, nil)
+func TestPeersListsEveryPeerButSelf(t *testing.T) {
+	p := mustPeers("b", func(addr string) cache.Peer { return &addrGetter{addr: addr} }, nil)
 	p.Set("a", "b", "c")
 	var got []string
-	for _, g := range p.PeerGetters() {
+	for _, g := range p.ListPeers() {
 		got = append(got, g.(*addrGetter).addr)
 	}
 	if !slices.Equal(got, []string{"a", "c"}) {
-		t.Fatalf("PeerGetters = %v; want a and c", got)
+		t.Fatalf("Peers = %v; want a and c", got)
 	}
 }

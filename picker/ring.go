@@ -10,7 +10,7 @@
 // owns which key.
 //
 // Peers is a [cache.PeerPicker] for any transport: it maps the owner of a
-// key to a [cache.PeerGetter] built by a constructor the transport
+// key to a [cache.Peer] built by a constructor the transport
 // supplies, and its peer list can be replaced at run time while lookups go
 // on. With no constructor and an empty self it is a plain ring:
 // [Peers.Owner] names the owner of a key.
@@ -99,7 +99,7 @@ type Options struct {
 	// when it is set. Set it when the getters newGetter returns send a
 	// memory-only request when a group asks for one (see
 	// adapters/PROTOCOL.md, "Memory-only requests"), for a Get and for a
-	// Batch, as nethttp's do: nethttp.Pool sets it. With a PeerGetter that
+	// Batch, as nethttp's do: nethttp.Pool sets it. With a Peer that
 	// sends an ordinary request instead, the previous owner would load the
 	// key for it.
 	Handoff bool

@@ -394,7 +394,7 @@ func mustNew(nodes []string, o *Options) *ring {
 
 // mustPeers is NewPeers for options known to be valid, logging nowhere
 // unless o names a Logger.
-func mustPeers(self string, newGetter func(string) cache.PeerGetter, o *Options) *Peers {
+func mustPeers(self string, newGetter func(string) cache.Peer, o *Options) *Peers {
 	q := Options{Logger: slog.New(slog.DiscardHandler)}
 	if o != nil {
 		q = *o

@@ -16,31 +16,26 @@ import (
 	"github.com/geecache/geecache/adapters/lambda/internal/urlevent"
 )
 
-// Batch sends keys of group to the peer function in batch requests (one
-// Invoke each, split over the protocol's limits: 1,000 keys or 1 MiB of
-// keys, well within the 6 MiB request payload after base64), for
-// Group.GetMany, Group.RemoveMany and Group.Purge. The peer keeps each
+// Batch invokes the peer function with one batch request (split over the
+// protocol's limits by protocol.Do: 1,000 keys or 1 MiB of keys, well
+// within the 6 MiB request payload after base64). The peer keeps each
 // answer within its size limit, which a Lambda node sets to what fits the
 // response payload: a value that does not fit comes back as "ask alone",
 // and the group asks for it with a Get. A peer function of the previous
 // protocol version answers 405: an error wrapping errors.ErrUnsupported,
 // so that the group asks key by key.
-func (c *invokeClient) Batch(ctx context.Context, group string, keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error)) error {
-	return protocol.SendBatch(ctx, keys, remove, each,
-		func(op protocol.BatchOp, keys []string, each func(int, []byte, time.Duration, error)) error {
-			return c.batch(ctx, group, op, keys, each)
-		},
-		func(key string) error { return c.Remove(ctx, group, key) })
+func (c *invokeClient) Batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, peek bool, _ func(), each func(int, []byte, time.Duration, error)) error {
+	return c.batch(ctx, group, op, keys, peek, each)
 }
 
 // batch invokes the peer function with one batch request.
-func (c *invokeClient) batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, each func(int, []byte, time.Duration, error)) error {
+func (c *invokeClient) batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, peek bool, each func(int, []byte, time.Duration, error)) error {
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.timeout {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	preq := c.proto.NewBatchRequest(ctx, c.name, group, op, keys)
+	preq := c.proto.NewBatchRequest(ctx, c.name, group, op, keys, peek)
 	payload, err := json.Marshal(invokeEvent(preq))
 	if err != nil {
 		return fmt.Errorf("peer %s: encoding event: %w", c.name, err)

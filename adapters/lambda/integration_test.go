@@ -39,7 +39,7 @@ func checkAll(t *testing.T, c *userClient, nodes []string) {
 }
 
 func owners(nodes []string) *picker.Peers {
-	p, err := picker.NewPeers(nodes[0], func(string) cache.PeerGetter { return nil }, &picker.Options{Logger: slog.New(slog.DiscardHandler)})
+	p, err := picker.NewPeers(nodes[0], func(string) cache.Peer { return nil }, &picker.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
 	}

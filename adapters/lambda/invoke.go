@@ -94,7 +94,7 @@ func closeIdleConnections(api InvokeAPI) {
 // a protocol.Client, as a Function URL event, and reads the Function URL
 // response (BUFFERED or RESPONSE_STREAM) with the same protocol.Client, so
 // the peer serves it with its ordinary Handler. It implements
-// cache.PeerGetter and is safe for concurrent use.
+// cache.Peer and is safe for concurrent use.
 type invokeClient struct {
 	name      string // the peer's name on the ring
 	function  string // the FunctionName sent
@@ -126,16 +126,23 @@ func newInvokeClient(name string, api InvokeAPI, o invokeConfig, proto *protocol
 // Addr returns the peer's name (its function name or ARN).
 func (c *invokeClient) Addr() string { return c.name }
 
+// Do sends req to the peer function (cache.Peer), one Invoke per
+// protocol request, and gives its answers to reply. A key the peer's
+// source does not have is answered with an error wrapping
+// getter.ErrNotFound; throttling yields ErrThrottled, a function failure
+// ErrFunctionError, another error answer a *cache.PeerError, an answer
+// that fails the integrity checks cache.ErrIntegrity, and the SDK's errors
+// are wrapped as they are. Each error names the peer. Each Invoke ends
+// when ctx does, or after the timeout. An Invoke carries no interim
+// answer: reply.Loading is never called.
+func (c *invokeClient) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	return protocol.Do(ctx, c, req, reply)
+}
+
 // Get fetches key of group from the peer function, with the lifetime the
-// owner gives the value (or its "not found"; 0: none). A key the peer's
-// source does not have yields an error wrapping getter.ErrNotFound;
-// throttling yields ErrThrottled, a function failure ErrFunctionError,
-// another error answer a *cache.PeerError, an answer that fails the
-// integrity checks cache.ErrIntegrity, and the SDK's errors are wrapped as
-// they are. Each error names the peer. The call ends when ctx does, or
-// after the timeout.
-func (c *invokeClient) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
-	return c.do(ctx, c.proto.NewRequest(ctx, c.name, group, key))
+// owner gives the value (or its "not found"; 0: none).
+func (c *invokeClient) Get(ctx context.Context, group, key string, peek bool, _ func()) ([]byte, time.Duration, error) {
+	return c.do(ctx, c.proto.NewRequest(ctx, c.name, group, key, peek))
 }
 
 // Remove makes the peer function drop key of group from its memory, for

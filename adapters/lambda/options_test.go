@@ -189,7 +189,7 @@ func TestPeerOptionsTimeoutBoundsInvokes(t *testing.T) {
 			if err := p.Set("node-a", "node-b"); err != nil {
 				t.Fatal(err)
 			}
-			var peer cache.PeerGetter
+			var peer cache.Peer
 			for i := 0; peer == nil; i++ {
 				peer, _ = p.PickPeer(fmt.Sprintf("k%d", i))
 			}
@@ -246,7 +246,7 @@ func TestPeersCloseClosesClientIdleConnections(t *testing.T) {
 	if err := p.Set("node-a", "node-b"); err != nil {
 		t.Fatal(err)
 	}
-	var peer cache.PeerGetter
+	var peer cache.Peer
 	for i := 0; peer == nil; i++ {
 		peer, _ = p.PickPeer(fmt.Sprintf("k%d", i))
 	}

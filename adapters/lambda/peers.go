@@ -186,7 +186,7 @@ func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 		}
 		return s, p.defaultAPI()
 	}
-	newGetter := func(name string) cache.PeerGetter {
+	newGetter := func(name string) cache.Peer {
 		if !strings.Contains(name, "://") {
 			return newInvokeClient(name, p.invokeAPI(), inv, proto, po.Timeout) // normalize made it
 		}

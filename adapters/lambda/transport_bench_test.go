@@ -47,10 +47,10 @@ func BenchmarkPeerFetchInvokeVsURL(b *testing.B) {
 		b.Fatal(err)
 	}
 	byInvoke, _ := peers.PickPeer("Tom")
-	getters := []cache.PeerGetter{byInvoke, byURL}
+	getters := []cache.Peer{byInvoke, byURL}
 
 	const block = 100
-	fetch := func(g cache.PeerGetter) time.Duration {
+	fetch := func(g cache.Peer) time.Duration {
 		start := time.Now()
 		v, _, err := g.Get(b.Context(), "scores", "Tom")
 		d := time.Since(start)
@@ -63,7 +63,7 @@ func BenchmarkPeerFetchInvokeVsURL(b *testing.B) {
 		fetch(getters[0])
 		fetch(getters[1])
 	}
-	p50 := func(g cache.PeerGetter) time.Duration {
+	p50 := func(g cache.Peer) time.Duration {
 		lat := make([]time.Duration, block)
 		for i := range lat {
 			lat[i] = fetch(g)

@@ -24,9 +24,9 @@ import (
 )
 
 // ownedBy is a PeerPicker that gives every key to one peer.
-type ownedBy struct{ p cache.PeerGetter }
+type ownedBy struct{ p cache.Peer }
 
-func (o ownedBy) PickPeer(string) (cache.PeerGetter, bool) { return o.p, true }
+func (o ownedBy) PickPeer(string) (cache.Peer, bool) { return o.p, true }
 
 // batchKeysOf reads a batch request's keys, as the fake peers need them.
 func batchKeysOf(t *testing.T, body []byte) []string {

@@ -11,7 +11,7 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// A Client fetches values from one peer. It implements cache.PeerGetter
+// A Client fetches values from one peer. It implements cache.Peer
 // and is safe for concurrent use.
 type Client struct {
 	addr    string
@@ -89,44 +89,58 @@ func (cc clientConfig) client(addr string) *Client {
 // Addr returns the peer's address, normalised.
 func (c *Client) Addr() string { return c.addr }
 
-// Get fetches key of group from the peer, with the lifetime the owner
-// gives the value, or with a "not found" how long that answer may be
-// cached (0: none). A key the peer's source does not have yields an error
-// wrapping getter.ErrNotFound, with the peer's message; another error
-// answer is a *cache.PeerError (status, code, message), and an answer that
-// fails the integrity checks wraps cache.ErrIntegrity; a peer that cannot
-// be reached yields the net/http error. Each error names the peer and,
-// like every GeeCache error, starts with "geecache: " (a Group that wraps
-// it keeps one). The request ends when ctx does, or after the client's
-// timeout; a peer that stalls, or sends its body slowly, never holds Get
-// past that. Get allocates no more than twice what has arrived, plus one
-// bounded chunk, whatever length the peer announces.
-func (c *Client) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
-	return c.do(ctx, c.proto.NewRequest(ctx, c.addr, group, key))
+// Do sends req to the peer and gives its answers to reply (cache.Peer):
+// a GET, PUT or DELETE for one key, batch requests (a POST each, split
+// over the protocol's limits: 1,000 keys or 1 MiB of keys) for many, a
+// purge or an offer. A key the peer's source does not have is answered
+// with an error wrapping getter.ErrNotFound, with the peer's message;
+// another error answer is a *cache.PeerError (status, code, message), and
+// an answer that fails the integrity checks wraps cache.ErrIntegrity; a
+// peer that cannot be reached yields the net/http error. A peer of an
+// older protocol version that cannot batch answers 405, returned as an
+// error wrapping errors.ErrUnsupported, so that the group asks key by key.
+// Each error names the peer and, like every GeeCache error, starts with
+// "geecache: " (a Group that wraps it keeps one). Each request ends when
+// ctx does, or after the client's timeout; a peer that stalls, or sends
+// its body slowly, never holds Do past that. A value is read with no more
+// than twice what has arrived allocated, plus one bounded chunk, whatever
+// length the peer announces.
+func (c *Client) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	return protocol.Do(ctx, (*sender)(c), req, reply)
 }
 
-// Remove makes the peer drop key of group from its memory, for
-// Group.Remove.
-func (c *Client) Remove(ctx context.Context, group, key string) error {
-	_, _, err := c.do(ctx, c.proto.NewRemoveRequest(ctx, c.addr, group, key))
+// sender is a Client as the protocol's Sender.
+type sender Client
+
+func (s *sender) Get(ctx context.Context, group, key string, peek bool, loading func()) ([]byte, time.Duration, error) {
+	c := (*Client)(s)
+	return c.do(ctx, c.proto.NewRequest(ctx, c.addr, group, key, peek), loading)
+}
+
+func (s *sender) Remove(ctx context.Context, group, key string) error {
+	c := (*Client)(s)
+	_, _, err := c.do(ctx, c.proto.NewRemoveRequest(ctx, c.addr, group, key), nil)
 	return err
 }
 
-// Set makes the peer, the owner of key, store value for ttl (0: its
-// group's default), for Group.Set.
-func (c *Client) Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error {
-	_, _, err := c.do(ctx, c.proto.NewSetRequest(ctx, c.addr, group, key, value, ttl))
+func (s *sender) Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error {
+	c := (*Client)(s)
+	_, _, err := c.do(ctx, c.proto.NewSetRequest(ctx, c.addr, group, key, value, ttl), nil)
 	return err
+}
+
+func (s *sender) Batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, peek bool, loading func(), each func(int, []byte, time.Duration, error)) error {
+	return (*Client)(s).batch(ctx, group, op, keys, peek, loading, each)
 }
 
 // do sends a protocol request and reads its answer.
-func (c *Client) do(ctx context.Context, preq protocol.Request) ([]byte, time.Duration, error) {
+func (c *Client) do(ctx context.Context, preq protocol.Request, loading func()) ([]byte, time.Duration, error) {
 	cancel := context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.timeout {
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 	}
 	defer cancel()
-	resp, err := c.roundTrip(ctx, preq, preq.Method == "GET")
+	resp, err := c.roundTrip(ctx, preq, loading)
 	if err != nil {
 		return nil, 0, fmt.Errorf("geecache: peer %s: %w", c.addr, err)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/internal/protocol"
-	"github.com/geecache/geecache/internal/progress"
 )
 
 // maxConnsPerPeer bounds the connections NewTransport opens to one peer, so
@@ -61,19 +60,18 @@ func (o *ClientOptions) transport(maxBody int64) (transport, error) {
 }
 
 // roundTrip sends preq to the peer and returns its answer once its header
-// has arrived. With interim, an owner's "102 Processing" (it is loading
-// the key) is reported to the asking group (progress.Report), if it wants
-// to know.
-func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, interim bool) (peerResponse, error) {
+// has arrived. An owner's "102 Processing" (it is loading the key) goes to
+// loading, if not nil.
+func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, loading func()) (peerResponse, error) {
 	var body io.Reader
 	if preq.Body != nil {
 		body = bytes.NewReader(preq.Body)
 	}
 	rctx := ctx
-	if interim && progress.Wanted(ctx) {
+	if loading != nil {
 		rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{Got1xxResponse: func(code int, _ textproto.MIMEHeader) error {
 			if code == http.StatusProcessing {
-				progress.Report(ctx) // the owner is loading: the asking group waits for it
+				loading() // the owner is loading: the asking group waits for it
 			}
 			return nil
 		}})

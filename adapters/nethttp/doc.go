@@ -4,7 +4,7 @@
 //
 // It has these parts:
 //
-//   - Client, a cache.PeerGetter that fetches values from one peer over a
+//   - Client, a cache.Peer that fetches values from one peer over a
 //     tuned, shared http.Transport (NewTransport): keep-alive connections
 //     sized for concurrency, a per-request timeout, the caller's context
 //     passed through, and reads bounded by the bytes received: a peer that

@@ -71,7 +71,7 @@ const handoverShare = 80
 // pickLeaving is PickPeer for a node that is leaving: a key it owns is
 // fetched from the next node on the ring, its owner once this node is
 // gone.
-func (p *Pool) pickLeaving(key string) (cache.PeerGetter, bool) {
+func (p *Pool) pickLeaving(key string) (cache.Peer, bool) {
 	if next, _, _ := p.PickFallback(key, nil); next != nil {
 		return next, true
 	}

@@ -39,9 +39,9 @@ func TestGoDocShowsEveryMethod(t *testing.T) {
 		"func (p *Pool) Owner(key string) string",
 		"func (p *Pool) Self() string",
 		"func (p *Pool) Addrs() []string",
-		"func (p *Pool) PeerGetters() []cache.PeerGetter",
+		"func (p *Pool) ListPeers() []cache.Peer",
 		"func (p *Pool) PickFallback(",
-		"func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool)",
+		"func (p *Pool) PickPeer(key string) (cache.Peer, bool)",
 		"func (p *Pool) Drain(ctx context.Context) error",
 		"func (p *Pool) Close() error",
 	} {
@@ -67,6 +67,6 @@ var (
 	_ cache.PeerPicker = (*nethttp.Pool)(nil)
 	_ cache.PeerLister = (*nethttp.Pool)(nil)
 	_ interface {
-		PickFallback(key string, skip func(cache.PeerGetter) bool) (next, previous cache.PeerGetter, changed time.Time)
+		PickFallback(key string, skip func(cache.Peer) bool) (next, previous cache.Peer, changed time.Time)
 	} = (*nethttp.Pool)(nil)
 )

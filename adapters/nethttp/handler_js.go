@@ -44,7 +44,7 @@ func (h *handler) Serve(ctx context.Context, method, escapedPath string, header 
 	if cors == nil {
 		cors = make(protocol.Header, 4)
 	}
-	return h.srv.ServeInto(ctx, req, cors)
+	return h.srv.ServeInto(ctx, req, cors, nil)
 }
 
 // withHeaders returns resp with the fields of extra added to its own

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/adapters/internal/protocol"
-	"github.com/geecache/geecache/internal/progress"
 )
 
 // ServeHTTP answers a protocol request. The path is taken in its escaped
@@ -56,14 +55,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// w's once no 102 can be.
 		pr := &processing{w: w}
 		hdr := h.headers.Get().(http.Header)
-		resp := h.srv.ServeInto(progress.With(r.Context(), pr), req, hdr)
+		resp := h.srv.ServeInto(r.Context(), req, hdr, pr.start)
 		pr.end()
 		write(w, resp)
 		clear(hdr)
 		h.headers.Put(hdr)
 		return
 	}
-	send(w, h.srv.ServeInto(r.Context(), req, w.Header()))
+	send(w, h.srv.ServeInto(r.Context(), req, w.Header(), nil))
 }
 
 // processingAfter is how long a load runs before the node says it is
@@ -90,9 +89,6 @@ type processing struct {
 	timer *time.Timer // armed by the first start
 	done  bool
 }
-
-// Progress is start, for progress.With: the group has begun a load.
-func (p *processing) Progress() { p.start() }
 
 // start is called when the group begins a load: it arms the timer that
 // sends the 102.

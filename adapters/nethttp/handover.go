@@ -3,8 +3,6 @@ package nethttp
 import (
 	"context"
 	"sync"
-
-	"github.com/geecache/geecache/internal/groupbridge"
 )
 
 // A node hands keys over (adapters/PROTOCOL.md, "Handover") when its ring
@@ -12,10 +10,8 @@ import (
 // or comes back after a restart, gets its keys back at once), and when it
 // leaves (Pool.Drain), to the owners of its keys without it. Each run offers
 // the keys' names; the owners take the values from this node's memory.
-// The Pool starts a group's run with groupbridge.HandOver, a call of the
-// group's own that only this module's transports reach (the server side,
-// an owner taking an offer, is groupbridge.TakeOffer in the protocol's
-// batch server).
+// The Pool starts a group's run with cache.Group.HandOver; the owners
+// answer its offers in cache.Registry.ServePeer (an OpOffer).
 
 // handovers runs the Pool's handovers after a change of its ring, each
 // bounded by the drain's length: a new change cancels the one under way
@@ -75,7 +71,7 @@ func (p *Pool) handOver(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, name := range p.reg.Names() {
 		if g := p.reg.Lookup(name); g != nil {
-			wg.Go(func() { groupbridge.HandOver(ctx, g) })
+			wg.Go(func() { g.HandOver(ctx) })
 		}
 	}
 	wg.Wait()

@@ -101,7 +101,7 @@ func (tr *handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // firstRemote returns the getter of the first key k0, k1, … that p's
 // peer owns.
-func firstRemote(t *testing.T, p *Pool) (string, cache.PeerGetter) {
+func firstRemote(t *testing.T, p *Pool) (string, cache.Peer) {
 	t.Helper()
 	for i := range 1000 {
 		k := fmt.Sprintf("k%d", i)

@@ -66,7 +66,7 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 		return nil, err
 	}
 	var pool *Pool // for OnChange, which Set calls only once NewPool has returned
-	peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter { return cc.client(addr) },
+	peers, err := picker.NewPeers(self, func(addr string) cache.Peer { return cc.client(addr) },
 		&picker.Options{Replicas: o.Cluster.Replicas, Hash: o.Cluster.Hash, Normalize: peerhttp.NormalizeURL, Logger: o.Logger,
 			HandoffWindow: o.HandoffWindow, Handoff: true, OnChange: func() { pool.ringChanged() }})
 	if err != nil {
@@ -118,10 +118,10 @@ func (p *Pool) Self() string { return p.peers.Self() }
 // sorted.
 func (p *Pool) Addrs() []string { return p.peers.Addrs() }
 
-// PeerGetters returns the Clients of every node on the ring but this one,
+// ListPeers returns the Clients of every node on the ring but this one,
 // in address order. It implements cache.PeerLister, so that a group's
 // Remove, Set and Purge reach every node; an application need not call it.
-func (p *Pool) PeerGetters() []cache.PeerGetter { return p.peers.PeerGetters() }
+func (p *Pool) ListPeers() []cache.Peer { return p.peers.ListPeers() }
 
 // PickFallback names the peers a group asks for key beyond its owner:
 // next, the first other node after the owner on the ring that skip (nil,
@@ -131,7 +131,7 @@ func (p *Pool) PeerGetters() []cache.PeerGetter { return p.peers.PeerGetters() }
 // the key; changed is when the list last changed. See
 // picker.Peers.PickFallback. A group calls it (cache.PeerPolicy); an
 // application need not.
-func (p *Pool) PickFallback(key string, skip func(cache.PeerGetter) bool) (next, previous cache.PeerGetter, changed time.Time) {
+func (p *Pool) PickFallback(key string, skip func(cache.Peer) bool) (next, previous cache.Peer, changed time.Time) {
 	return p.peers.PickFallback(key, skip)
 }
 
@@ -139,7 +139,7 @@ func (p *Pool) PickFallback(key string, skip func(cache.PeerGetter) bool) (next,
 // this node owns it (or, while it drains, the Client of the key's next
 // owner), and logs the choice at debug level. It implements
 // cache.PeerPicker.
-func (p *Pool) PickPeer(key string) (cache.PeerGetter, bool) {
+func (p *Pool) PickPeer(key string) (cache.Peer, bool) {
 	peer, ok := p.peers.PickPeer(key)
 	if !ok && p.leaving.Load() {
 		peer, ok = p.pickLeaving(key)

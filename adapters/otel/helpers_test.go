@@ -38,7 +38,7 @@ func source(_ context.Context, key string) ([]byte, error) {
 	return []byte("v:" + key), nil
 }
 
-// remote is a PeerGetter at addr that owns the keys starting with
+// remote is a Peer at addr that owns the keys starting with
 // "remote"; it answers "r:"+key, or fails with err.
 type remote struct {
 	peertest.ReadOnly
@@ -55,7 +55,7 @@ func (r *remote) Get(_ context.Context, _, key string) ([]byte, time.Duration, e
 	return []byte("r:" + key), -1, nil
 }
 
-func (r *remote) PickPeer(key string) (cache.PeerGetter, bool) {
+func (r *remote) PickPeer(key string) (cache.Peer, bool) {
 	if strings.HasPrefix(key, "remote") {
 		return r, true
 	}

@@ -29,7 +29,7 @@ const (
 	// keyKey is the key of a Get, recorded only with
 	// TracerOptions.RecordKeys.
 	keyKey = attribute.Key("geecache.key")
-	// peerKey is the peer asked for a key, as its PeerGetter.Addr names
+	// peerKey is the peer asked for a key, as its Peer.Addr names
 	// it (a base URL, a Lambda function's name or ARN), whole.
 	peerKey = attribute.Key("geecache.peer")
 	// foundKey is false on a span whose key does not exist (an error
@@ -70,7 +70,7 @@ var _ cache.Tracer = (*tracer)(nil)
 //     hit, started and ended at once) or false (a miss, the parent of the
 //     steps of its load);
 //   - "geecache.peer" (span kind client) for a fetch from the owner, with
-//     geecache.peer (the peer's address as its PeerGetter.Addr gives it,
+//     geecache.peer (the peer's address as its Peer.Addr gives it,
 //     whole), and server.address and server.port when that address is a
 //     network address: a URL, or host:port whose host is an IP address,
 //     localhost or a DNS name with a dot. A peer's name that only looks

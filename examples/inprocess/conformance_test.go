@@ -25,7 +25,7 @@ func TestConformance(t *testing.T) {
 		// carries its wait for a load: an owner's "loading" reaches it.
 		c := cachetest.Cluster{SaysLoading: true}
 		for i, name := range names {
-			peers, err := picker.NewPeers(name, func(addr string) cache.PeerGetter {
+			peers, err := picker.NewPeers(name, func(addr string) cache.Peer {
 				return inMemoryPeer{addr: addr, target: regs[addr]}
 			}, &picker.Options{Logger: quiet})
 			if err != nil {

@@ -1,6 +1,6 @@
 // Command inprocess shows the core alone, without a network: three cache
 // nodes live in one process, each with its own Registry, wired through an
-// in-memory PeerGetter and a consistent-hash peer set. Each key is loaded
+// in-memory Peer and a consistent-hash peer set. Each key is loaded
 // from the slow source once, by its owner; the other nodes fetch it from
 // the owner and keep it in their hot caches. "Not found" is not cached, so
 // every Get of a missing key asks its owner's source again.
@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -36,64 +35,19 @@ type node struct {
 	peers    *picker.Peers
 }
 
-// inMemoryPeer is a PeerGetter that calls another node in the same
-// process, as a transport would over the network: the owner serves the
-// request with GetLocal, so it never forwards it again, and a Remove or
-// Set with RemoveLocal or SetLocal.
+// inMemoryPeer is a Peer that calls another node in the same process, as
+// a transport would over the network: the request goes to the other
+// node's Registry.ServePeer, and its answers come back to reply.
 type inMemoryPeer struct {
 	addr   string
 	target *cache.Registry
 }
 
-func (p inMemoryPeer) group(name string) (*cache.Group, error) {
-	if g := p.target.Lookup(name); g != nil {
-		return g, nil
-	}
-	return nil, fmt.Errorf("no group %q on peer %s", name, p.addr)
-}
-
-// Get returns the owner's value and the time it has left, as a
-// transport carries them.
-func (p inMemoryPeer) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
-	g, err := p.group(group)
-	if err != nil {
-		return nil, 0, err
-	}
-	v, ttl, err := g.GetLocal(ctx, key)
-	var ce *cache.Error
-	if errors.As(err, &ce) {
-		return nil, ttl, ce.Err // the owner's own words, as the wire protocol carries them
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	return v.ByteSlice(), ttl, nil
-}
-
-func (p inMemoryPeer) Remove(_ context.Context, group, key string) error {
-	g, err := p.group(group)
-	if err == nil {
-		g.RemoveLocal(key)
-	}
-	return err
-}
-
-func (p inMemoryPeer) Set(_ context.Context, group, key string, value []byte, ttl time.Duration) error {
-	g, err := p.group(group)
-	if err == nil {
-		g.SetLocal(key, value, ttl)
-	}
-	return err
+func (p inMemoryPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	return p.target.ServePeer(ctx, req, reply)
 }
 
 func (p inMemoryPeer) Addr() string { return p.addr }
-
-// Batch asks the owner for many keys at once (Group.GetMany), or drops
-// them (Group.RemoveMany; no keys: Group.Purge). This in-memory peer does
-// not batch: the group then asks key by key.
-func (p inMemoryPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
-	return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
-}
 
 // newCluster starts nodes named names that share db as their source of
 // truth.
@@ -106,7 +60,7 @@ func newCluster(names []string, db *slowDB) ([]*node, error) {
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	for _, n := range nodes {
-		peers, err := picker.NewPeers(n.name, func(addr string) cache.PeerGetter {
+		peers, err := picker.NewPeers(n.name, func(addr string) cache.Peer {
 			return inMemoryPeer{addr: addr, target: byName[addr]}
 		}, &picker.Options{Logger: quiet})
 		if err != nil {

@@ -20,7 +20,7 @@ import (
 // alone is a PeerPicker for a node without peers: it owns every key.
 type alone struct{}
 
-func (alone) PickPeer(string) (cache.PeerGetter, bool) { return nil, false }
+func (alone) PickPeer(string) (cache.Peer, bool) { return nil, false }
 
 // The node's groups answer the tutorial's queries.
 func Example() {

@@ -56,7 +56,7 @@ func startDemo(ctx context.Context, wasm []byte) (*demo, error) {
 	}
 
 	// The same ring as the guest's, to tell who owns a key.
-	if d.ring, err = picker.NewPeers(guestName, func(string) cache.PeerGetter { return nil }, nil); err != nil {
+	if d.ring, err = picker.NewPeers(guestName, func(string) cache.Peer { return nil }, nil); err != nil {
 		return nil, errors.Join(err, d.close(ctx))
 	}
 	d.ring.Set(guestName, d.peerURL)

@@ -3,10 +3,10 @@
 // the ring changed (and probes an ejected peer with it), to the transports
 // of this module, which send it as the protocol's memory-only request; an
 // application never needs it. Offer marks a group's offer of keys to its
-// PeerGetter alike. (The handover itself, and the taking of an offer, are
+// Peer alike. (The handover itself, and the taking of an offer, are
 // calls, not marks: see package groupbridge.)
 //
-// A Group passes a context from MemoryOnly to its PeerGetter; the
+// A Group passes a context from MemoryOnly to its Peer; the
 // protocol's client marks the request (X-Geecache-Peer: memory), and the
 // serving binding passes a context from MemoryOnly to Group.GetLocal, which
 // then answers from memory, or with ErrNotHeld, and never loads or
@@ -53,7 +53,7 @@ type offerKey struct{}
 // the client sends their names only (the protocol's !offer), and the
 // serving node's binding has its group take those it owns over from their
 // previous owner (groupbridge.TakeOffer). The mark is the group's word to
-// its PeerGetter, which it asks with Batch; a group does not read it.
+// its Peer, which it asks with Batch; a group does not read it.
 func Offer(ctx context.Context) context.Context {
 	return context.WithValue(ctx, offerKey{}, true)
 }

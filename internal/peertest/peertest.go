@@ -1,5 +1,5 @@
 // Package peertest holds what the test peers of GeeCache's packages share:
-// ReadOnly, the writes of a cache.PeerGetter whose transport cannot change
+// ReadOnly, the writes of a cache.Peer whose transport cannot change
 // keys, for the fakes that only fetch.
 package peertest
 
@@ -15,7 +15,7 @@ import (
 var ErrReadOnly = fmt.Errorf("geecache: test peer cannot change keys: %w", errors.ErrUnsupported)
 
 // ReadOnly, embedded in a test peer, gives it the Remove and Set of a
-// cache.PeerGetter: both fail with ErrReadOnly.
+// cache.Peer: both fail with ErrReadOnly.
 type ReadOnly struct{}
 
 // Remove fails with ErrReadOnly.

@@ -6,7 +6,7 @@
 // A binding that serves a peer's request passes a context from With to
 // Group.GetLocal, so that it can tell the asking node "loading" (the
 // net/http binding sends a 102 Processing response), and a Group passes
-// one to its PeerGetter, so that a peer that says it is loading is waited
+// one to its Peer, so that a peer that says it is loading is waited
 // for instead of hedged.
 package progress
 
@@ -42,7 +42,7 @@ func Wanted(ctx context.Context) bool {
 
 // Report calls the Listener of With in ctx, if any: the work the caller
 // waits for is under way. A Group calls it when a Get has to wait for a
-// load, on the Get's goroutine; a PeerGetter calls it when its peer shows
+// load, on the Get's goroutine; a Peer calls it when its peer shows
 // it is answering (it said it is loading, or its answer has begun to
 // arrive).
 func Report(ctx context.Context) {

@@ -48,7 +48,7 @@ func TestEveryConstructorWrapsErrConfig(t *testing.T) {
 			return err
 		}},
 		{"picker.NewPeers negative Replicas", func() error {
-			_, err := picker.NewPeers("", func(string) cache.PeerGetter { return nil }, &picker.Options{Replicas: -1})
+			_, err := picker.NewPeers("", func(string) cache.Peer { return nil }, &picker.Options{Replicas: -1})
 			return err
 		}},
 		{"protocol.NewServer negative MaxValueBytes", func() error {

@@ -12,7 +12,6 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // The batch requests of protocol version 2 (see PROTOCOL.md, "Batches"):
@@ -106,63 +105,6 @@ func SplitBatch(keys []string, fn func(lo, hi int)) {
 	}
 }
 
-// SendBatch is the client side both bindings share of a peer's Batch
-// (cache.PeerGetter): a Purge (remove with no keys) is one request; Gets
-// and removes are split over the limits (SplitBatch), each run sent with
-// send, and a key too long for a batch is removed with removeOne or given
-// back to each as ErrAlone, so that the group asks for it with a Get. A
-// ctx from handoff.Offer makes the Gets an offer of the keys (BatchOffer;
-// a key too long for a batch is left out). It stops at the first error of
-// send or removeOne, and returns it. An entry a peer sends past the keys
-// of its request reaches each with an index at or past len(keys).
-func SendBatch(ctx context.Context, keys []string, remove bool, each func(i int, value []byte, ttl time.Duration, err error),
-	send func(op BatchOp, keys []string, each func(int, []byte, time.Duration, error)) error,
-	removeOne func(key string) error) error {
-	if remove && len(keys) == 0 {
-		return send(BatchPurge, nil, nil)
-	}
-	op := BatchGet
-	switch {
-	case remove:
-		op, each = BatchRemove, nil
-	case handoff.IsOffer(ctx):
-		op, each = BatchOffer, nil
-	}
-	var first error
-	SplitBatch(keys, func(lo, hi int) {
-		if first != nil {
-			return
-		}
-		if hi-lo == 1 && TooLongForBatch(keys[lo]) {
-			switch {
-			case op == BatchOffer:
-			case remove:
-				first = removeOne(keys[lo])
-			default:
-				each(lo, nil, 0, errAlone)
-			}
-			return
-		}
-		var sub func(int, []byte, time.Duration, error)
-		if each != nil {
-			n := hi - lo
-			sub = func(i int, v []byte, ttl time.Duration, err error) {
-				if i >= n {
-					// An entry past the keys of this request: past all
-					// keys for the caller too, never the index of a key
-					// of the next request, whose name it was not checked
-					// against.
-					each(len(keys)+i-n, v, ttl, err)
-					return
-				}
-				each(lo+i, v, ttl, err)
-			}
-		}
-		first = send(op, keys[lo:hi], sub)
-	})
-	return first
-}
-
 // TooLongForBatch reports whether key is over MaxBatchKey.
 func TooLongForBatch(key string) bool { return len(key) > MaxBatchKey }
 
@@ -220,13 +162,13 @@ func decodeKeys(b []byte, shared bool) ([]string, error) {
 // NewBatchRequest returns the request of op for keys of group to the node
 // at target: a POST of BatchPath with the keys as its body, a peer
 // request, with its checksum and, with a secret, signed over both. keys
-// must fit (see SplitBatch); a purge has none. A BatchGet with a ctx from
-// handoff.MemoryOnly is a memory-only batch (HeaderPeer PeerMemoryOnly).
-func (c *Client) NewBatchRequest(ctx context.Context, target, group string, op BatchOp, keys []string) Request {
+// must fit (see SplitBatch); a purge has none. A BatchGet with peek is a
+// memory-only batch (HeaderPeer PeerMemoryOnly).
+func (c *Client) NewBatchRequest(ctx context.Context, target, group string, op BatchOp, keys []string, peek bool) Request {
 	path := BatchPath(group, op)
 	body := encodeKeys(keys)
 	peer := c.peer
-	if op == BatchGet && handoff.IsMemoryOnly(ctx) {
+	if op == BatchGet && peek {
 		peer = peerMemory
 	}
 	h := Header{HeaderPeer: peer, HeaderChecksum: {checksum(c.cfg.Secret, body)}, "Content-Type": {BatchContentType}}

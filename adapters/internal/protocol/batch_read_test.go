@@ -130,11 +130,11 @@ func TestServeBatchGetAllocations(t *testing.T) {
 
 // onePeerKey says that one key is owned by peer, and the others here.
 type onePeerKey struct {
-	peer cache.PeerGetter
+	peer cache.Peer
 	key  string
 }
 
-func (p onePeerKey) PickPeer(key string) (cache.PeerGetter, bool) { return p.peer, key == p.key }
+func (p onePeerKey) PickPeer(key string) (cache.Peer, bool) { return p.peer, key == p.key }
 
 // A key that a BatchGet makes its server keep does not keep the request's
 // body alive: the server copies it out of the body's string. A peer's

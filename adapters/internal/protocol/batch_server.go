@@ -7,19 +7,16 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/cache"
-	"github.com/geecache/geecache/internal/batchctx"
-	"github.com/geecache/geecache/internal/groupbridge"
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // batch answers a batch request that admit has let through: its keys are
 // checked against the body's checksum and the limits, then answered by
-// the group from this node alone (Group.GetMany, RemoveMany or Purge with
-// a peer's mark, so nothing is forwarded or told again; an offer's keys
-// go to groupbridge.TakeOffer). A BatchGet's answer holds an entry per
-// key, in order; values past the size limit in all are entries that say
-// "ask alone".
-func (s *Server) batch(ctx context.Context, req Request) Response {
+// this node alone through cache.Registry.ServePeer (an OpGet or OpPeek of
+// the keys, an OpRemove, an OpPurge or an OpOffer), so nothing is
+// forwarded or told again. A BatchGet's answer holds an entry per key, in
+// order; values past the size limit in all are entries that say "ask
+// alone".
+func (s *Server) batch(ctx context.Context, req Request, loading func()) Response {
 	groupName, op, ok := batchOp(req.Path)
 	if !ok {
 		return ErrorResponse(CodeBadRequest, "not a batch path: "+clip(req.Path))
@@ -30,7 +27,7 @@ func (s *Server) batch(ctx context.Context, req Request) Response {
 	if err := checkBody(s.cfg.Secret, req.Header, req.Body); err != nil || req.Header.Get(HeaderChecksum) == "" {
 		return ErrorResponse(CodeBadRequest, fmt.Sprintf("the batch does not match its %s", HeaderChecksum))
 	}
-	memoryOnly := req.Header.Get(HeaderPeer) == PeerMemoryOnly || handoff.IsMemoryOnly(ctx)
+	memoryOnly := req.Header.Get(HeaderPeer) == PeerMemoryOnly
 	// A BatchGet's keys share the body's string: GetMany copies the keys
 	// it keeps. Not a memory-only one's: its answer may move a key's
 	// entry between the node's caches, under the request's key.
@@ -38,71 +35,90 @@ func (s *Server) batch(ctx context.Context, req Request) Response {
 	if err != nil {
 		return ErrorResponse(CodeBadRequest, "malformed batch: "+err.Error())
 	}
-	g := s.reg.Lookup(groupName)
-	if g == nil {
-		return ErrorResponse(CodeUnknownGroup, "no such group: "+clip(groupName))
-	}
+	pr := cache.PeerRequest{Group: groupName, Keys: keys}
 	switch op {
 	case BatchRemove:
-		_ = g.RemoveMany(batchctx.With(ctx, &batchctx.Local{}), keys) // this node only: no peers to fail
-		return Response{Status: statusOK, Header: Header{}}
+		pr.Op = cache.OpRemove
 	case BatchOffer:
 		// Names only: the group takes the keys it owns from their previous
 		// owner under its own ring, from memory (a read, as a GET is).
-		groupbridge.TakeOffer(ctx, g, keys)
-		return Response{Status: statusOK, Header: Header{}}
+		pr.Op = cache.OpOffer
 	case BatchPurge:
-		if len(keys) != 0 {
-			return ErrorResponse(CodeBadRequest, "a purge has no keys")
+		pr.Op = cache.OpPurge
+	default:
+		pr.Op = cache.OpGet
+		if memoryOnly {
+			pr.Op = cache.OpPeek
 		}
-		_ = g.Purge(batchctx.With(ctx, &batchctx.Local{}))
-		return Response{Status: statusOK, Header: Header{}}
+		return s.batchGet(ctx, pr, loading)
 	}
-	if req.Header.Get(HeaderPeer) == PeerMemoryOnly {
-		ctx = handoff.MemoryOnly(ctx)
+	if err := s.reg.ServePeer(ctx, pr, noAnswers{}); err != nil {
+		return s.peerError(err)
 	}
-	return s.batchGet(ctx, g, keys)
+	return Response{Status: statusOK, Header: Header{}}
 }
 
 // batchGet answers a BatchGet of keys in g. The whole answer stays within
 // the size limit: each key's framing (and room to say "ask alone") is set
 // aside first, and a value or message that does not fit in what is left
 // is an entry that says "ask alone".
-func (s *Server) batchGet(ctx context.Context, g *cache.Group, keys []string) Response {
+func (s *Server) batchGet(ctx context.Context, pr cache.PeerRequest, loading func()) Response {
 	trusted := s.cfg.Secret != nil
-	var ttl time.Duration
 	budget := s.cfg.MaxValueBytes - binary.MaxVarintLen64
-	for _, k := range keys {
+	for _, k := range pr.Keys {
 		budget -= int64(len(k)) + entryFraming
 	}
-	body := make([]byte, 0, 64*len(keys)+16)
-	body = binary.AppendUvarint(body, uint64(len(keys)))
-	local := &batchctx.Local{TTL: func(_ int, d time.Duration) { ttl = d }}
-	g.GetMany(batchctx.With(ctx, local), keys, func(i int, v cache.ByteView, err error) {
-		key := keys[i]
-		if err == nil {
-			if int64(v.Len()) > budget {
-				body = appendEntry(body, entryAlone, key, 0, nil)
-				return
-			}
-			budget -= int64(v.Len())
-			body = appendViewEntry(body, key, ttl, v)
+	body := make([]byte, 0, 64*len(pr.Keys)+16)
+	body = binary.AppendUvarint(body, uint64(len(pr.Keys)))
+	a := &batchAnswers{s: s, ctx: ctx, keys: pr.Keys, group: pr.Group, trusted: trusted, budget: budget, body: body, loading: loading}
+	if err := s.reg.ServePeer(ctx, pr, a); err != nil {
+		return s.peerError(err)
+	}
+	return Response{Status: statusOK, Header: Header{"Content-Type": {BatchContentType}}, Body: a.body}
+}
+
+// batchAnswers is the cache.PeerReply of a BatchGet: each answer is
+// appended to body as its entry, within budget.
+type batchAnswers struct {
+	s       *Server
+	ctx     context.Context
+	keys    []string
+	group   string
+	trusted bool
+	budget  int64
+	body    []byte
+	loading func()
+}
+
+func (a *batchAnswers) Loading() {
+	if a.loading != nil {
+		a.loading()
+	}
+}
+
+func (a *batchAnswers) Answer(i int, v cache.ByteView, ttl time.Duration, err error) {
+	key := a.keys[i]
+	if err == nil {
+		if int64(v.Len()) > a.budget {
+			a.body = appendEntry(a.body, entryAlone, key, 0, nil)
 			return
 		}
-		r := s.loadError(ctx, err, trusted, g.Name(), key)
-		st, d := entryLoadErr, time.Duration(0)
-		switch r.Code() {
-		case CodeNotFound:
-			st, d = entryNotFound, ttl
-		case CodeNotHeld:
-			st = entryNotHeld
-		}
-		if int64(len(r.Body)) > budget {
-			body = appendEntry(body, entryAlone, key, 0, nil)
-			return
-		}
-		budget -= int64(len(r.Body))
-		body = appendEntry(body, st, key, d, r.Body)
-	})
-	return Response{Status: statusOK, Header: Header{"Content-Type": {BatchContentType}}, Body: body}
+		a.budget -= int64(v.Len())
+		a.body = appendViewEntry(a.body, key, ttl, v)
+		return
+	}
+	r := a.s.loadError(a.ctx, err, a.trusted, a.group, key)
+	st, d := entryLoadErr, time.Duration(0)
+	switch r.Code() {
+	case CodeNotFound:
+		st, d = entryNotFound, ttl
+	case CodeNotHeld:
+		st = entryNotHeld
+	}
+	if int64(len(r.Body)) > a.budget {
+		a.body = appendEntry(a.body, entryAlone, key, 0, nil)
+		return
+	}
+	a.budget -= int64(len(r.Body))
+	a.body = appendEntry(a.body, st, key, d, r.Body)
 }

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // Bounds of what a Client reads.
@@ -58,14 +57,13 @@ var peerMemory = []string{PeerMemoryOnly}
 // base path (the binding prepends the peer's base URL), the peer header,
 // with a secret the signature (bound to target, which must be the node's
 // base URL exactly as it knows itself; see ServerOptions.Self), and with a
-// Propagator what ctx carries. A ctx from handoff.MemoryOnly makes it a
-// memory-only request (HeaderPeer PeerMemoryOnly). The header's values
-// may be shared with the Client: a binding may replace them, never modify
-// them in place.
-func (c *Client) NewRequest(ctx context.Context, target, group, key string) Request {
+// Propagator what ctx carries. With peek it is a memory-only request
+// (HeaderPeer PeerMemoryOnly). The header's values may be shared with the
+// Client: a binding may replace them, never modify them in place.
+func (c *Client) NewRequest(ctx context.Context, target, group, key string, peek bool) Request {
 	path := Path(group, key)
 	h := Header{HeaderPeer: c.peer}
-	if handoff.IsMemoryOnly(ctx) {
+	if peek {
 		h[HeaderPeer] = peerMemory
 	}
 	if c.cfg.Secret != nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // A Code names the kind of an error response. It travels in the
@@ -97,7 +96,7 @@ func errorFor(status int, code Code) error {
 		case CodeUnknownGroup:
 			return ErrUnknownGroup
 		case CodeNotHeld:
-			return handoff.ErrNotHeld
+			return cache.ErrNotHeld
 		}
 		return ErrBadResponse
 	case statusBadRequest:

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/handoff"
 	"github.com/geecache/geecache/internal/ratelog"
 )
 
@@ -119,14 +117,13 @@ const AllowedMethods = "GET, PUT, DELETE, POST"
 
 // Serve answers req. It checks, in order: the method (405), the signature
 // when a secret is set (401, before anything is parsed or loaded), the path
-// (400), the group (404 unknown_group); then it loads the key with
-// Group.GetLocal for a peer request (one carrying HeaderPeer, answered
-// with the value's remaining lifetime in HeaderTTL) or Group.Get
-// otherwise, and answers 200 with the value, 404 not_found, 500 load_error,
-// or 413 too_large for a value over the size limit. A peer's DELETE drops
-// the key here (Group.RemoveLocal) and a peer's PUT stores its body as the
-// key's value (Group.SetLocal). ctx is passed to the load; it should end
-// when the caller goes away.
+// (400), the group (404 unknown_group); then it answers a peer request
+// (one carrying HeaderPeer) through cache.Registry.ServePeer, with the
+// value's remaining lifetime in HeaderTTL, or a user's GET with Group.Get,
+// and answers 200 with the value, 404 not_found, 500 load_error, or 413
+// too_large for a value over the size limit. A peer's DELETE and PUT are
+// an OpRemove and an OpSet of the key. ctx is passed to the load; it
+// should end when the caller goes away.
 //
 // An error body says what went wrong in the owner's words (for a missing
 // key, the Getter's message), without repeating the group and key the
@@ -136,22 +133,23 @@ const AllowedMethods = "GET, PUT, DELETE, POST"
 // Every answer is sealed (see Seal): it carries the checksum of its body
 // and, with a secret, its signature.
 func (s *Server) Serve(ctx context.Context, req Request) Response {
-	return s.Seal(req, s.serve(ctx, req, nil))
+	return s.Seal(req, s.serve(ctx, req, nil, nil))
 }
 
 // ServeInto is Serve with the answer's header fields put into h, which
 // becomes the Response's Header, instead of a new map: a binding passes
 // its own (an http.ResponseWriter's Header) and saves making one and
 // copying it. Fields of h that the answer does not set are left as they
-// are.
-func (s *Server) ServeInto(ctx context.Context, req Request, h Header) Response {
-	r := s.serve(ctx, req, h)
-	if reflect.ValueOf(r.Header).UnsafePointer() != reflect.ValueOf(h).UnsafePointer() {
-		for k, v := range r.Header { // an answer with a header of its own (an error)
-			h[k] = v
-		}
-		r.Header = h
+// are. loading, if not nil, is called when the group begins (or joins) a
+// load for a peer's request (cache.PeerReply.Loading): a binding that can
+// send an interim answer tells the asking node so, and keeps telling it
+// while the answer is pending.
+func (s *Server) ServeInto(ctx context.Context, req Request, h Header, loading func()) Response {
+	r := s.serve(ctx, req, h, loading)
+	for k, v := range r.Header { // an answer with a header of its own (an error); no-op when it is h
+		h[k] = v
 	}
+	r.Header = h
 	return s.Seal(req, r)
 }
 
@@ -212,7 +210,7 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 
 // serve answers req; a value's header fields go into h, or a new map if h
 // is nil.
-func (s *Server) serve(ctx context.Context, req Request, h Header) Response {
+func (s *Server) serve(ctx context.Context, req Request, h Header, loading func()) Response {
 	if r, ok := s.admit(ctx, req); !ok {
 		return r
 	}
@@ -220,7 +218,7 @@ func (s *Server) serve(ctx context.Context, req Request, h Header) Response {
 		ctx = s.cfg.Propagator.Extract(ctx, req.Header)
 	}
 	if req.Method == methodPost {
-		return s.batch(ctx, req)
+		return s.batch(ctx, req, loading)
 	}
 	groupName, key, err := ParsePath(req.Path)
 	if err != nil {
@@ -237,11 +235,16 @@ func (s *Server) serve(ctx context.Context, req Request, h Header) Response {
 	trusted := s.cfg.Secret != nil // only a signed request shows who sent it
 	var view cache.ByteView
 	var ttl time.Duration
-	if peer == PeerMemoryOnly {
-		ctx = handoff.MemoryOnly(ctx)
-	}
 	if peer != "" {
-		view, ttl, err = g.GetLocal(ctx, key)
+		op := cache.OpGet
+		if peer == PeerMemoryOnly {
+			op = cache.OpPeek
+		}
+		a := &oneAnswer{loading: loading}
+		if err := s.reg.ServePeer(ctx, cache.PeerRequest{Op: op, Group: groupName, Keys: []string{key}}, a); err != nil {
+			return s.peerError(err)
+		}
+		view, ttl, err = a.v, a.ttl, a.err
 	} else {
 		view, err = g.Get(ctx, key)
 	}
@@ -275,8 +278,8 @@ func (s *Server) loadError(ctx context.Context, err error, trusted bool, group, 
 	switch {
 	case errors.Is(err, getter.ErrNotFound):
 		code, generic = CodeNotFound, getter.ErrNotFound.Error()
-	case errors.Is(err, handoff.ErrNotHeld):
-		code, generic = CodeNotHeld, handoff.ErrNotHeld.Error()
+	case errors.Is(err, cache.ErrNotHeld):
+		code, generic = CodeNotHeld, cache.ErrNotHeld.Error()
 	}
 	msg := err.Error()
 	var ce *cache.Error
@@ -314,5 +317,39 @@ func ErrorResponse(c Code, msg string) Response {
 			HeaderError:              {string(c)},
 		},
 		Body: []byte(msg + "\n"),
+	}
+}
+
+// oneAnswer is the cache.PeerReply of a peer's request of one key.
+type oneAnswer struct {
+	v       cache.ByteView
+	ttl     time.Duration
+	err     error
+	loading func()
+}
+
+func (a *oneAnswer) Answer(_ int, v cache.ByteView, ttl time.Duration, err error) {
+	a.v, a.ttl, a.err = v, ttl, err
+}
+
+func (a *oneAnswer) Loading() {
+	if a.loading != nil {
+		a.loading()
+	}
+}
+
+// noAnswers is the cache.PeerReply of a write, which has none.
+type noAnswers struct{}
+
+func (noAnswers) Answer(int, cache.ByteView, time.Duration, error) {}
+func (noAnswers) Loading()                                         {}
+
+// peerError answers a request cache.Registry.ServePeer refused as a whole.
+func (s *Server) peerError(err error) Response {
+	switch {
+	case errors.Is(err, cache.ErrUnknownGroup):
+		return ErrorResponse(CodeUnknownGroup, err.Error())
+	default:
+		return ErrorResponse(CodeBadRequest, err.Error())
 	}
 }

@@ -51,9 +51,9 @@ func (d *countingDB) count(key string) int {
 }
 
 // remotePicker claims that every key is owned by peer.
-type remotePicker struct{ peer cache.PeerGetter }
+type remotePicker struct{ peer cache.Peer }
 
-func (p remotePicker) PickPeer(string) (cache.PeerGetter, bool) { return p.peer, true }
+func (p remotePicker) PickPeer(string) (cache.Peer, bool) { return p.peer, true }
 
 // recordingPeer answers every Get with "remote:"+key and counts the calls.
 type recordingPeer struct {

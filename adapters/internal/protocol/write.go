@@ -72,7 +72,9 @@ func (c *Client) newRequest(ctx context.Context, method, target, group, key stri
 // when the cluster has a secret, or accepted unsigned with UnsignedWrites.
 func (s *Server) write(ctx context.Context, req Request, g *cache.Group, key string) Response {
 	if req.Method == methodDelete {
-		g.RemoveLocal(key)
+		if err := s.reg.ServePeer(ctx, cache.PeerRequest{Op: cache.OpRemove, Group: g.Name(), Keys: []string{key}}, noAnswers{}); err != nil {
+			return s.peerError(err)
+		}
 		return Response{Status: statusOK, Header: Header{}}
 	}
 	if n := int64(len(req.Body)); n > s.cfg.MaxValueBytes {
@@ -81,7 +83,10 @@ func (s *Server) write(ctx context.Context, req Request, g *cache.Group, key str
 	if err := checkBody(s.cfg.Secret, req.Header, req.Body); err != nil || req.Header.Get(HeaderChecksum) == "" {
 		return ErrorResponse(CodeBadRequest, fmt.Sprintf("the value does not match its %s", HeaderChecksum))
 	}
-	g.SetLocal(key, req.Body, ResponseTTL(req.Header))
+	set := cache.PeerRequest{Op: cache.OpSet, Group: g.Name(), Keys: []string{key}, Value: req.Body, TTL: max(ResponseTTL(req.Header), 0)}
+	if err := s.reg.ServePeer(ctx, set, noAnswers{}); err != nil {
+		return s.peerError(err)
+	}
 	s.cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "geecache: set by a peer",
 		slog.String("group", g.Name()), slog.String("key", clip(key)), slog.Int("bytes", len(req.Body)))
 	return Response{Status: statusOK, Header: Header{}}

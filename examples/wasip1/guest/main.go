@@ -4,7 +4,7 @@
 // module (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared). WASI
 // preview 1 has no sockets, so the node reaches its peers through its
 // host: it imports geecache.fetch (go:wasmimport), which the host
-// implements over its own network, and wraps it in a cache.PeerGetter.
+// implements over its own network, and wraps it in a cache.Peer.
 // The host asks the node for keys through the exported get
 // (go:wasmexport).
 //
@@ -52,7 +52,7 @@ var (
 
 func init() {
 	self := os.Getenv("GEECACHE_SELF")
-	peers, err := picker.NewPeers(self, func(addr string) cache.PeerGetter { return hostPeer(addr) }, nil)
+	peers, err := picker.NewPeers(self, func(addr string) cache.Peer { return hostPeer(addr) }, nil)
 	if err != nil {
 		initErr = err
 		return
@@ -71,7 +71,7 @@ func main() {} // a reactor: the host calls the exports, main never runs
 func hostFetch(peer unsafe.Pointer, peerLen uint32, group unsafe.Pointer, groupLen uint32,
 	key unsafe.Pointer, keyLen uint32, out unsafe.Pointer, outCap uint32) int32
 
-// hostPeer is a cache.PeerGetter for the peer of that name, through the
+// hostPeer is a cache.Peer for the peer of that name, through the
 // host's fetch. The host's import carries neither the owner's TTL nor
 // writes: Get says "no TTL" (-1, this group's own apply), and Remove and
 // Set fail with errors.ErrUnsupported, which a Group names in its
