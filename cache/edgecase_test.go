@@ -52,7 +52,7 @@ func (uncomparablePeer) Batch(context.Context, string, []string, bool, func(int,
 type uncomparablePicker struct{ p uncomparablePeer }
 
 func (u uncomparablePicker) PickPeer(string) (cache.Peer, bool) { return u.p, true }
-func (u uncomparablePicker) ListPeers() []cache.Peer          { return []cache.Peer{u.p} }
+func (u uncomparablePicker) ListPeers() []cache.Peer            { return []cache.Peer{u.p} }
 
 func TestUncomparablePeersWork(t *testing.T) {
 	g, err := cache.NewRegistry().NewGroup("g", 1<<10, getter.Map(nil), &cache.GroupOptions{Peers: uncomparablePicker{}, Logger: quiet})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync/atomic"
 	"time"
-
 )
 
 // This file is what a group does when the owner of a key cannot answer

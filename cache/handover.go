@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
 )
 
 // This file is the handover of keys between nodes (PROTOCOL.md,

@@ -189,9 +189,9 @@ type peerHealth struct {
 // peerHealths holds a group's peerHealth per Peer.
 type peerHealths struct {
 	policy PeerPolicy
-	m      sync.Map            // Peer -> *peerHealth
+	m      sync.Map      // Peer -> *peerHealth
 	list   func() []Peer // the peers now, if the PeerPicker can list them
-	writes retries             // the writes some peers did not confirm (retry.go)
+	writes retries       // the writes some peers did not confirm (retry.go)
 }
 
 // of returns the health of peer, or nil if peer cannot be told apart from

@@ -42,7 +42,7 @@ type Peers struct {
 type peerState struct {
 	ring    *ring
 	getters []cache.Peer // parallel to ring.nodes; nil for self
-	self    int                // index of self in ring.nodes, or -1
+	self    int          // index of self in ring.nodes, or -1
 
 	// The ring before the last change of the node set (see handoff.go):
 	// its ring and getters, or with join a ring built on first use.
