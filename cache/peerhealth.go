@@ -152,16 +152,16 @@ type PeerStats struct {
 }
 
 // peerHealth is what a group knows of one peer. Each part answers one
-// question: breaker, is the peer ejected; probe, may a background probe
+// question: breaker, is the peer ejected; bgProbe, may a background probe
 // of the ejected peer start now; handoff, is the peer worth asking for
 // keys it owned before the ring changed; batch, does it take batches.
 type peerHealth struct {
 	addr     string
 	inFlight atomic.Int64 // fetches to it now, at most MaxInFlight
 
-	mu      sync.Mutex // guards breaker and probe: a probe is paced by the ejection
+	mu      sync.Mutex // guards breaker and bgProbe: a probe is paced by the ejection
 	breaker breaker
-	probe   backgroundProbe
+	bgProbe backgroundProbe
 
 	handoff handoffWorth
 	batch   batchSupport
@@ -277,14 +277,14 @@ type backgroundProbe struct {
 	last    time.Time // when the last one started
 }
 
-// start reports whether a probe of a peer ejected from ejectedAt until
-// until may start at now, and records it as started if so.
-func (p *backgroundProbe) start(now, ejectedAt, until time.Time, maxWait time.Duration) bool {
+// start reports whether a probe of a peer ejected from ejectedAt to
+// ejectedUntil may start at now, and records it as started if so.
+func (p *backgroundProbe) start(now, ejectedAt, ejectedUntil time.Time, maxWait time.Duration) bool {
 	last := p.last
 	if last.Before(ejectedAt) {
 		last = ejectedAt // the wait counts from the ejection, not from a probe before it
 	}
-	wait := min(max(last.Sub(ejectedAt), until.Sub(ejectedAt)/8), maxWait)
+	wait := min(max(last.Sub(ejectedAt), ejectedUntil.Sub(ejectedAt)/8), maxWait)
 	if p.running || now.Sub(last) < wait {
 		return false
 	}
@@ -369,7 +369,7 @@ func (h *peerHealths) startProbe(p *peerHealth) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b := &p.breaker
-	return !b.until.IsZero() && p.probe.start(time.Now(), b.ejectedAt, b.until, h.policy.EjectFor)
+	return !b.until.IsZero() && p.bgProbe.start(time.Now(), b.ejectedAt, b.until, h.policy.EjectFor)
 }
 
 // endProbe records the end of a background probe: a peer that answered
@@ -378,14 +378,14 @@ func (h *peerHealths) startProbe(p *peerHealth) bool {
 func (h *peerHealths) endProbe(p *peerHealth, alive bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.probe.running = false
+	p.bgProbe.running = false
 	if alive {
 		p.breaker.readmit()
 	}
 }
 
 // admit decides whether a fetch may go to the peer, and counts it in
-// flight if so (release undoes that).
+// flight if so (Group.settle undoes that).
 func (h *peerHealths) admit(p *peerHealth) admission {
 	p.mu.Lock()
 	a := p.breaker.admit(time.Now())
@@ -403,8 +403,8 @@ func (h *peerHealths) admit(p *peerHealth) admission {
 	return a
 }
 
-// done records a fetch's outcome (breaker.done), after release of its
-// in-flight slot. It reports whether the peer was ejected by it.
+// done records a fetch's outcome (breaker.done), after its in-flight
+// slot is freed. It reports whether the peer was ejected by it.
 func (h *peerHealths) done(p *peerHealth, o fetchOutcome, probe bool) (ejected bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
