@@ -77,7 +77,7 @@ func (b *batch) run(res []manyResult) {
 func (b *batch) decide(out []decision) {
 	g, n := b.g, len(b.keys)
 	ph := g.health.of(b.owner)
-	if ph != nil && time.Now().UnixNano() < ph.noBatchUntil.Load() {
+	if ph != nil && !ph.batch.supported() {
 		all := make([]int, n)
 		for k := range all {
 			all[k] = k
@@ -106,7 +106,7 @@ func (b *batch) decide(out []decision) {
 	hedged, answered, berr := b.fetch(ph, probe, gens, out)
 	single := errors.Is(berr, errors.ErrUnsupported) // an older peer, or a transport that cannot batch
 	if single && ph != nil {
-		ph.noBatchUntil.Store(time.Now().Add(noBatchFor).UnixNano())
+		ph.batch.refused()
 	}
 	var alone, local []int
 	for k := range out {

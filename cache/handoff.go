@@ -77,7 +77,7 @@ func (g *Group) handoff(ctx context.Context, key string, gen uint64) (e entry, e
 		return entry{}, nil, false
 	}
 	ph := g.health.of(prev)
-	if ph != nil && !ph.handoffWanted(changed) {
+	if ph != nil && !ph.handoff.wanted(changed) {
 		return entry{}, nil, false
 	}
 	hctx, cancel := context.WithTimeout(ctx, g.policy.HandoffTimeout)
@@ -89,13 +89,13 @@ func (g *Group) handoff(ctx context.Context, key string, gen uint64) (e entry, e
 	if !found(err) || !keep {
 		g.counters.handoffMisses.Add(1)
 		if ph != nil {
-			ph.handoffMissed()
+			ph.handoff.missed()
 		}
 		return entry{}, nil, false
 	}
 	g.counters.handoffs.Add(1)
 	if ph != nil {
-		ph.handoffHit()
+		ph.handoff.hit()
 	}
 	e, err = g.keep(g.mem.main, key, v, ttl, err, gen)
 	g.creditHandedOver(key)
@@ -209,9 +209,9 @@ const (
 	coldPause    = time.Second
 )
 
-// handoffWanted reports whether the previous owner p is worth asking now,
+// wanted reports whether the previous owner p is worth asking now,
 // after the ring change at changed.
-func (p *peerHealth) handoffWanted(changed time.Time) bool {
+func (p *handoffWorth) wanted(changed time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !changed.Equal(p.coldRing) {
@@ -228,7 +228,7 @@ func (p *peerHealth) handoffWanted(changed time.Time) bool {
 	return true
 }
 
-func (p *peerHealth) handoffMissed() {
+func (p *handoffWorth) missed() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cold++; p.cold == coldHandoffs {
@@ -236,7 +236,7 @@ func (p *peerHealth) handoffMissed() {
 	}
 }
 
-func (p *peerHealth) handoffHit() {
+func (p *handoffWorth) hit() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.warm = true

@@ -151,6 +151,22 @@ type PeerStats struct {
 	InFlight            int64 // requests to it now
 }
 
+// peerHealth is what a group knows of one peer. Each part answers one
+// question: breaker, is the peer ejected; bgProbe, may a background probe
+// of the ejected peer start now; handoff, is the peer worth asking for
+// keys it owned before the ring changed; batch, does it take batches.
+type peerHealth struct {
+	addr     string
+	inFlight atomic.Int64 // fetches to it now, at most MaxInFlight
+
+	mu      sync.Mutex // guards breaker and bgProbe: a probe is paced by the ejection
+	breaker breaker
+	bgProbe backgroundProbe
+
+	handoff handoffWorth
+	batch   batchSupport
+}
+
 // admission is what a peer's health allows for one fetch.
 type admission uint8
 
@@ -161,29 +177,147 @@ const (
 	admitBusy
 )
 
-// peerHealth is the state of one peer: a breaker (healthy, ejected until a
-// time, probing) and the fetches in flight.
-type peerHealth struct {
-	addr     string
-	inFlight atomic.Int64
-	// noBatchUntil (Unix nanoseconds) is when the peer, which answered
-	// that it cannot batch (an older version), is asked for a batch
-	// again; until then its keys are asked key by key (batchfetch.go).
-	noBatchUntil atomic.Int64
+// fetchOutcome is how a fetch from a peer ended, for its health.
+type fetchOutcome uint8
 
-	mu           sync.Mutex
-	failures     int64     // consecutive
-	streak       int       // consecutive ejections, for the backoff
-	ejectedUntil time.Time // zero when healthy
-	ejectedAt    time.Time // when the last ejection began
-	probing      bool
-	ejections    int64
-	bgProbe      bool      // a background probe (handoff.go) is in flight
-	bgProbeAt    time.Time // when the last one started
-	cold         int       // handoffs it did not answer since coldRing (handoff.go)
-	warm         bool      // it has handed a key over since coldRing
-	coldUntil    time.Time // not asked for a handoff before then
-	coldRing     time.Time // the ring change cold counts from
+const (
+	outcomeNone    fetchOutcome = iota // says nothing of the peer (the caller left)
+	outcomeSuccess                     // a value or "not found"
+	outcomeFailure                     // an error, a timeout, or too slow for the hedge
+)
+
+// breaker ejects a peer after EjectAfter consecutive failures, for a time
+// that doubles with each ejection in a row. When that time is over, one
+// fetch goes to the peer as a probe: success readmits the peer, failure
+// ejects it again. A background probe that gets an answer readmits it too.
+type breaker struct {
+	failures  int64     // consecutive
+	streak    int       // consecutive ejections, for the backoff
+	ejections int64     // since the group was created
+	ejectedAt time.Time // when the last ejection began
+	until     time.Time // when it ends; zero when the peer is admitted
+	probing   bool      // the fetch that may end the ejection is in flight
+}
+
+// ejected reports whether the peer is ejected at now, or its probe is in
+// flight.
+func (b *breaker) ejected(now time.Time) bool {
+	return !b.until.IsZero() && (now.Before(b.until) || b.probing)
+}
+
+// admit says whether a fetch may go to the peer at now; at most one
+// fetch is the probe.
+func (b *breaker) admit(now time.Time) admission {
+	switch {
+	case b.until.IsZero():
+		return admitOK
+	case b.ejected(now):
+		return admitEjected
+	}
+	b.probing = true
+	return admitProbe
+}
+
+// done records a fetch's outcome; probe says whether the fetch was the
+// probe admit let through. Only the probe ends or renews an ejection: a
+// fetch that began before the peer was ejected and ends during it changes
+// nothing but the count of failures. It reports whether the peer was
+// ejected by it.
+func (b *breaker) done(o fetchOutcome, probe bool, policy *PeerPolicy) (ejected bool) {
+	if probe {
+		b.probing = false
+	}
+	switch o {
+	case outcomeSuccess:
+		b.failures = 0
+		if probe || b.until.IsZero() {
+			b.streak, b.until = 0, time.Time{}
+		}
+	case outcomeFailure:
+		b.failures++
+		if probe || (b.until.IsZero() && b.failures >= int64(policy.EjectAfter)) {
+			b.streak++
+			b.ejections++
+			b.ejectedAt = time.Now()
+			b.until = b.ejectedAt.Add(policy.backoff(b.streak))
+			return true
+		}
+	}
+	return false
+}
+
+// readmit ends the ejection. The streak stays until a request succeeds
+// (done): a peer that fails again is ejected for longer.
+func (b *breaker) readmit() {
+	b.failures, b.until = 0, time.Time{}
+}
+
+// backoff is the length of the streak-th ejection in a row: EjectFor
+// doubled each time up to MaxEjectFor, plus up to 25% jitter.
+func (p *PeerPolicy) backoff(streak int) time.Duration {
+	d := p.EjectFor
+	for i := 1; i < streak && d < p.MaxEjectFor; i++ {
+		d *= 2
+	}
+	d = min(d, p.MaxEjectFor)
+	return d + time.Duration(rand.Int64N(int64(d)/4+1))
+}
+
+// backgroundProbe paces the memory-only requests that ask an ejected peer
+// whether it answers again (Group.probe, handoff.go): at most one in
+// flight, each after a wait as long as the ejection had lasted at the last
+// probe (or at the ejection), at least an eighth of the ejection's length
+// and at most EjectFor. So a peer back soon after a first ejection (a node
+// restarted in place, whose port was closed for a moment) is readmitted
+// within an eighth of EjectFor, not at the end of it; one down for long is
+// asked once per EjectFor; and one that answers probes but fails requests
+// (its streak stays) is readmitted less often each time.
+type backgroundProbe struct {
+	running bool
+	last    time.Time // when the last one started
+}
+
+// start reports whether a probe of a peer ejected from ejectedAt to
+// ejectedUntil may start at now, and records it as started if so.
+func (p *backgroundProbe) start(now, ejectedAt, ejectedUntil time.Time, maxWait time.Duration) bool {
+	last := p.last
+	if last.Before(ejectedAt) {
+		last = ejectedAt // the wait counts from the ejection, not from a probe before it
+	}
+	wait := min(max(last.Sub(ejectedAt), ejectedUntil.Sub(ejectedAt)/8), maxWait)
+	if p.running || now.Sub(last) < wait {
+		return false
+	}
+	p.running, p.last = true, now
+	return true
+}
+
+// handoffWorth says whether a peer, as the previous owner of keys after a
+// ring change, is worth asking for them: one that answered "not held" to
+// every handoff since the change is asked less (handoff.go).
+type handoffWorth struct {
+	mu        sync.Mutex
+	cold      int       // handoffs it did not answer since coldRing
+	warm      bool      // it has handed a key over since coldRing
+	coldUntil time.Time // not asked for a handoff before then
+	coldRing  time.Time // the ring change cold counts from
+}
+
+// batchSupport remembers that a peer answered that it cannot batch (an
+// older version): its keys are asked key by key for noBatchFor, then a
+// batch is tried again (batchfetch.go).
+type batchSupport struct {
+	retryAt atomic.Int64 // Unix nanoseconds
+}
+
+// supported reports whether a batch may be sent to the peer now.
+func (b *batchSupport) supported() bool {
+	return time.Now().UnixNano() >= b.retryAt.Load()
+}
+
+// refused records that the peer answered that it cannot batch.
+func (b *batchSupport) refused() {
+	b.retryAt.Store(time.Now().Add(noBatchFor).UnixNano())
 }
 
 // peerHealths holds a group's peerHealth per Peer.
@@ -212,22 +346,9 @@ func (h *peerHealths) of(peer Peer) *peerHealth {
 	return v.(*peerHealth)
 }
 
-// ejected reports whether peer is ejected now (or its probe is in
-// flight), without changing its state: a write is not sent to it then but
-// counted as not confirmed at once, and retried in the background.
-func (h *peerHealths) ejected(peer Peer) bool {
-	p := h.of(peer)
-	if p == nil {
-		return false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return !p.ejectedUntil.IsZero() && (time.Now().Before(p.ejectedUntil) || p.probing)
-}
-
-// isEjected is ejected for a peer the group may never have fetched from
-// (a key's next or previous owner): it adds no state for a peer it does
-// not know, which is then not ejected.
+// isEjected reports whether peer is ejected now (or its probe is in
+// flight). It adds no state for a peer the group does not know (a key's
+// next or previous owner it never fetched from), which is not ejected.
 func (h *peerHealths) isEjected(peer Peer) bool {
 	if !reflect.TypeOf(peer).Comparable() {
 		return false
@@ -239,57 +360,35 @@ func (h *peerHealths) isEjected(peer Peer) bool {
 	p := v.(*peerHealth)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !p.ejectedUntil.IsZero() && (time.Now().Before(p.ejectedUntil) || p.probing)
+	return p.breaker.ejected(time.Now())
 }
 
 // startProbe reports whether a background probe of the ejected peer p may
-// start now, and records it as started if so: at most one in flight, and
-// each after a wait as long as the ejection had lasted at the last probe
-// (or at the ejection), at least an eighth of the ejection's length and at
-// most EjectFor. So a peer back soon after a first ejection (a node
-// restarted in place, whose port was closed for a moment) is readmitted
-// within an eighth of EjectFor, not at the end of it; one down for long is
-// asked once per EjectFor; and one that answers probes but fails requests
-// (endProbe keeps its streak) is readmitted less often each time.
+// start now, and records it as started if so.
 func (h *peerHealths) startProbe(p *peerHealth) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
-	floor := p.ejectedUntil.Sub(p.ejectedAt) / 8
-	wait := min(max(p.bgProbeAt.Sub(p.ejectedAt), floor), h.policy.EjectFor)
-	if p.bgProbe || p.ejectedUntil.IsZero() || now.Sub(p.bgProbeAt) < wait {
-		return false
-	}
-	p.bgProbe, p.bgProbeAt = true, now
-	return true
+	b := &p.breaker
+	return !b.until.IsZero() && p.bgProbe.start(time.Now(), b.ejectedAt, b.until, h.policy.EjectFor)
 }
 
 // endProbe records the end of a background probe: a peer that answered
-// is readmitted. Its streak stays until a request succeeds (done): a
-// memory-only answer shows the peer up, not that it can load, and a peer
-// that fails again is ejected for longer.
+// is readmitted, though a memory-only answer shows the peer up, not that
+// it can load.
 func (h *peerHealths) endProbe(p *peerHealth, alive bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.bgProbe = false
+	p.bgProbe.running = false
 	if alive {
-		p.failures, p.ejectedUntil = 0, time.Time{}
+		p.breaker.readmit()
 	}
 }
 
 // admit decides whether a fetch may go to the peer, and counts it in
-// flight if so (release undoes that).
+// flight if so (Group.settle undoes that).
 func (h *peerHealths) admit(p *peerHealth) admission {
-	a := admitOK
 	p.mu.Lock()
-	if !p.ejectedUntil.IsZero() {
-		switch {
-		case time.Now().Before(p.ejectedUntil) || p.probing:
-			a = admitEjected
-		default:
-			p.probing, a = true, admitProbe
-		}
-	}
+	a := p.breaker.admit(time.Now())
 	p.mu.Unlock()
 	if a == admitEjected {
 		return a
@@ -304,55 +403,12 @@ func (h *peerHealths) admit(p *peerHealth) admission {
 	return a
 }
 
-// fetchOutcome is how a fetch from a peer ended, for its health.
-type fetchOutcome uint8
-
-const (
-	outcomeNone    fetchOutcome = iota // says nothing of the peer (the caller left)
-	outcomeSuccess                     // a value or "not found"
-	outcomeFailure                     // an error, a timeout, or too slow for the hedge
-)
-
-// done records a fetch's outcome, after release of its in-flight slot;
-// probe says whether the fetch was the probe admit let through. Only the
-// probe ends or renews an ejection: a fetch that began before the peer was
-// ejected and ends during it changes nothing but the count of failures. It
-// reports whether the peer was ejected by it.
+// done records a fetch's outcome (breaker.done), after its in-flight
+// slot is freed. It reports whether the peer was ejected by it.
 func (h *peerHealths) done(p *peerHealth, o fetchOutcome, probe bool) (ejected bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if probe {
-		p.probing = false
-	}
-	switch o {
-	case outcomeSuccess:
-		p.failures = 0
-		if probe || p.ejectedUntil.IsZero() {
-			p.streak, p.ejectedUntil = 0, time.Time{}
-		}
-	case outcomeFailure:
-		p.failures++
-		if probe || (p.ejectedUntil.IsZero() && p.failures >= int64(h.policy.EjectAfter)) {
-			p.streak++
-			p.ejections++
-			p.ejectedAt = time.Now()
-			p.bgProbeAt = p.ejectedAt
-			p.ejectedUntil = p.ejectedAt.Add(h.backoff(p.streak))
-			return true
-		}
-	}
-	return false
-}
-
-// backoff is the length of the streak-th ejection in a row: EjectFor
-// doubled each time up to MaxEjectFor, plus up to 25% jitter.
-func (h *peerHealths) backoff(streak int) time.Duration {
-	d := h.policy.EjectFor
-	for i := 1; i < streak && d < h.policy.MaxEjectFor; i++ {
-		d *= 2
-	}
-	d = min(d, h.policy.MaxEjectFor)
-	return d + time.Duration(rand.Int64N(int64(d)/4+1))
+	return p.breaker.done(o, probe, &h.policy)
 }
 
 // prune forgets the peers other than added that are not in current (those
@@ -398,9 +454,9 @@ func (h *peerHealths) stats() []PeerStats {
 		p.mu.Lock()
 		out = append(out, PeerStats{
 			Addr:                p.addr,
-			Ejected:             !p.ejectedUntil.IsZero() && (now.Before(p.ejectedUntil) || p.probing),
-			ConsecutiveFailures: p.failures,
-			Ejections:           p.ejections,
+			Ejected:             p.breaker.ejected(now),
+			ConsecutiveFailures: p.breaker.failures,
+			Ejections:           p.breaker.ejections,
 			InFlight:            p.inFlight.Load(),
 		})
 		p.mu.Unlock()

@@ -41,7 +41,7 @@ func (w *write) others(list []Peer) []Peer {
 // that each peer has its own share of the caller's time. With skipEjected,
 // a peer that is ejected is not asked: it fails at once.
 func (w *write) tell(ctx context.Context, p Peer, owner, skipEjected bool) (err error) {
-	if skipEjected && w.g.health.ejected(p) {
+	if skipEjected && w.g.health.isEjected(p) {
 		return errEjected
 	}
 	defer func() {
