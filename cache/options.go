@@ -48,7 +48,7 @@ type GroupOptions struct {
 
 	// CountOverhead charges each entry its measured bookkeeping bytes on top
 	// of its key and value, so that the process's memory follows the
-	// budget (see the README's "Memory" notes). Off by default: the budget
+	// budget (docs/configuration.md, "Memory"). Off by default: the budget
 	// counts keys and values only.
 	CountOverhead bool
 

@@ -11,7 +11,7 @@ import (
 )
 
 // RemoveMany and Purge with a hung peer and a caller without a deadline
-// (the README's "Many keys at once" and "Writes under faults": each node
+// (docs/writes.md, "Many keys and whole groups" and "Writes under faults": each node
 // gets its own share of the caller's time, at most PeerPolicy.SlowAfter,
 // 2 s, even without a deadline; the error names exactly the nodes that did
 // not confirm, as Remove's does). The node that answered is done at once.

@@ -11,7 +11,7 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// The README's "Writes under faults": the group retries dropping the key
+// docs/writes.md, "Writes under faults": the group retries dropping the key
 // at the nodes that did not confirm in the background, 6 attempts over
 // about 30 s, up to 1,024 keys per group. (Ejection is kept out of the way:
 // these are the retry bounds alone.)

@@ -12,7 +12,7 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// A source outage on a cluster (the README's "Stale" under Consistency,
+// A source outage on a cluster (docs/configuration.md, "Stale",
 // PROTOCOL.md's X-Geecache-Ttl): the owner serves its stale value to the
 // nodes that ask, with a lifetime of 1 ms, and they hand it to their
 // callers without keeping a copy that could outlive the owner's window.

@@ -20,7 +20,7 @@ import (
 // Options.ShowErrors: by default a Lambda node sends a caller that did not
 // sign its request a generic message ("load failed", "key not found"), not
 // its source's error text, since a Function URL may be reachable by anyone
-// (the README's "Errors", PROTOCOL.md's HideErrors); with ShowErrors the
+// (docs/reads.md, "Errors", PROTOCOL.md's HideErrors); with ShowErrors the
 // detail goes back. This test needs no runtime emulator, so it always runs.
 func TestNodeShowErrors(t *testing.T) {
 	const detail = "db at 10.1.2.3:5432 refused: password expired"

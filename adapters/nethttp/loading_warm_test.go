@@ -18,7 +18,7 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// The README's promise, "Hedging: for a peer that does not answer, never for
+// docs/resilience.md's promise, "Hedging: for a peer that does not answer, never for
 // a source that is slow": however many nodes ask for a cold key behind a slow
 // source, it is loaded once in the cluster, warm cluster or cold. Here with
 // the default PeerPolicy over net/http (HTTP/1.1 and Multiplex), on a warm
@@ -28,7 +28,7 @@ import (
 // are counted from after the warm-up. HedgeMin is 100 ms here, not the
 // default 10 ms: on a test machine loaded by -race and other packages a
 // 102 can take longer than 10 ms to be read, which hedges as designed
-// (README "What it costs"); 100 ms is still well below the source, so
+// (docs/resilience.md, "Hedging"); 100 ms is still well below the source, so
 // without the 102 every asking node hedges and the test fails.
 func TestSlowSourceOnWarmClusterLoadsOnce(t *testing.T) {
 	for _, mux := range []bool{false, true} {

@@ -38,7 +38,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// The README's "Hardened servers": strings that callers send are cut to
+// docs/operations.md, "Hardened servers": strings that callers send are cut to
 // 128 bytes and quoted in logs, so that a request with a huge path cannot
 // make a huge log line. Here the caller's key (10 KB) reaches a source that
 // fails, which the node logs.

@@ -14,7 +14,7 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// The README's "Not found" under Consistency: with NotFoundTTL, "not found"
+// docs/configuration.md, "Not found": with NotFoundTTL, "not found"
 // is cached for that long, on the owner and on the nodes that asked it, so
 // that a flood of requests for a missing key stops reaching the source (and
 // the owner). Without it every Get asks again: a key created later is found

@@ -14,7 +14,7 @@ import (
 // it serves as a health check and a look at the node at once. It is not
 // part of the peer protocol and nothing serves it by default: mount it
 // where only operators reach it, such as a separate admin listener (see
-// the README's Observability section for metrics through OpenTelemetry).
+// docs/operations.md, "Observability", for metrics through OpenTelemetry).
 func StatsHandler(reg *cache.Registry) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -14,8 +14,8 @@ import (
 	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
 )
 
-// Secure by default (PROTOCOL.md, "Writes" and "Batches"; the README's
-// "Hardened servers"): a node without a secret refuses every write a
+// Secure by default (PROTOCOL.md, "Writes" and "Batches"; docs/operations.md,
+// "Security"): a node without a secret refuses every write a
 // stranger sends it, well formed and marked as a peer's (PUT, DELETE,
 // POST !remove, POST !purge), with 401, and keeps its values; with
 // UnsignedWrites it takes the same requests. The values are checked on the

@@ -104,7 +104,7 @@ var groupCounters = map[string]string{
 	"HandedOver": "geecache.handed.over", "TakenOver": "geecache.taken.over",
 }
 
-// The README's "Observability": RegisterMetrics publishes every counter
+// docs/operations.md, "Observability": RegisterMetrics publishes every counter
 // of Stats(). Each int64 field of cache.Stats (Hits is the sum of the
 // caches' geecache.hits) has an instrument, which TestMetricsMatchStats
 // then compares with the field.

@@ -14,7 +14,8 @@
 //
 // What it checks, over the transport: values and "not found" cross the
 // hop, and each key is loaded once in the cluster; concurrent Gets of a cold
-// key with a slow source load it once; Set and Remove reach every node;
+// key with a slow source load it once; a memory-only read (cache.OpPeek)
+// never loads, and answers what the owner holds; Set and Remove reach every node;
 // GetMany answers every key; a hung peer (if the cluster can hang one)
 // costs its callers a fallback, not an error; and a history of concurrent
 // reads and writes never reads a value that an acknowledged write had
@@ -67,6 +68,11 @@ type Cluster struct {
 	// with hedging on, a source slower than the hedge delay is loaded up
 	// to once per asking node until the delay has learned how slow it is.
 	SaysLoading bool
+	// Pickers, if not nil, are the nodes' peer sets (the Peers of their
+	// GroupOptions), in order: the checks that send a request through a
+	// cache.Peer of the transport themselves need them, and are skipped
+	// without them.
+	Pickers []cache.PeerPicker
 }
 
 // NewCluster starts a cluster over the transport under test. t.Cleanup
@@ -81,6 +87,7 @@ func TestTransport(t *testing.T, newCluster NewCluster) {
 	t.Run("WritesReachEveryNode", func(t *testing.T) { writesReachEveryNode(t, newCluster) })
 	t.Run("GetMany", func(t *testing.T) { getMany(t, newCluster) })
 	t.Run("HungPeer", func(t *testing.T) { hungPeer(t, newCluster) })
+	t.Run("PeekNeverLoads", func(t *testing.T) { peekNeverLoads(t, newCluster) })
 	t.Run("History", func(t *testing.T) { historyCheck(t, newCluster) })
 }
 
@@ -345,3 +352,63 @@ func wait(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	}
 }
+
+// peekNeverLoads sends an OpPeek through the transport's cache.Peer for a
+// key the other node owns: "not held" while the owner does not hold it,
+// without a load anywhere, and its value once it does. A transport that
+// cannot carry OpPeek (errors.ErrUnsupported) passes: the group takes
+// that as "not held".
+func peekNeverLoads(t *testing.T, newCluster NewCluster) {
+	src := newSource(0)
+	c := start(t, newCluster, 2, src, false)
+	if c.Pickers == nil {
+		t.Skip("the Cluster has no Pickers")
+	}
+	var key string
+	var peer cache.Peer
+	for i := 0; peer == nil; i++ {
+		if i == 10000 {
+			t.Fatal("node 0's picker names no peer for 10,000 keys")
+		}
+		if p, ok := c.Pickers[0].PickPeer(fmt.Sprint("peek", i)); ok && p != nil {
+			key, peer = fmt.Sprint("peek", i), p
+		}
+	}
+	peek := cache.PeerRequest{Op: cache.OpPeek, Group: "cachetest", Keys: []string{key}}
+	var r oneReply
+	err := peer.Do(t.Context(), peek, &r)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return
+	}
+	if err != nil || r.n != 1 || !errors.Is(r.err, cache.ErrNotHeld) {
+		t.Fatalf("an OpPeek of %q, not held: %d answers, %v, %v; want one answer wrapping cache.ErrNotHeld", key, r.n, r.err, err)
+	}
+	if n := src.loadsOf(key); n != 0 {
+		t.Fatalf("an OpPeek loaded %q %d times; want 0", key, n)
+	}
+	if _, err := c.Groups[0].Get(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	r = oneReply{}
+	if err := peer.Do(t.Context(), peek, &r); err != nil || r.n != 1 || r.err != nil || r.v != "v:"+key {
+		t.Fatalf("an OpPeek of %q, held by its owner: %d answers, %q, %v, %v; want %q", key, r.n, r.v, r.err, err, "v:"+key)
+	}
+	if n := src.loadsOf(key); n != 1 {
+		t.Fatalf("%q was loaded %d times; want 1 (the Get's)", key, n)
+	}
+}
+
+// oneReply is a cache.PeerReply that keeps the answers to a request of one
+// key.
+type oneReply struct {
+	n   int
+	v   string
+	err error
+}
+
+func (r *oneReply) Answer(_ int, v cache.ByteView, _ time.Duration, err error) {
+	r.n++
+	r.v, r.err = v.String(), err
+}
+
+func (*oneReply) Loading() {}

@@ -400,7 +400,7 @@ func TestWatchRejectsBadOptions(t *testing.T) {
 			if !errors.Is(err, cache.ErrConfig) {
 				t.Errorf("Watch: %v, want an error wrapping cache.ErrConfig", err)
 			}
-			// The README's "Errors": every error starts with "geecache: " once.
+			// docs/reads.md, "Errors": every error starts with "geecache: " once.
 			if s := err.Error(); !strings.HasPrefix(s, "geecache: ") || strings.Count(s, "geecache: ") != 1 {
 				t.Errorf("Watch: %q; want one \"geecache: \" prefix", s)
 			}

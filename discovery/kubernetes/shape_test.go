@@ -207,7 +207,7 @@ func TestWatchConfigErrors(t *testing.T) {
 		if !errors.Is(err, cache.ErrConfig) {
 			t.Errorf("%s: err = %v, want cache.ErrConfig", name, err)
 		}
-		// The README's "Errors": every error starts with "geecache: " once.
+		// docs/reads.md, "Errors": every error starts with "geecache: " once.
 		if s := fmt.Sprint(err); !strings.HasPrefix(s, "geecache: discovery/kubernetes: ") || strings.Count(s, "geecache: ") != 1 {
 			t.Errorf("%s: %q, want one \"geecache: discovery/kubernetes: \" prefix", name, s)
 		}

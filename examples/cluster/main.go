@@ -44,7 +44,7 @@
 //	             keep each node's memory across a restart in place: on
 //	             exit, once its server is down, a node writes its scores
 //	             to DIR/scores-HOST_PORT.snapshot; on start it reads them
-//	             back before it serves (README, "Restarting in place")
+//	             back before it serves (docs/operations.md, "Restarting in place")
 //
 // It logs which node owns each requested key and every lookup in the slow
 // database, and runs until SIGINT or SIGTERM, then shuts down cleanly.

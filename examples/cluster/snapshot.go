@@ -17,8 +17,8 @@ import (
 
 // This file is -snapshot-dir: a node restarted in place (the same -port)
 // reads the memory it wrote when it stopped, so that it does not ask the
-// slow database again for every score it held (README, "Restarting in
-// place: a snapshot").
+// slow database again for every score it held (docs/operations.md,
+// "Restarting in place: a snapshot").
 
 // snapshotPath is where the node at addr keeps its group's snapshot in
 // dir: one file per node, named by its host and port.

@@ -21,8 +21,8 @@ func TestConformance(t *testing.T) {
 			regs[names[i]] = cache.NewRegistry()
 		}
 		quiet := slog.New(slog.DiscardHandler)
-		// GetLocal is called with the asking group's context, which
-		// carries its wait for a load: an owner's "loading" reaches it.
+		// ServePeer is called with the asking group's own PeerReply: an
+		// owner's Loading reaches it directly.
 		c := cachetest.Cluster{SaysLoading: true}
 		for i, name := range names {
 			peers, err := picker.NewPeers(name, func(addr string) cache.Peer {
@@ -41,6 +41,7 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Groups = append(c.Groups, g)
+			c.Pickers = append(c.Pickers, peers)
 		}
 		return c
 	})

@@ -8,7 +8,7 @@
 // which needs the Role in deploy/endpointslices.yaml and reacts to a pod
 // that terminates within a second).
 //
-// The manifests in deploy/ run it (see the README's "Kubernetes" section):
+// The manifests in deploy/ run it (see docs/deploy-kubernetes.md):
 //
 //	kubectl create secret generic geecache --from-literal=secret="$(head -c 32 /dev/urandom | base64)"
 //	kubectl apply -f deploy/geecache.yaml                 # DNS discovery

@@ -81,7 +81,7 @@ func informerRules(t *testing.T) []rbacv1.PolicyRule {
 // The Role grants exactly what the informer asks for, no verb more, no
 // verb less (least privilege: a Role with "get" grants reading any slice
 // of the namespace by name, which Watch never does); and the Role shown
-// in the README and in the package doc of discovery/kubernetes is the
+// in docs/deploy-kubernetes.md and in the package doc of discovery/kubernetes is the
 // manifest's.
 func TestRoleIsExactlyWhatTheInformerUses(t *testing.T) {
 	used := informerRules(t)
@@ -90,7 +90,7 @@ func TestRoleIsExactlyWhatTheInformerUses(t *testing.T) {
 		t.Errorf("Role rules %+v, but the informer makes exactly %+v", m.role.Rules, used)
 	}
 
-	readme, err := os.ReadFile("../../README.md")
+	guide, err := os.ReadFile("../../docs/deploy-kubernetes.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestRoleIsExactlyWhatTheInformerUses(t *testing.T) {
 			docYAML.WriteString(y + "\n")
 		}
 	}
-	for where, text := range map[string]string{"README.md": string(readme), "discovery/kubernetes/doc.go": docYAML.String()} {
+	for where, text := range map[string]string{"docs/deploy-kubernetes.md": string(guide), "discovery/kubernetes/doc.go": docYAML.String()} {
 		var found bool
 		for _, block := range roleBlocks(text) {
 			obj, err := decodeStrict([]byte(block))

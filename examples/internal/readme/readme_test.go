@@ -20,8 +20,15 @@ import (
 // root is the repository's root, relative to this package.
 const root = "../../.."
 
-// docs are the files whose Go snippets are checked, relative to root.
-var docs = []string{"README.md", "examples/lambda/README.md"}
+// docs are the files whose Go snippets are checked, relative to root:
+// each must hold at least one, so that a snippet moved to another page
+// is not silently left unchecked.
+var docs = []string{
+	"README.md",
+	"docs/operations.md",
+	"docs/deploy-kubernetes.md",
+	"examples/lambda/README.md",
+}
 
 // snippet is one ```go block of a document.
 type snippet struct {
@@ -199,17 +206,24 @@ func TestGoGetLine(t *testing.T) {
 	}
 }
 
-// The README is a user's guide: the history of the work (which issue or
-// round changed what) belongs in CHANGELOG.md.
+// The README and the pages of docs/ are a user's guide: the history of the
+// work (which issue or round changed what) belongs in CHANGELOG.md.
 func TestNoHistoryInREADME(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	history := regexp.MustCompile(`(?i)\bissues? #?\d+|\bseed article\b|\bthe issue's\b|\bthe\s+seed\b|\bround by round\b`)
-	for i, line := range strings.Split(string(b), "\n") {
-		if m := history.FindString(line); m != "" {
-			t.Errorf("README.md:%d speaks of %q; history goes in CHANGELOG.md", i+1, m)
+	for _, page := range append([]string{filepath.Join(root, "README.md")}, pages...) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, _ := filepath.Rel(root, page)
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := history.FindString(line); m != "" {
+				t.Errorf("%s:%d speaks of %q; history goes in CHANGELOG.md", name, i+1, m)
+			}
 		}
 	}
 	if _, err := os.Stat(filepath.Join(root, "CHANGELOG.md")); err != nil {
@@ -315,4 +329,91 @@ func TestGoVersionStatedOnce(t *testing.T) {
 	if stated != 1 {
 		t.Errorf("README.md states Go %s %d times; want once, in Install", version, stated)
 	}
+}
+
+// Every relative link of the repository's Markdown files names a file or
+// directory that exists and, with a #fragment into a Markdown file, a
+// heading of that file (as GitHub spells its anchor), so that moving a
+// section between pages cannot leave a reader at a dead link.
+func TestRelativeLinksResolve(t *testing.T) {
+	out, err := exec.Command("git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "*.md").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	checked := 0
+	for doc := range strings.FieldsSeq(string(out)) {
+		if strings.Contains(doc, "node_modules/") || strings.HasPrefix(doc, ".tools/") {
+			continue
+		}
+		for i, line := range proseLines(t, filepath.Join(root, doc)) {
+			for _, m := range link.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, ":") { // https:, mailto:
+					continue
+				}
+				checked++
+				file, frag, _ := strings.Cut(target, "#")
+				path := filepath.Join(root, filepath.Dir(doc), file)
+				if file == "" {
+					path = filepath.Join(root, doc)
+				}
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s:%d links to %s, which does not exist", doc, i+1, target)
+					continue
+				}
+				if frag != "" && strings.HasSuffix(path, ".md") && !anchors(t, path)[frag] {
+					t.Errorf("%s:%d links to %s, which has no heading #%s", doc, i+1, file, frag)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no relative link found: the test would check nothing")
+	}
+}
+
+// proseLines returns the lines of a Markdown file, with those inside
+// fenced code blocks blanked (a link there is code, not a link).
+func proseLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	fenced := false
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fenced = !fenced
+			lines[i] = ""
+		} else if fenced {
+			lines[i] = ""
+		}
+	}
+	return lines
+}
+
+// anchors returns the anchors GitHub gives the headings of a Markdown
+// file: lower case, punctuation dropped, spaces as hyphens, and "-1",
+// "-2", ... after repeats.
+func anchors(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	drop := regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+	seen := map[string]int{}
+	out := map[string]bool{}
+	for _, l := range proseLines(t, path) {
+		if !strings.HasPrefix(l, "#") {
+			continue
+		}
+		h := strings.TrimSpace(strings.TrimLeft(l, "#"))
+		a := strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(h), ""), " ", "-")
+		if n := seen[a]; n > 0 {
+			out[fmt.Sprintf("%s-%d", a, n)] = true
+		} else {
+			out[a] = true
+		}
+		seen[a]++
+	}
+	return out
 }
