@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"

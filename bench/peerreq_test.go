@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/geecache/geecache/cache"
@@ -27,3 +28,33 @@ type keyErr struct{ err error }
 
 func (r *keyErr) Answer(_ int, _ cache.ByteView, _ time.Duration, err error) { r.err = err }
 func (*keyErr) Loading()                                                     {}
+
+// askPeer sends p a request of op (cache.OpGet or cache.OpPeek) for key
+// of group, as a group's Get would, and returns the answer: the request's
+// error, or else the key's.
+func askPeer(ctx context.Context, p cache.Peer, op cache.PeerOp, group, key string) (cache.ByteView, time.Duration, error) {
+	var r oneAnswer
+	if err := p.Do(ctx, cache.PeerRequest{Op: op, Group: group, Keys: []string{key}}, &r); err != nil {
+		return cache.ByteView{}, 0, err
+	}
+	if !r.got {
+		return cache.ByteView{}, 0, errNoAnswer
+	}
+	return r.v, r.ttl, r.err
+}
+
+// errNoAnswer is askPeer's error when the peer answered no key.
+var errNoAnswer = errors.New("the peer did not answer the key")
+
+// oneAnswer is a cache.PeerReply that keeps the answer of a one-key request.
+type oneAnswer struct {
+	got bool
+	v   cache.ByteView
+	ttl time.Duration
+	err error
+}
+
+func (r *oneAnswer) Answer(_ int, v cache.ByteView, ttl time.Duration, err error) {
+	r.got, r.v, r.ttl, r.err = true, v, ttl, err
+}
+func (*oneAnswer) Loading() {}
