@@ -45,7 +45,7 @@ func newBatchCluster(tb testing.TB, n int, budget int64, g getter.Getter, secret
 		if err != nil {
 			tb.Fatal(err)
 		}
-		nd.pool, nd.group = pool, newGeeGroupOn(tb, reg, httpGroup, budget, g, pool)
+		nd.pool, nd.reg, nd.group = pool, reg, newGeeGroupOn(tb, reg, httpGroup, budget, g, pool)
 		if err := pool.Set(addrs...); err != nil {
 			tb.Fatal(err)
 		}
@@ -72,9 +72,9 @@ func newBatchCluster(tb testing.TB, n int, budget int64, g getter.Getter, secret
 // their owners.
 func (c *batchCluster) pages(tb testing.TB, n, size int) [][]string {
 	a := c.nodes[0]
-	owners := map[string]*cache.Group{}
+	owners := map[string]*cache.Registry{}
 	for _, nd := range c.nodes {
-		owners[nd.pool.Self()] = nd.group
+		owners[nd.pool.Self()] = nd.reg
 	}
 	r := c.round.Add(1)
 	out := make([][]string, n)
@@ -84,7 +84,7 @@ func (c *batchCluster) pages(tb testing.TB, n, size int) [][]string {
 			k := fmt.Sprintf("r%d-k%d", r, i)
 			i++
 			if o := a.pool.Owner(k); o != a.pool.Self() {
-				if _, _, err := owners[o].GetLocal(tb.Context(), k); err != nil {
+				if err := warmHere(tb.Context(), owners[o], httpGroup, k); err != nil {
 					tb.Fatal(err)
 				}
 				out[p] = append(out[p], k)
@@ -211,7 +211,7 @@ func BenchmarkPurge1M(b *testing.B) {
 		b.StopTimer()
 		for j := range entries {
 			nd := c.nodes[j%nodes]
-			if _, _, err := nd.group.GetLocal(b.Context(), fmt.Sprint("p", i, "-", j)); err != nil {
+			if err := warmHere(b.Context(), nd.reg, httpGroup, fmt.Sprint("p", i, "-", j)); err != nil {
 				b.Fatal(err)
 			}
 		}

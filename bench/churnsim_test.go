@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
@@ -16,7 +15,7 @@ import (
 
 // The membership workload's cluster without its network and its clock: 5
 // groups joined by picker.Peers and a transport that calls the owner's
-// GetLocal in the same goroutine, fed the Gets of BenchmarkChurnFloor's
+// ServePeer in the same goroutine, fed the Gets of BenchmarkChurnFloor's
 // sequence one at a time, each on a node drawn at random. What it
 // measures depends only on the groups' memory (main, hot, their budget
 // and policy), never on the machine's load: the same loads/dead-key as
@@ -24,34 +23,30 @@ import (
 // window on and no Get is sent to it), and per Get the hot-cache hits
 // and the fetches from peers.
 
-// simPeer is a peer reached by a direct call of its group's GetLocal;
-// down makes it fail as a crashed node's refused connection does.
+// simPeer is a peer reached by a direct call of its registry's ServePeer;
+// down makes it fail as a crashed node's refused connection does. It
+// carries Gets of one key only, as the workload needs.
 type simPeer struct {
 	c    *simCluster
 	addr string
 }
 
-func (p simPeer) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
+func (p simPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
 	n := p.c.nodes[p.addr]
-	if n.down {
-		return nil, 0, errors.New("connection refused")
+	switch {
+	case n.down:
+		return errors.New("connection refused")
+	case (req.Op != cache.OpGet && req.Op != cache.OpPeek) || len(req.Keys) != 1:
+		return errors.ErrUnsupported
 	}
 	p.c.fetches++
-	v, ttl, err := n.group.GetLocal(ctx, key)
-	return v.ByteSlice(), ttl, err
+	return n.reg.ServePeer(ctx, req, reply)
 }
 
-func (p simPeer) Remove(context.Context, string, string) error { return errors.ErrUnsupported }
-func (p simPeer) Set(context.Context, string, string, []byte, time.Duration) error {
-	return errors.ErrUnsupported
-}
-
-func (p simPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
-	return errors.ErrUnsupported
-}
 func (p simPeer) Addr() string { return p.addr }
 
 type simNode struct {
+	reg   *cache.Registry
 	group *cache.Group
 	peers *picker.Peers
 	down  bool
@@ -79,7 +74,8 @@ func newSimCluster(tb testing.TB, n int, budget int64, keys int) *simCluster {
 		if err := p.Set(c.addrs...); err != nil {
 			tb.Fatal(err)
 		}
-		g, err := cache.NewRegistry().NewGroup(mbGroup, budget, getter.Func(func(_ context.Context, key string) ([]byte, error) {
+		reg := cache.NewRegistry()
+		g, err := reg.NewGroup(mbGroup, budget, getter.Func(func(_ context.Context, key string) ([]byte, error) {
 			var id int
 			if _, err := fmt.Sscanf(key, "k%06d", &id); err != nil || id >= len(c.loads) {
 				return nil, getter.ErrNotFound
@@ -90,7 +86,7 @@ func newSimCluster(tb testing.TB, n int, budget int64, keys int) *simCluster {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		c.nodes[a] = &simNode{group: g, peers: p}
+		c.nodes[a] = &simNode{reg: reg, group: g, peers: p}
 	}
 	return c
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/bench/internal/fair"
+	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -102,10 +103,10 @@ func fxClientSystem(tb testing.TB, name, addr string, per time.Duration, wantErr
 			if per > 0 {
 				ctx, cancel = context.WithTimeout(ctx, per)
 			}
-			v, _, err := c.Get(ctx, fxGroup, "k")
+			v, _, err := askPeer(ctx, c, cache.OpGet, fxGroup, "k")
 			cancel()
-			if (err != nil) != wantErr || (err == nil && len(v) != 1) {
-				tb.Fatalf("%s: Get = %d bytes, %v", name, len(v), err)
+			if (err != nil) != wantErr || (err == nil && v.Len() != 1) {
+				tb.Fatalf("%s: Get = %d bytes, %v", name, v.Len(), err)
 			}
 		}
 		return nil
@@ -199,7 +200,7 @@ func fxSlowSystem(b *testing.B, name string, c *fxCluster, round *atomic.Int64, 
 		for i := range n {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			s := time.Now()
-			_, _, err := cl.Get(ctx, fxGroup, fmt.Sprintf("s%d/k%d", r, i))
+			_, _, err := askPeer(ctx, cl, cache.OpGet, fxGroup, fmt.Sprintf("s%d/k%d", r, i))
 			lat[i] = time.Since(s)
 			cancel()
 			if err != nil {

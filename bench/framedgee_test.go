@@ -3,9 +3,9 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
@@ -15,28 +15,27 @@ import (
 // GeeCache's groups with peers over the bare framed protocol of
 // framed_test.go (BenchmarkMux's geecache-framed).
 
-// framedPeer is a cache.Peer over a framedClient: Get only (the
-// prototype carries no TTL, no "not found" and no writes).
+// framedPeer is a cache.Peer over a framedClient: a Get of one key only
+// (the prototype carries no TTL, no "not found", no memory-only read, no
+// offer and no writes); the group asks a batch key by key.
 type framedPeer struct {
 	addr string
 	fc   *framedClient
 }
 
-func (p *framedPeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
-	v, err := p.fc.get(ctx, key)
-	return v, -1, err
+func (p *framedPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if req.Op != cache.OpGet || len(req.Keys) != 1 {
+		return fmt.Errorf("framed peer: %v of %d keys: %w", req.Op, len(req.Keys), errors.ErrUnsupported)
+	}
+	v, err := p.fc.get(ctx, req.Keys[0])
+	if err != nil {
+		return err
+	}
+	reply.Answer(0, cache.ByteViewOf(v), -1, nil)
+	return nil
 }
 
-func (p *framedPeer) Remove(context.Context, string, string) error { return errors.ErrUnsupported }
-func (p *framedPeer) Set(context.Context, string, string, []byte, time.Duration) error {
-	return errors.ErrUnsupported
-}
 func (p *framedPeer) Addr() string { return p.addr }
-
-// Batch is not carried by the framed transport: the group asks key by key.
-func (p *framedPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
-	return errors.ErrUnsupported
-}
 
 // newOurFramedCluster is n GeeCache nodes (groups as in newOurClusterOf,
 // the default ring of package picker) whose peers talk the framed
@@ -47,6 +46,7 @@ func (p *framedPeer) Batch(context.Context, string, []string, bool, func(int, []
 // signature, limit, timeout, error answer, TTL or write).
 func newOurFramedCluster(tb testing.TB, n int, budget int64, g getter.Getter) *muxTarget {
 	groups := make([]*cache.Group, n)
+	regs := make([]*cache.Registry, n)
 	servers := make([]*framedServer, n)
 	addrs := make([]string, n)
 	ready := make(chan struct{}) // closed once groups is filled in
@@ -75,7 +75,8 @@ func newOurFramedCluster(tb testing.TB, n int, budget int64, g getter.Getter) *m
 			tb.Fatal(err)
 		}
 		pickers[i] = p
-		groups[i] = newGeeGroupOn(tb, cache.NewRegistry(), httpGroup, budget, g, p)
+		regs[i] = cache.NewRegistry()
+		groups[i] = newGeeGroupOn(tb, regs[i], httpGroup, budget, g, p)
 		if err := p.Set(addrs...); err != nil {
 			tb.Fatal(err)
 		}
@@ -106,17 +107,15 @@ func newOurFramedCluster(tb testing.TB, n int, budget int64, g getter.Getter) *m
 			warmOwners: func(ctx context.Context, keys []string) error {
 				for _, k := range keys {
 					o := slices.Index(addrs, pickers[0].Owner(k))
-					if _, _, err := groups[o].GetLocal(ctx, k); err != nil {
+					if err := warmHere(ctx, regs[o], httpGroup, k); err != nil {
 						return err
 					}
 				}
 				return nil
 			},
 			forget: func(keys []string) {
-				for _, g := range groups {
-					for _, k := range keys {
-						g.RemoveLocal(k)
-					}
+				for _, reg := range regs {
+					dropHere(context.Background(), reg, httpGroup, keys...)
 				}
 			},
 		},

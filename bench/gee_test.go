@@ -40,16 +40,17 @@ func newGeeGroupOn(tb testing.TB, reg *cache.Registry, name string, budget int64
 	return grp
 }
 
-// newGeeNode returns the nethttp Pool and the group of the node self of a
-// cluster whose nodes are addrs (self among them), signing with secret if
-// it is not nil. The Pool is the node's http.Handler; its clients share the
-// library's default transport.
-func newGeeNode(tb testing.TB, self string, addrs []string, name string, budget int64, g getter.Getter, secret []byte) (*nethttp.Pool, *cache.Group) {
+// newGeeNode returns the nethttp Pool, the registry and the group of the
+// node self of a cluster whose nodes are addrs (self among them), signing
+// with secret if it is not nil. The Pool is the node's http.Handler; its
+// clients share the library's default transport. The registry is how a
+// benchmark acts on this node alone, as a peer's request would.
+func newGeeNode(tb testing.TB, self string, addrs []string, name string, budget int64, g getter.Getter, secret []byte) (*nethttp.Pool, *cache.Registry, *cache.Group) {
 	return newGeeNodeOpts(tb, self, addrs, name, budget, g, &nethttp.PoolOptions{Logger: quietLog(), Cluster: nethttp.Cluster{Secret: secret}})
 }
 
 // newGeeNodeOpts is newGeeNode with the Pool's options.
-func newGeeNodeOpts(tb testing.TB, self string, addrs []string, name string, budget int64, g getter.Getter, opts *nethttp.PoolOptions) (*nethttp.Pool, *cache.Group) {
+func newGeeNodeOpts(tb testing.TB, self string, addrs []string, name string, budget int64, g getter.Getter, opts *nethttp.PoolOptions) (*nethttp.Pool, *cache.Registry, *cache.Group) {
 	reg := cache.NewRegistry()
 	pool, err := nethttp.NewPool(self, reg, opts)
 	if err != nil {
@@ -59,5 +60,5 @@ func newGeeNodeOpts(tb testing.TB, self string, addrs []string, name string, bud
 	if err := pool.Set(addrs...); err != nil {
 		tb.Fatal(err)
 	}
-	return pool, grp
+	return pool, reg, grp
 }

@@ -185,6 +185,7 @@ type ourNode struct {
 	ln    *countingListener
 	srv   *nethttp.Server
 	pool  *nethttp.Pool
+	reg   *cache.Registry // the group's, to act on this node alone
 	group *cache.Group
 	done  chan struct{}
 }
@@ -210,7 +211,7 @@ func newOurClusterOf(tb testing.TB, n int, budget int64, g getter.Getter, secret
 		c.nodes = append(c.nodes, &ourNode{ln: ln, done: make(chan struct{})})
 	}
 	for i, nd := range c.nodes {
-		nd.pool, nd.group = newGeeNode(tb, addrs[i], addrs, httpGroup, budget, g, secret)
+		nd.pool, nd.reg, nd.group = newGeeNode(tb, addrs[i], addrs, httpGroup, budget, g, secret)
 		nd.srv = nethttp.NewServer("", nd.pool, nil)
 		go func() {
 			defer close(nd.done)
@@ -258,12 +259,12 @@ func (c *ourCluster) target() *httpTarget {
 		hedges:     func() int64 { return a.group.Stats().Hedges },
 		closeIdle:  func() { _ = a.pool.Close() },
 		warmOwners: func(ctx context.Context, keys []string) error {
-			owners := make(map[string]*cache.Group, len(c.nodes))
+			owners := make(map[string]*cache.Registry, len(c.nodes))
 			for _, nd := range c.nodes {
-				owners[nd.pool.Self()] = nd.group
+				owners[nd.pool.Self()] = nd.reg
 			}
 			for _, k := range keys {
-				if _, _, err := owners[a.pool.Owner(k)].GetLocal(ctx, k); err != nil {
+				if err := warmHere(ctx, owners[a.pool.Owner(k)], httpGroup, k); err != nil {
 					return err
 				}
 			}
@@ -271,14 +272,12 @@ func (c *ourCluster) target() *httpTarget {
 		},
 		forget: func(keys []string) {
 			for _, nd := range c.nodes {
-				// RemoveLocal, not Remove: a Remove also sends each
+				// This node only, not Remove: a Remove also sends each
 				// peer a DELETE, which they refuse (no secret, no
 				// UnsignedWrites) and which is then retried in the
 				// background, into the next measured block (hundreds of
 				// new connections a block at 1 MiB values).
-				for _, k := range keys {
-					nd.group.RemoveLocal(k)
-				}
+				dropHere(context.Background(), nd.reg, httpGroup, keys...)
 			}
 		},
 	}

@@ -222,7 +222,7 @@ func newOurClusterProto(tb testing.TB, n int, budget int64, g getter.Getter, h2c
 		if h2c {
 			tr.Protocols, srvProto = h2cClientProtocols(), h2cServerProtocols()
 		}
-		nd.pool, nd.group = newGeeNodeOpts(tb, addrs[i], addrs, httpGroup, budget, g,
+		nd.pool, nd.reg, nd.group = newGeeNodeOpts(tb, addrs[i], addrs, httpGroup, budget, g,
 			&nethttp.PoolOptions{Logger: quietLog(), Transport: tr})
 		pc := &protoCounter{h: nd.pool}
 		m.counters = append(m.counters, pc)

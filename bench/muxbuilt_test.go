@@ -12,7 +12,7 @@ import (
 // Multiplex, served by nethttp.NewServer, the default transport as the
 // fallback. The frames reach the Pool's handler inside the Pool, so the
 // servers' HTTP counters see only the upgrades: the requests served are
-// counted by the owners' groups (Stats.PeerRequests, one per GetLocal).
+// counted by the owners' groups (Stats.PeerRequests, one per key of a peer's Get).
 
 // newOurMultiplexCluster is newOurClusterProto's cluster over HTTP/1.1
 // with PoolOptions.Multiplex on every node.
@@ -26,7 +26,7 @@ func newOurMultiplexCluster(tb testing.TB, n int, budget int64, g getter.Getter)
 	}
 	m := &muxTarget{framed: true}
 	for i, nd := range c.nodes {
-		nd.pool, nd.group = newGeeNodeOpts(tb, addrs[i], addrs, httpGroup, budget, g,
+		nd.pool, nd.reg, nd.group = newGeeNodeOpts(tb, addrs[i], addrs, httpGroup, budget, g,
 			&nethttp.PoolOptions{Logger: quietLog(), Multiplex: true})
 		pc := &protoCounter{h: nd.pool}
 		m.counters = append(m.counters, pc)

@@ -330,7 +330,7 @@ func newOurMuxClusterOf(tb testing.TB, n int, budget int64, g getter.Getter) (*o
 	var handlers []*muxHandler
 	for i, nd := range c.nodes {
 		rt := &muxRT{conns: map[string]*muxConn{}}
-		nd.pool, nd.group = newGeeNodeOpts(tb, addrs[i], addrs, httpGroup, budget, g,
+		nd.pool, nd.reg, nd.group = newGeeNodeOpts(tb, addrs[i], addrs, httpGroup, budget, g,
 			&nethttp.PoolOptions{Logger: quietLog(), Transport: rt})
 		pc := &protoCounter{h: nd.pool}
 		m.counters = append(m.counters, pc)

@@ -14,9 +14,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/batchctx"
-	"github.com/geecache/geecache/internal/groupbridge"
-	"github.com/geecache/geecache/internal/handoff"
 	"github.com/geecache/geecache/picker"
 )
 
@@ -24,7 +21,7 @@ import (
 // same-address roll; surge_test.go, the surge) in a cluster without its
 // network and its clock, as churnsim_test.go's: groups joined by
 // picker.Peers and a transport that calls the other group in the same
-// goroutine (offers and memory-only batches too), fed one zipf sequence of
+// goroutine (offers and memory-only reads too), fed one zipf sequence of
 // Gets, each on a node of the clients' view drawn at random, with time
 // counted in Gets (ssRate a second). A ring change runs its handovers at
 // once, to their end, before the next Get. What it measures depends only
@@ -41,6 +38,7 @@ const ssRate = 20_000
 
 type ssNode struct {
 	addr    string
+	reg     *cache.Registry
 	group   *cache.Group
 	peers   *picker.Peers
 	down    bool
@@ -72,7 +70,7 @@ type ssCluster struct {
 	started int
 }
 
-// ssPeer reaches a node by a direct call of its group.
+// ssPeer reaches a node by a direct call of its registry's ServePeer.
 type ssPeer struct {
 	c    *ssCluster
 	addr string
@@ -85,39 +83,20 @@ func (p ssPeer) node() *ssNode {
 	return nil
 }
 
-func (p ssPeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
-	n := p.node()
-	if n == nil {
-		return nil, 0, errors.New("connection refused")
-	}
-	v, ttl, err := n.group.GetLocal(ctx, key)
-	return v.ByteSlice(), ttl, err
-}
-
-func (p ssPeer) Remove(context.Context, string, string) error { return errors.ErrUnsupported }
-func (p ssPeer) Set(context.Context, string, string, []byte, time.Duration) error {
-	return errors.ErrUnsupported
-}
-
-// Batch serves offers and memory-only batches as the protocol's server
-// does; other batches are asked key by key.
-func (p ssPeer) Batch(ctx context.Context, _ string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) error {
+// Do serves Gets of one key, offers and memory-only reads as the
+// protocol's server does; other Gets are asked key by key, and writes are
+// not carried.
+func (p ssPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
 	n := p.node()
 	switch {
 	case n == nil:
 		return errors.New("connection refused")
-	case remove:
-		return errors.ErrUnsupported
-	case handoff.IsOffer(ctx):
-		groupbridge.TakeOffer(context.Background(), n.group, keys)
-		return nil
-	case handoff.IsMemoryOnly(ctx):
-		var ttl time.Duration
-		local := &batchctx.Local{TTL: func(_ int, d time.Duration) { ttl = d }}
-		n.group.GetMany(handoff.MemoryOnly(batchctx.With(context.Background(), local)), keys, func(i int, v cache.ByteView, err error) {
-			each(i, v.ByteSlice(), ttl, err)
-		})
-		return nil
+	case req.Op == cache.OpGet && len(req.Keys) == 1:
+		return n.reg.ServePeer(ctx, req, reply)
+	case req.Op == cache.OpPeek, req.Op == cache.OpOffer:
+		// Not bound to the asking Get's context, as a server's handling
+		// of a request is not.
+		return n.reg.ServePeer(context.Background(), req, reply)
 	}
 	return errors.ErrUnsupported
 }
@@ -147,7 +126,8 @@ func (c *ssCluster) start(tb testing.TB, addr string) *ssNode {
 		tb.Fatal(err)
 	}
 	n.peers = p
-	g, err := cache.NewRegistry().NewGroup(mbGroup, c.budget, getter.Func(func(_ context.Context, key string) ([]byte, error) {
+	reg := cache.NewRegistry()
+	g, err := reg.NewGroup(mbGroup, c.budget, getter.Func(func(_ context.Context, key string) ([]byte, error) {
 		var id int
 		if _, err := fmt.Sscanf(key, "k%06d", &id); err != nil || id >= len(c.loads) {
 			return nil, getter.ErrNotFound
@@ -158,7 +138,7 @@ func (c *ssCluster) start(tb testing.TB, addr string) *ssNode {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	n.group = g
+	n.reg, n.group = reg, g
 	c.nodes[addr] = n
 	return n
 }
@@ -193,7 +173,7 @@ func (c *ssCluster) setRings(tb testing.TB, without *ssNode) {
 func (c *ssCluster) handOver(n *ssNode) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	groupbridge.HandOver(ctx, n.group)
+	n.group.HandOver(ctx)
 }
 
 // ssPhases counts a roll's loads by phase, and the out and back phases'
@@ -388,7 +368,7 @@ func ssRun(tb testing.TB, keys int, budget int64, kind ssRoll, roll bool) ssPhas
 // read of each key old owns; old is dropped after, so the uses those
 // reads count do not matter), most popular first, as offers come.
 func (c *ssCluster) refresh(tb testing.TB, old *ssNode, keys int) {
-	mem := handoff.MemoryOnly(context.Background())
+	ctx := context.Background()
 	type kv struct {
 		key string
 		v   []byte
@@ -399,15 +379,21 @@ func (c *ssCluster) refresh(tb testing.TB, old *ssNode, keys int) {
 		if old.peers.Owner(k) != old.addr {
 			continue
 		}
-		if v, _, err := old.group.GetLocal(mem, k); err == nil {
-			held = append(held, kv{k, v.ByteSlice()})
+		var r oneAnswer
+		if err := old.reg.ServePeer(ctx, cache.PeerRequest{Op: cache.OpPeek, Group: mbGroup, Keys: []string{k}}, &r); err != nil {
+			tb.Fatal(err)
+		}
+		if r.got && r.err == nil {
+			held = append(held, kv{k, r.v.ByteSlice()})
 		}
 	}
 	delete(c.nodes, old.addr)
 	n := c.start(tb, old.addr)
 	c.setRings(tb, nil)
 	for _, e := range held { // the most popular first, as a handover's offers come
-		n.group.SetLocal(e.key, e.v, 0)
+		if err := n.reg.ServePeer(ctx, cache.PeerRequest{Op: cache.OpSet, Group: mbGroup, Keys: []string{e.key}, Value: e.v}, &keyErr{}); err != nil {
+			tb.Fatal(err)
+		}
 	}
 }
 

@@ -65,7 +65,7 @@ const slSegment = 5 * time.Second
 const (
 	slHedge   = "hedge"        // the local load beside a slow fetch (hedgeLoader)
 	slBusy    = "busy"         // the owner had MaxInFlight fetches in flight (forwardLoader, no hedge)
-	slPeerReq = "peer-request" // a peer's GetLocal (the load's context is an HTTP request's)
+	slPeerReq = "peer-request" // a peer's Get, served by ServePeer (the load's context is an HTTP request's)
 	slOwner   = "owner-get"    // a client's Get at the key's owner (localLoader)
 	slElse    = "elsewhere"    // a client's Get at a non-owner loading locally (ejected or failed owner)
 	slOther   = "other"

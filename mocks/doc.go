@@ -1,14 +1,16 @@
 // Package mocks holds gomock (github.com/golang/mock) mocks of GeeCache's
-// extension points: MockPeerPicker and MockPeer from package cache,
-// and MockGetter from package getter. GeeCache's own tests of the
-// remote-fetch and write paths use them, and so can yours. A
-// MockPeer is the whole peer interface: Get (with the owner's TTL),
-// Remove and Set (for Group.Remove and Group.Set), Batch (the batch
-// interface: one request for many keys, for Group.GetMany, Group.RemoveMany
-// and Group.Purge; a test of those expects Batch, or has it return an error
-// wrapping errors.ErrUnsupported to be asked key by key), and Addr, which a
-// group calls to name the peer in stats, logs and errors, so a test
-// expects it with AnyTimes.
+// extension points: MockPeerPicker, MockPeer and MockPeerReply from
+// package cache, and MockGetter from package getter. GeeCache's own tests
+// of the remote-fetch and write paths use them, and so can yours. A
+// MockPeer is the whole peer contract: Do, which gets every request a
+// group sends a peer as a cache.PeerRequest (its Op says which: a Get, a
+// memory-only Peek, a Set, a Remove, a Purge or an Offer, of one key or
+// many) and answers through the cache.PeerReply it is given (a test's
+// DoAndReturn calls reply.Answer for each key, or returns an error; one
+// wrapping errors.ErrUnsupported makes the group ask key by key), and
+// Addr, which a group calls to name the peer in stats, logs and errors, so
+// a test expects it with AnyTimes. A MockPeerReply stands in for the
+// group when a test drives a transport's server side.
 //
 // The mocks need github.com/golang/mock v1.6.0, the module go.mod
 // requires: their constructors take a *gomock.Controller of

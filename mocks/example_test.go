@@ -27,7 +27,12 @@ func Example() {
 
 	owner := mocks.NewMockPeer(ctrl)
 	owner.EXPECT().Addr().Return("http://10.0.0.2:8001").AnyTimes() // the group names its peers so
-	owner.EXPECT().Get(gomock.Any(), "scores", "Tom").Return([]byte("630"), time.Minute, nil)
+	tom := cache.PeerRequest{Op: cache.OpGet, Group: "scores", Keys: []string{"Tom"}}
+	owner.EXPECT().Do(gomock.Any(), tom, gomock.Any()).DoAndReturn(
+		func(_ context.Context, _ cache.PeerRequest, reply cache.PeerReply) error {
+			reply.Answer(0, cache.ByteViewOf([]byte("630")), time.Minute, nil)
+			return nil
+		})
 	peers := mocks.NewMockPeerPicker(ctrl)
 	peers.EXPECT().PickPeer("Tom").Return(owner, true)
 	source := mocks.NewMockGetter(ctrl) // no EXPECT: a local load would fail the test

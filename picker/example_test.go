@@ -35,26 +35,26 @@ func ExamplePeers_Owner() {
 }
 
 // memPeer is an in-memory Peer, standing in for a transport's
-// client. It cannot change keys, and says so.
+// client: it answers a Get of one key itself, and cannot do anything else,
+// which it says with errors.ErrUnsupported.
 type memPeer struct{ addr string }
 
-func (p memPeer) Get(_ context.Context, group, key string) ([]byte, time.Duration, error) {
-	return []byte(group + "/" + key + " from " + p.addr), -1, nil // -1: no TTL from the owner
-}
-
-func (p memPeer) Remove(context.Context, string, string) error {
-	return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
-}
-
-func (p memPeer) Set(context.Context, string, string, []byte, time.Duration) error {
-	return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
+func (p memPeer) Do(_ context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if req.Op != cache.OpGet || len(req.Keys) != 1 {
+		return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
+	}
+	v := req.Group + "/" + req.Keys[0] + " from " + p.addr
+	reply.Answer(0, cache.ByteViewOf([]byte(v)), -1, nil) // -1: no TTL from the owner
+	return nil
 }
 
 func (p memPeer) Addr() string { return p.addr }
 
-func (p memPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
-	return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
-}
+// printReply prints the value a peer answers.
+type printReply struct{}
+
+func (printReply) Answer(_ int, v cache.ByteView, _ time.Duration, _ error) { fmt.Println(v) }
+func (printReply) Loading()                                                 {}
 
 func ExamplePeers() {
 	self := "http://localhost:8001"
@@ -72,8 +72,7 @@ func ExamplePeers() {
 			fmt.Println(key, "is owned by this node:", peers.Owner(key))
 			continue
 		}
-		v, _, _ := peer.Get(context.Background(), "scores", key)
-		fmt.Println(string(v))
+		_ = peer.Do(context.Background(), cache.PeerRequest{Op: cache.OpGet, Group: "scores", Keys: []string{key}}, printReply{})
 	}
 	// Output:
 	// scores/Tom from http://localhost:8002

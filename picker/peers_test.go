@@ -14,12 +14,11 @@ import (
 
 // addrGetter is a Peer that only knows its address.
 type addrGetter struct {
-	peertest.ReadOnly
 	addr string
 }
 
-func (g *addrGetter) Get(context.Context, string, string) ([]byte, time.Duration, error) {
-	return []byte(g.addr), -1, nil
+func (g *addrGetter) Do(_ context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	return peertest.Fetch(req, reply, func(string) ([]byte, time.Duration, error) { return []byte(g.addr), -1, nil })
 }
 
 func (g *addrGetter) Addr() string { return g.addr }

@@ -41,18 +41,19 @@ func source(_ context.Context, key string) ([]byte, error) {
 // remote is a Peer at addr that owns the keys starting with
 // "remote"; it answers "r:"+key, or fails with err.
 type remote struct {
-	peertest.ReadOnly
 	addr string
 	err  error
 }
 
 func (r *remote) Addr() string { return r.addr }
 
-func (r *remote) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
-	if r.err != nil {
-		return nil, 0, r.err
-	}
-	return []byte("r:" + key), -1, nil
+func (r *remote) Do(_ context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	return peertest.Fetch(req, reply, func(key string) ([]byte, time.Duration, error) {
+		if r.err != nil {
+			return nil, 0, r.err
+		}
+		return []byte("r:" + key), -1, nil
+	})
 }
 
 func (r *remote) PickPeer(key string) (cache.Peer, bool) {
@@ -110,3 +111,9 @@ func describe(s tracetest.SpanStub) string {
 	fmt.Fprintf(&b, " status=%s", s.Status.Code)
 	return b.String()
 }
+
+// discard is a cache.PeerReply that drops the answers.
+type discard struct{}
+
+func (discard) Answer(int, cache.ByteView, time.Duration, error) {}
+func (discard) Loading()                                         {}

@@ -174,7 +174,7 @@ func TestMetricsMatchStats(t *testing.T) {
 	for _, k := range []string{"x", "x", "x", "y", "missing-1", "fail-1"} {
 		_, _ = a.Get(ctx, k)
 	}
-	_, _, _ = a.GetLocal(ctx, "z")
+	_ = reg.ServePeer(ctx, cache.PeerRequest{Op: cache.OpGet, Group: "a", Keys: []string{"z"}}, discard{}) // a peer's request
 	for _, k := range []string{"remote-1", "remote-1", "remote-2", "x"} {
 		_, _ = b.Get(ctx, k)
 	}

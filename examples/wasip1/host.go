@@ -78,9 +78,24 @@ func (d *demo) fetch(ctx context.Context, peer, group, key string) ([]byte, erro
 		return nil, fmt.Errorf("unknown peer %q", peer)
 	}
 	d.fetches.Add(1)
-	v, _, err := d.client.Get(ctx, group, key)
-	return v, err
+	var a answer
+	if err := d.client.Do(ctx, cache.PeerRequest{Op: cache.OpGet, Group: group, Keys: []string{key}}, &a); err != nil {
+		return nil, err
+	}
+	return a.v, a.err
 }
+
+// answer keeps the answer to a request of one key.
+type answer struct {
+	v   []byte
+	err error
+}
+
+func (a *answer) Answer(_ int, v cache.ByteView, _ time.Duration, err error) {
+	a.v, a.err = v.ByteSlice(), err
+}
+
+func (*answer) Loading() {}
 
 func (d *demo) close(ctx context.Context) error {
 	var errs []error

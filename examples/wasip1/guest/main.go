@@ -34,7 +34,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 	"unsafe"
 
 	"github.com/geecache/geecache/cache"
@@ -72,44 +71,40 @@ func hostFetch(peer unsafe.Pointer, peerLen uint32, group unsafe.Pointer, groupL
 	key unsafe.Pointer, keyLen uint32, out unsafe.Pointer, outCap uint32) int32
 
 // hostPeer is a cache.Peer for the peer of that name, through the
-// host's fetch. The host's import carries neither the owner's TTL nor
-// writes: Get says "no TTL" (-1, this group's own apply), and Remove and
-// Set fail with errors.ErrUnsupported, which a Group names in its
-// UpdateError and does not retry.
+// host's fetch. The host's import carries a Get of one key and nothing
+// else: neither the owner's TTL (the answer says "no TTL", -1, and this
+// group's own applies), nor memory-only reads, batches or writes. Those
+// fail with errors.ErrUnsupported, which a Group takes as "not held" for
+// a memory-only read, as "ask key by key" for a batch, and names in its
+// UpdateError (without retrying) for a write.
 type hostPeer string
 
 var errPeer = errors.New("geecache/wasip1: the host's fetch failed")
 
-func (p hostPeer) Get(_ context.Context, group, key string) ([]byte, time.Duration, error) {
+func (p hostPeer) Do(_ context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if req.Op != cache.OpGet || len(req.Keys) != 1 {
+		return fmt.Errorf("peer %s: the host's import has no %v of %d keys: %w", string(p), req.Op, len(req.Keys), errors.ErrUnsupported)
+	}
+	group, key := req.Group, req.Keys[0]
 	out := make([]byte, 256)
 	for {
 		n := hostFetch(ptr(string(p)), uint32(len(p)), ptr(group), uint32(len(group)),
 			ptr(key), uint32(len(key)), unsafe.Pointer(unsafe.SliceData(out)), uint32(len(out)))
 		switch {
 		case n == -1:
-			return nil, -1, fmt.Errorf("peer %s: %q: %w", string(p), key, getter.ErrNotFound)
+			reply.Answer(0, cache.ByteView{}, -1, fmt.Errorf("peer %s: %q: %w", string(p), key, getter.ErrNotFound))
+			return nil
 		case n < 0:
-			return nil, 0, fmt.Errorf("peer %s: %q: %w", string(p), key, errPeer)
+			return fmt.Errorf("peer %s: %q: %w", string(p), key, errPeer)
 		case int(n) <= len(out):
-			return out[:n], -1, nil
+			reply.Answer(0, cache.ByteViewOf(out[:n]), -1, nil)
+			return nil
 		}
 		out = make([]byte, n) // too small: once more, with room for it
 	}
 }
 
-func (p hostPeer) Remove(context.Context, string, string) error {
-	return fmt.Errorf("peer %s: the host's import has no writes: %w", string(p), errors.ErrUnsupported)
-}
-
-func (p hostPeer) Set(context.Context, string, string, []byte, time.Duration) error {
-	return fmt.Errorf("peer %s: the host's import has no writes: %w", string(p), errors.ErrUnsupported)
-}
-
 func (p hostPeer) Addr() string { return string(p) }
-
-func (p hostPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
-	return fmt.Errorf("peer %s: the host's import has no batches: %w", string(p), errors.ErrUnsupported)
-}
 
 // ptr is the address of s's bytes (never written through).
 func ptr(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
