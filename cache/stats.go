@@ -13,7 +13,7 @@ import "sync/atomic"
 type Stats struct {
 	Gets          int64       // this node's callers' Gets (a GetMany's keys count one each); peers' requests are not Gets
 	Hits          int64       // lookups answered from memory (Main.Hits + Hot.Hits): callers' Gets, PeerRequests and HandoffServed alike
-	PeerRequests  int64       // requests served for peers (GetLocal calls, and a peer's batch key by key), but memory-only ones
+	PeerRequests  int64       // requests served for peers (an OpGet, key by key), but memory-only ones
 	PeerLoads     int64       // values (or "not found") fetched from owner peers
 	PeerErrors    int64       // owner peers that failed to answer
 	FallbackLoads int64       // local loads after an owner peer failed
