@@ -11,7 +11,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/peertest"
 )
 
 func TestZeroRegistryIsUsable(t *testing.T) {
@@ -140,13 +139,12 @@ func (s recordedSpan) End(err error) {
 	s.t.spans = append(s.t.spans, s.name+"="+out)
 }
 
-type addrPeer struct {
-	peertest.ReadOnly
-	err error
-}
+type addrPeer struct{ err error }
 
-func (p addrPeer) Get(context.Context, string, string) ([]byte, time.Duration, error) {
-	return []byte("remote"), -1, p.err
+func (p addrPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	return answerReads(ctx, req, reply, func(context.Context, string) ([]byte, time.Duration, error) {
+		return []byte("remote"), -1, p.err
+	})
 }
 func (addrPeer) Addr() string { return "http://peer" }
 

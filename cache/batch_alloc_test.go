@@ -25,7 +25,8 @@ func TestGetManyAllocationsPerKey(t *testing.T) {
 		for i := range page {
 			k := fmt.Sprintf("%c-p%d-%d", 'b'+i%2, p, i) // owned by nodes 1 and 2
 			db.Store(k, "v:"+k)
-			if _, _, err := nodes[1+i%2].group.GetLocal(t.Context(), k); err != nil {
+			n := nodes[1+i%2]
+			if _, _, err := serveKey(t.Context(), n.reg, n.group, cache.OpGet, k); err != nil {
 				t.Fatal(err)
 			}
 			keys[p] = append(keys[p], k)

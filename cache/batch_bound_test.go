@@ -12,7 +12,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/batchctx"
 )
 
 // concurrencyGetter is a source whose every load takes 10 ms (of bubble
@@ -51,13 +50,14 @@ func boundKeys(n int) []string {
 	return keys
 }
 
-// checkBound runs a GetMany of keys on g with ctx and checks every
-// result, and that src never ran more than MaxManyLoads loads at once but
-// did run that many (the loads are bounded, not made one at a time).
-func checkBound(t *testing.T, ctx context.Context, g *cache.Group, src *concurrencyGetter, keys []string) {
+// checkBound runs getMany (a GetMany, or a peer's request of many keys)
+// of keys and checks every result, and that src never ran more than
+// MaxManyLoads loads at once but did run that many (the loads are bounded,
+// not made one at a time).
+func checkBound(t *testing.T, getMany func(keys []string, each func(int, cache.ByteView, error)), src *concurrencyGetter, keys []string) {
 	t.Helper()
 	got := 0
-	g.GetMany(ctx, keys, func(i int, v cache.ByteView, err error) {
+	getMany(keys, func(i int, v cache.ByteView, err error) {
 		got++
 		if strings.HasPrefix(keys[i], "missing") {
 			if !errors.Is(err, getter.ErrNotFound) {
@@ -91,22 +91,31 @@ func TestGetManyBoundsItsLoads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkBound(t, t.Context(), g, src, boundKeys(1000))
+		checkBound(t, func(keys []string, each func(int, cache.ByteView, error)) { g.GetMany(t.Context(), keys, each) }, src, boundKeys(1000))
 	})
 }
 
-// A peer's batch request (a GetMany marked as one) is bounded the same
+// A peer's request of many keys (ServePeer's OpGet) is bounded the same
 // way on the owner.
 func TestGetManyOfAPeerBoundsItsLoads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		defer settleBubble() // the flights' idle workers end
 		src := &concurrencyGetter{}
-		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Logger: quiet})
-		if err != nil {
+		reg := cache.NewRegistry()
+		if _, err := reg.NewGroup("g", 1<<20, src, &cache.GroupOptions{Logger: quiet}); err != nil {
 			t.Fatal(err)
 		}
-		ctx := batchctx.With(t.Context(), &batchctx.Local{})
-		checkBound(t, ctx, g, src, boundKeys(1000))
+		checkBound(t, func(keys []string, each func(int, cache.ByteView, error)) {
+			a := newAnswers(len(keys))
+			if err := reg.ServePeer(t.Context(), cache.PeerRequest{Op: cache.OpGet, Group: "g", Keys: keys}, a); err != nil {
+				t.Fatal(err)
+			}
+			for i := range keys {
+				if a.got[i] {
+					each(i, a.vals[i], a.errs[i])
+				}
+			}
+		}, src, boundKeys(1000))
 	})
 }
 
@@ -184,13 +193,14 @@ func TestGetManyFallbackAndHedgeLoadsShareTheBound(t *testing.T) {
 				defer settleBubble()
 				nodes := []*memNode{{name: "node0"}, {name: "node1"}}
 				src := &concurrencyGetter{}
-				g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: memPicker{0, nodes}, Logger: quiet,
+				nodes[0].reg, nodes[1].reg = cache.NewRegistry(), cache.NewRegistry()
+				g, err := nodes[0].reg.NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: memPicker{0, nodes}, Logger: quiet,
 					PeerPolicy: cache.PeerPolicy{HedgeMin: 10 * time.Millisecond, HedgeMax: 10 * time.Millisecond}})
 				if err != nil {
 					t.Fatal(err)
 				}
 				nodes[0].group = g
-				owner, err := cache.NewRegistry().NewGroup("g", 1<<20, &concurrencyGetter{}, &cache.GroupOptions{Peers: memPicker{1, nodes}, Logger: quiet})
+				owner, err := nodes[1].reg.NewGroup("g", 1<<20, &concurrencyGetter{}, &cache.GroupOptions{Peers: memPicker{1, nodes}, Logger: quiet})
 				if err != nil {
 					t.Fatal(err)
 				}

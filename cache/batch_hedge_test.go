@@ -178,12 +178,23 @@ type omitPeer struct {
 	omit int
 }
 
-func (p omitPeer) Batch(ctx context.Context, group string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) error {
-	return p.memPeer.Batch(ctx, group, keys, remove, func(i int, v []byte, ttl time.Duration, err error) {
-		if i != p.omit {
-			each(i, v, ttl, err)
-		}
-	})
+func (p omitPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if len(req.Keys) == 1 {
+		return p.memPeer.Do(ctx, req, reply)
+	}
+	return p.memPeer.Do(ctx, req, omitReply{reply, p.omit})
+}
+
+// omitReply passes on every answer but the one for the key at index omit.
+type omitReply struct {
+	cache.PeerReply
+	omit int
+}
+
+func (r omitReply) Answer(i int, v cache.ByteView, ttl time.Duration, err error) {
+	if i != r.omit {
+		r.PeerReply.Answer(i, v, ttl, err)
+	}
 }
 
 // omitPicker is memPicker with node1's batches leaving out a key.

@@ -6,35 +6,27 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/batchctx"
 )
 
-// hoBatchPeer is an hoPeer that answers a batch as a transport's server
-// does: from the node's group alone (GetMany with a peer's batch context).
+// hoBatchPeer is an hoPeer that carries reads of many keys too: it hands
+// them to the node's Registry.ServePeer, as a transport's server does.
 type hoBatchPeer struct{ *hoPeer }
 
-func (p hoBatchPeer) Batch(ctx context.Context, _ string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) error {
+func (p hoBatchPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if len(req.Keys) == 1 {
+		return p.hoPeer.Do(ctx, req, reply)
+	}
 	if p.to.down.Load() {
 		return fmt.Errorf("%s: %w", p.to.addr, errNodeDown)
 	}
-	if remove {
+	if req.Op != cache.OpGet && req.Op != cache.OpPeek {
 		return errors.ErrUnsupported
 	}
 	p.to.calls.Add(1)
-	var ttl time.Duration
-	local := &batchctx.Local{TTL: func(_ int, d time.Duration) { ttl = d }}
-	p.to.g.GetMany(batchctx.With(ctx, local), keys, func(i int, v cache.ByteView, err error) {
-		var ce *cache.Error
-		if errors.As(err, &ce) {
-			err = ce.Err
-		}
-		each(i, v.ByteSlice(), ttl, err)
-	})
-	return nil
+	return serve(ctx, p.to.reg, req, reply)
 }
 
 // getManyHo runs GetMany of keys at node at and checks every result: the
@@ -127,7 +119,8 @@ func TestGetManyNoLiveNextNodeLoadsLocally(t *testing.T) {
 	}
 }
 
-// newHoClusterBatch is newHoCluster with peers that answer Batch.
+// newHoClusterBatch is newHoCluster with peers that answer requests of
+// many keys (hoBatchPeer).
 func newHoClusterBatch(t *testing.T, policy cache.PeerPolicy, addrs ...string) *hoCluster {
 	t.Helper()
 	c := &hoCluster{nodes: map[string]*hoNode{}, loads: map[string]int{}, policy: policy, batch: true}

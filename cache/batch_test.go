@@ -81,8 +81,8 @@ func TestGetManyOneBatchPerOwner(t *testing.T) {
 	}
 }
 
-// A peer of the previous version (Batch unsupported) is asked key by key,
-// with the same results.
+// A peer of the previous version (requests of many keys unsupported) is
+// asked key by key, with the same results.
 func TestGetManyOldPeerAsksKeyByKey(t *testing.T) {
 	nodes := newMemCluster(t, batchDB())
 	nodes[1].noBatch.Store(true)
@@ -266,7 +266,9 @@ func TestGetManyRemovedDuringBatchIsNotKept(t *testing.T) {
 				nodes[2].down.Store(true) // node0 purges itself; the peers need not confirm here
 				_ = nodes[0].group.Purge(t.Context())
 			} else {
-				nodes[0].group.RemoveLocal("b1")
+				if err := serveWrite(t.Context(), nodes[0].reg, nodes[0].group, cache.PeerRequest{Op: cache.OpRemove, Keys: []string{"b1"}}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			nodes[1].resume()
 			checkMany(t, <-done, []string{"b1"})

@@ -186,14 +186,11 @@ func BenchmarkGetMissOwned(b *testing.B) {
 // benchPeer is a peer that no benchmark of a local load may ask.
 type benchPeer string
 
-func (p benchPeer) Get(context.Context, string, string) ([]byte, time.Duration, error) {
-	return nil, 0, errors.New("asked " + string(p))
-}
-func (benchPeer) Remove(context.Context, string, string) error { return errors.ErrUnsupported }
-func (benchPeer) Set(context.Context, string, string, []byte, time.Duration) error {
-	return errors.ErrUnsupported
-}
-func (benchPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
-	return errors.ErrUnsupported
+func (p benchPeer) Do(_ context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if (req.Op != cache.OpGet && req.Op != cache.OpPeek) || len(req.Keys) != 1 {
+		return errors.ErrUnsupported
+	}
+	reply.Answer(0, cache.ByteView{}, 0, errors.New("asked "+string(p)))
+	return nil
 }
 func (p benchPeer) Addr() string { return string(p) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/peertest"
 )
 
 // This file is where a key another node owns goes when this node loads it
@@ -129,14 +130,18 @@ func TestBusyOwnersKeyIsACopy(t *testing.T) {
 	}
 }
 
-// hungBatchPeer fails every batch: after failAfter, or (0) when its caller
-// leaves, as an owner that hangs does.
+// hungBatchPeer fails every read (the tests' GetMany sends it their
+// batches, of one key or more): after failAfter, or (0) when its caller
+// leaves, as an owner that hangs does. It carries no write.
 type hungBatchPeer struct {
 	*peerFunc
 	failAfter time.Duration
 }
 
-func (p hungBatchPeer) Batch(ctx context.Context, _ string, _ []string, _ bool, _ func(int, []byte, time.Duration, error)) error {
+func (p hungBatchPeer) Do(ctx context.Context, req cache.PeerRequest, _ cache.PeerReply) error {
+	if req.Op != cache.OpGet && req.Op != cache.OpPeek {
+		return peertest.ErrReadOnly
+	}
 	if p.failAfter > 0 {
 		select {
 		case <-time.After(p.failAfter):

@@ -42,10 +42,12 @@ func TestConformanceInProcess(t *testing.T) {
 			n.peers = p
 			gopts := o.GroupOptions
 			gopts.Peers, gopts.Logger = p, quiet
-			g, err := cache.NewRegistry().NewGroup(o.Group, 1<<20, o.Getter(i), &gopts)
+			reg := cache.NewRegistry()
+			g, err := reg.NewGroup(o.Group, 1<<20, o.Getter(i), &gopts)
 			if err != nil {
 				t.Fatal(err)
 			}
+			n.reg.Store(reg)
 			n.group.Store(g)
 			c.Groups = append(c.Groups, g)
 		}

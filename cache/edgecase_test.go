@@ -35,19 +35,23 @@ func TestPanickingPeerIsAFailure(t *testing.T) {
 // uncomparablePeer is a Peer whose dynamic type cannot be compared.
 type uncomparablePeer struct{ _ []string } // a slice field makes it uncomparable
 
-func (uncomparablePeer) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
-	return []byte("remote:" + key), -1, nil
+// Do answers a read of one key, and takes a write of one key; anything
+// else is unsupported.
+func (uncomparablePeer) Do(_ context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if len(req.Keys) != 1 {
+		return errors.ErrUnsupported
+	}
+	switch req.Op {
+	case cache.OpGet, cache.OpPeek:
+		reply.Answer(0, cache.ByteViewOf([]byte("remote:"+req.Keys[0])), -1, nil)
+	case cache.OpSet, cache.OpRemove:
+	default:
+		return errors.ErrUnsupported
+	}
+	return nil
 }
 
 func (uncomparablePeer) Addr() string { return "uncomparable" }
-
-func (uncomparablePeer) Remove(context.Context, string, string) error { return nil }
-
-func (uncomparablePeer) Set(context.Context, string, string, []byte, time.Duration) error { return nil }
-
-func (uncomparablePeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
-	return errors.ErrUnsupported
-}
 
 type uncomparablePicker struct{ p uncomparablePeer }
 

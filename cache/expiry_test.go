@@ -11,7 +11,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/peertest"
 	"github.com/geecache/geecache/internal/testkit"
 )
 
@@ -138,12 +137,11 @@ func TestNegativeCachingAcrossTheHop(t *testing.T) {
 }
 
 type ttlPeer struct {
-	peertest.ReadOnly
 	f func(key string) ([]byte, time.Duration, error)
 }
 
-func (p *ttlPeer) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
-	return p.f(key)
+func (p *ttlPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	return answerReads(ctx, req, reply, func(_ context.Context, key string) ([]byte, time.Duration, error) { return p.f(key) })
 }
 
 func (*ttlPeer) Addr() string { return "http://ttl-peer" }

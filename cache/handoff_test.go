@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,16 +13,13 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/groupbridge"
-	"github.com/geecache/geecache/internal/handoff"
 	"github.com/geecache/geecache/internal/peertest"
 	"github.com/geecache/geecache/picker"
 )
 
 // An in-process cluster for the handoff tests: each node a Registry with
-// group "g", a picker.Peers and peers that call the other node's GetLocal
-// with the caller's context (so that a memory-only request reaches it as
-// one). The source counts its loads per key; "missing" and keys that begin with "absent" are not found.
+// group "g", a picker.Peers and peers that hand each request to the other
+// node's Registry.ServePeer, as a transport's server does. The source counts its loads per key; "missing" and keys that begin with "absent" are not found.
 
 var errNodeDown = errors.New("node down")
 
@@ -33,12 +29,13 @@ type hoCluster struct {
 	mu     sync.Mutex
 	loads  map[string]int
 	policy cache.PeerPolicy
-	batch  bool // peers answer Batch (hoBatchPeer); else they ask key by key
+	batch  bool // peers answer requests of many keys (hoBatchPeer); else the group asks key by key
 }
 
 type hoNode struct {
 	addr  string
 	g     *cache.Group
+	reg   *cache.Registry // g's
 	peers *picker.Peers
 	down  atomic.Bool
 	sick  atomic.Bool  // fails every request but memory-only ones
@@ -47,22 +44,24 @@ type hoNode struct {
 	mem   atomic.Int64 // of which memory-only
 }
 
-type hoPeer struct {
-	peertest.ReadOnly
-	to *hoNode
-}
+// hoPeer carries reads of one key (OpGet, and OpPeek: memory-only); it
+// cannot carry a request of many keys, a write or an offer.
+type hoPeer struct{ to *hoNode }
 
-func (p *hoPeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
+func (p *hoPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if (req.Op != cache.OpGet && req.Op != cache.OpPeek) || len(req.Keys) != 1 {
+		return peertest.ErrReadOnly
+	}
+	memOnly := req.Op == cache.OpPeek
 	p.to.tries.Add(1)
-	if p.to.down.Load() || (p.to.sick.Load() && !handoff.IsMemoryOnly(ctx)) {
-		return nil, 0, fmt.Errorf("%s: %w", p.to.addr, errNodeDown)
+	if p.to.down.Load() || (p.to.sick.Load() && !memOnly) {
+		return fmt.Errorf("%s: %w", p.to.addr, errNodeDown)
 	}
 	p.to.calls.Add(1)
-	if handoff.IsMemoryOnly(ctx) {
+	if memOnly {
 		p.to.mem.Add(1)
 	}
-	v, ttl, err := p.to.g.GetLocal(ctx, key)
-	return v.ByteSlice(), ttl, err
+	return serve(ctx, p.to.reg, req, reply)
 }
 
 func (p *hoPeer) Addr() string { return p.to.addr }
@@ -108,7 +107,8 @@ func (c *hoCluster) add(t *testing.T, addr string) *hoNode {
 	if budget == 0 {
 		budget = 1 << 20
 	}
-	n.g, err = cache.NewRegistry().NewGroup("g", budget, src, &cache.GroupOptions{Peers: n.peers, PeerPolicy: pol,
+	n.reg = cache.NewRegistry()
+	n.g, err = n.reg.NewGroup("g", budget, src, &cache.GroupOptions{Peers: n.peers, PeerPolicy: pol,
 		NotFoundTTL: 1 << 40})
 	if err != nil {
 		t.Fatal(err)
@@ -257,21 +257,22 @@ func TestHandoffFromLeavingNode(t *testing.T) {
 	}
 }
 
-// A memory-only request is answered from memory: a held value, a cached
-// "not found", and for anything else handoff.ErrNotHeld without a load.
+// A memory-only request (OpPeek) is answered from memory: a held value, a
+// cached "not found", and for anything else cache.ErrNotHeld without a
+// load.
 func TestMemoryOnlyNeverLoads(t *testing.T) {
 	c := newHoCluster(t, cache.PeerPolicy{}, "a")
-	g := c.node("a").g
+	n := c.node("a")
 	c.get(t, "a", "held")
 	c.get(t, "a", "missing")
-	mctx := handoff.MemoryOnly(context.Background())
-	if v, _, err := g.GetLocal(mctx, "held"); err != nil || v.String() != "v:held" {
+	ctx := context.Background()
+	if v, _, err := serveKey(ctx, n.reg, n.g, cache.OpPeek, "held"); err != nil || v.String() != "v:held" {
 		t.Errorf("memory-only held = %q, %v", v, err)
 	}
-	if _, _, err := g.GetLocal(mctx, "missing"); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := serveKey(ctx, n.reg, n.g, cache.OpPeek, "missing"); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("memory-only missing (cached not found) = %v; want not found", err)
 	}
-	if _, _, err := g.GetLocal(mctx, "cold"); !errors.Is(err, handoff.ErrNotHeld) {
+	if _, _, err := serveKey(ctx, n.reg, n.g, cache.OpPeek, "cold"); !errors.Is(err, cache.ErrNotHeld) {
 		t.Errorf("memory-only cold = %v; want ErrNotHeld", err)
 	}
 	if n := c.loadsOf("cold"); n != 0 {
@@ -438,34 +439,6 @@ func TestTakenOverKeyStaysAtNextNode(t *testing.T) {
 	}
 }
 
-// A context marked as an offer (handoff.Offer: a group's word to its
-// Peer) does not divert a GetMany: its keys are answered as any
-// GetMany's, the present key's value and the missing key's "not found".
-// Taking an offer is a call of its own (groupbridge.TakeOffer). Before,
-// GetMany read the mark as a peer's offer and answered no key.
-func TestGetManyReadsNoOfferMark(t *testing.T) {
-	g := newGroup(t, 1<<10, getter.Func(func(_ context.Context, key string) ([]byte, error) {
-		if key == "missing" {
-			return nil, getter.ErrNotFound
-		}
-		return []byte("v:" + key), nil
-	}))
-	var got []string
-	g.GetMany(handoff.Offer(t.Context()), []string{"k", "missing"}, func(i int, v cache.ByteView, err error) {
-		switch {
-		case errors.Is(err, getter.ErrNotFound):
-			got = append(got, "not found")
-		case err != nil:
-			got = append(got, "err: "+err.Error())
-		default:
-			got = append(got, v.String())
-		}
-	})
-	if want := []string{"v:k", "not found"}; !slices.Equal(got, want) {
-		t.Fatalf("GetMany with an offer's context answered %q; want %q", got, want)
-	}
-}
-
 // A key handed over by a ring change is counted one use (creditHandedOver),
 // not the three of a key loaded for a dead owner: an offer names every key
 // the sender held, cold ones too, and at a full receiver a flat three made
@@ -506,13 +479,13 @@ func TestHandedOverKeysDoNotPushOutKeysUsedTwice(t *testing.T) {
 		c.get(t, "x", k)
 	}
 	c.set(t, "s", "a", "s") // x leaves s's ring; x, its previous owner, still serves
-	groupbridge.TakeOffer(t.Context(), s.g, moved)
+	takeOffer(t, s, moved)
 	taken := s.g.Stats().TakenOver
 	// Which of s's own keys are still held: asked from memory alone, so
 	// that the count is not a cascade of reloads each pushing out the next.
 	gone := 0
 	for _, k := range own {
-		if _, _, err := s.g.GetLocal(handoff.MemoryOnly(t.Context()), k); err != nil {
+		if _, _, err := serveKey(t.Context(), s.reg, s.g, cache.OpPeek, k); err != nil {
 			gone++
 		}
 	}
@@ -525,5 +498,14 @@ func TestHandedOverKeysDoNotPushOutKeysUsedTwice(t *testing.T) {
 	}
 	for _, k := range []string{moved[0], "missing"} {
 		c.get(t, "s", k) // a key handed over, and a missing one, still answer
+	}
+}
+
+// takeOffer has n take the keys of a peer's offer (OpOffer), as its
+// transport's server does.
+func takeOffer(t *testing.T, n *hoNode, keys []string) {
+	t.Helper()
+	if err := n.reg.ServePeer(t.Context(), cache.PeerRequest{Op: cache.OpOffer, Group: n.g.Name(), Keys: keys}, newAnswers(len(keys))); err != nil {
+		t.Fatal(err)
 	}
 }

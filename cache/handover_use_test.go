@@ -8,8 +8,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/groupbridge"
-	"github.com/geecache/geecache/internal/handoff"
 	"github.com/geecache/geecache/picker"
 )
 
@@ -50,7 +48,7 @@ func takeCluster(t *testing.T, nMoved, nOwn, nRemote int) (c *hoCluster, s *hoNo
 		c.get(t, "x", k)
 	}
 	c.set(t, "s", "a", "s") // x leaves s's ring; x, its previous owner, still serves
-	groupbridge.TakeOffer(t.Context(), s.g, moved)
+	takeOffer(t, s, moved)
 	if got := s.g.Stats().TakenOver; got != int64(len(moved)) {
 		t.Fatalf("s took %d of the %d keys offered", got, len(moved))
 	}
@@ -60,7 +58,7 @@ func takeCluster(t *testing.T, nMoved, nOwn, nRemote int) (c *hoCluster, s *hoNo
 // heldAt reports whether node n holds key in memory (a value or a cached
 // "not found"), asked from memory alone.
 func heldAt(t *testing.T, n *hoNode, key string) bool {
-	_, _, err := n.g.GetLocal(handoff.MemoryOnly(t.Context()), key)
+	_, _, err := serveKey(t.Context(), n.reg, n.g, cache.OpPeek, key)
 	return err == nil || errors.Is(err, getter.ErrNotFound)
 }
 
@@ -190,7 +188,7 @@ func TestTakenKeysReplaceKeysLoadedInFreedRoom(t *testing.T) {
 	for _, a := range three {
 		c.set(t, a, four...)
 	}
-	groupbridge.TakeOffer(t.Context(), y.g, gone) // y joins: its keys leave s's main
+	takeOffer(t, y, gone) // y joins: its keys leave s's main
 	if got := y.g.Stats().TakenOver; got == 0 {
 		t.Fatal("y took none of its keys from s")
 	}
@@ -199,7 +197,7 @@ func TestTakenKeysReplaceKeysLoadedInFreedRoom(t *testing.T) {
 	}
 	c.set(t, "s", after...) // x leaves s's ring; x, its previous owner, still serves
 	ev := s.g.Stats().Main.Evictions
-	groupbridge.TakeOffer(t.Context(), s.g, taken)
+	takeOffer(t, s, taken)
 	st := s.g.Stats()
 	if st.Main.Evictions == ev {
 		t.Fatalf("s evicted nothing from main to take x's keys (%+v): the test no longer tests the duel", st)

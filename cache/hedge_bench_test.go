@@ -8,17 +8,13 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/peertest"
 )
 
 // instantPeer owns every key and answers at once with a 64-byte value.
-type instantPeer struct {
-	peertest.ReadOnly
-	value []byte
-}
+type instantPeer struct{ value []byte }
 
-func (p *instantPeer) Get(context.Context, string, string) ([]byte, time.Duration, error) {
-	return p.value, -1, nil
+func (p *instantPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	return answerReads(ctx, req, reply, func(context.Context, string) ([]byte, time.Duration, error) { return p.value, -1, nil })
 }
 
 func (*instantPeer) Addr() string { return "http://instant-peer" }

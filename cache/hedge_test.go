@@ -14,7 +14,7 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/progress"
+	"github.com/geecache/geecache/internal/peertest"
 	"github.com/geecache/geecache/internal/testkit"
 )
 
@@ -32,7 +32,7 @@ func settleBubble() {
 
 // newSlowCluster is an in-memory cluster of three nodes (see memPicker)
 // whose source takes loadTime per key and knows the keys in db. Its peers
-// pass the caller's context to the owner's GetLocal, as the net/http
+// hand the caller's PeerReply to the owner's ServePeer, as the net/http
 // binding carries a 102 Processing back: the owner's "loading" reaches the
 // asking node.
 func newSlowCluster(t *testing.T, db map[string]string, loadTime time.Duration, policy cache.PeerPolicy) []*memNode {
@@ -54,7 +54,8 @@ func newSlowCluster(t *testing.T, db map[string]string, loadTime time.Duration, 
 			}
 			return nil, fmt.Errorf("%s not exist: %w", key, getter.ErrNotFound)
 		})
-		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: memPicker{i, nodes}, Logger: quiet,
+		n.reg = cache.NewRegistry()
+		g, err := n.reg.NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: memPicker{i, nodes}, Logger: quiet,
 			PeerPolicy: policy})
 		if err != nil {
 			t.Fatal(err)
@@ -179,16 +180,26 @@ func TestHungOwnerCostsTheHedgeDelayOnly(t *testing.T) {
 	})
 }
 
+// stoppedOwner answers a read of one key by saying it is loading, and
+// then never a word more, as an owner stopped (SIGSTOP) in the middle of a
+// load; it cannot carry anything else.
+type stoppedOwner struct{ *peerFunc }
+
+func (stoppedOwner) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if (req.Op != cache.OpGet && req.Op != cache.OpPeek) || len(req.Keys) != 1 {
+		return peertest.ErrReadOnly
+	}
+	reply.Loading()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
 // An owner that said it is loading and then stopped (a SIGSTOP in the
 // middle of a load) costs a Get HedgeMax at most: then the node loads the
 // key itself.
 func TestOwnerThatStopsWhileLoadingCostsHedgeMax(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := &peerFunc{func(ctx context.Context, _ string) ([]byte, error) {
-			progress.Report(ctx) // "loading" … and never a word more
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}}
+		p := stoppedOwner{&peerFunc{}} // a pointer inside: the group tells peers apart
 		src := getter.Func(func(_ context.Context, key string) ([]byte, error) { return []byte("local:" + key), nil })
 		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: allRemote{p}, Logger: quiet,
 			PeerPolicy: cache.PeerPolicy{SlowAfter: time.Second}})

@@ -13,8 +13,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/batchctx"
-	"github.com/geecache/geecache/internal/handoff"
 	"github.com/geecache/geecache/internal/history"
 	"github.com/geecache/geecache/picker"
 )
@@ -44,6 +42,7 @@ func historySeedFor(t *testing.T) uint64 {
 type hNode struct {
 	addr  string
 	group atomic.Pointer[cache.Group]
+	reg   atomic.Pointer[cache.Registry] // group's
 	peers *picker.Peers
 
 	mu   sync.Mutex
@@ -87,59 +86,16 @@ type hPeer struct{ to *hNode }
 
 func (p hPeer) Addr() string { return p.to.addr }
 
-func (p hPeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
-	if err := p.to.wait(ctx); err != nil {
-		return nil, 0, err
-	}
-	v, ttl, err := p.to.group.Load().GetLocal(ctx, key)
-	var ce *cache.Error
-	if errors.As(err, &ce) {
-		err = ce.Err
-	}
-	return v.ByteSlice(), ttl, err
-}
-
-func (p hPeer) Remove(ctx context.Context, _, key string) error {
+// Do waits while the node hangs, then serves req at the node's group
+// alone (Registry.ServePeer); it does not carry an offer.
+func (p hPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
 	if err := p.to.wait(ctx); err != nil {
 		return err
 	}
-	p.to.group.Load().RemoveLocal(key)
-	return nil
-}
-
-func (p hPeer) Set(ctx context.Context, _, key string, value []byte, ttl time.Duration) error {
-	if err := p.to.wait(ctx); err != nil {
-		return err
-	}
-	p.to.group.Load().SetLocal(key, value, ttl)
-	return nil
-}
-
-func (p hPeer) Batch(ctx context.Context, _ string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) error {
-	if err := p.to.wait(ctx); err != nil {
-		return err
-	}
-	g := p.to.group.Load()
-	local := batchctx.With(ctx, &batchctx.Local{})
-	switch {
-	case remove && len(keys) == 0:
-		return g.Purge(local)
-	case remove:
-		return g.RemoveMany(local, keys)
-	case handoff.IsOffer(ctx):
+	if req.Op == cache.OpOffer {
 		return errors.ErrUnsupported
 	}
-	var ttl time.Duration
-	bl := &batchctx.Local{TTL: func(_ int, d time.Duration) { ttl = d }}
-	ctx = batchctx.With(ctx, bl)
-	g.GetMany(ctx, keys, func(i int, v cache.ByteView, err error) {
-		var ce *cache.Error
-		if errors.As(err, &ce) {
-			err = ce.Err
-		}
-		each(i, v.ByteSlice(), ttl, err)
-	})
-	return nil
+	return serve(ctx, p.to.reg.Load(), req, reply)
 }
 
 type hCluster struct {
@@ -178,10 +134,12 @@ func newHCluster(t *testing.T, n int, keys []string, opts cache.GroupOptions) *h
 func (c *hCluster) restart(t *testing.T, nd *hNode) {
 	o := c.opts
 	o.Peers, o.Logger = nd.peers, quiet
-	g, err := cache.NewRegistry().NewGroup("g", 1<<20, getter.Func(c.src.Get), &o)
+	reg := cache.NewRegistry()
+	g, err := reg.NewGroup("g", 1<<20, getter.Func(c.src.Get), &o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	nd.reg.Store(reg)
 	nd.group.Store(g)
 }
 

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/batchctx"
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // This file is about a key held in both caches: main's entry expired, hot's
@@ -35,30 +33,30 @@ func (s *countingSource) Get(_ context.Context, key string) ([]byte, error) {
 // reader is a call that answers from memory, as (value, error).
 type reader struct {
 	name       string
-	memoryOnly bool // never loads: no fresh copy is handoff.ErrNotHeld
-	read       func(ctx context.Context, g *Group, key string) (string, error)
+	memoryOnly bool // never loads: no fresh copy is ErrNotHeld
+	read       func(ctx context.Context, r *Registry, g *Group, key string) (string, error)
 }
 
-// readers are every call that answers from memory.
+// readers are every call that answers from memory: a peer's requests
+// through r, which holds g.
 func readers() []reader {
 	return []reader{
-		{"Get", false, func(ctx context.Context, g *Group, key string) (string, error) {
+		{"Get", false, func(ctx context.Context, _ *Registry, g *Group, key string) (string, error) {
 			v, err := g.Get(ctx, key)
 			return v.String(), err
 		}},
-		{"GetLocal", false, func(ctx context.Context, g *Group, key string) (string, error) {
-			v, _, err := g.GetLocal(ctx, key)
-			return v.String(), err
+		{"OpGet", false, func(ctx context.Context, r *Registry, g *Group, key string) (string, error) {
+			return servePeer(ctx, r, OpGet, g.Name(), key)
 		}},
-		{"GetMany", false, func(ctx context.Context, g *Group, key string) (string, error) {
+		{"GetMany", false, func(ctx context.Context, _ *Registry, g *Group, key string) (string, error) {
 			return readMany(ctx, g, key)
 		}},
-		{"GetLocal memory-only", true, func(ctx context.Context, g *Group, key string) (string, error) {
-			v, _, err := g.GetLocal(handoff.MemoryOnly(ctx), key)
-			return v.String(), err
+		{"OpPeek", true, func(ctx context.Context, r *Registry, g *Group, key string) (string, error) {
+			return servePeer(ctx, r, OpPeek, g.Name(), key)
 		}},
-		{"GetMany memory-only", true, func(ctx context.Context, g *Group, key string) (string, error) {
-			return readMany(batchctx.With(handoff.MemoryOnly(ctx), &batchctx.Local{}), g, key)
+		{"OpPeek of many keys", true, func(ctx context.Context, r *Registry, g *Group, key string) (string, error) {
+			// With a key never held beside it: a request of many keys.
+			return servePeer(ctx, r, OpPeek, g.Name(), key, "never-held")
 		}},
 	}
 }
@@ -68,14 +66,44 @@ func readMany(ctx context.Context, g *Group, key string) (v string, err error) {
 	return v, err
 }
 
+// servePeer has r answer a peer's request of op for keys, and returns its
+// answer for keys[0].
+func servePeer(ctx context.Context, r *Registry, op PeerOp, group string, keys ...string) (string, error) {
+	a := &firstAnswer{}
+	if err := r.ServePeer(ctx, PeerRequest{Op: op, Group: group, Keys: keys}, a); err != nil {
+		return "", err
+	}
+	if !a.got {
+		return "", errors.New("no answer for the key")
+	}
+	return a.v, a.err
+}
+
+// firstAnswer is a PeerReply that keeps the answer for the request's
+// first key.
+type firstAnswer struct {
+	v   string
+	err error
+	got bool
+}
+
+func (a *firstAnswer) Answer(i int, v ByteView, _ time.Duration, err error) {
+	if i == 0 {
+		a.v, a.err, a.got = v.String(), err, true
+	}
+}
+
+func (*firstAnswer) Loading() {}
+
 // expiredInMain returns a group whose main cache holds key (a value, or
 // for "missing" a cached "not found") expired, and, if hotTTL is
 // positive, whose hot cache holds a copy of it kept for hotTTL when main's
 // was kept (hotNotFound: a "not found"). Its source has loaded key once.
-func expiredInMain(t *testing.T, key string, hotTTL time.Duration, hotNotFound bool) (*Group, *countingSource) {
+func expiredInMain(t *testing.T, key string, hotTTL time.Duration, hotNotFound bool) (*Registry, *Group, *countingSource) {
 	t.Helper()
 	src := &countingSource{}
-	g, err := NewRegistry().NewGroup("g", 1<<20, src, &GroupOptions{TTL: time.Minute, NotFoundTTL: time.Minute,
+	r := NewRegistry()
+	g, err := r.NewGroup("g", 1<<20, src, &GroupOptions{TTL: time.Minute, NotFoundTTL: time.Minute,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +122,7 @@ func expiredInMain(t *testing.T, key string, hotTTL time.Duration, hotNotFound b
 	if _, exp, ok := g.mem.main.Peek(key); !ok || g.fresh.isFresh(exp) {
 		t.Fatalf("main holds %q: %v, fresh %v", key, ok, g.fresh.isFresh(exp))
 	}
-	return g, src
+	return r, g, src
 }
 
 // settle lets the group's clock stop before its bubble ends.
@@ -120,9 +148,9 @@ func TestFreshHotCopyBehindExpiredMain(t *testing.T) {
 			t.Run(r.name+"/"+c.name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					defer settle()
-					g, src := expiredInMain(t, c.key, time.Hour, c.notFound)
+					reg, g, src := expiredInMain(t, c.key, time.Hour, c.notFound)
 					before, misses := g.Stats(), g.counters.misses.Load()
-					v, err := r.read(t.Context(), g, c.key)
+					v, err := r.read(t.Context(), reg, g, c.key)
 					if c.notFound {
 						if !errors.Is(err, getter.ErrNotFound) {
 							t.Fatalf("read = %q, %v; want the hot copy's not found", v, err)
@@ -162,12 +190,12 @@ func TestExpiredEverywhereStillLoads(t *testing.T) {
 				t.Run(r.name+"/"+c.name+"/"+key, func(t *testing.T) {
 					synctest.Test(t, func(t *testing.T) {
 						defer settle()
-						g, src := expiredInMain(t, key, c.hotTTL, key == "missing")
-						v, err := r.read(t.Context(), g, key)
+						reg, g, src := expiredInMain(t, key, c.hotTTL, key == "missing")
+						v, err := r.read(t.Context(), reg, g, key)
 						want, loads := key+"@2", int64(2)
 						if r.memoryOnly {
 							loads = 1
-							if !errors.Is(err, handoff.ErrNotHeld) {
+							if !errors.Is(err, ErrNotHeld) {
 								t.Fatalf("read = %q, %v; want not held", v, err)
 							}
 						} else if key == "missing" {

@@ -39,7 +39,7 @@ func (p *countingPicker) PickPeer(key string) (cache.Peer, bool) { return p.r.Pi
 // A local load asks the peer set who owns its key once (the group's
 // answer goes with the load, for the credit a key taken over gets), and
 // for the key's previous owner once (for a handoff), whether a Get or a
-// peer's GetLocal asked.
+// peer's OpGet (ServePeer) asked.
 func TestLocalLoadAsksTheRingOnce(t *testing.T) {
 	src := getter.Map(map[string]string{"a": "1"})
 	for _, tc := range []struct {
@@ -48,9 +48,9 @@ func TestLocalLoadAsksTheRingOnce(t *testing.T) {
 		picks, fallbacks int64
 	}{
 		{name: "Get, router", local: false, picks: 1, fallbacks: 1},
-		{name: "GetLocal, router", local: true, picks: 1, fallbacks: 1},
+		{name: "OpGet, router", local: true, picks: 1, fallbacks: 1},
 		{name: "Get, plain picker", local: false, picks: 1},
-		{name: "GetLocal, plain picker", local: true, picks: 1},
+		{name: "OpGet, plain picker", local: true, picks: 1},
 	} {
 		r := &countingRouter{}
 		var peers cache.PeerPicker = r
@@ -58,7 +58,8 @@ func TestLocalLoadAsksTheRingOnce(t *testing.T) {
 			p := &countingPicker{}
 			peers, r = p, &p.r
 		}
-		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: peers, Logger: quiet})
+		reg := cache.NewRegistry()
+		g, err := reg.NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: peers, Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +67,7 @@ func TestLocalLoadAsksTheRingOnce(t *testing.T) {
 			before, beforeFb := r.picks.Load(), r.fallbacks.Load()
 			var err error
 			if tc.local {
-				_, _, err = g.GetLocal(context.Background(), key)
+				_, _, err = serveKey(context.Background(), reg, g, cache.OpGet, key)
 			} else {
 				_, err = g.Get(context.Background(), key)
 			}
@@ -82,7 +83,7 @@ func TestLocalLoadAsksTheRingOnce(t *testing.T) {
 }
 
 // A Getter that reads a value from its context (a trace id, a logger) on
-// a worker (a Get whose context can be cancelled, or a peer's GetLocal)
+// a worker (a Get whose context can be cancelled, or a peer's OpGet)
 // costs no allocation for it: the load's context answers from the first
 // caller's context without making a context of its own.
 func TestWorkerLoadContextValueAllocations(t *testing.T) {
@@ -99,7 +100,8 @@ func TestWorkerLoadContextValueAllocations(t *testing.T) {
 			}
 			return value, nil
 		})
-		g, err := cache.NewRegistry().NewGroup("g", 32<<20, src, &cache.GroupOptions{Peers: &countingRouter{}, Logger: quiet})
+		reg := cache.NewRegistry()
+		g, err := reg.NewGroup("g", 32<<20, src, &cache.GroupOptions{Peers: &countingRouter{}, Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +116,7 @@ func TestWorkerLoadContextValueAllocations(t *testing.T) {
 			var v cache.ByteView
 			var err error
 			if local {
-				v, _, err = g.GetLocal(ctx, k)
+				v, _, err = serveKey(ctx, reg, g, cache.OpGet, k)
 			} else {
 				v, err = g.Get(ctx, k)
 			}
@@ -122,13 +124,13 @@ func TestWorkerLoadContextValueAllocations(t *testing.T) {
 				t.Fatalf("%s: %d bytes, %v", name, v.Len(), err)
 			}
 		})
-		t.Logf("%s, GetLocal %v: %.1f allocations per miss", name, local, n)
+		t.Logf("%s, OpGet %v: %.1f allocations per miss", name, local, n)
 		return n
 	}
 	for _, local := range []bool{false, true} {
 		plain, reading := allocs("plain", false, local), allocs("reading", true, local)
 		if reading > plain {
-			t.Errorf("GetLocal %v: a miss whose Getter reads a context value makes %.1f allocations, one whose Getter does not %.1f; want no more",
+			t.Errorf("OpGet %v: a miss whose Getter reads a context value makes %.1f allocations, one whose Getter does not %.1f; want no more",
 				local, reading, plain)
 		}
 	}

@@ -29,29 +29,34 @@ type userPeer struct {
 
 var _ cache.Peer = (*userPeer)(nil)
 
-func (p *userPeer) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
-	p.gets.Add(1)
-	if key == "u-missing" {
-		return nil, 5 * time.Second, fmt.Errorf("peer %s: %q: %w", p.addr, key, getter.ErrNotFound)
+// Do answers a read of one key (it has no memory of its own: a peek is
+// answered as a read) and records the set or removal of one key; it
+// cannot take a request of many keys, a purge or an offer.
+func (p *userPeer) Do(_ context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if len(req.Keys) != 1 || req.Op == cache.OpOffer {
+		return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
 	}
-	return []byte("remote:" + key), 5 * time.Second, nil
-}
-
-func (p *userPeer) Remove(_ context.Context, _, key string) error {
-	p.record("remove " + key)
-	return p.writeErr
-}
-
-func (p *userPeer) Set(_ context.Context, _, key string, value []byte, ttl time.Duration) error {
-	p.record(fmt.Sprintf("set %s=%s %v", key, value, ttl))
+	key := req.Keys[0]
+	switch req.Op {
+	case cache.OpGet, cache.OpPeek:
+		p.gets.Add(1)
+		if key == "u-missing" {
+			reply.Answer(0, cache.ByteView{}, 5*time.Second, fmt.Errorf("peer %s: %q: %w", p.addr, key, getter.ErrNotFound))
+			return nil
+		}
+		reply.Answer(0, cache.ByteViewOf([]byte("remote:"+key)), 5*time.Second, nil)
+		return nil
+	case cache.OpRemove:
+		p.record("remove " + key)
+	case cache.OpSet:
+		p.record(fmt.Sprintf("set %s=%s %v", key, req.Value, req.TTL))
+	default:
+		return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
+	}
 	return p.writeErr
 }
 
 func (p *userPeer) Addr() string { return p.addr }
-
-func (p *userPeer) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
-	return fmt.Errorf("peer %s: %w", p.addr, errors.ErrUnsupported)
-}
 
 func (p *userPeer) record(w string) {
 	p.mu.Lock()

@@ -13,14 +13,12 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/peertest"
 	"github.com/geecache/geecache/internal/testkit"
 )
 
 // fakePeer is a controllable Peer: it fails, hangs until its
 // caller's context ends, or answers "remote:"+key; it counts its calls.
 type fakePeer struct {
-	peertest.ReadOnly
 	mode  atomic.Int32 // peerAnswers, peerFails, peerHangs
 	calls atomic.Int64
 }
@@ -31,7 +29,11 @@ const (
 	peerHangs
 )
 
-func (p *fakePeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
+func (p *fakePeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	return answerReads(ctx, req, reply, p.get)
+}
+
+func (p *fakePeer) get(ctx context.Context, key string) ([]byte, time.Duration, error) {
 	p.calls.Add(1)
 	switch p.mode.Load() {
 	case peerFails:
@@ -197,7 +199,8 @@ func TestHedgeSharesTheLocalLoad(t *testing.T) {
 	})
 	p := &fakePeer{}
 	p.mode.Store(peerHangs)
-	g, err := cache.NewRegistry().NewGroup("g", 1<<10, src, &cache.GroupOptions{Peers: allRemote{p}, Logger: quiet,
+	reg := cache.NewRegistry()
+	g, err := reg.NewGroup("g", 1<<10, src, &cache.GroupOptions{Peers: allRemote{p}, Logger: quiet,
 		PeerPolicy: cache.PeerPolicy{HedgeMin: time.Millisecond, HedgeMax: time.Millisecond, SlowAfter: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +208,7 @@ func TestHedgeSharesTheLocalLoad(t *testing.T) {
 	ctx := t.Context()
 	var wg sync.WaitGroup
 	results := make(chan string, 2)
-	wg.Go(func() { v, _, _ := g.GetLocal(ctx, "k"); results <- v.String() }) // a peer's request: loads here
+	wg.Go(func() { v, _, _ := serveKey(ctx, reg, g, cache.OpGet, "k"); results <- v.String() }) // a peer's request: loads here
 	testkit.WaitFor(t, "the peer request's load", func() bool { return loads.Load() == 1 })
 	wg.Go(func() { v, _ := g.Get(ctx, "k"); results <- v.String() }) // forwards, hangs, hedges
 	// The hedge has joined the peer request's load (a shared wait).
@@ -256,22 +259,14 @@ type peerFunc struct {
 	f func(ctx context.Context, key string) ([]byte, error)
 }
 
-func (p *peerFunc) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
-	v, err := p.f(ctx, key)
-	return v, -1, err
-}
-
-func (*peerFunc) Remove(context.Context, string, string) error { return peertest.ErrReadOnly }
-
-func (*peerFunc) Set(context.Context, string, string, []byte, time.Duration) error {
-	return peertest.ErrReadOnly
+func (p *peerFunc) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	return answerReads(ctx, req, reply, func(ctx context.Context, key string) ([]byte, time.Duration, error) {
+		v, err := p.f(ctx, key)
+		return v, -1, err
+	})
 }
 
 func (p *peerFunc) Addr() string { return fmt.Sprintf("peerFunc@%p", p) }
-
-func (*peerFunc) Batch(context.Context, string, []string, bool, func(int, []byte, time.Duration, error)) error {
-	return peertest.ErrReadOnly
-}
 
 func TestBadPeerPolicyIsRefused(t *testing.T) {
 	for _, p := range []cache.PeerPolicy{{EjectAfter: -1}, {MaxInFlight: -1}, {SlowAfter: -1}, {HedgeMin: time.Second, HedgeMax: time.Millisecond}} {

@@ -189,41 +189,45 @@ func peerEjected(g *cache.Group, addr string) bool {
 	return false
 }
 
-// plainPeer is a Peer of another transport than this module's: it
-// cannot see that a request asks for an answer from memory only (the mark
-// is internal), and serves every Get as an ordinary peer request.
+// plainPeer is a Peer whose far end does not tell a memory-only read
+// from an ordinary one (a node of an older version, or a transport that
+// drops the distinction): it serves every read of one key, OpPeek too, as
+// an ordinary peer request (OpGet).
 type plainPeer struct {
-	peertest.ReadOnly
 	addr string
-	to   func() *cache.Group
+	to   func() *cache.Registry
 	down *atomic.Bool
 	gets *atomic.Int64
 }
 
-func (p *plainPeer) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
+func (p *plainPeer) Do(_ context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if (req.Op != cache.OpGet && req.Op != cache.OpPeek) || len(req.Keys) != 1 {
+		return peertest.ErrReadOnly
+	}
 	if p.down.Load() {
-		return nil, 0, errNodeDown
+		return errNodeDown
 	}
 	p.gets.Add(1)
-	v, ttl, err := p.to().GetLocal(context.Background(), key)
-	return v.ByteSlice(), ttl, err
+	req.Op = cache.OpGet
+	return serve(context.Background(), p.to(), req, reply)
 }
 
 func (p *plainPeer) Addr() string { return p.addr }
 
-// The readmission probe reaches a Peer of another transport as an
-// ordinary Get of a key its node was asked for (it cannot be told apart):
-// the peer is still readmitted within about EjectFor of answering, at a
+// The readmission probe (an OpPeek) reaches a peer whose far end cannot
+// tell it from an ordinary read as an ordinary Get of a key its node was
+// asked for: the peer is still readmitted within about EjectFor of answering, at a
 // bounded cost: at most one such Get per EjectFor while it is ejected,
 // which its node serves as any peer request (here, from its source).
 func TestProbeOfOtherTransportIsAnOrdinaryGet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		groups := map[string]*cache.Group{}
+		regs := map[string]*cache.Registry{}
 		var down atomic.Bool
 		var gets, loads atomic.Int64 // b's peer requests, and its source's loads
 		for _, self := range []string{"a", "b"} {
 			peers, err := picker.NewPeers(self, func(addr string) cache.Peer {
-				return &plainPeer{addr: addr, to: func() *cache.Group { return groups[addr] }, down: &down, gets: &gets}
+				return &plainPeer{addr: addr, to: func() *cache.Registry { return regs[addr] }, down: &down, gets: &gets}
 			}, &picker.Options{Replicas: 64, Logger: quiet})
 			if err != nil {
 				t.Fatal(err)
@@ -237,7 +241,8 @@ func TestProbeOfOtherTransportIsAnOrdinaryGet(t *testing.T) {
 				}
 				return []byte("v:" + key), nil
 			})
-			g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: peers, Logger: quiet,
+			regs[self] = cache.NewRegistry()
+			g, err := regs[self].NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: peers, Logger: quiet,
 				PeerPolicy: cache.PeerPolicy{EjectAfter: 1, EjectFor: time.Second, NoHedge: true}})
 			if err != nil {
 				t.Fatal(err)

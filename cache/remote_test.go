@@ -21,6 +21,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 type fixture struct {
 	group  *cache.Group
+	reg    *cache.Registry // group's
 	picker *mocks.MockPeerPicker
 	peer   *mocks.MockPeer
 	src    *mocks.MockGetter
@@ -33,7 +34,8 @@ func newFixture(t *testing.T) *fixture {
 		peer:   mocks.NewMockPeer(ctrl),
 		src:    mocks.NewMockGetter(ctrl),
 	}
-	g, err := cache.NewRegistry().NewGroup("scores", 1<<20, f.src, &cache.GroupOptions{Peers: f.picker, Logger: quiet})
+	f.reg = cache.NewRegistry()
+	g, err := f.reg.NewGroup("scores", 1<<20, f.src, &cache.GroupOptions{Peers: f.picker, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +53,25 @@ func (f *fixture) remoteOwner() {
 	f.picker.EXPECT().PickPeer(gomock.Any()).Return(f.peer, true).AnyTimes()
 }
 
+// expect expects one request of op for key of group "scores" at the mock
+// peer.
+func (f *fixture) expect(op cache.PeerOp, key string) *gomock.Call {
+	return f.peer.EXPECT().Do(gomock.Any(), cache.PeerRequest{Op: op, Group: "scores", Keys: []string{key}}, gomock.Any())
+}
+
+// answer is the mock peer's answer to a request of one key: v, ttl and
+// err.
+func answer(v []byte, ttl time.Duration, err error) func(context.Context, cache.PeerRequest, cache.PeerReply) error {
+	return func(_ context.Context, _ cache.PeerRequest, reply cache.PeerReply) error {
+		reply.Answer(0, cache.ByteViewOf(v), ttl, err)
+		return nil
+	}
+}
+
 func TestOwnerPeerAnswers(t *testing.T) {
 	f := newFixture(t)
 	f.remoteOwner()
-	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").Return([]byte("630"), noTTL, nil).Times(1)
+	f.expect(cache.OpGet, "Tom").DoAndReturn(answer([]byte("630"), noTTL, nil)).Times(1)
 	for range 3 { // the second and third Gets hit the hot cache
 		v, err := f.group.Get(t.Context(), "Tom")
 		if err != nil || v.String() != "630" {
@@ -70,7 +87,7 @@ func TestOwnerPeerAnswers(t *testing.T) {
 func TestOwnerPeerFailsFallsBackOnce(t *testing.T) {
 	f := newFixture(t)
 	f.remoteOwner()
-	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").Return(nil, noTTL, errors.New("connection refused")).Times(1)
+	f.expect(cache.OpGet, "Tom").DoAndReturn(answer(nil, noTTL, errors.New("connection refused"))).Times(1)
 	f.src.EXPECT().Get(gomock.Any(), "Tom").Return([]byte("630"), nil).Times(1)
 	for range 2 {
 		v, err := f.group.Get(t.Context(), "Tom")
@@ -87,7 +104,7 @@ func TestOwnerPeerFailsFallsBackOnce(t *testing.T) {
 func TestOwnerPeerNotFoundIsNotLoadedAgain(t *testing.T) {
 	f := newFixture(t)
 	f.remoteOwner()
-	f.peer.EXPECT().Get(gomock.Any(), "scores", "kkk").Return(nil, noTTL, fmt.Errorf("peer says: %w", getter.ErrNotFound))
+	f.expect(cache.OpGet, "kkk").DoAndReturn(answer(nil, noTTL, fmt.Errorf("peer says: %w", getter.ErrNotFound)))
 	// No expectation on f.src: a local load fails the test.
 	_, err := f.group.Get(t.Context(), "kkk")
 	if !errors.Is(err, getter.ErrNotFound) {
@@ -99,11 +116,11 @@ func TestCallerCancelledNoFallback(t *testing.T) {
 	f := newFixture(t)
 	f.remoteOwner()
 	peerCalled := make(chan struct{})
-	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").DoAndReturn(
-		func(ctx context.Context, _, _ string) ([]byte, time.Duration, error) {
+	f.expect(cache.OpGet, "Tom").DoAndReturn(
+		func(ctx context.Context, _ cache.PeerRequest, _ cache.PeerReply) error {
 			close(peerCalled)
 			<-ctx.Done()
-			return nil, 0, ctx.Err()
+			return ctx.Err()
 		})
 	// No expectation on f.src: a fallback load fails the test.
 	ctx, cancel := context.WithCancel(t.Context())
@@ -130,14 +147,14 @@ func TestPickerSaysSelfLoadsLocally(t *testing.T) {
 	}
 }
 
-func TestGetLocalNeverForwards(t *testing.T) {
+func TestServePeerNeverForwards(t *testing.T) {
 	f := newFixture(t)
 	f.remoteOwner() // the ring names another owner...
 	f.src.EXPECT().Get(gomock.Any(), "Tom").Return([]byte("630"), nil)
 	// ...but a peer request is served here: no expectation on f.peer.
-	v, _, err := f.group.GetLocal(t.Context(), "Tom")
+	v, _, err := serveKey(t.Context(), f.reg, f.group, cache.OpGet, "Tom")
 	if err != nil || v.String() != "630" {
-		t.Fatalf("GetLocal = %q, %v", v, err)
+		t.Fatalf("ServePeer = %q, %v", v, err)
 	}
 	if s := f.group.Stats(); s.PeerRequests != 1 || s.LocalLoads != 1 {
 		t.Fatalf("stats = %+v", s)
@@ -148,10 +165,10 @@ func TestConcurrentColdGetsOnePeerFetch(t *testing.T) {
 	f := newFixture(t)
 	f.remoteOwner()
 	release := make(chan struct{})
-	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").DoAndReturn(
-		func(context.Context, string, string) ([]byte, time.Duration, error) {
+	f.expect(cache.OpGet, "Tom").DoAndReturn(
+		func(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
 			<-release
-			return []byte("630"), noTTL, nil
+			return answer([]byte("630"), noTTL, nil)(ctx, req, reply)
 		}).Times(1)
 	const n = 100
 	var wg sync.WaitGroup
@@ -170,7 +187,7 @@ func TestConcurrentColdGetsOnePeerFetch(t *testing.T) {
 
 // A peer request must not join a load that is forwarding the same key to
 // another node, or it would take a second hop.
-func TestGetLocalDoesNotJoinForwardingLoad(t *testing.T) {
+func TestServePeerDoesNotJoinForwardingLoad(t *testing.T) {
 	f := newFixture(t)
 	// The peer list changes between the two requests: the Get sees another
 	// owner, the peer request sees this node as the owner.
@@ -179,11 +196,11 @@ func TestGetLocalDoesNotJoinForwardingLoad(t *testing.T) {
 		f.picker.EXPECT().PickPeer("Tom").Return(nil, false),
 	)
 	peerCalled, release := make(chan struct{}), make(chan struct{})
-	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").DoAndReturn(
-		func(context.Context, string, string) ([]byte, time.Duration, error) {
+	f.expect(cache.OpGet, "Tom").DoAndReturn(
+		func(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
 			close(peerCalled)
 			<-release
-			return []byte("630"), noTTL, nil
+			return answer([]byte("630"), noTTL, nil)(ctx, req, reply)
 		})
 	f.src.EXPECT().Get(gomock.Any(), "Tom").Return([]byte("630"), nil)
 	forwarded := make(chan error, 1)
@@ -195,27 +212,27 @@ func TestGetLocalDoesNotJoinForwardingLoad(t *testing.T) {
 	// Had it joined the forwarding load, it would wait for release.
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	v, _, err := f.group.GetLocal(ctx, "Tom")
+	v, _, err := serveKey(ctx, f.reg, f.group, cache.OpGet, "Tom")
 	close(release)
 	if err != nil || v.String() != "630" {
-		t.Fatalf("GetLocal = %q, %v", v, err)
+		t.Fatalf("ServePeer = %q, %v", v, err)
 	}
 	if err := <-forwarded; err != nil {
 		t.Fatal(err)
 	}
 }
 
-// The mock peer covers the writes too: a Group.Set reaches the owner's Set
-// with the value and TTL, a Group.Remove its Remove, and an owner that
-// fails a Remove is named in the *UpdateError by its Addr.
+// The mock peer covers the writes too: a Group.Set reaches the owner as
+// an OpSet with the value and TTL, a Group.Remove as an OpRemove, and an
+// owner that fails a remove is named in the *UpdateError by its Addr.
 func TestMockPeerCoversWrites(t *testing.T) {
 	f := newFixture(t)
 	f.remoteOwner()
-	f.peer.EXPECT().Get(gomock.Any(), "scores", "Tom").Return([]byte("630"), noTTL, nil).Times(1)
+	f.expect(cache.OpGet, "Tom").DoAndReturn(answer([]byte("630"), noTTL, nil)).Times(1)
 	gomock.InOrder(
-		f.peer.EXPECT().Set(gomock.Any(), "scores", "Tom", []byte("631"), time.Minute).Return(nil),
-		f.peer.EXPECT().Remove(gomock.Any(), "scores", "Tom").Return(nil),
-		f.peer.EXPECT().Remove(gomock.Any(), "scores", "Sam").Return(fmt.Errorf("no writes here: %w", errors.ErrUnsupported)),
+		f.peer.EXPECT().Do(gomock.Any(), cache.PeerRequest{Op: cache.OpSet, Group: "scores", Keys: []string{"Tom"}, Value: []byte("631"), TTL: time.Minute}, gomock.Any()).Return(nil),
+		f.expect(cache.OpRemove, "Tom").Return(nil),
+		f.expect(cache.OpRemove, "Sam").Return(fmt.Errorf("no writes here: %w", errors.ErrUnsupported)),
 	)
 	if v, err := f.group.Get(t.Context(), "Tom"); err != nil || v.String() != "630" {
 		t.Fatalf("Get = %q, %v", v, err)

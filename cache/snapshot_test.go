@@ -36,15 +36,37 @@ func (s *snapSource) Get(_ context.Context, key string) ([]byte, error) {
 
 func newSnapGroup(t testing.TB, src getter.Getter, budget int64, o *cache.GroupOptions) *cache.Group {
 	t.Helper()
+	_, g := newSnapNode(t, src, budget, o)
+	return g
+}
+
+// newSnapNode is newSnapGroup, with the group's registry, for a test
+// that writes to the group as a peer does (ServePeer).
+func newSnapNode(t testing.TB, src getter.Getter, budget int64, o *cache.GroupOptions) (*cache.Registry, *cache.Group) {
+	t.Helper()
 	if o == nil {
 		o = &cache.GroupOptions{}
 	}
 	o.Logger = quiet
-	g, err := cache.NewRegistry().NewGroup("g", budget, src, o)
+	reg := cache.NewRegistry()
+	g, err := reg.NewGroup("g", budget, src, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g
+	return reg, g
+}
+
+// peerWrite has g's node apply a peer's write (OpSet of value, or with a
+// nil value OpRemove) of key to its memory alone.
+func peerWrite(t testing.TB, reg *cache.Registry, g *cache.Group, key string, value []byte) {
+	t.Helper()
+	req := cache.PeerRequest{Op: cache.OpSet, Keys: []string{key}, Value: value}
+	if value == nil {
+		req.Op = cache.OpRemove
+	}
+	if err := serveWrite(context.Background(), reg, g, req); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // warmSnapshot loads present and missing keys into a group and returns
@@ -189,9 +211,9 @@ func TestRestoreFillsTheBudgetWithTheMostUsed(t *testing.T) {
 // snapshot of a larger one) is read through and left out; the records
 // after it are kept, and the snapshot is not called damaged.
 func TestRestoreLeavesOutValuesLargerThanTheBudget(t *testing.T) {
-	big := newSnapGroup(t, &snapSource{}, 1<<20, nil)
+	bigReg, big := newSnapNode(t, &snapSource{}, 1<<20, nil)
 	huge := bytes.Repeat([]byte("x"), 100<<10)
-	big.SetLocal("huge", huge, 0)
+	peerWrite(t, bigReg, big, "huge", huge)
 	for i := range 10 {
 		_, _ = big.Get(t.Context(), fmt.Sprintf("k%03d", i))
 	}
@@ -276,8 +298,8 @@ func TestRestoreDoesNotBringBackAKeyChangedMeanwhile(t *testing.T) {
 	for _, change := range []string{"remove", "set", "purge"} {
 		t.Run(change, func(t *testing.T) {
 			src := &snapSource{}
-			g := newSnapGroup(t, src, 1<<20, nil)
-			g.SetLocal("k050", []byte("held before"), 0)
+			reg, g := newSnapNode(t, src, 1<<20, nil)
+			peerWrite(t, reg, g, "k050", []byte("held before"))
 			pr, pw := io.Pipe()
 			done := make(chan error, 1)
 			go func() {
@@ -298,11 +320,11 @@ func TestRestoreDoesNotBringBackAKeyChangedMeanwhile(t *testing.T) {
 			src.v2.Store(true) // the source's values change with the keys
 			switch change {
 			case "remove":
-				g.RemoveLocal(early)
-				g.RemoveLocal(late)
+				peerWrite(t, reg, g, early, nil)
+				peerWrite(t, reg, g, late, nil)
 			case "set":
-				g.SetLocal(early, []byte("new"), 0)
-				g.SetLocal(late, []byte("new"), 0)
+				peerWrite(t, reg, g, early, []byte("new"))
+				peerWrite(t, reg, g, late, []byte("new"))
 			case "purge":
 				if err := g.Purge(t.Context()); err != nil {
 					t.Fatal(err)
@@ -336,9 +358,9 @@ func TestRestoreDoesNotBringBackAKeyChangedMeanwhile(t *testing.T) {
 func TestRestoreLeavesOutKeysChangedBefore(t *testing.T) {
 	snap := warmSnapshot(t, 100, 0)
 	src := &snapSource{}
-	g := newSnapGroup(t, src, 1<<20, nil)
+	reg, g := newSnapNode(t, src, 1<<20, nil)
 	src.v2.Store(true)
-	g.RemoveLocal("k010") // not held: only its stripe's generation moves
+	peerWrite(t, reg, g, "k010", nil) // not held: only its stripe's generation moves
 	n, err := g.Restore(t.Context(), bytes.NewReader(snap))
 	if err != nil || n < 90 || n > 99 {
 		t.Fatalf("Restore = %d, %v; want all but k010 and the few keys that share its stripe", n, err)

@@ -33,7 +33,8 @@ func TestStaleValueOverPeersDuringAnOutage(t *testing.T) {
 				}
 				return []byte("v:" + key), nil
 			})
-			g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: memPicker{i, nodes}, Logger: quiet,
+			n.reg = cache.NewRegistry()
+			g, err := n.reg.NewGroup("g", 1<<20, src, &cache.GroupOptions{Peers: memPicker{i, nodes}, Logger: quiet,
 				TTL: time.Minute, StaleWhileRevalidate: time.Minute, PeerPolicy: cache.PeerPolicy{NoHedge: true}})
 			if err != nil {
 				t.Fatal(err)

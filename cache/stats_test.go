@@ -8,8 +8,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/batchctx"
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // leavingPeer owns every key by p, and lists p as a peer while it is in the
@@ -111,10 +109,11 @@ func TestLeftPeersAreForgottenWhenAPeerJoins(t *testing.T) {
 
 // Stats.Gets counts this node's callers' Gets (a GetMany's keys each
 // count as one) and nothing its peers asked: a node whose callers made N
-// Gets and that served peers' requests of every kind (GetLocal, a peer's
-// batch, memory-only requests), hits and misses alike, reports Gets N.
+// Gets and that served peers' requests of every kind (an OpGet of one key
+// or of many, memory-only OpPeeks), hits and misses alike, reports Gets N.
 func TestStatsGetsLeaveOutPeersRequests(t *testing.T) {
-	g, err := cache.NewRegistry().NewGroup("g", 1<<20,
+	reg := cache.NewRegistry()
+	g, err := reg.NewGroup("g", 1<<20,
 		getter.Map(map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5"}), &cache.GroupOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -131,18 +130,19 @@ func TestStatsGetsLeaveOutPeersRequests(t *testing.T) {
 
 	peer := 0
 	for _, k := range []string{"a", "d", "d", "missing"} { // hit, miss, hit, miss
-		if _, _, err := g.GetLocal(ctx, k); err != nil && k != "missing" {
-			t.Fatalf("GetLocal(%q): %v", k, err)
+		if _, _, err := serveKey(ctx, reg, g, cache.OpGet, k); err != nil && k != "missing" {
+			t.Fatalf("OpGet(%q): %v", k, err)
 		}
 		peer++
 	}
 	batch := []string{"a", "e", "zzz"}
-	g.GetMany(batchctx.With(ctx, &batchctx.Local{}), batch, func(int, cache.ByteView, error) {})
+	if err := reg.ServePeer(ctx, cache.PeerRequest{Op: cache.OpGet, Group: "g", Keys: batch}, newAnswers(len(batch))); err != nil {
+		t.Fatal(err)
+	}
 	peer += len(batch)
-	mem := handoff.MemoryOnly(ctx)
 	memoryOnly := 0
 	for _, k := range []string{"a", "b", "cold"} { // held, held, not held
-		_, _, _ = g.GetLocal(mem, k)
+		_, _, _ = serveKey(ctx, reg, g, cache.OpPeek, k)
 		memoryOnly++
 	}
 

@@ -58,13 +58,15 @@ func TestRemoveDuringLoadDoesNotResurrect(t *testing.T) {
 type memNode struct {
 	name    string
 	group   *cache.Group
+	reg     *cache.Registry // group's
 	loads   atomic.Int64
 	down    atomic.Bool
-	writes  atomic.Int64 // Remove and Set requests it received
-	batches atomic.Int64 // Batch requests it received
-	noBatch atomic.Bool  // answers a Batch as a node of the previous version
-	// batchTime, if set, is how long it takes to answer its nth Batch
-	// (from 0): a node busy serving large batches.
+	writes  atomic.Int64 // requests to set or remove one key it received
+	batches atomic.Int64 // the other requests it received: reads (of one key or many), removes of many keys, purges
+	many    atomic.Int64 // requests of many keys (or of none: a purge) it received
+	noBatch atomic.Bool  // refuses a request of many keys as a node of the previous version
+	// batchTime, if set, is how long it takes to answer its nth request
+	// of many keys (from 0): a node busy serving large batches.
 	batchTime func(n int64) time.Duration
 
 	mu      sync.Mutex
@@ -112,34 +114,29 @@ type memPeer struct{ n *memNode }
 
 func (p memPeer) Addr() string { return p.n.name }
 
-func (p memPeer) Get(ctx context.Context, _, key string) ([]byte, time.Duration, error) {
-	if err := p.n.serve(ctx); err != nil {
-		return nil, 0, err
+// Do serves req at p's node as a transport's server does, from the node's
+// group alone (Registry.ServePeer). A request of many keys is a batch,
+// which the node may be set to take long over (batchTime), or to refuse
+// as a node of the previous version does (noBatch).
+func (p memPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if req.Op == cache.OpSet || (req.Op == cache.OpRemove && len(req.Keys) == 1) {
+		p.n.writes.Add(1)
+	} else {
+		p.n.batches.Add(1)
 	}
-	v, ttl, err := p.n.group.GetLocal(ctx, key)
-	var ce *cache.Error
-	if errors.As(err, &ce) {
-		return nil, ttl, ce.Err
+	if len(req.Keys) != 1 {
+		nth := p.n.many.Add(1) - 1
+		if p.n.batchTime != nil {
+			time.Sleep(p.n.batchTime(nth))
+		}
+		if p.n.noBatch.Load() {
+			return fmt.Errorf("peer %s: no batches: %w", p.n.name, errors.ErrUnsupported)
+		}
 	}
-	return v.ByteSlice(), ttl, err
-}
-
-func (p memPeer) Remove(ctx context.Context, _, key string) error {
-	p.n.writes.Add(1)
-	if err := p.n.serve(ctx); err != nil {
-		return err
-	}
-	p.n.group.RemoveLocal(key)
-	return nil
-}
-
-func (p memPeer) Set(ctx context.Context, _, key string, value []byte, ttl time.Duration) error {
-	p.n.writes.Add(1)
 	if err := p.n.serve(ctx); err != nil {
 		return err
 	}
-	p.n.group.SetLocal(key, value, ttl)
-	return nil
+	return serve(ctx, p.n.reg, req, reply)
 }
 
 // memPicker: key "a…" is owned by node 0, "b…" by node 1, "c…" by node 2.
@@ -183,11 +180,12 @@ func newMemClusterWith(t *testing.T, db *sync.Map, o cache.GroupOptions) []*memN
 			return nil, getter.ErrNotFound
 		})
 		o.Peers, o.Logger = memPicker{i, nodes}, quiet
-		g, err := cache.NewRegistry().NewGroup("g", 1<<20, src, &o)
+		reg := cache.NewRegistry()
+		g, err := reg.NewGroup("g", 1<<20, src, &o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n.group = g
+		n.group, n.reg = g, reg
 	}
 	return nodes
 }

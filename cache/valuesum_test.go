@@ -21,13 +21,13 @@ type sink struct {
 func (s *sink) Write(p []byte) (int, error) { return s.written.Write(p) }
 func (s *sink) Known(sum uint64)            { s.known = append(s.known, sum) }
 
-// TestGetLocalKeepsChecksum checks that a value of valuesum.Min bytes or
+// TestServePeerKeepsChecksum checks that a value of valuesum.Min bytes or
 // more that a group loaded is handed to a protocol server's hasher (a
 // valuesum.Sink) with its xxhash64, computed when it entered the cache,
 // instead of its bytes, on every serve; that a smaller value, a slice of a
 // kept one, and a Get's view (not a peer's request) are written as to any
 // writer; and that every other writer gets the bytes.
-func TestGetLocalKeepsChecksum(t *testing.T) {
+func TestServePeerKeepsChecksum(t *testing.T) {
 	large := strings.Repeat("x", valuesum.Min)
 	small := strings.Repeat("y", valuesum.Min-1)
 	var r cache.Registry
@@ -36,7 +36,7 @@ func TestGetLocalKeepsChecksum(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // the load, then a hit
-		v, _, err := g.GetLocal(t.Context(), "large")
+		v, _, err := serveKey(t.Context(), &r, g, cache.OpGet, "large")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestGetLocalKeepsChecksum(t *testing.T) {
 	}{{"small", small, true}, {"large", large, false}} {
 		var v cache.ByteView
 		if c.local {
-			v, _, err = g.GetLocal(t.Context(), c.key)
+			v, _, err = serveKey(t.Context(), &r, g, cache.OpGet, c.key)
 		} else {
 			v, err = g.Get(t.Context(), c.key)
 		}
@@ -71,10 +71,10 @@ func TestGetLocalKeepsChecksum(t *testing.T) {
 		}
 		var s sink
 		if _, err := v.WriteTo(&s); err != nil || len(s.known) != 0 || s.written.String() != c.want {
-			t.Fatalf("%s (GetLocal %v): the sink got sums %x and %d bytes, want the bytes", c.key, c.local, s.known, s.written.Len())
+			t.Fatalf("%s (OpGet %v): the sink got sums %x and %d bytes, want the bytes", c.key, c.local, s.known, s.written.Len())
 		}
 	}
-	if _, _, err := g.GetLocal(t.Context(), "missing"); err == nil {
-		t.Fatal("GetLocal of a missing key did not fail")
+	if _, _, err := serveKey(t.Context(), &r, g, cache.OpGet, "missing"); err == nil {
+		t.Fatal("OpGet of a missing key did not fail")
 	}
 }

@@ -170,7 +170,7 @@ func TestWriteDoesNotWaitForAnEjectedOwner(t *testing.T) {
 				if nodes[1].writes.Load() == before {
 					t.Fatal("the ejected owner was never retried")
 				}
-				if v, _, err := nodes[1].group.GetLocal(t.Context(), key); err != nil || v.String() != "new" {
+				if v, _, err := serveKey(t.Context(), nodes[1].reg, nodes[1].group, cache.OpGet, key); err != nil || v.String() != "new" {
 					t.Errorf("the owner after the retry: %q, %v; want %q", v, err, "new")
 				}
 			})
