@@ -82,7 +82,7 @@ func (g *Group) handoff(ctx context.Context, key string, gen uint64) (e entry, e
 	}
 	hctx, cancel := context.WithTimeout(ctx, g.policy.HandoffTimeout)
 	sctx, span := g.step(hctx, spanPeer, key, prev)
-	v, ttl, err := peerGet(sctx, prev, OpPeek, g.name, key, nil)
+	v, ttl, err := peerGet(sctx, prev, OpPeek, g.name, key)
 	span.End(err)
 	cancel()
 	ttl, keep := g.peerTTL(ttl, err)
@@ -256,7 +256,7 @@ func (g *Group) probe(peer Peer, ph *peerHealth, key string) {
 	}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), g.policy.HandoffTimeout)
-		_, _, err := peerGet(ctx, peer, OpPeek, g.name, key, nil)
+		_, _, err := peerGet(ctx, peer, OpPeek, g.name, key)
 		cancel()
 		g.health.endProbe(ph, found(err) || errors.Is(err, ErrNotHeld))
 	}()

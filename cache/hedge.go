@@ -114,13 +114,14 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // alive and only one that does not counts as failed.
 func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uint64, ph *peerHealth, probe bool) (v []byte, ttl time.Duration, local *hedge, err error) {
 	if g.policy.NoHedge {
-		v, ttl, err = peerGet(ctx, owner, OpGet, g.name, key, nil)
+		v, ttl, err = peerGet(ctx, owner, OpGet, g.name, key)
 		g.settle(ctx, ph, probe, err, ctx.Err() != nil)
 		return v, ttl, nil, err
 	}
 	f := &fetch{g: g, ctx: ctx, key: key, gen: gen, begin: time.Now(), h: hedge{done: make(chan struct{})}}
 	f.timer = time.AfterFunc(g.latency.hedgeDelay(), f.hedge)
-	v, ttl, err = peerGet(ctx, owner, OpGet, g.name, key, f.showAlive)
+	f.one.alive = f
+	v, ttl, err = f.one.get(ctx, owner, OpGet, g.name, key)
 	hedged := !f.state.CompareAndSwap(waiting, fetched)
 	if !hedged {
 		f.timer.Stop()
@@ -166,6 +167,7 @@ type fetch struct {
 	seen      atomic.Bool // the owner showed it is alive
 	published atomic.Bool // the hedge's answer went to the callers
 	h         hedge
+	one       oneKey // the request, and its reply
 }
 
 // showAlive records that the owner is alive (it said it is loading, or

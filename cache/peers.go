@@ -160,11 +160,13 @@ func peerDo(ctx context.Context, peer Peer, req PeerRequest, reply PeerReply) (e
 	return peer.Do(ctx, req, reply)
 }
 
-// oneKey is the PeerReply of a request of one key.
+// oneKey is a request of one key and its PeerReply, in one allocation
+// (none in a hedged fetch, which holds one).
 type oneKey struct {
-	a       keyAnswer
-	got     bool
-	loading func() // nil: the sign is not wanted
+	keys  [1]string
+	a     keyAnswer
+	got   bool
+	alive *fetch // hears the peer's signs that it is loading; nil: not wanted
 }
 
 func (r *oneKey) Answer(i int, v ByteView, ttl time.Duration, err error) {
@@ -176,16 +178,15 @@ func (r *oneKey) Answer(i int, v ByteView, ttl time.Duration, err error) {
 }
 
 func (r *oneKey) Loading() {
-	if r.loading != nil {
-		r.loading()
+	if r.alive != nil {
+		r.alive.showAlive()
 	}
 }
 
-// peerGet asks peer for key with op (OpGet or OpPeek); loading, if not
-// nil, hears the peer's signs that it is loading.
-func peerGet(ctx context.Context, peer Peer, op PeerOp, group, key string, loading func()) ([]byte, time.Duration, error) {
-	r := &oneKey{loading: loading}
-	err := peerDo(ctx, peer, PeerRequest{Op: op, Group: group, Keys: []string{key}}, r)
+// get asks peer for key of group with op (OpGet or OpPeek).
+func (r *oneKey) get(ctx context.Context, peer Peer, op PeerOp, group, key string) ([]byte, time.Duration, error) {
+	r.keys[0] = key
+	err := peerDo(ctx, peer, PeerRequest{Op: op, Group: group, Keys: r.keys[:]}, r)
 	switch {
 	case err != nil:
 		return nil, 0, err
@@ -193,6 +194,11 @@ func peerGet(ctx context.Context, peer Peer, op PeerOp, group, key string, loadi
 		return nil, 0, fmt.Errorf("geecache: peer %s: %w", peer.Addr(), errNotAnswered)
 	}
 	return r.a.v, r.a.ttl, r.a.err
+}
+
+// peerGet asks peer for key with op (OpGet or OpPeek).
+func peerGet(ctx context.Context, peer Peer, op PeerOp, group, key string) ([]byte, time.Duration, error) {
+	return new(oneKey).get(ctx, peer, op, group, key)
 }
 
 // manyKeys is the PeerReply of a request of many keys: each answer goes to
