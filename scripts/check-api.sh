@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 # 158: nethttp.Pool's ring methods (Set, Owner, Self, Addrs, PeerGetters, PickFallback) and cache.PanicError's Error and Unwrap are their own, so that go doc shows them.
 # 165: nethttp.Listen, Node (Pool, URL, Close, Drain) and NodeOptions, a node started in one call that knows its own URL.
 # 169: cache/cachetest (TestTransport, Options, Cluster, NewCluster), the conformance kit that lets a transport written outside this module prove it keeps the cluster's promises.
-BUDGET=169
+# 160: adapters/otel (9 names) is a module of its own, outside the count like every nested module.
+BUDGET=160
 go run ./internal/tools/apicount -budget "$BUDGET" .
 echo "exported names within the budget of $BUDGET"

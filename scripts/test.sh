@@ -109,4 +109,14 @@ for mod in discovery/kubernetes examples/kubernetes; do
   (cd "$mod" && go vet ./... && go run "$STATICCHECK" ./... && go test -race -count=1 ./...)
 done
 
+# The OpenTelemetry adapter is a module of its own too, so that
+# go.opentelemetry.io never enters the main module's dependencies. Its
+# WebAssembly vets stand in for the main module's, which no longer see it.
+step "OpenTelemetry: adapters/otel (vet, also under WebAssembly, staticcheck, tests); no go.opentelemetry.io in the main module"
+if go list -deps -test ./... | grep -E '^go\.opentelemetry\.io/'; then
+  echo "the main module depends on the OpenTelemetry modules above: they belong in adapters/otel"; exit 1
+fi
+(cd adapters/otel && go vet ./... && GOOS=wasip1 GOARCH=wasm go vet ./... && GOOS=js GOARCH=wasm go vet ./... &&
+  go run "$STATICCHECK" ./... && go test -race -count=1 ./...)
+
 step "all checks passed"

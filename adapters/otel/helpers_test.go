@@ -23,6 +23,20 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var quiet = slog.New(slog.DiscardHandler)
 
+// wantConfigErr fails t unless err wraps cache.ErrConfig and says
+// "geecache: " exactly once at its start, as every constructor's
+// configuration error in the main module does.
+func wantConfigErr(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, cache.ErrConfig) {
+		t.Errorf("%s: err = %v, want one wrapping cache.ErrConfig", what, err)
+		return
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "geecache: ") || strings.Count(msg, "geecache: ") != 1 {
+		t.Errorf("%s: err %q does not start with exactly one \"geecache: \"", what, msg)
+	}
+}
+
 // errSource is the Getter's error for keys starting with "fail".
 var errSource = errors.New("source down")
 

@@ -249,12 +249,10 @@ func TestMetricsFallbackCounters(t *testing.T) {
 func TestRegisterMetricsRefusesNil(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider()
 	defer mp.Shutdown(context.Background())
-	if _, err := RegisterMetrics(nil, cache.NewRegistry(), nil); !errors.Is(err, cache.ErrConfig) {
-		t.Errorf("nil meter: %v; want cache.ErrConfig", err)
-	}
-	if _, err := RegisterMetrics(mp.Meter("test"), nil, nil); !errors.Is(err, cache.ErrConfig) {
-		t.Errorf("nil registry: %v; want cache.ErrConfig", err)
-	}
+	_, err := RegisterMetrics(nil, cache.NewRegistry(), nil)
+	wantConfigErr(t, "nil meter", err)
+	_, err = RegisterMetrics(mp.Meter("test"), nil, nil)
+	wantConfigErr(t, "nil registry", err)
 }
 
 // Collections run while groups are created and used (run with -race).

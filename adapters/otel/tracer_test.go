@@ -211,9 +211,8 @@ func TestTracerUnsampled(t *testing.T) {
 }
 
 func TestNewTracerRefusesNil(t *testing.T) {
-	if _, err := NewTracer(nil, nil); !errors.Is(err, cache.ErrConfig) {
-		t.Fatalf("NewTracer(nil) = %v; want cache.ErrConfig", err)
-	}
+	_, err := NewTracer(nil, nil)
+	wantConfigErr(t, "NewTracer(nil)", err)
 }
 
 func TestHostPort(t *testing.T) {

@@ -18,7 +18,6 @@ import (
 	"github.com/geecache/geecache/adapters/lambda"
 	"github.com/geecache/geecache/adapters/lambda/lambdatest"
 	"github.com/geecache/geecache/adapters/nethttp"
-	"github.com/geecache/geecache/adapters/otel"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/picker"
@@ -72,14 +71,6 @@ func TestEveryConstructorWrapsErrConfig(t *testing.T) {
 			return err
 		}},
 		{"nethttp.Pool.Set without scheme", func() error { return pool.Set("localhost:8001") }},
-		{"otel.RegisterMetrics nil Meter", func() error {
-			_, err := otel.RegisterMetrics(nil, cache.NewRegistry(), nil)
-			return err
-		}},
-		{"otel.NewTracer nil TracerProvider", func() error {
-			_, err := otel.NewTracer(nil, nil)
-			return err
-		}},
 		{"lambda.ConfigFromEnv bad peer URL", func() error {
 			env := map[string]string{"GEECACHE_SELF_URL": "self", "GEECACHE_PEERS": "self,http://"}
 			_, err := lambda.ConfigFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })

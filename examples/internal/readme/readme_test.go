@@ -30,6 +30,11 @@ var docs = []string{
 	"examples/lambda/README.md",
 }
 
+// nested are the library's modules of their own that a snippet may
+// import (as a user would, each required beside the main module),
+// relative to root.
+var nested = []string{"adapters/otel"}
+
 // snippet is one ```go block of a document.
 type snippet struct {
 	doc  string // file, relative to root
@@ -94,7 +99,13 @@ func block(lines []string, from int) (string, int) {
 // goMod returns the module path and go version of the repository.
 func goMod(t *testing.T) (module, version string) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(root, "go.mod"))
+	return goModIn(t, root)
+}
+
+// goModIn returns the module path and go version of the go.mod in dir.
+func goModIn(t *testing.T, dir string) (module, version string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,14 +154,25 @@ func TestSnippetsCompileAndRun(t *testing.T) {
 		t.Error("no snippet shows its output (a ```console block starting with \"$ go run .\" right after it): none is run")
 	}
 
-	// A module of the user's own, with each snippet as a package.
+	// A module of the user's own, with each snippet as a package. It
+	// requires the main module and the nested ones, each replaced by its
+	// directory here; its go.sum is theirs.
 	dir := t.TempDir()
 	gomod := fmt.Sprintf("module example.com/readme\n\ngo %s\n\nrequire %s v0.0.0\n\nreplace %s => %s\n", goVersion, module, module, abs)
-	write(t, filepath.Join(dir, "go.mod"), []byte(gomod))
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, n := range nested {
+		path, _ := goModIn(t, filepath.Join(root, n))
+		gomod += fmt.Sprintf("\nrequire %s v0.0.0\n\nreplace %s => %s\n", path, path, filepath.Join(abs, n))
+		b, err := os.ReadFile(filepath.Join(root, n, "go.sum"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum = append(sum, b...)
+	}
+	write(t, filepath.Join(dir, "go.mod"), []byte(gomod))
 	write(t, filepath.Join(dir, "go.sum"), sum)
 	pkgs := make([]string, len(all))
 	for i, s := range all {
