@@ -18,9 +18,8 @@ import (
 //   - an ejected peer is probed in the background, from memory only, so
 //     that a peer that answers again is readmitted within about EjectFor.
 //
-// Each stays one hop: a memory-only request never loads or forwards, and
-// the next node is asked with an ordinary peer request, which it answers
-// itself (GetLocal).
+// Each stays one hop: an OpPeek never loads or forwards, and the next node
+// is asked with an ordinary OpGet, which it answers itself (ServePeer).
 
 // fallbackPicker is a PeerPicker that can name a key's next live node and
 // previous owner (picker.Peers, and the transports' peer sets built on
@@ -29,7 +28,7 @@ type fallbackPicker interface {
 	PickFallback(key string, skip func(Peer) bool) (next, previous Peer, changed time.Time)
 }
 
-// held answers a memory-only request: the fresh value or cached "not
+// held answers an OpPeek of key: the fresh value or cached "not
 // found" in memory, else an error wrapping ErrNotHeld. It never
 // loads, forwards or serves a stale value. A key that another node owns now
 // (it asked for it: it took the key over) moves from this node's main
@@ -63,9 +62,6 @@ func (g *Group) held(key string) (entry, error) {
 // owns the key now. Anything else (it does not hold the key, it is gone,
 // it is slow) leaves the load to the caller.
 func (g *Group) handoff(ctx context.Context, key string, gen uint64) (e entry, err error, ok bool) {
-	// (ctx is never memory-only here: a memory-only request is answered
-	// by held, and a load's context comes from a Get, a GetMany or an
-	// ordinary GetLocal.)
 	if g.router == nil || g.hotBlocked() || g.mem.wroteWithin(key, g.writeReach()) {
 		// hotBlocked: a Purge is still reaching the peers, so the previous
 		// owner may hold a value from before it; load instead. So may it
@@ -189,7 +185,7 @@ func (g *Group) fallback(ctx context.Context, key string, next bool, local *atom
 	}
 	if g.router != nil {
 		// This node is the key's next owner: it loads it in the flight
-		// that answers the other nodes' requests for it (GetLocal), so
+		// that answers the other nodes' requests for it (an OpGet), so
 		// that the key loads once here, whoever asks.
 		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), true) // its owner is a peer
 	}
@@ -247,9 +243,9 @@ func (p *handoffWorth) hit() {
 // one per EjectFor. A peer that answers (a value, "not found" or "not
 // held") is readmitted at once, rather than at the end of an ejection
 // that may have doubled several times while it was down; one that does
-// not stays ejected as it was. To a Peer of another transport,
-// which cannot see the memory-only mark, it is an ordinary Get of key (see
-// Peer.Get). Get and GetMany start it alike.
+// not stays ejected as it was. A transport that cannot carry an OpPeek
+// (errors.ErrUnsupported) proves nothing of the peer: the peer then waits
+// out its ejection. Get and GetMany start it alike.
 func (g *Group) probe(peer Peer, ph *peerHealth, key string) {
 	if !g.health.startProbe(ph) {
 		return

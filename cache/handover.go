@@ -114,7 +114,7 @@ func (g *Group) HandOver(ctx context.Context) {
 // successor of from that owner (an offer from a leaving node that this
 // node's ring still holds: this node owns them once the ring drops it), if
 // that node is a live peer: it asks each such node for its keys in one
-// memory-only batch and keeps what it holds in main, credited as taken
+// OpPeek and keeps what it holds in main, credited as taken
 // over. A copy in hot becomes its own at once. Other keys are left alone:
 // the offer names keys, it is not trusted to say where they are. It
 // returns when the pulls end (they end with ctx, the offer's request).
