@@ -19,6 +19,11 @@ import (
 // of its own and registers it there, without a goroutine or an AfterFunc
 // (both cost allocations on every peer request), and Value never passes
 // through context.withoutCancelCtx.Value, which allocates on every call.
+//
+// Why not make that context for every load: then a miss costs 9
+// allocations instead of 5, and cache's BenchmarkGetMiss/cancellable ran
+// 17-25% slower at the median in two runs of the regression guard
+// (bench/cmd/guard -families miss), beyond the noise its hit rows showed.
 type loadContext struct {
 	first context.Context // the first caller's context: its values only
 	call  any             // the *call[V] it belongs to, for Publish (see callKey)
