@@ -178,8 +178,28 @@ func (s loadSlots) release() {
 	}
 }
 
+// workers runs f(0), ..., f(n-1) on at most maxManyLoads goroutines (fewer
+// if n is smaller), each started by start (wg.Go, or a plain go), which
+// take the next index in turn. A GetMany's loads wait for one of its
+// maxManyLoads slots anyway, so one goroutine per key would only hold a
+// stack each while it waits: thousands for one call.
+func workers(n int, start func(func()), f func(p int)) {
+	var next atomic.Int64
+	for range min(n, maxManyLoads) {
+		start(func() {
+			for p := next.Add(1) - 1; p < int64(n); p = next.Add(1) - 1 {
+				f(int(p))
+			}
+		})
+	}
+}
+
+// goStart starts f on a goroutine of its own: workers' start for
+// goroutines that nobody waits for.
+func goStart(f func()) { go f() }
+
 // loadMany loads the keys ks into res, ks[p] as the result of index
-// idx[p]: at most maxManyLoads at once, on goroutines of wg. A key that a
+// idx[p]: at most maxManyLoads at once, on as many goroutines of wg. A key that a
 // load in flight is loading already (a Get's, another GetMany's, a peer's)
 // takes no slot: it is waited for here, on the caller's goroutine, and
 // loadMany returns once those have their result. (A key whose load starts
@@ -197,21 +217,15 @@ func (g *Group) loadMany(ctx context.Context, ks []string, idx []int, res []many
 			}
 		}
 	}
-	n := len(ks) - joined
-	var next atomic.Int64 // the next key of todo to load
-	for range min(n, maxManyLoads) {
-		wg.Go(func() {
-			for q := next.Add(1) - 1; q < int64(n); q = next.Add(1) - 1 {
-				p := int(q)
-				if todo != nil {
-					p = todo[q]
-				}
-				slots.acquire()
-				res[idx[p]].e, res[idx[p]].err = g.load(ctx, ks[p], false, nil)
-				slots.release()
-			}
-		})
-	}
+	workers(len(ks)-joined, wg.Go, func(q int) {
+		p := q
+		if todo != nil {
+			p = todo[q]
+		}
+		slots.acquire()
+		res[idx[p]].e, res[idx[p]].err = g.load(ctx, ks[p], false, nil)
+		slots.release()
+	})
 	if joined == 0 {
 		return
 	}

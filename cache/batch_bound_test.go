@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ import (
 // starts with "missing" does not exist.
 type concurrencyGetter struct {
 	now, max, calls atomic.Int64
+	goroutines      atomic.Int64  // the most goroutines of the process alive during a load
 	gate            chan struct{} // if not nil, keys starting with "gated" wait for it to close
 }
 
@@ -26,8 +28,8 @@ func (c *concurrencyGetter) Get(ctx context.Context, key string) ([]byte, error)
 	c.calls.Add(1)
 	n := c.now.Add(1)
 	defer c.now.Add(-1)
-	for m := c.max.Load(); n > m && !c.max.CompareAndSwap(m, n); m = c.max.Load() {
-	}
+	storeMax(&c.max, n)
+	storeMax(&c.goroutines, int64(runtime.NumGoroutine()))
 	if c.gate != nil && strings.HasPrefix(key, "gated") {
 		<-c.gate
 	}
@@ -36,6 +38,12 @@ func (c *concurrencyGetter) Get(ctx context.Context, key string) ([]byte, error)
 		return nil, getter.ErrNotFound
 	}
 	return []byte("v:" + key), nil
+}
+
+// storeMax raises m to n if n is larger.
+func storeMax(m *atomic.Int64, n int64) {
+	for o := m.Load(); n > o && !m.CompareAndSwap(o, n); o = m.Load() {
+	}
 }
 
 // boundKeys are n keys, every tenth of them missing.
@@ -185,7 +193,8 @@ func boundOwnerKeys(n int) []string {
 
 // The keys of a GetMany that this node loads because their owner failed
 // (fallback), hangs (hedge) or is busy (copies) share the bound of its own
-// keys' loads: at most MaxManyLoads Getter calls at once, not one per key.
+// keys' loads: at most MaxManyLoads Getter calls at once, not one per key,
+// on a bounded number of goroutines, not one per key waiting for its turn.
 func TestGetManyFallbackAndHedgeLoadsShareTheBound(t *testing.T) {
 	for _, fault := range []string{"down", "hung"} {
 		t.Run(fault, func(t *testing.T) {
@@ -213,6 +222,7 @@ func TestGetManyFallbackAndHedgeLoadsShareTheBound(t *testing.T) {
 					defer nodes[1].resume()
 				}
 				keys := boundOwnerKeys(1000)
+				before := runtime.NumGoroutine()
 				g.GetMany(t.Context(), keys, func(i int, v cache.ByteView, err error) {
 					if err != nil || v.String() != "v:"+keys[i] {
 						t.Errorf("%s: %q, %v", keys[i], v, err)
@@ -220,6 +230,11 @@ func TestGetManyFallbackAndHedgeLoadsShareTheBound(t *testing.T) {
 				})
 				if m := src.max.Load(); m > cache.MaxManyLoads {
 					t.Fatalf("a GetMany of 1,000 keys of an owner that is %s ran %d loads at once here; want at most %d", fault, m, cache.MaxManyLoads)
+				}
+				// The loads' workers, the batch's request and the node's
+				// own: a few times MaxManyLoads, far fewer than the keys.
+				if n := src.goroutines.Load() - int64(before); n > 4*cache.MaxManyLoads {
+					t.Errorf("a GetMany of 1,000 keys of an owner that is %s ran with %d more goroutines; want at most %d", fault, n, 4*cache.MaxManyLoads)
 				}
 			})
 		})

@@ -205,22 +205,21 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 	if local != nil {
 		local.Add(int64(len(here)))
 	}
-	for _, k := range here {
-		wg.Go(func() {
-			b.slots.acquire()
-			defer b.slots.release()
-			var e entry
-			var err error
-			if g.router != nil {
-				// As in Group.fallback: in the flight that answers the
-				// other nodes' requests for it, so that it loads once here.
-				e, err = g.localFlight.DoLoader(b.ctx, b.keys[k], (*localLoader)(g), nil)
-			} else {
-				e, err = g.loadLocally(b.ctx, spanFallback, b.keys[k], false, b.gens[k])
-			}
-			out[k] = decision{e: e, err: err, done: true, local: true}
-		})
-	}
+	workers(len(here), wg.Go, func(p int) {
+		k := here[p]
+		b.slots.acquire()
+		defer b.slots.release()
+		var e entry
+		var err error
+		if g.router != nil {
+			// As in Group.fallback: in the flight that answers the
+			// other nodes' requests for it, so that it loads once here.
+			e, err = g.localFlight.DoLoader(b.ctx, b.keys[k], (*localLoader)(g), nil)
+		} else {
+			e, err = g.loadLocally(b.ctx, spanFallback, b.keys[k], false, b.gens[k])
+		}
+		out[k] = decision{e: e, err: err, done: true, local: true}
+	})
 	wg.Wait()
 }
 
@@ -229,14 +228,12 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 // as Get's is.
 func (b *batch) copies(out []decision) {
 	var wg sync.WaitGroup
-	for k, key := range b.keys {
-		wg.Go(func() {
-			b.slots.acquire()
-			defer b.slots.release()
-			e, err := b.g.loadCopy(b.ctx, key, b.gens[k])
-			out[k] = decision{e: e, err: err, done: true, local: true}
-		})
-	}
+	workers(len(b.keys), wg.Go, func(k int) {
+		b.slots.acquire()
+		defer b.slots.release()
+		e, err := b.g.loadCopy(b.ctx, b.keys[k], b.gens[k])
+		out[k] = decision{e: e, err: err, done: true, local: true}
+	})
 	wg.Wait()
 }
 
@@ -247,17 +244,18 @@ func (b *batch) copies(out []decision) {
 // at once, as for Get, rather than after the fetch ends.
 func (b *batch) alone(out []decision, ks []int) {
 	g := b.g
-	var wg sync.WaitGroup
-	for _, k := range ks {
-		cl := b.claims[k]
-		b.claims[k] = singleflight.Claim[entry]{}
-		wg.Go(func() {
-			b.slots.acquire()
-			defer b.slots.release()
-			e, err := g.forwardFlight.Run(b.ctx, b.keys[k], cl, (*aloneLoader)(g), aloneArg{b.owner, !b.last, b.gens[k]})
-			out[k] = decision{e: e, err: err, done: true}
-		})
+	cls := make([]singleflight.Claim[entry], len(ks))
+	for p, k := range ks {
+		cls[p], b.claims[k] = b.claims[k], singleflight.Claim[entry]{}
 	}
+	var wg sync.WaitGroup
+	workers(len(ks), wg.Go, func(p int) {
+		k := ks[p]
+		b.slots.acquire()
+		defer b.slots.release()
+		e, err := g.forwardFlight.Run(b.ctx, b.keys[k], cls[p], (*aloneLoader)(g), aloneArg{b.owner, !b.last, b.gens[k]})
+		out[k] = decision{e: e, err: err, done: true}
+	})
 	wg.Wait()
 }
 
@@ -289,6 +287,11 @@ func (l *aloneLoader) Load(ctx context.Context, key string, arg any) (entry, err
 func (b *batch) abandon(out []decision, ks []int, release func(k int)) {
 	g := b.g
 	g.counters.abandoned.Add(int64(len(ks)))
+	type handedKey struct {
+		k  int
+		cl singleflight.Claim[entry]
+	}
+	var handed []handedKey
 	for _, k := range ks {
 		if !g.forwardFlight.Others(b.claims[k]) {
 			out[k] = decision{err: b.ctx.Err(), done: true}
@@ -296,18 +299,19 @@ func (b *batch) abandon(out []decision, ks []int, release func(k int)) {
 		}
 		// Handed over: run finishes every claim, so this one is finished
 		// here instead, once the load ends.
-		key, cl := b.keys[k], b.claims[k]
+		handed = append(handed, handedKey{k, b.claims[k]})
 		b.claims[k] = singleflight.Claim[entry]{}
 		out[k] = decision{err: b.ctx.Err(), done: true, handed: true}
-		bg := context.WithoutCancel(b.ctx)
-		go func() {
-			b.slots.acquire()
-			e, err := g.loadCopy(bg, key, b.gens[k])
-			b.slots.release() // the owner did not fail (its batch was cancelled): a copy
-			if release != nil {
-				release(k)
-			}
-			g.forwardFlight.Finish(key, cl, e, err)
-		}()
 	}
+	bg := context.WithoutCancel(b.ctx)
+	workers(len(handed), goStart, func(p int) {
+		k, key, cl := handed[p].k, b.keys[handed[p].k], handed[p].cl
+		b.slots.acquire()
+		e, err := g.loadCopy(bg, key, b.gens[k])
+		b.slots.release() // the owner did not fail (its batch was cancelled): a copy
+		if release != nil {
+			release(k)
+		}
+		g.forwardFlight.Finish(key, cl, e, err)
+	})
 }

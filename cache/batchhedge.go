@@ -115,17 +115,17 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 	// with the fetch, or for a key handed over when the caller leaves
 	// (abandon), once the load it was handed to, which joins this one,
 	// has ended: so that this one is not cancelled first.
+	hctx := make([]context.Context, len(b.keys))
 	hcancel := make([]context.CancelFunc, len(b.keys))
-	for k, key := range b.keys {
-		var hctx context.Context
-		hctx, hcancel[k] = context.WithCancel(context.WithoutCancel(ctx))
-		go func() {
-			b.slots.acquire()
-			e, err := g.loadCopy(hctx, key, gens[k])
-			b.slots.release()
-			hdone <- localDone{k, e, err}
-		}()
+	for k := range b.keys {
+		hctx[k], hcancel[k] = context.WithCancel(context.WithoutCancel(ctx))
 	}
+	workers(len(b.keys), goStart, func(k int) {
+		b.slots.acquire()
+		e, err := g.loadCopy(hctx[k], b.keys[k], gens[k])
+		b.slots.release()
+		hdone <- localDone{k, e, err}
+	})
 	defer func() {
 		for k := range b.keys {
 			if !out[k].handed {
