@@ -130,6 +130,6 @@ if go list -deps -test ./... | grep -E '^go\.opentelemetry\.io/'; then
   echo "the main module depends on the OpenTelemetry modules above: they belong in adapters/otel"; exit 1
 fi
 (cd adapters/otel && go vet ./... && GOOS=wasip1 GOARCH=wasm go vet ./... && GOOS=js GOARCH=wasm go vet ./... &&
-  go run "$STATICCHECK" ./... && go test -race -count=1 ./...)
+  go run "$STATICCHECK" ./... && race_test -count=1 ./...)
 
 step "all checks passed"
