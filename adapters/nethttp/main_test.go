@@ -49,6 +49,7 @@ func bytesOf(v cache.ByteView) []byte {
 	return w.b
 }
 
+// grab keeps the bytes of its one Write.
 type grab struct{ b []byte }
 
 func (w *grab) Write(p []byte) (int, error) {
@@ -61,11 +62,6 @@ func (w *grab) Write(p []byte) (int, error) {
 // error.
 func peerGet(ctx context.Context, p cache.Peer, group, key string) ([]byte, time.Duration, error) {
 	return askOne(ctx, p, cache.OpGet, group, key, nil)
-}
-
-// peerPeek is peerGet of the key from the peer's memory only (cache.OpPeek).
-func peerPeek(ctx context.Context, p cache.Peer, group, key string) ([]byte, time.Duration, error) {
-	return askOne(ctx, p, cache.OpPeek, group, key, nil)
 }
 
 // askOne sends an op (cache.OpGet or OpPeek) of key to p, as peerGet;
@@ -83,44 +79,7 @@ func askOne(ctx context.Context, p cache.Peer, op cache.PeerOp, group, key strin
 	return v, ttl, err
 }
 
-// peerBatch sends keys of group to p as a group does: a cache.OpGet of
-// them, each answer to each, or with remove an OpRemove of them (an
-// OpPurge without keys).
-func peerBatch(ctx context.Context, p cache.Peer, group string, keys []string, remove bool, each func(i int, v []byte, ttl time.Duration, err error)) error {
-	req := cache.PeerRequest{Op: cache.OpGet, Group: group, Keys: keys}
-	switch {
-	case remove && len(keys) == 0:
-		req.Op = cache.OpPurge
-	case remove:
-		req.Op = cache.OpRemove
-	}
-	return p.Do(ctx, req, answers{each: each})
-}
-
 // peerSet stores value under key at p, the key's owner (cache.OpSet).
 func peerSet(ctx context.Context, p cache.Peer, group, key string, value []byte, ttl time.Duration) error {
 	return p.Do(ctx, cache.PeerRequest{Op: cache.OpSet, Group: group, Keys: []string{key}, Value: value, TTL: ttl}, answers{})
 }
-
-// peerRemove drops key at p (a cache.OpRemove of one key).
-func peerRemove(ctx context.Context, p cache.Peer, group, key string) error {
-	return p.Do(ctx, cache.PeerRequest{Op: cache.OpRemove, Group: group, Keys: []string{key}}, answers{})
-}
-
-// peerOffer offers keys to p, their owner now, as a node that hands keys
-// over does (cache.OpOffer).
-func peerOffer(ctx context.Context, p cache.Peer, group string, keys []string) error {
-	return p.Do(ctx, cache.PeerRequest{Op: cache.OpOffer, Group: group, Keys: keys}, answers{})
-}
-
-// localPeer is a node's Registry as a cache.Peer: its requests are
-// answered in process, by ServePeer, from that node alone.
-type localPeer struct{ reg *cache.Registry }
-
-func (p localPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
-	return p.reg.ServePeer(ctx, req, reply)
-}
-
-func (localPeer) Addr() string { return "local" }
-
-func newLocalPeer(reg *cache.Registry) cache.Peer { return localPeer{reg} }
