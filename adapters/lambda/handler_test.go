@@ -234,9 +234,9 @@ func TestHandlerOversizedValue(t *testing.T) {
 func TestHandlerAuth(t *testing.T) {
 	secret := []byte("s3cret")
 	path := protocol.Path("scores", "Jack")
-	signed := protoClient(t, secret).NewRequest(t.Context(), testSelf, "scores", "Jack")
-	wrong := protoClient(t, []byte("other")).NewRequest(t.Context(), testSelf, "scores", "Jack")
-	unsigned := protoClient(t, nil).NewRequest(t.Context(), testSelf, "scores", "Jack")
+	signed := protoClient(t, secret).NewRequest(t.Context(), testSelf, "scores", "Jack", false)
+	wrong := protoClient(t, []byte("other")).NewRequest(t.Context(), testSelf, "scores", "Jack", false)
+	unsigned := protoClient(t, nil).NewRequest(t.Context(), testSelf, "scores", "Jack", false)
 
 	t.Run("on", func(t *testing.T) {
 		n := newTestNode(t, 0)
@@ -339,7 +339,7 @@ func TestRandomKeysRoundTripThroughHandler(t *testing.T) {
 	c := protoClient(t, nil)
 	r := rand.New(rand.NewPCG(3, 5))
 	for i, key := range keytest.Keys(r, 300) {
-		req := c.NewRequest(t.Context(), testSelf, "scores", key)
+		req := c.NewRequest(t.Context(), testSelf, "scores", key, false)
 		res, body, _ := invoke(t, h, urlEvent(t, "GET", req.Path, req.Header, "", false))
 		if res.StatusCode != 200 || string(body) != "v="+key {
 			t.Fatalf("key #%d %q: %d %q", i, key, res.StatusCode, body)

@@ -35,7 +35,7 @@ func TestHandlerSealsResponses(t *testing.T) {
 			{key: "nobody", want: getter.ErrNotFound},
 			{key: "Jack", body: "%%%", b64: true, want: protocol.ErrBadRequest}, // the handler's own error
 		} {
-			req := c.NewRequest(t.Context(), testSelf, "scores", tc.key)
+			req := c.NewRequest(t.Context(), testSelf, "scores", tc.key, false)
 			res, body, _ := invoke(t, h, urlEvent(t, "GET", req.Path, req.Header, tc.body, tc.b64))
 			hdr := http.Header{}
 			for k, v := range res.Headers {
@@ -52,7 +52,7 @@ func TestHandlerSealsResponses(t *testing.T) {
 	}
 	n := newTestNode(t, 0)
 	h := newTestHandler(t, n.reg, &protocol.ServerOptions{Secret: secret})
-	req := protoClient(t, secret).NewRequest(t.Context(), "https://other.lambda-url.eu-west-1.on.aws", "scores", "Jack")
+	req := protoClient(t, secret).NewRequest(t.Context(), "https://other.lambda-url.eu-west-1.on.aws", "scores", "Jack", false)
 	if res, body, _ := invoke(t, h, urlEvent(t, "GET", req.Path, req.Header, "", false)); res.StatusCode != 401 || n.loads.Load() != 0 {
 		t.Fatalf("signed for another node: %d %q, %d loads; want 401 and none", res.StatusCode, body, n.loads.Load())
 	}

@@ -75,7 +75,7 @@ func TestNodeMaxSkew(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := protoClient(t, secret).NewRequest(t.Context(), "node-a", "scores", "Tom")
+		req := protoClient(t, secret).NewRequest(t.Context(), "node-a", "scores", "Tom", false)
 		time.Sleep(45 * time.Second)
 		if res := serveEvent(t, strict, req.Path, req.Header); res.StatusCode != http.StatusUnauthorized {
 			t.Errorf("default MaxSkew, request 45 s old: %d, want 401", res.StatusCode)
@@ -194,7 +194,7 @@ func TestPeerOptionsTimeoutBoundsInvokes(t *testing.T) {
 				peer, _ = p.PickPeer(fmt.Sprintf("k%d", i))
 			}
 			start := time.Now()
-			_, _, err = peer.Get(t.Context(), "scores", "Tom")
+			_, _, err = peerGet(t.Context(), peer, "scores", "Tom")
 			if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took != tc.want {
 				t.Errorf("Timeout %v: %v after %v, want DeadlineExceeded after %v", tc.timeout, err, took, tc.want)
 			}
@@ -252,7 +252,7 @@ func TestPeersCloseClosesClientIdleConnections(t *testing.T) {
 	}
 	get := func() {
 		t.Helper()
-		if v, _, err := peer.Get(t.Context(), "scores", "Tom"); err != nil || string(v) != "630" {
+		if v, _, err := peerGet(t.Context(), peer, "scores", "Tom"); err != nil || string(v) != "630" {
 			t.Fatalf("Get through the Invoke API: %q, %v", v, err)
 		}
 	}

@@ -126,11 +126,11 @@ func testSigV4TransportFixedVector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _, err := c.Get(t.Context(), "scores", "a/b c%"); err != nil || string(v) != "630" {
+	if v, _, err := peerGet(t.Context(), c, "scores", "a/b c%"); err != nil || string(v) != "630" {
 		t.Fatalf("Get = %q, %v", v, err)
 	}
 	// The headers a peer request carries, from the protocol itself.
-	preq := protoClient(t, nil).NewRequest(t.Context(), srv.URL, "scores", "a/b c%")
+	preq := protoClient(t, nil).NewRequest(t.Context(), srv.URL, "scores", "a/b c%", false)
 	hdr := map[string]string{}
 	for k, vs := range preq.Header {
 		hdr[strings.ToLower(k)] = strings.Join(vs, ",")

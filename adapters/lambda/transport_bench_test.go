@@ -52,7 +52,7 @@ func BenchmarkPeerFetchInvokeVsURL(b *testing.B) {
 	const block = 100
 	fetch := func(g cache.Peer) time.Duration {
 		start := time.Now()
-		v, _, err := g.Get(b.Context(), "scores", "Tom")
+		v, _, err := peerGet(b.Context(), g, "scores", "Tom")
 		d := time.Since(start)
 		if err != nil || string(v) != "630" {
 			b.Fatalf("%T: %q, %v", g, v, err)

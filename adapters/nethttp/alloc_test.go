@@ -48,7 +48,7 @@ func BenchmarkGetLargeValue(b *testing.B) {
 	b.SetBytes(int64(len(value)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if v, _, err := c.Get(b.Context(), "scores", "big"); err != nil || len(v) != len(value) {
+		if v, _, err := peerGet(b.Context(), c, "scores", "big"); err != nil || len(v) != len(value) {
 			b.Fatalf("Get = %d bytes, %v", len(v), err)
 		}
 	}

@@ -23,7 +23,7 @@ func TestAuthOverHTTP(t *testing.T) {
 	// Signed by a Client with the secret: 200.
 	good := nethttp.MustClient(t, n.Addr, &nethttp.ClientOptions{Secret: []byte("cluster secret")})
 	defer good.CloseIdleConnections()
-	if v, _, err := good.Get(ctx, "scores", "Tom"); err != nil || string(v) != "v:Tom" {
+	if v, _, err := nethttp.PeerGet(ctx, good, "scores", "Tom"); err != nil || string(v) != "v:Tom" {
 		t.Fatalf("signed Get = %q, %v", v, err)
 	}
 
@@ -36,7 +36,7 @@ func TestAuthOverHTTP(t *testing.T) {
 		"unsigned":     nethttp.MustClient(t, n.Addr, nil),
 		"wrong secret": nethttp.MustClient(t, n.Addr, &nethttp.ClientOptions{Secret: []byte("guess")}),
 	} {
-		_, _, err := c.Get(ctx, "scores", "Sam")
+		_, _, err := nethttp.PeerGet(ctx, c, "scores", "Sam")
 		c.CloseIdleConnections()
 		if !errors.Is(err, protocol.ErrUnauthorized) {
 			t.Errorf("%s: err = %v; want ErrUnauthorized", name, err)
@@ -48,7 +48,7 @@ func TestAuthOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed := pc.NewRequest(t.Context(), n.Addr, "scores", "Tom")
+	signed := pc.NewRequest(t.Context(), n.Addr, "scores", "Tom", false)
 	req, _ = http.NewRequest("GET", n.Addr+protocol.Path("scores", "Sam"), nil)
 	req.Header = signed.Header
 	if st, body := nethttp.RawGet(t, req); st != http.StatusUnauthorized {
@@ -76,7 +76,7 @@ func TestSignatureBoundToTheTargetNode(t *testing.T) {
 	}
 	for _, to := range nodes {
 		for _, signedFor := range nodes {
-			preq := pc.NewRequest(t.Context(), signedFor.Addr, "scores", "Tom")
+			preq := pc.NewRequest(t.Context(), signedFor.Addr, "scores", "Tom", false)
 			req, _ := http.NewRequest("GET", to.Addr+preq.Path, nil)
 			req.Header = preq.Header
 			st, body := nethttp.RawGet(t, req)

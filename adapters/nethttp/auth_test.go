@@ -47,7 +47,7 @@ func TestSecretNeedsSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	preq := pc.NewRequest(t.Context(), "", "scores", "Tom")
+	preq := pc.NewRequest(t.Context(), "", "scores", "Tom", false)
 	req := httptest.NewRequest("GET", preq.Path, nil)
 	req.Header = preq.Header
 	w := httptest.NewRecorder()

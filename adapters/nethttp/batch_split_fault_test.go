@@ -86,7 +86,7 @@ func TestBatchHugeAnnouncedLength(t *testing.T) {
 	c := mustClient(t, fp.addr, nil)
 	defer c.CloseIdleConnections()
 	batch := func() {
-		err := c.Batch(t.Context(), "g", []string{"k0", "k1"}, false, func(int, []byte, time.Duration, error) {})
+		err := peerBatch(t.Context(), c, "g", []string{"k0", "k1"}, false, func(int, []byte, time.Duration, error) {})
 		if !errors.Is(err, protocol.ErrBadResponse) {
 			t.Fatalf("Batch = %v; want ErrBadResponse", err)
 		}

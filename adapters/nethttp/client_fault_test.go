@@ -56,7 +56,7 @@ func TestPeerThatNeverAnswers(t *testing.T) {
 		defer c.CloseIdleConnections()
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		defer cancel()
-		v, _, err := c.Get(ctx, "scores", "Tom")
+		v, _, err := peerGet(ctx, c, "scores", "Tom")
 		if v != nil || !errors.Is(err, context.DeadlineExceeded) || ctx.Err() == nil {
 			t.Fatalf("Get = %q, %v (ctx err %v); want the caller's deadline error once it has passed", v, err, ctx.Err())
 		}
@@ -65,7 +65,7 @@ func TestPeerThatNeverAnswers(t *testing.T) {
 	t.Run("client timeout", func(t *testing.T) {
 		c := mustClient(t, p.addr, &ClientOptions{Timeout: 20 * time.Millisecond})
 		defer c.CloseIdleConnections()
-		v, _, err := c.Get(t.Context(), "scores", "Tom")
+		v, _, err := peerGet(t.Context(), c, "scores", "Tom")
 		if v != nil || !errors.Is(err, context.DeadlineExceeded) || t.Context().Err() != nil {
 			t.Fatalf("Get = %q, %v; want the client's timeout", v, err)
 		}
@@ -93,7 +93,7 @@ func TestStalledErrorBody(t *testing.T) {
 		defer c.CloseIdleConnections()
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		defer cancel()
-		v, _, err := c.Get(ctx, "scores", "Tom")
+		v, _, err := peerGet(ctx, c, "scores", "Tom")
 		if v != nil || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, protocol.ErrBadResponse) || ctx.Err() == nil {
 			t.Fatalf("Get = %q, %v; want a bad response ended by the deadline", v, err)
 		}
@@ -110,7 +110,7 @@ func TestStalledErrorBody(t *testing.T) {
 		defer c.CloseIdleConnections()
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
-		v, _, err := c.Get(ctx, "scores", "Tom")
+		v, _, err := peerGet(ctx, c, "scores", "Tom")
 		if v != nil || !errors.Is(err, protocol.ErrLoad) || ctx.Err() != nil {
 			t.Fatalf("Get = %q, %v (ctx err %v); want ErrLoad before the deadline", v, err, ctx.Err())
 		}
@@ -144,7 +144,7 @@ func TestPeerThatLies(t *testing.T) {
 			p := startFakePeer(t, rawAnswer(head, body, false))
 			c := mustClient(t, p.addr, &ClientOptions{Secret: tc.secret})
 			defer c.CloseIdleConnections()
-			v, _, err := c.Get(t.Context(), "scores", "Tom")
+			v, _, err := peerGet(t.Context(), c, "scores", "Tom")
 			if v != nil || !errors.Is(err, cache.ErrIntegrity) || !errors.Is(err, protocol.ErrBadResponse) {
 				t.Fatalf("Get = %q, %v; want no value and ErrIntegrity", v, err)
 			}
@@ -173,7 +173,7 @@ func TestForgedNotFound(t *testing.T) {
 			p := startFakePeer(t, rawAnswer(tc.head, msg, false))
 			c := mustClient(t, p.addr, &ClientOptions{Secret: tc.secret})
 			defer c.CloseIdleConnections()
-			v, _, err := c.Get(t.Context(), "scores", "Tom")
+			v, _, err := peerGet(t.Context(), c, "scores", "Tom")
 			if v != nil || errors.Is(err, getter.ErrNotFound) != tc.wantNotFound {
 				t.Fatalf("Get = %q, %v; want not found: %v", v, err, tc.wantNotFound)
 			}
@@ -192,7 +192,7 @@ func allocsPerGet(t *testing.T, c *Client, n int, timeout time.Duration, fails f
 	get := func() {
 		ctx, cancel := context.WithTimeout(t.Context(), timeout)
 		defer cancel()
-		v, _, err := c.Get(ctx, "scores", "Tom")
+		v, _, err := peerGet(ctx, c, "scores", "Tom")
 		if fails != nil && (v != nil || !fails(err)) || fails == nil && (err != nil || !bytes.Equal(v, want)) {
 			t.Fatalf("Get = %d bytes, %v", len(v), err)
 		}

@@ -205,7 +205,9 @@ func TestPeerCrashAndRestart(t *testing.T) {
 	// come from b again. Bounded: at most 10 s of Gets.
 	deadline := time.Now().Add(10 * time.Second)
 	for src.count(1, keys[15]) == 0 && time.Now().Before(deadline) {
-		a.Group.RemoveLocal(keys[15])
+		if err := nethttp.PeerRemove(ctx, nethttp.LocalPeer(a.Registry), "scores", keys[15]); err != nil {
+			t.Fatal(err)
+		}
 		if v, err := a.Group.Get(ctx, keys[15]); err != nil || v.String() != "v:"+keys[15] {
 			t.Fatalf("Get = %q, %v", v, err)
 		}

@@ -84,7 +84,7 @@ func TestRandomKeysRoundTripThroughRouters(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	for i, key := range keytest.Keys(r, 300) {
 		for name, c := range clients {
-			v, _, err := c.Get(t.Context(), "scores", key)
+			v, _, err := peerGet(t.Context(), c, "scores", key)
 			if err != nil || !bytes.Equal(v, []byte("v="+key)) {
 				t.Fatalf("%s, key #%d %q: %q, %v", name, i, key, v, err)
 			}

@@ -47,7 +47,7 @@ func TestCORSPreflightAllowsTheBatchHeaders(t *testing.T) {
 	defer cancel()
 	keys := []string{"Tom", "Sam"}
 	got := make([]string, len(keys))
-	if err := c.Batch(ctx, "scores", keys, false, func(i int, v []byte, _ time.Duration, err error) {
+	if err := peerBatch(ctx, c, "scores", keys, false, func(i int, v []byte, _ time.Duration, err error) {
 		if err == nil {
 			got[i] = string(v)
 		}

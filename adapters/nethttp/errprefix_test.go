@@ -47,15 +47,15 @@ func TestClientErrorsHaveOnePrefix(t *testing.T) {
 	c := nethttp.MustClient(t, nodes[1].Addr, nil)
 	defer c.CloseIdleConnections()
 
-	_, _, err := c.Get(ctx, "scores", key)
+	_, _, err := nethttp.PeerGet(ctx, c, "scores", key)
 	if !errors.Is(err, getter.ErrNotFound) {
 		t.Fatalf("Get(%s) err = %v; want ErrNotFound", key, err)
 	}
 	onePrefix(t, "Client.Get of a missing key", err)
-	_, _, err = c.Get(ctx, "nosuchgroup", "Tom")
+	_, _, err = nethttp.PeerGet(ctx, c, "nosuchgroup", "Tom")
 	onePrefix(t, "Client.Get of an unknown group", err)
-	onePrefix(t, "Client.Remove, unsigned", c.Remove(ctx, "scores", "Tom"))
-	onePrefix(t, "Client.Set, unsigned", c.Set(ctx, "scores", "Tom", []byte("1"), 0))
+	onePrefix(t, "Client.Remove, unsigned", nethttp.PeerRemove(ctx, c, "scores", "Tom"))
+	onePrefix(t, "Client.Set, unsigned", nethttp.PeerSet(ctx, c, "scores", "Tom", []byte("1"), 0))
 
 	// A peer that cannot be reached: a port nobody listens on any more.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -64,7 +64,7 @@ func TestClientErrorsHaveOnePrefix(t *testing.T) {
 	}
 	gone := "http://" + ln.Addr().String()
 	_ = ln.Close()
-	_, _, err = nethttp.MustClient(t, gone, nil).Get(ctx, "scores", "Tom")
+	_, _, err = nethttp.PeerGet(ctx, nethttp.MustClient(t, gone, nil), "scores", "Tom")
 	onePrefix(t, "Client.Get of an unreachable peer", err)
 
 	// Through a Group: the Group's error wraps the Client's.

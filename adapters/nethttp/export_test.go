@@ -22,3 +22,14 @@ func StartFakePeer(t *testing.T, answer func(*http.Request, net.Conn) bool) stri
 	t.Helper()
 	return startFakePeer(t, answer).addr
 }
+
+// The test peers' requests, for the tests of package nethttp_test.
+var (
+	PeerGet    = peerGet
+	PeerPeek   = peerPeek
+	PeerBatch  = peerBatch
+	PeerSet    = peerSet
+	PeerRemove = peerRemove
+	PeerOffer  = peerOffer
+	LocalPeer  = newLocalPeer
+)

@@ -51,7 +51,7 @@ func TestSlowRequestsAreCutOff(t *testing.T) {
 	// A peer is still answered while they hang on.
 	c := nethttp.MustClient(t, "http://"+ln.Addr().String(), nil)
 	defer c.CloseIdleConnections()
-	if v, _, err := c.Get(context.Background(), "scores", "Tom"); err != nil || string(v) != "v:Tom" {
+	if v, _, err := nethttp.PeerGet(context.Background(), c, "scores", "Tom"); err != nil || string(v) != "v:Tom" {
 		t.Fatalf("peer request during the slow ones: %q, %v", v, err)
 	}
 	// Every slow connection is closed by the server (a read sees EOF or a

@@ -148,7 +148,7 @@ func TestFetchKeysRoundTrip(t *testing.T) {
 	n := startProtoNode(t)
 	c := mustClient(t, n.base, &ClientOptions{Secret: fetchSecret})
 	for i, key := range keytest.Keys(rand.New(rand.NewPCG(15, 2)), 300) {
-		v, _, err := c.Get(t.Context(), "scores", key)
+		v, _, err := peerGet(t.Context(), c, "scores", key)
 		if err != nil || string(v) != "v="+key {
 			t.Fatalf("key #%d %q: %q, %v; node.js got the path %q, the protocol's is %q",
 				i, key, v, err, n.lastPath(), protocol.Path("scores", key))
@@ -157,7 +157,7 @@ func TestFetchKeysRoundTrip(t *testing.T) {
 			t.Fatalf("key #%d %q: node.js got the path %q; want %q", i, key, got, protocol.Path("scores", key))
 		}
 	}
-	if _, _, err := c.Get(t.Context(), "scores", "missing"); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := peerGet(t.Context(), c, "scores", "missing"); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("missing key: %v; want getter.ErrNotFound", err)
 	}
 }
@@ -188,10 +188,10 @@ func TestFetchSetOverOneMiB(t *testing.T) {
 	const limit = 3 << 20
 	c := mustClient(t, n.base, &ClientOptions{Secret: fetchSecret, MaxValueBytes: limit})
 	big := bytes.Repeat([]byte("0123456789abcdef"), (2<<20)/16+1) // 2 MiB + 16 bytes
-	if err := c.Set(t.Context(), "scores", "big", big, 0); err != nil {
+	if err := peerSet(t.Context(), c, "scores", "big", big, 0); err != nil {
 		t.Fatalf("Set of %d bytes: %v", len(big), err)
 	}
-	if v, _, err := c.Get(t.Context(), "scores", "big"); err != nil || !bytes.Equal(v, big) {
+	if v, _, err := peerGet(t.Context(), c, "scores", "big"); err != nil || !bytes.Equal(v, big) {
 		t.Fatalf("Get after Set: %d bytes, %v; want the %d bytes set", len(v), err, len(big))
 	}
 	// A Pool's clients get the same default transport, with the Pool's
@@ -207,18 +207,18 @@ func TestFetchSetOverOneMiB(t *testing.T) {
 	if !ok {
 		t.Fatal("a client-only pool owns a key")
 	}
-	if err := peer.(*Client).Set(t.Context(), "scores", "big2", big, 0); err != nil {
+	if err := peerSet(t.Context(), peer.(*Client), "scores", "big2", big, 0); err != nil {
 		t.Fatalf("Set of %d bytes through a Pool: %v", len(big), err)
 	}
-	if v, _, err := c.Get(t.Context(), "scores", "big2"); err != nil || !bytes.Equal(v, big) {
+	if v, _, err := peerGet(t.Context(), c, "scores", "big2"); err != nil || !bytes.Equal(v, big) {
 		t.Fatalf("Get after the Pool's Set: %d bytes, %v; want the %d bytes set", len(v), err, len(big))
 	}
 
 	sent := n.requests()
-	if err := c.Set(t.Context(), "scores", "huge", make([]byte, limit+1), 0); err == nil {
+	if err := peerSet(t.Context(), c, "scores", "huge", make([]byte, limit+1), 0); err == nil {
 		t.Fatalf("Set of %d bytes over a limit of %d: no error", limit+1, limit)
 	}
-	if v, _, err := c.Get(t.Context(), "scores", "huge"); err != nil || string(v) != "v=huge" {
+	if v, _, err := peerGet(t.Context(), c, "scores", "huge"); err != nil || string(v) != "v=huge" {
 		t.Fatalf("Get of the refused key: %q, %v; want the source's v=huge", v, err)
 	}
 	if got := n.requests() - sent; got != 1 {

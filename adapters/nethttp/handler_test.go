@@ -66,7 +66,7 @@ func TestMountedUnderPrefix(t *testing.T) {
 		"base path":    mustClient(t, srv.URL, &ClientOptions{BasePath: "/cache"}),
 		"strip prefix": mustClient(t, srv.URL+"/strip/", nil),
 	} {
-		v, _, err := c.Get(context.Background(), "scores", "k/1")
+		v, _, err := peerGet(context.Background(), c, "scores", "k/1")
 		c.CloseIdleConnections()
 		if err != nil || string(v) != "one" {
 			t.Errorf("%s: Get = %q, %v", name, v, err)
@@ -76,7 +76,7 @@ func TestMountedUnderPrefix(t *testing.T) {
 	// a protocol answer and must not look like "not found".
 	c := mustClient(t, srv.URL, nil)
 	defer c.CloseIdleConnections()
-	if _, _, err := c.Get(context.Background(), "scores", "k/1"); !errors.Is(err, protocol.ErrBadResponse) || errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := peerGet(context.Background(), c, "scores", "k/1"); !errors.Is(err, protocol.ErrBadResponse) || errors.Is(err, getter.ErrNotFound) {
 		t.Fatalf("wrong base path: err = %v; want ErrBadResponse", err)
 	}
 }
@@ -107,7 +107,7 @@ func TestSizeLimitOverHTTP(t *testing.T) {
 		"client limit": mustClient(t, lenient.URL, &ClientOptions{MaxValueBytes: 999}),
 		"server limit": mustClient(t, strict.URL, nil),
 	} {
-		_, _, err := c.Get(context.Background(), "scores", "big")
+		_, _, err := peerGet(context.Background(), c, "scores", "big")
 		c.CloseIdleConnections()
 		if !errors.Is(err, protocol.ErrTooLarge) {
 			t.Errorf("%s: err = %v; want ErrTooLarge", name, err)
@@ -137,7 +137,7 @@ func TestClientTimeout(t *testing.T) {
 	defer c.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { started.Wait(); cancel() }()
-	if _, _, err := c.Get(ctx, "scores", "slow"); !errors.Is(err, context.Canceled) {
+	if _, _, err := peerGet(ctx, c, "scores", "slow"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Get: err = %v; want context.Canceled", err)
 	}
 }
@@ -151,7 +151,7 @@ func TestPerRequestTimeout(t *testing.T) {
 	defer srv.Close()
 	c := mustClient(t, srv.URL, &ClientOptions{Timeout: 20 * time.Millisecond}) // 20ms
 	defer c.CloseIdleConnections()
-	if _, _, err := c.Get(context.Background(), "scores", "k"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := peerGet(context.Background(), c, "scores", "k"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v; want context.DeadlineExceeded", err)
 	}
 }
@@ -177,7 +177,7 @@ func TestConnectionReuse(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := range each {
-				if _, _, err := c.Get(context.Background(), "scores", string(rune('a'+w))+string(rune('a'+i))); err != nil {
+				if _, _, err := peerGet(context.Background(), c, "scores", string(rune('a'+w))+string(rune('a'+i))); err != nil {
 					failed.Add(1)
 				}
 			}

@@ -16,7 +16,6 @@ import (
 	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // headerTransport records the X-Geecache-Peer of every request it sends.
@@ -33,11 +32,10 @@ func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.RoundTripper.RoundTrip(r)
 }
 
-// A memory-only request (a Client.Get with a context from
-// handoff.MemoryOnly) travels signed as X-Geecache-Peer: memory and is
-// answered from the node's memory: a held value, a cached "not found", and
-// for a key it does not hold 404 not_held (handoff.ErrNotHeld), without a
-// load.
+// A memory-only request (a Client's cache.OpPeek) travels signed as
+// X-Geecache-Peer: memory and is answered from the node's memory: a held
+// value, a cached "not found", and for a key it does not hold 404 not_held
+// (cache.ErrNotHeld), without a load.
 func TestMemoryOnlyRequestOverHTTP(t *testing.T) {
 	var src loads
 	secret := []byte("k")
@@ -54,22 +52,21 @@ func TestMemoryOnlyRequestOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mctx := handoff.MemoryOnly(ctx)
-	if v, _, err := c.Get(mctx, "scores", "held"); err != nil || string(v) != "v:held" {
+	if v, _, err := nethttp.PeerPeek(ctx, c, "scores", "held"); err != nil || string(v) != "v:held" {
 		t.Errorf("memory-only held = %q, %v", v, err)
 	}
-	if _, _, err := c.Get(mctx, "scores", "missing-x"); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := nethttp.PeerPeek(ctx, c, "scores", "missing-x"); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("memory-only missing-x (cached not found) = %v; want not found", err)
 	}
-	_, _, err = c.Get(mctx, "scores", "cold")
+	_, _, err = nethttp.PeerPeek(ctx, c, "scores", "cold")
 	var pe *cache.PeerError
-	if !errors.Is(err, handoff.ErrNotHeld) || !errors.As(err, &pe) || pe.Status != 404 || pe.Code != string(protocol.CodeNotHeld) {
-		t.Errorf("memory-only cold = %v; want 404 not_held (handoff.ErrNotHeld)", err)
+	if !errors.Is(err, cache.ErrNotHeld) || !errors.As(err, &pe) || pe.Status != 404 || pe.Code != string(protocol.CodeNotHeld) {
+		t.Errorf("memory-only cold = %v; want 404 not_held (cache.ErrNotHeld)", err)
 	}
 	if got := src.count(0, "cold"); got != 0 {
 		t.Errorf("a memory-only request loaded the key %d times", got)
 	}
-	if _, _, err := c.Get(ctx, "scores", "cold2"); err != nil {
+	if _, _, err := nethttp.PeerGet(ctx, c, "scores", "cold2"); err != nil {
 		t.Errorf("an ordinary peer Get: %v", err)
 	}
 	rt.mu.Lock()

@@ -16,7 +16,6 @@ import (
 	"github.com/geecache/geecache/adapters/nethttp/nethttptest"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // The handover (PROTOCOL.md, "Handover"): a node that leaves offers its
@@ -196,7 +195,7 @@ func TestDrainBeforeTheRingsChange(t *testing.T) {
 	if err := offer(t, b.Addr, nil, other); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok := peek(b.Group, other); ok || b.Group.Stats().TakenOver != 0 {
+	if _, _, ok := peek(b.Registry, other); ok || b.Group.Stats().TakenOver != 0 {
 		t.Errorf("b took %s, whose owner it does not follow", other)
 	}
 
@@ -232,7 +231,7 @@ func offer(t *testing.T, addr string, o *nethttp.ClientOptions, keys ...string) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return c.Batch(handoff.Offer(ctx), "scores", keys, false, nil)
+	return nethttp.PeerOffer(ctx, c, "scores", keys)
 }
 
 // An offer names keys; it never makes a node store a value of the
@@ -303,10 +302,11 @@ func TestOfferIsOnlyAHint(t *testing.T) {
 	}
 }
 
-// peek reports whether g holds key, by a memory-only GetLocal.
-func peek(g *cache.Group, key string) ([]byte, time.Duration, bool) {
-	v, ttl, err := g.GetLocal(handoff.MemoryOnly(context.Background()), key)
-	return v.ByteSlice(), ttl, err == nil
+// peek reports whether the node of reg holds key of group "scores", by a
+// memory-only read (cache.OpPeek).
+func peek(reg *cache.Registry, key string) ([]byte, time.Duration, bool) {
+	v, ttl, err := nethttp.PeerPeek(context.Background(), nethttp.LocalPeer(reg), "scores", key)
+	return v, ttl, err == nil
 }
 
 // A node that joins is offered its keys by every node at once: with five

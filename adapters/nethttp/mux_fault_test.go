@@ -251,7 +251,7 @@ func TestMultiplexPeerHangsMidFrame(t *testing.T) {
 	peer, _ := pool.PickPeer("k2")
 	rctx, rcancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer rcancel()
-	if _, _, err := peer.Get(rctx, "g", "k2"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := peerGet(rctx, peer, "g", "k2"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Get from a peer hung mid-frame: %v; want the context's deadline", err)
 	}
 }

@@ -156,7 +156,7 @@ func TestMultiplexGoAwayThenKeepsSending(t *testing.T) {
 	})
 	peer := muxPeer(t, addr)
 	for _, k := range []string{"k1", "k2"} {
-		v, _, err := peer.Get(t.Context(), "g", k)
+		v, _, err := peerGet(t.Context(), peer, "g", k)
 		if err != nil || string(v) != "v:"+k {
 			t.Fatalf("Get(%s) = %q, %v; want the real node's value", k, v, err)
 		}
@@ -187,7 +187,7 @@ func TestMultiplexGoAwayFlood(t *testing.T) {
 			peer := muxPeer(t, addr)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			v, _, err := peer.Get(t.Context(), "g", "k1")
+			v, _, err := peerGet(t.Context(), peer, "g", "k1")
 			runtime.ReadMemStats(&after)
 			switch {
 			case !taken && (err != nil || string(v) != "v:k1"):
@@ -198,7 +198,7 @@ func TestMultiplexGoAwayFlood(t *testing.T) {
 			if d := after.TotalAlloc - before.TotalAlloc; d > 4<<20 {
 				t.Errorf("%d KiB allocated for one Get under a go-away flood", d>>10)
 			}
-			if v, _, err := peer.Get(t.Context(), "g", "k2"); err != nil || string(v) != "v:k2" {
+			if v, _, err := peerGet(t.Context(), peer, "g", "k2"); err != nil || string(v) != "v:k2" {
 				t.Fatalf("Get(k2) = %q, %v; want the real node's value over a new connection", v, err)
 			}
 		})
@@ -225,10 +225,10 @@ func TestMultiplexGoAwayLies(t *testing.T) {
 			peer := muxPeer(t, addr)
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a Get held past it fails the test
 			defer cancel()
-			if v, _, err := peer.Get(ctx, "g", "k1"); !errors.Is(err, errMuxLost) {
+			if v, _, err := peerGet(ctx, peer, "g", "k1"); !errors.Is(err, errMuxLost) {
 				t.Fatalf("Get(k1) = %q, %v; want the connection lost", v, err)
 			}
-			if v, _, err := peer.Get(ctx, "g", "k2"); err != nil || string(v) != "v:k2" {
+			if v, _, err := peerGet(ctx, peer, "g", "k2"); err != nil || string(v) != "v:k2" {
 				t.Fatalf("Get(k2) = %q, %v; want the real node's value over a new connection", v, err)
 			}
 		})
@@ -245,7 +245,7 @@ func TestMultiplexGoAwayHangsMidFrame(t *testing.T) {
 	peer := muxPeer(t, addr)
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
-	if _, _, err := peer.Get(ctx, "g", "k1"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := peerGet(ctx, peer, "g", "k1"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Get from a peer hung in a go-away: %v; want the context's deadline", err)
 	}
 }

@@ -76,7 +76,7 @@ func TestMultiplexGoAwayResendsUntakenRequests(t *testing.T) {
 	peer, _ := a.pool.PickPeer(slow)
 	slowErr := make(chan error, 1)
 	go func() {
-		v, _, err := peer.Get(ctx, "g", slow)
+		v, _, err := peerGet(ctx, peer, "g", slow)
 		if err == nil && string(v) != "v:"+slow {
 			err = fmt.Errorf("wrong value %q", v)
 		}
@@ -89,7 +89,7 @@ func TestMultiplexGoAwayResendsUntakenRequests(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, k := range keys {
 		wg.Go(func() {
-			v, _, err := peer.Get(ctx, "g", k)
+			v, _, err := peerGet(ctx, peer, "g", k)
 			if err == nil && string(v) != "v:"+k {
 				err = fmt.Errorf("Get(%s) = %q: wrong value", k, v)
 			}
@@ -98,7 +98,7 @@ func TestMultiplexGoAwayResendsUntakenRequests(t *testing.T) {
 	}
 	for _, k := range missing {
 		wg.Go(func() {
-			if _, _, err := peer.Get(ctx, "g", k); !errors.Is(err, getter.ErrNotFound) {
+			if _, _, err := peerGet(ctx, peer, "g", k); !errors.Is(err, getter.ErrNotFound) {
 				errs <- fmt.Errorf("Get(%s) = %v; want not found", k, err)
 				return
 			}
@@ -176,7 +176,7 @@ func TestMultiplexPeerStopsUnderTraffic(t *testing.T) {
 						if miss {
 							k = missing[(w+i)%len(missing)]
 						}
-						v, _, err := peer.Get(ctx, "g", k)
+						v, _, err := peerGet(ctx, peer, "g", k)
 						var oe *net.OpError
 						switch {
 						case err == nil && (miss || string(v) != "v:"+k):
@@ -330,7 +330,7 @@ func TestMultiplexDrainedNodeRefusesUpgrade(t *testing.T) {
 	// The peers' requests still get answers, over HTTP/1.1.
 	k := ownedKeys(nodes, 1, 1, "k")[0]
 	peer, _ := nodes[0].pool.PickPeer(k)
-	if v, _, err := peer.Get(t.Context(), "g", k); err != nil || string(v) != "v:"+k {
+	if v, _, err := peerGet(t.Context(), peer, "g", k); err != nil || string(v) != "v:"+k {
 		t.Fatalf("Get(%s) after B's drain = %q, %v", k, v, err)
 	}
 }

@@ -46,7 +46,7 @@ func TestMultiplexPeerHangsMidFrameHeader(t *testing.T) {
 	defer pool.Close()
 	mustSet(t, pool, addr)
 	peer, _ := pool.PickPeer("k")
-	if _, _, err := peer.Get(t.Context(), "g", "k"); err == nil {
+	if _, _, err := peerGet(t.Context(), peer, "g", "k"); err == nil {
 		t.Fatal("Get from a peer hung mid-header succeeded")
 	}
 	if err := <-ended; !errors.Is(err, io.EOF) {

@@ -69,7 +69,7 @@ func TestMultiplexLargeValueOneAllocation(t *testing.T) {
 
 	peer := muxPeer(t, ln.Addr().String())
 	want := bigValue("big-1")
-	if v, _, err := peer.Get(t.Context(), "g", "big-1"); err != nil || !bytes.Equal(v, want) {
+	if v, _, err := peerGet(t.Context(), peer, "g", "big-1"); err != nil || !bytes.Equal(v, want) {
 		t.Fatalf("Get(big-1) = %d bytes, %v; want the owner's value", len(v), err)
 	}
 	const gets = 20
@@ -77,7 +77,7 @@ func TestMultiplexLargeValueOneAllocation(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for range gets {
-		v, _, err := peer.Get(t.Context(), "g", "big-1")
+		v, _, err := peerGet(t.Context(), peer, "g", "big-1")
 		if err != nil || !bytes.Equal(v, want) {
 			t.Fatalf("Get(big-1) = %d bytes, %v; want the owner's value", len(v), err)
 		}
@@ -88,7 +88,7 @@ func TestMultiplexLargeValueOneAllocation(t *testing.T) {
 	if perGet > 1.25*bigLen {
 		t.Errorf("%.2f MiB allocated per Get of a 1 MiB value; want about one copy (at most 1.25 MiB)", perGet/bigLen)
 	}
-	if _, _, err := peer.Get(t.Context(), "g", "missing-1"); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := peerGet(t.Context(), peer, "g", "missing-1"); !errors.Is(err, getter.ErrNotFound) {
 		t.Fatalf("Get(missing-1) = %v; want not found", err)
 	}
 }
@@ -155,7 +155,7 @@ func TestMultiplexLargeValueFaults(t *testing.T) {
 			}
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			v, _, err := peer.Get(ctx, "g", "big-1")
+			v, _, err := peerGet(ctx, peer, "g", "big-1")
 			runtime.ReadMemStats(&after)
 			switch {
 			case err == nil:

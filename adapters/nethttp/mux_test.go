@@ -19,7 +19,6 @@ import (
 	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/progress"
 	"github.com/geecache/geecache/internal/testkit"
 )
 
@@ -404,7 +403,7 @@ func TestMultiplexCancelKeepsConnection(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := peer.Get(ctx, "g", slow)
+		_, _, err := peerGet(ctx, peer, "g", slow)
 		done <- err
 	}()
 	<-src.started
@@ -414,7 +413,7 @@ func TestMultiplexCancelKeepsConnection(t *testing.T) {
 	}
 	testkit.WaitFor(t, "the owner's load to be cancelled", func() bool { return src.cancelled.Load() == 1 })
 	for _, k := range ownedKeys(nodes, 1, 4, "k") {
-		if v, _, err := peer.Get(t.Context(), "g", k); err != nil || string(v) != "v:"+k {
+		if v, _, err := peerGet(t.Context(), peer, "g", k); err != nil || string(v) != "v:"+k {
 			t.Fatalf("Get(%s) after a cancel = %q, %v", k, v, err)
 		}
 	}
@@ -431,10 +430,9 @@ func TestMultiplexProcessing(t *testing.T) {
 	slow := ownedKeys(nodes, 1, 1, "slow")[0]
 	peer, _ := nodes[0].pool.PickPeer(slow)
 	reported := make(chan struct{}, 8)
-	ctx := progress.With(t.Context(), progress.Func(func() { reported <- struct{}{} }))
 	done := make(chan error, 1)
 	go func() {
-		v, _, err := peer.Get(ctx, "g", slow)
+		v, _, err := askOne(t.Context(), peer, cache.OpGet, "g", slow, func() { reported <- struct{}{} })
 		if err == nil && string(v) != "v:"+slow {
 			err = fmt.Errorf("value %q", v)
 		}
@@ -459,7 +457,7 @@ func TestMultiplexInFlightCap(t *testing.T) {
 	errs := make(chan error, len(keys))
 	for _, k := range keys {
 		wg.Go(func() {
-			if v, _, err := peer.Get(t.Context(), "g", k); err != nil || string(v) != "v:"+k {
+			if v, _, err := peerGet(t.Context(), peer, "g", k); err != nil || string(v) != "v:"+k {
 				errs <- fmt.Errorf("Get(%s) = %q, %v", k, v, err)
 			}
 		})

@@ -75,8 +75,8 @@ func do(h http.Handler, r *http.Request) (int, string, http.Header) {
 	return w.Code, w.Body.String(), w.Result().Header
 }
 
-// peerGet is an unsigned peer GET of key from the scores group.
-func peerGet(base, key string) *http.Request {
+// peerGetRequest is an unsigned peer GET of key from the scores group.
+func peerGetRequest(base, key string) *http.Request {
 	r := httptest.NewRequest(http.MethodGet, "http://peer"+base+"/_geecache/scores/"+key, nil)
 	r.Header.Set(protocol.HeaderPeer, "1")
 	return r
@@ -116,17 +116,17 @@ func firstRemote(t *testing.T, p *Pool) (string, cache.Peer) {
 func TestClusterFieldsAreRead(t *testing.T) {
 	t.Run("BasePath", func(t *testing.T) {
 		peer := optionsPool(t, "http://peer", PoolOptions{Cluster: Cluster{BasePath: "/cache"}})
-		if code, _, _ := do(peer, peerGet("", "Tom")); code != http.StatusBadRequest {
+		if code, _, _ := do(peer, peerGetRequest("", "Tom")); code != http.StatusBadRequest {
 			t.Errorf("request outside the base path: %d, want 400", code)
 		}
-		if code, body, _ := do(peer, peerGet("/cache", "Tom")); code != http.StatusOK || body != "v:Tom" {
+		if code, body, _ := do(peer, peerGetRequest("/cache", "Tom")); code != http.StatusOK || body != "v:Tom" {
 			t.Errorf("request under the base path: %d %q, want 200 v:Tom", code, body)
 		}
 		tr := &handlerTransport{h: peer}
 		asker := optionsPool(t, "http://ask", PoolOptions{Cluster: Cluster{BasePath: "/cache"}, Transport: tr})
 		mustSet(t, asker, "http://ask", "http://peer")
 		key, g := firstRemote(t, asker)
-		if v, _, err := g.Get(t.Context(), "scores", key); err != nil || string(v) != "v:"+key {
+		if v, _, err := peerGet(t.Context(), g, "scores", key); err != nil || string(v) != "v:"+key {
 			t.Fatalf("Get through the peer: %q, %v", v, err)
 		}
 		if len(tr.paths) != 1 || !strings.HasPrefix(tr.paths[0], "/cache/_geecache/scores/") {
@@ -136,14 +136,14 @@ func TestClusterFieldsAreRead(t *testing.T) {
 	t.Run("Secret", func(t *testing.T) {
 		c := Cluster{Secret: []byte("k")}
 		peer := optionsPool(t, "http://peer", PoolOptions{Cluster: c})
-		if code, _, _ := do(peer, peerGet("", "Tom")); code != http.StatusUnauthorized {
+		if code, _, _ := do(peer, peerGetRequest("", "Tom")); code != http.StatusUnauthorized {
 			t.Errorf("unsigned request to a node with a Secret: %d, want 401", code)
 		}
 		tr := &handlerTransport{h: peer}
 		asker := optionsPool(t, "http://ask", PoolOptions{Cluster: c, Transport: tr})
 		mustSet(t, asker, "http://ask", "http://peer")
 		key, g := firstRemote(t, asker)
-		if v, _, err := g.Get(t.Context(), "scores", key); err != nil || string(v) != "v:"+key {
+		if v, _, err := peerGet(t.Context(), g, "scores", key); err != nil || string(v) != "v:"+key {
 			t.Fatalf("signed Get: %q, %v", v, err)
 		}
 		if tr.headers[0].Get(protocol.HeaderSignature) == "" {
@@ -152,11 +152,11 @@ func TestClusterFieldsAreRead(t *testing.T) {
 	})
 	t.Run("MaxValueBytes", func(t *testing.T) {
 		small := optionsPool(t, "http://peer", PoolOptions{Cluster: Cluster{MaxValueBytes: 3}})
-		if code, _, _ := do(small, peerGet("", "Tom")); code != http.StatusRequestEntityTooLarge {
+		if code, _, _ := do(small, peerGetRequest("", "Tom")); code != http.StatusRequestEntityTooLarge {
 			t.Errorf("5-byte value, MaxValueBytes 3: %d, want 413", code)
 		}
 		def := optionsPool(t, "http://peer", PoolOptions{})
-		if code, _, _ := do(def, peerGet("", "Tom")); code != http.StatusOK {
+		if code, _, _ := do(def, peerGetRequest("", "Tom")); code != http.StatusOK {
 			t.Errorf("5-byte value, default MaxValueBytes: %d, want 200", code)
 		}
 	})
@@ -226,7 +226,7 @@ func TestPoolOptionsFieldsAreRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := signer.NewRequest(t.Context(), "http://peer", "scores", "Tom")
+			req := signer.NewRequest(t.Context(), "http://peer", "scores", "Tom", false)
 			time.Sleep(45 * time.Second)
 			signed := func() *http.Request {
 				r := httptest.NewRequest(http.MethodGet, "http://peer"+req.Path, nil)
@@ -245,7 +245,7 @@ func TestPoolOptionsFieldsAreRead(t *testing.T) {
 	t.Run("HideErrors", func(t *testing.T) {
 		for _, hide := range []bool{false, true} {
 			p := optionsPool(t, "http://peer", PoolOptions{HideErrors: hide})
-			_, body, _ := do(p, peerGet("", "fail"))
+			_, body, _ := do(p, peerGetRequest("", "fail"))
 			if strings.Contains(body, "db detail xyz") == hide {
 				t.Errorf("HideErrors %v: the unsigned caller got %q", hide, body)
 			}
@@ -258,7 +258,7 @@ func TestPoolOptionsFieldsAreRead(t *testing.T) {
 				mustSet(t, p, "http://ask", "http://peer")
 				key, g := firstRemote(t, p)
 				start := time.Now()
-				_, _, err := g.Get(t.Context(), "scores", key)
+				_, _, err := peerGet(t.Context(), g, "scores", key)
 				if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took != tc.want {
 					t.Errorf("Timeout %v: %v after %v, want DeadlineExceeded after %v", tc.timeout, err, took, tc.want)
 				}
@@ -274,7 +274,7 @@ func TestPoolOptionsFieldsAreRead(t *testing.T) {
 		mustSet(t, asker, "http://ask", "http://peer")
 		key, g := firstRemote(t, asker)
 		ctx := context.WithValue(t.Context(), testKey{}, "trace-1")
-		if v, _, err := g.Get(ctx, "scores", key); err != nil || string(v) != "v:"+key {
+		if v, _, err := peerGet(ctx, g, "scores", key); err != nil || string(v) != "v:"+key {
 			t.Fatalf("Get: %q, %v", v, err)
 		}
 		if len(tr.headers) != 1 || tr.headers[0].Get("X-Test") != "trace-1" {

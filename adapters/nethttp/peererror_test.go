@@ -43,7 +43,7 @@ func TestPeerErrorsReachableByUsers(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.CloseIdleConnections()
-		v, _, err := c.Get(ctx, group, key)
+		v, _, err := nethttp.PeerGet(ctx, c, group, key)
 		return v, err
 	}
 	if v, err := get(node.URL, "scores", "Tom"); err != nil || string(v) != "630" {

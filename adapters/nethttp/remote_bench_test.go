@@ -35,7 +35,7 @@ func BenchmarkRemoteGet(b *testing.B) {
 			b.SetBytes(int64(bc.size))
 			b.ReportAllocs()
 			for b.Loop() {
-				if v, _, err := c.Get(b.Context(), "scores", "k"); err != nil || len(v) != bc.size {
+				if v, _, err := peerGet(b.Context(), c, "scores", "k"); err != nil || len(v) != bc.size {
 					b.Fatalf("Get = %d bytes, %v", len(v), err)
 				}
 			}

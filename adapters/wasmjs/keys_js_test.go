@@ -59,13 +59,13 @@ func TestKeysRoundTripBehindNodeHTTP(t *testing.T) {
 	defer c.CloseIdleConnections()
 	for i, key := range keytest.Keys(rand.New(rand.NewPCG(15, 4)), 200) {
 		for _, g := range []string{"scores", "."} {
-			got, _, err := c.Get(context.Background(), g, key)
+			got, _, err := peerGet(context.Background(), c, g, key)
 			if err != nil || string(got) != "v="+key {
 				t.Fatalf("group %q, key #%d %q (path %q): %q, %v", g, i, key, protocol.Path(g, key), got, err)
 			}
 		}
 	}
-	if _, _, err := c.Get(context.Background(), "scores", "missing"); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := peerGet(context.Background(), c, "scores", "missing"); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("missing key: %v; want getter.ErrNotFound", err)
 	}
 }

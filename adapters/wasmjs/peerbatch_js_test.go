@@ -34,7 +34,7 @@ func TestServePeerBatch(t *testing.T) {
 		return call(t, f, req.Method, req.Path, hdr, js.Undefined(), body)
 	}
 	keys := []string{"Tom", "kkk"}
-	req := c.NewBatchRequest(context.Background(), self, "scores", protocol.BatchGet, keys)
+	req := c.NewBatchRequest(context.Background(), self, "scores", protocol.BatchGet, keys, false)
 	r := send(req)
 	h := protocol.Header{}
 	for k, v := range r.header {
@@ -55,11 +55,11 @@ func TestServePeerBatch(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0] != "Tom 630" || got[1] != "kkk not found" {
 		t.Fatalf("the batch: %d, %v, %v", r.status, got, err)
 	}
-	if r := send(c.NewBatchRequest(context.Background(), self, "scores", protocol.BatchPurge, nil)); r.status != 200 {
+	if r := send(c.NewBatchRequest(context.Background(), self, "scores", protocol.BatchPurge, nil, false)); r.status != 200 {
 		t.Fatalf("a signed purge: %d %q", r.status, r.body)
 	}
 	before := loads.Load()
-	if r := send(c.NewRequest(context.Background(), self, "scores", "Tom")); r.status != 200 || r.body != "630" || loads.Load() != before+1 {
+	if r := send(c.NewRequest(context.Background(), self, "scores", "Tom", false)); r.status != 200 || r.body != "630" || loads.Load() != before+1 {
 		t.Fatalf("after the purge: %d %q, %d loads; want Tom loaded again", r.status, r.body, loads.Load()-before)
 	}
 }

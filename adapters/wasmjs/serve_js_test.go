@@ -222,7 +222,7 @@ func TestServeHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := pc.NewRequest(t.Context(), self, "scores", "Tom")
+	req := pc.NewRequest(t.Context(), self, "scores", "Tom", false)
 
 	plain := map[string]any{}
 	headers := js.Global().Get("Headers").New()
@@ -320,14 +320,14 @@ func TestServeBehindNodeHTTP(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			got, _, err := c.Get(context.Background(), "scores", "Tom")
+			got, _, err := peerGet(context.Background(), c, "scores", "Tom")
 			if err != nil || string(got) != "630" {
 				t.Errorf("Get(Tom) = %q, %v; want 630", got, err)
 			}
 		})
 	}
 	wg.Wait()
-	if _, _, err := c.Get(context.Background(), "scores", "kkk"); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := peerGet(context.Background(), c, "scores", "kkk"); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("Get(kkk) err = %v; want getter.ErrNotFound", err)
 	}
 	if n := loads.Load(); n != 2 {
@@ -377,7 +377,7 @@ func TestServeRawHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := pc.NewRequest(t.Context(), self, "scores", "Tom")
+	req := pc.NewRequest(t.Context(), self, "scores", "Tom", false)
 	var raw []any
 	for k, vs := range req.Header {
 		for _, v := range vs {
@@ -422,7 +422,7 @@ func TestServePut(t *testing.T) {
 	if r := put("Ann", "512", "512"); r.status != 200 {
 		t.Fatalf("PUT Ann: %d %q; want 200", r.status, r.body)
 	}
-	get := pc.NewRequest(t.Context(), self, "scores", "Ann")
+	get := pc.NewRequest(t.Context(), self, "scores", "Ann", false)
 	plain := map[string]any{}
 	for k, vs := range get.Header {
 		plain[k] = vs[0]
@@ -506,7 +506,7 @@ func TestServeBatch(t *testing.T) {
 		}
 		return s
 	}
-	get := func(key string) string { return line(pc.NewRequest(t.Context(), self, "scores", key)) }
+	get := func(key string) string { return line(pc.NewRequest(t.Context(), self, "scores", key, false)) }
 	put := pc.NewSetRequest(t.Context(), self, "scores", "bin", []byte("\xff\x00"), 0)
 	ac := js.Global().Get("AbortController").New()
 	ac.Call("abort")

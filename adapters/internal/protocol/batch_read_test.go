@@ -13,7 +13,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // batchAnswer serves a BatchGet of n keys (the last one missing) and
@@ -35,7 +34,7 @@ func batchAnswer(t *testing.T, n int) (*Client, Request, Response, []string) {
 	}
 	keys[n-1] = "missing"
 	c := newClient(t, nil)
-	req := c.NewBatchRequest(t.Context(), "http://x", "g", BatchGet, keys)
+	req := c.NewBatchRequest(t.Context(), "http://x", "g", BatchGet, keys, false)
 	r := newServer(t, reg, nil).Serve(t.Context(), req)
 	if r.Status != http.StatusOK {
 		t.Fatalf("Serve = %d %q", r.Status, r.Body)
@@ -103,7 +102,7 @@ func TestReadBatchResponseAllocations(t *testing.T) {
 // one string.
 func TestServeBatchGetAllocations(t *testing.T) {
 	reg := cache.NewRegistry()
-	g, err := reg.NewGroup("g", 1<<20, getter.Func(func(_ context.Context, k string) ([]byte, error) {
+	_, err := reg.NewGroup("g", 1<<20, getter.Func(func(_ context.Context, k string) ([]byte, error) {
 		return []byte("v:" + k), nil
 	}), nil)
 	if err != nil {
@@ -112,12 +111,12 @@ func TestServeBatchGetAllocations(t *testing.T) {
 	keys := make([]string, 200)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("key-%04d", i)
-		if _, _, err := g.GetLocal(t.Context(), keys[i]); err != nil {
+		if _, _, err := peerGet(t.Context(), reg, "g", keys[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s := newServer(t, reg, nil)
-	req := newClient(t, nil).NewBatchRequest(t.Context(), "http://x", "g", BatchGet, keys)
+	req := newClient(t, nil).NewBatchRequest(t.Context(), "http://x", "g", BatchGet, keys, false)
 	var r Response
 	allocs := testing.AllocsPerRun(20, func() { r = s.Serve(context.Background(), req) })
 	if r.Status != http.StatusOK {
@@ -158,13 +157,13 @@ func TestServeBatchGetKeepsNoBody(t *testing.T) {
 			}
 			keys := []string{"cold"}
 			if memoryOnly {
-				if _, _, err := g.GetLocal(t.Context(), "cold"); err != nil { // in main: loaded as its owner
+				if _, _, err := peerGet(t.Context(), reg, "g", "cold"); err != nil { // in main: loaded as its owner
 					t.Fatal(err)
 				}
 			}
 			for i := range 15 {
 				k := fmt.Sprintf("%02d", i) + strings.Repeat("x", 60<<10)
-				if _, _, err := g.GetLocal(t.Context(), k); err != nil {
+				if _, _, err := peerGet(t.Context(), reg, "g", k); err != nil {
 					t.Fatal(err)
 				}
 				keys = append(keys, k)
@@ -179,11 +178,7 @@ func TestServeBatchGetKeepsNoBody(t *testing.T) {
 			}
 			before := heap()
 			func() {
-				ctx := t.Context()
-				if memoryOnly {
-					ctx = handoff.MemoryOnly(ctx)
-				}
-				req := c.NewBatchRequest(ctx, "http://x", "g", BatchGet, keys)
+				req := c.NewBatchRequest(t.Context(), "http://x", "g", BatchGet, keys, memoryOnly)
 				if r := s.Serve(t.Context(), req); r.Status != http.StatusOK {
 					t.Fatalf("Serve = %d %q", r.Status, r.Body)
 				}

@@ -56,9 +56,9 @@ func TestServeBatchRefusals(t *testing.T) {
 	c := newClient(t, nil)
 	ctx := context.Background()
 	tooMany := make([]string, MaxBatchKeys+1)
-	tamper := c.NewBatchRequest(ctx, "http://x", "g", BatchGet, []string{"a"})
+	tamper := c.NewBatchRequest(ctx, "http://x", "g", BatchGet, []string{"a"}, false)
 	tamper.Body = encodeKeys([]string{"b"})
-	noPeer := c.NewBatchRequest(ctx, "http://x", "g", BatchGet, []string{"a"})
+	noPeer := c.NewBatchRequest(ctx, "http://x", "g", BatchGet, []string{"a"}, false)
 	noPeer.Header = noPeer.Header.Clone()
 	noPeer.Header.Del(HeaderPeer)
 	for _, tc := range []struct {
@@ -66,12 +66,12 @@ func TestServeBatchRefusals(t *testing.T) {
 		req  Request
 		code Code
 	}{
-		{"too many keys", c.NewBatchRequest(ctx, "http://x", "g", BatchGet, tooMany), CodeBadRequest},
+		{"too many keys", c.NewBatchRequest(ctx, "http://x", "g", BatchGet, tooMany, false), CodeBadRequest},
 		{"body changed", tamper, CodeBadRequest},
 		{"no peer header", noPeer, CodeBadRequest},
-		{"unknown group", c.NewBatchRequest(ctx, "http://x", "nope", BatchGet, []string{"a"}), CodeUnknownGroup},
-		{"unsigned remove", c.NewBatchRequest(ctx, "http://x", "g", BatchRemove, []string{"a"}), CodeUnauthorized},
-		{"unsigned purge", c.NewBatchRequest(ctx, "http://x", "g", BatchPurge, nil), CodeUnauthorized},
+		{"unknown group", c.NewBatchRequest(ctx, "http://x", "nope", BatchGet, []string{"a"}, false), CodeUnknownGroup},
+		{"unsigned remove", c.NewBatchRequest(ctx, "http://x", "g", BatchRemove, []string{"a"}, false), CodeUnauthorized},
+		{"unsigned purge", c.NewBatchRequest(ctx, "http://x", "g", BatchPurge, nil, false), CodeUnauthorized},
 		{"unknown op", Request{Method: http.MethodPost, Path: Prefix + "g/!drop", Header: noPeer.Header}, CodeBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,7 +80,7 @@ func TestServeBatchRefusals(t *testing.T) {
 			}
 		})
 	}
-	ok := c.NewBatchRequest(ctx, "http://x", "g", BatchGet, []string{"a", "zz"})
+	ok := c.NewBatchRequest(ctx, "http://x", "g", BatchGet, []string{"a", "zz"}, false)
 	if r := s.Serve(ctx, ok); r.Status != http.StatusOK {
 		t.Fatalf("a good batch: %d %q", r.Status, r.Body)
 	}

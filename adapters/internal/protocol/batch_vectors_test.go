@@ -37,7 +37,7 @@ func TestPublishedBatchVectors(t *testing.T) {
 			}
 		}
 		c := newClient(t, &ClientOptions{Secret: secret})
-		req := c.NewBatchRequest(ctx, target, group, BatchGet, keys)
+		req := c.NewBatchRequest(ctx, target, group, BatchGet, keys, false)
 		check("batch path", req.Path)
 		check("batch body", hex.EncodeToString(req.Body))
 		check("batch X-Geecache-Checksum", req.Header.Get(HeaderChecksum))

@@ -32,7 +32,7 @@ func TestServeDoesNotCopyTheValue(t *testing.T) {
 	s := newServer(t, reg, &ServerOptions{MaxValueBytes: 2 << 20})
 	c := newClient(t, &ClientOptions{MaxValueBytes: 2 << 20})
 	ctx := context.Background()
-	req := c.NewRequest(ctx, testSelf, "scores", "big")
+	req := c.NewRequest(ctx, testSelf, "scores", "big", false)
 	if v, err := read(ctx, c, req, s.Serve(ctx, req), -2); err != nil || !bytes.Equal(v, value) {
 		t.Fatalf("first Serve: %d bytes, %v; want the value", len(v), err)
 	}
@@ -61,7 +61,7 @@ func TestServeDoesNotCopyTheValue(t *testing.T) {
 func TestResponseBody(t *testing.T) {
 	s := newServer(t, newTestRegistry(t, newCountingDB(map[string][]byte{"Tom": []byte("630")}), nil), nil)
 	ctx := context.Background()
-	value := s.Serve(ctx, newClient(t, nil).NewRequest(ctx, testSelf, "scores", "Tom"))
+	value := s.Serve(ctx, newClient(t, nil).NewRequest(ctx, testSelf, "scores", "Tom", false))
 	for name, tc := range map[string]struct {
 		r    Response
 		want string
@@ -86,10 +86,10 @@ func TestServeInto(t *testing.T) {
 	c := newClient(t, nil)
 	ctx := context.Background()
 	for _, key := range []string{"Tom", "kkk"} {
-		req := c.NewRequest(ctx, testSelf, "scores", key)
+		req := c.NewRequest(ctx, testSelf, "scores", key, false)
 		want := s.Serve(ctx, req)
 		h := Header{"X-Binding": {"kept"}}
-		r := s.ServeInto(ctx, req, h)
+		r := s.ServeInto(ctx, req, h, nil)
 		r.Header.Del("X-Binding")
 		if r.Status != want.Status || bodyOf(r) != bodyOf(want) || !reflect.DeepEqual(r.Header, want.Header) {
 			t.Fatalf("%s: ServeInto = %d %q %v; Serve = %d %q %v", key, r.Status, bodyOf(r), r.Header, want.Status, bodyOf(want), want.Header)
@@ -97,7 +97,7 @@ func TestServeInto(t *testing.T) {
 		if len(h) != len(want.Header) {
 			t.Fatalf("%s: the map given holds %v; want the answer's fields", key, h)
 		}
-		v, err := read(ctx, c, req, s.ServeInto(ctx, req, Header{}), -2)
+		v, err := read(ctx, c, req, s.ServeInto(ctx, req, Header{}, nil), -2)
 		if (key == "Tom") != (err == nil && string(v) == "630") {
 			t.Fatalf("%s: the client read %q, %v", key, v, err)
 		}

@@ -50,7 +50,7 @@ func TestServedChecksumOfKeptValue(t *testing.T) {
 		for _, key := range []string{"large", "large", "small"} {
 			want := map[string]string{"large": large, "small": small}[key]
 			for _, peer := range peers {
-				req := cl.NewRequest(t.Context(), testSelf, "scores", key)
+				req := cl.NewRequest(t.Context(), testSelf, "scores", key, false)
 				if !peer {
 					delete(req.Header, HeaderPeer)
 				}

@@ -32,7 +32,7 @@ func Example() {
 	}
 
 	for _, key := range []string{"Tom", "kkk"} {
-		req := client.NewRequest(context.Background(), self, "scores", key)
+		req := client.NewRequest(context.Background(), self, "scores", key, false)
 		resp := server.Serve(context.Background(), req)
 		v, err := client.ReadResponse(context.Background(), req, resp.Status, resp.Header, int64(resp.Len()), resp.Reader())
 		fmt.Printf("%s %d %q %q not found: %v\n", req.Path, resp.Status, resp.Code(), v, errors.Is(err, getter.ErrNotFound))

@@ -81,7 +81,7 @@ func FuzzReadResponse(f *testing.F) {
 			h.Set(HeaderChecksum, Checksum(body))
 		}
 		// Nothing unsigned passes a client with a secret.
-		req := signed.NewRequest(context.Background(), "http://n", "scores", "k")
+		req := signed.NewRequest(context.Background(), "http://n", "scores", "k", false)
 		if v, err := signed.ReadResponse(context.Background(), req, status, h, size, bytes.NewReader(body)); v != nil || !errors.Is(err, ErrIntegrity) {
 			t.Fatalf("with a secret, an unsigned %d answer = %q, %v; want ErrIntegrity", status, v, err)
 		}

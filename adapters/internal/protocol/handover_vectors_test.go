@@ -14,7 +14,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // The code produces exactly the handover vectors of PROTOCOL.md: the
@@ -53,7 +52,7 @@ func TestPublishedHandoverVectors(t *testing.T) {
 		c := newClient(t, &ClientOptions{Secret: secret})
 		s := newServer(t, reg, &ServerOptions{Secret: secret, Self: target})
 
-		req := c.NewBatchRequest(handoff.MemoryOnly(ctx), target, group, BatchGet, keys)
+		req := c.NewBatchRequest(ctx, target, group, BatchGet, keys, true)
 		check("memory batch X-Geecache-Peer", req.Header.Get(HeaderPeer))
 		check("memory batch canonical", strings.Join([]string{"GEECACHE2", "POST", target, req.Path, "memory", v["time"], req.Header.Get(HeaderChecksum), ""}, "\n"))
 		check("memory batch X-Geecache-Signature", req.Header.Get(HeaderSignature))
@@ -66,13 +65,13 @@ func TestPublishedHandoverVectors(t *testing.T) {
 		var got []string
 		err = c.ReadBatchResponse(ctx, req, r.Status, r.Header, int64(len(r.Body)), bytes.NewReader(r.Body), keys,
 			func(i int, val []byte, _ time.Duration, err error) {
-				got = append(got, strconv.Itoa(i)+"="+string(val)+"/"+strconv.FormatBool(errors.Is(err, handoff.ErrNotHeld)))
+				got = append(got, strconv.Itoa(i)+"="+string(val)+"/"+strconv.FormatBool(errors.Is(err, cache.ErrNotHeld)))
 			})
 		if err != nil || strings.Join(got, " ") != "0="+v["value"]+"/false 1=/true" || loads != 1 {
 			t.Fatalf("the client reads %v, %v after %d loads; want the value, then not held, after 1", got, err, loads)
 		}
 
-		req = c.NewBatchRequest(handoff.Offer(ctx), target, group, BatchOffer, keys)
+		req = c.NewBatchRequest(ctx, target, group, BatchOffer, keys, false)
 		check("offer path", req.Path)
 		check("offer canonical", strings.Join([]string{"GEECACHE2", "POST", target, req.Path, "1", v["time"], req.Header.Get(HeaderChecksum), ""}, "\n"))
 		check("offer X-Geecache-Signature", req.Header.Get(HeaderSignature))

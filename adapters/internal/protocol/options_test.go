@@ -65,7 +65,7 @@ func TestHideErrorsForUntrustedCallers(t *testing.T) {
 		// Without a secret a header proves nothing: a "peer" gets the
 		// generic answer too (TestSignedCallersAreTrustedWithDetails has
 		// the signed case).
-		r = s.Serve(ctx, newClient(t, nil).NewRequest(ctx, testSelf, "scores", key))
+		r = s.Serve(ctx, newClient(t, nil).NewRequest(ctx, testSelf, "scores", key, false))
 		if string(r.Body) != want {
 			t.Errorf("%s to an unsigned peer: %q, want %q", key, r.Body, want)
 		}
@@ -79,7 +79,7 @@ func TestStaleSignatureDoesNotTellTheOffset(t *testing.T) {
 	secret := []byte("s")
 	s := newServer(t, newTestRegistry(t, newCountingDB(nil), nil), &ServerOptions{Secret: secret})
 	ctx := context.Background()
-	old := newClient(t, &ClientOptions{Secret: secret}).NewRequest(ctx, testSelf, "scores", "Tom")
+	old := newClient(t, &ClientOptions{Secret: secret}).NewRequest(ctx, testSelf, "scores", "Tom", false)
 	r := s.Serve(ctx, signedAt(old, secret, testSelf, -1234*time.Second))
 	if r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), "stale") || strings.ContainsAny(string(r.Body), "0123456789") {
 		t.Fatalf("stale request: %d %q; want 401 saying stale, without the offset", r.Status, r.Body)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/peertest"
 )
 
 // countingDB is a Getter over fixed data that counts its calls per key.
@@ -55,18 +54,23 @@ type remotePicker struct{ peer cache.Peer }
 
 func (p remotePicker) PickPeer(string) (cache.Peer, bool) { return p.peer, true }
 
-// recordingPeer answers every Get with "remote:"+key and counts the calls.
+// recordingPeer answers every read of one key with "remote:"+key and
+// counts the calls. It cannot change keys, nor answer many keys at once:
+// the group asks key by key instead.
 type recordingPeer struct {
-	peertest.ReadOnly
 	mu    sync.Mutex
 	calls int
 }
 
-func (p *recordingPeer) Get(_ context.Context, _, key string) ([]byte, time.Duration, error) {
+func (p *recordingPeer) Do(_ context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
+	if (req.Op != cache.OpGet && req.Op != cache.OpPeek) || len(req.Keys) != 1 {
+		return fmt.Errorf("recording peer: %v of %d keys: %w", req.Op, len(req.Keys), errors.ErrUnsupported)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls++
-	return []byte("remote:" + key), -1, nil
+	reply.Answer(0, cache.ByteViewOf([]byte("remote:"+req.Keys[0])), -1, nil)
+	return nil
 }
 
 func (*recordingPeer) Addr() string { return "http://recording-peer" }
@@ -112,7 +116,7 @@ const testSelf = "http://10.0.0.2:8001"
 
 // roundTrip sends a Client request through a Server and decodes the answer.
 func roundTrip(ctx context.Context, c *Client, s *Server, group, key string) ([]byte, error) {
-	req := c.NewRequest(ctx, testSelf, group, key)
+	req := c.NewRequest(ctx, testSelf, group, key, false)
 	return read(ctx, c, req, s.Serve(ctx, req), -2)
 }
 
@@ -233,7 +237,7 @@ func TestMaxValueBytes(t *testing.T) {
 	if v, err := roundTrip(ctx, c, s, "scores", "small"); err != nil || len(v) != 100 {
 		t.Fatalf("small = %d bytes, %v", len(v), err)
 	}
-	req := c.NewRequest(ctx, testSelf, "scores", "big")
+	req := c.NewRequest(ctx, testSelf, "scores", "big", false)
 	r := s.Serve(ctx, req)
 	if r.Status != http.StatusRequestEntityTooLarge || r.Code() != CodeTooLarge || !strings.Contains(string(r.Body), "101 bytes exceeds the limit of 100") {
 		t.Fatalf("big: %d %q %q", r.Status, r.Code(), r.Body)
@@ -320,22 +324,22 @@ func testAuth(t *testing.T) {
 	loads := db.count("Tom") + db.count("kkk")
 
 	tampered := func(mut func(r *Request)) Request {
-		r := good.NewRequest(ctx, testSelf, "scores", "kkk")
+		r := good.NewRequest(ctx, testSelf, "scores", "kkk", false)
 		mut(&r)
 		return r
 	}
 	for name, req := range map[string]Request{
-		"unsigned":      newClient(t, nil).NewRequest(ctx, testSelf, "scores", "kkk"),
-		"wrong secret":  newClient(t, &ClientOptions{Secret: []byte("guess")}).NewRequest(ctx, testSelf, "scores", "kkk"),
-		"stale":         signedAt(good.NewRequest(ctx, testSelf, "scores", "kkk"), secret, testSelf, -31*time.Second),
-		"future":        signedAt(good.NewRequest(ctx, testSelf, "scores", "kkk"), secret, testSelf, 31*time.Second),
+		"unsigned":      newClient(t, nil).NewRequest(ctx, testSelf, "scores", "kkk", false),
+		"wrong secret":  newClient(t, &ClientOptions{Secret: []byte("guess")}).NewRequest(ctx, testSelf, "scores", "kkk", false),
+		"stale":         signedAt(good.NewRequest(ctx, testSelf, "scores", "kkk", false), secret, testSelf, -31*time.Second),
+		"future":        signedAt(good.NewRequest(ctx, testSelf, "scores", "kkk", false), secret, testSelf, 31*time.Second),
 		"other path":    tampered(func(r *Request) { r.Path = Path("scores", "Tom2") }),
 		"new timestamp": tampered(func(r *Request) { r.Header.Set(HeaderTimestamp, strconv.FormatInt(time.Now().Unix()+1, 10)) }),
 		"bad timestamp": tampered(func(r *Request) { r.Header.Set(HeaderTimestamp, "yesterday") }),
 		"bad hex":       tampered(func(r *Request) { r.Header.Set(HeaderSignature, "zz") }),
 		"no signature":  tampered(func(r *Request) { r.Header.Del(HeaderSignature) }),
 		"bad path":      tampered(func(r *Request) { r.Path = "/_geecache/scores" }),
-		"other node":    good.NewRequest(ctx, "http://10.0.0.3:8001", "scores", "kkk"),
+		"other node":    good.NewRequest(ctx, "http://10.0.0.3:8001", "scores", "kkk", false),
 		"not a peer":    tampered(func(r *Request) { r.Header.Del(HeaderPeer) }),
 		"other peer":    tampered(func(r *Request) { r.Header.Set(HeaderPeer, "2") }),
 	} {
@@ -352,7 +356,7 @@ func testAuth(t *testing.T) {
 	}
 	// Within the window on either side is accepted.
 	for _, d := range []time.Duration{-30 * time.Second, 30 * time.Second} {
-		req := signedAt(good.NewRequest(ctx, testSelf, "scores", "Tom"), secret, testSelf, d)
+		req := signedAt(good.NewRequest(ctx, testSelf, "scores", "Tom", false), secret, testSelf, d)
 		if _, err := read(ctx, good, req, s.Serve(ctx, req), -2); err != nil {
 			t.Errorf("skew %v: %v", d, err)
 		}

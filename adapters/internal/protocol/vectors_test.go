@@ -12,7 +12,6 @@ import (
 
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
-	"github.com/geecache/geecache/internal/handoff"
 )
 
 // docVectors returns the test vectors of PROTOCOL.md: the lines of its
@@ -64,7 +63,7 @@ func testPublishedVectors(t *testing.T) {
 	}
 
 	c := newClient(t, &ClientOptions{Secret: secret})
-	req := c.NewRequest(ctx, target, group, key)
+	req := c.NewRequest(ctx, target, group, key, false)
 	check("path", req.Path)
 	for _, h := range []string{HeaderPeer, HeaderTimestamp, HeaderSignature} {
 		check("request "+h, req.Header.Get(h))
@@ -100,14 +99,14 @@ func testPublishedVectors(t *testing.T) {
 	check("empty X-Geecache-Checksum without a secret", Checksum(nil))
 
 	// Without a secret: the xxhash64 checksum, no signature.
-	plain := newServer(t, reg, nil).Serve(ctx, newClient(t, nil).NewRequest(ctx, target, group, key))
+	plain := newServer(t, reg, nil).Serve(ctx, newClient(t, nil).NewRequest(ctx, target, group, key, false))
 	if plain.Header.Get(HeaderChecksum) != v["value X-Geecache-Checksum without a secret"] || plain.Header.Get(HeaderSignature) != "" {
 		t.Fatalf("without a secret: headers %v; want the xxhash64 checksum and no signature", plain.Header)
 	}
 
 	// A key a WHATWG URL parser would resolve away as "%2E%2E": its marker
 	// form, which the signature covers as sent.
-	dot := c.NewRequest(ctx, target, group, v["dot key"])
+	dot := c.NewRequest(ctx, target, group, v["dot key"], false)
 	check("dot path", dot.Path)
 	check("dot request canonical", strings.Join([]string{"GEECACHE2", "GET", target, dot.Path, "1", v["time"]}, "\n"))
 	check("dot request X-Geecache-Signature", dot.Header.Get(HeaderSignature))
@@ -118,7 +117,7 @@ func testPublishedVectors(t *testing.T) {
 	// A memory-only request (a key's new owner asking its previous one):
 	// the peer header's value is signed like any other. The value is in
 	// the server's memory now; the dot key is not.
-	mem := c.NewRequest(handoff.MemoryOnly(ctx), target, group, key)
+	mem := c.NewRequest(ctx, target, group, key, true)
 	check("memory request X-Geecache-Peer", mem.Header.Get(HeaderPeer))
 	check("memory request canonical", strings.Join([]string{"GEECACHE2", "GET", target, mem.Path, PeerMemoryOnly, v["time"]}, "\n"))
 	check("memory request X-Geecache-Signature", mem.Header.Get(HeaderSignature))
@@ -126,7 +125,7 @@ func testPublishedVectors(t *testing.T) {
 		t.Fatalf("the published memory-only request: %d %q; want 200 %q", r.Status, bodyOf(r), v["value"])
 	}
 	reg.Lookup(group).Remove(ctx, key)
-	nh := s.Serve(ctx, c.NewRequest(handoff.MemoryOnly(ctx), target, group, key))
+	nh := s.Serve(ctx, c.NewRequest(ctx, target, group, key, true))
 	if nh.Status != 404 || nh.Code() != CodeNotHeld {
 		t.Fatalf("memory-only request for a key not held: %d %q; want 404 not_held", nh.Status, nh.Code())
 	}

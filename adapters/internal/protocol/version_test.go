@@ -75,7 +75,7 @@ func TestMixedVersions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClient(t, &ClientOptions{Secret: tc.secret})
-			v, err := read(ctx, c, c.NewRequest(ctx, testSelf, "scores", "Tom"), tc.resp, -2)
+			v, err := read(ctx, c, c.NewRequest(ctx, testSelf, "scores", "Tom", false), tc.resp, -2)
 			if v != nil || !errors.Is(err, tc.want) || errors.Is(err, getter.ErrNotFound) != tc.wantNotFound {
 				t.Fatalf("= %q, %v; want %v (not found: %v)", v, err, tc.want, tc.wantNotFound)
 			}
@@ -94,9 +94,9 @@ func TestResponseSignatureBindings(t *testing.T) {
 	secret := []byte("s")
 	s := newServer(t, newTestRegistry(t, newCountingDB(map[string][]byte{"Tom": []byte("630")}), nil), &ServerOptions{Secret: secret})
 	c := newClient(t, &ClientOptions{Secret: secret})
-	tom := c.NewRequest(ctx, testSelf, "scores", "Tom")
-	kkk := c.NewRequest(ctx, testSelf, "scores", "kkk")
-	boom := c.NewRequest(ctx, testSelf, "scores", "boom")
+	tom := c.NewRequest(ctx, testSelf, "scores", "Tom", false)
+	kkk := c.NewRequest(ctx, testSelf, "scores", "kkk", false)
+	boom := c.NewRequest(ctx, testSelf, "scores", "boom", false)
 	value, notFound, failed := s.Serve(ctx, tom), s.Serve(ctx, kkk), s.Serve(ctx, boom)
 	if v, err := read(ctx, c, tom, value, -2); err != nil || string(v) != "630" {
 		t.Fatalf("genuine answer: %q, %v", v, err)
@@ -125,7 +125,7 @@ func TestResponseSignatureBindings(t *testing.T) {
 	}
 	// Without a secret the checksum still catches a changed body.
 	plain := newClient(t, nil)
-	r := newServer(t, s.reg, nil).Serve(ctx, plain.NewRequest(ctx, testSelf, "scores", "Tom"))
+	r := newServer(t, s.reg, nil).Serve(ctx, plain.NewRequest(ctx, testSelf, "scores", "Tom", false))
 	r.Body, r.Value = r.Value.ByteSlice(), cache.ByteView{}
 	r.Body[0] ^= 1
 	if v, err := read(ctx, plain, Request{}, r, -2); v != nil || !errors.Is(err, ErrIntegrity) {

@@ -44,25 +44,25 @@ func TestPeerWritesAndTTLs(t *testing.T) {
 		ctx := context.Background()
 
 		// A value's remaining lifetime travels with it, signed.
-		req := c.NewRequest(ctx, self, "scores", "Tom")
+		req := c.NewRequest(ctx, self, "scores", "Tom", false)
 		r := s.Serve(ctx, req)
 		if got, err := read(ctx, c, req, r, -1); err != nil || string(got) != "src:Tom" || ResponseTTL(r.Header) != time.Minute {
 			t.Fatalf("GET Tom = %q, %v, TTL %v; want src:Tom for 1m", got, err, ResponseTTL(r.Header))
 		}
 		time.Sleep(20 * time.Second)
-		r = s.Serve(ctx, c.NewRequest(ctx, self, "scores", "Tom"))
+		r = s.Serve(ctx, c.NewRequest(ctx, self, "scores", "Tom", false))
 		if ResponseTTL(r.Header) != 40*time.Second {
 			t.Fatalf("20 s later the TTL is %v; want 40s", ResponseTTL(r.Header))
 		}
 		// A forged TTL fails the response signature.
-		req = c.NewRequest(ctx, self, "scores", "Tom")
+		req = c.NewRequest(ctx, self, "scores", "Tom", false)
 		r = s.Serve(ctx, req)
 		r.Header.Set(HeaderTTL, "99999999")
 		if _, err := read(ctx, c, req, r, -1); !errors.Is(err, ErrIntegrity) {
 			t.Fatalf("forged TTL: err = %v; want ErrIntegrity", err)
 		}
 		// A cached "not found" has its TTL too.
-		req = c.NewRequest(ctx, self, "scores", "missing")
+		req = c.NewRequest(ctx, self, "scores", "missing", false)
 		r = s.Serve(ctx, req)
 		if _, err := read(ctx, c, req, r, -1); !errors.Is(err, getter.ErrNotFound) || ResponseTTL(r.Header) != 30*time.Second {
 			t.Fatalf("missing: %v, TTL %v; want not found for 30s", err, ResponseTTL(r.Header))
