@@ -53,16 +53,16 @@
 // "geecache: " exactly once: the sentinels' own texts have no prefix.
 //
 // # Peers
-
-A group reaches other nodes through one contract: its PeerPicker names a
-key's owner as a Peer, and everything it asks of a Peer is a PeerRequest
-(OpGet, OpPeek for memory only, OpSet, OpRemove, OpPurge, OpOffer), sent with
-Peer.Do; the answers, and the owner's sign that it is loading, come back
-through a PeerReply. On the far end the transport hands the request to
-Registry.ServePeer, the one way a peer's request enters a node. Package
-cachetest checks that a transport keeps the contract's promises.
-
-The package is pure: it does no I/O of its own and imports no network or
+//
+// A group reaches other nodes through one contract: its PeerPicker names a
+// key's owner as a Peer, and everything it asks of a Peer is a PeerRequest
+// (OpGet, OpPeek for memory only, OpSet, OpRemove, OpPurge, OpOffer), sent with
+// Peer.Do; the answers, and the owner's sign that it is loading, come back
+// through a PeerReply. On the far end the transport hands the request to
+// Registry.ServePeer, the one way a peer's request enters a node. Package
+// cachetest checks that a transport keeps the contract's promises.
+//
+// The package is pure: it does no I/O of its own and imports no network or
 // operating-system package, so it runs unchanged in a server, a serverless
 // function, or a WebAssembly runtime (GOOS=wasip1 or js). Transports live in
 // their own packages (adapters/nethttp, adapters/lambda), and peer
