@@ -8,9 +8,9 @@ import (
 )
 
 // BenchmarkDo measures the machinery of a load nobody joins: a fresh key
-// each time and a fn that returns at once. "background" callers cannot be
-// cancelled (the load runs on their goroutine); "cancellable" ones can (it
-// runs in a goroutine of its own).
+// each time and a fn that returns at once, on a worker. "background"
+// callers cannot be cancelled (they only wait for the load); "cancellable"
+// ones can (they wait for the load or their context).
 func BenchmarkDo(b *testing.B) {
 	fn := func(context.Context) (int, error) { return 1, nil }
 	for _, bc := range []struct {

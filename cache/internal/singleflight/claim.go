@@ -24,7 +24,6 @@ func (g *Group[V]) Claim(ctx context.Context, key string) Claim[V] {
 	defer g.mu.Unlock()
 	if g.calls == nil {
 		g.calls = make(map[string]*call[V])
-		g.work = make(chan task[V])
 	}
 	return g.claimLocked(ctx, key, nil)
 }
@@ -39,7 +38,6 @@ func (g *Group[V]) ClaimMany(ctx context.Context, keys []string, claims []Claim[
 	defer g.mu.Unlock()
 	if g.calls == nil {
 		g.calls = make(map[string]*call[V])
-		g.work = make(chan task[V])
 	}
 	for i, key := range keys {
 		claims[i] = g.claimLocked(ctx, key, &slab[i])
@@ -91,8 +89,9 @@ func (g *Group[V]) Run(ctx context.Context, key string, cl Claim[V], l Loader[V]
 	if cl.c.done == nil {
 		cl.c.done = make(chan struct{})
 	}
+	tasks := g.takeIdle()
 	g.mu.Unlock()
-	g.detach(task[V]{key: key, c: cl.c, l: l, arg: arg})
+	g.detach(tasks, task[V]{key: key, c: cl.c, l: l, arg: arg})
 	return g.wait(ctx, key, cl.c)
 }
 
