@@ -2,7 +2,9 @@ package cache_test
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -40,17 +42,26 @@ func (g *gate) pass() {
 func (g *gate) open() { close(g.release) }
 
 // A gatedPeer is hPeer with a gate on its fetches (after the peer has
-// answered: the answer is on its way) and one on its purges (before the
-// peer takes it).
+// answered: the answer is on its way), one on its purges and one on its
+// Removes (before the peer takes either); while down, its fetches fail.
 type gatedPeer struct {
 	hPeer
-	fetch, purge gate
+	fetch, purge, remove gate
+	down                 atomic.Bool
 }
 
 func (p *gatedPeer) Get(ctx context.Context, group, key string) ([]byte, time.Duration, error) {
+	if p.down.Load() {
+		return nil, 0, errors.New("down")
+	}
 	v, ttl, err := p.hPeer.Get(ctx, group, key)
 	p.fetch.pass()
 	return v, ttl, err
+}
+
+func (p *gatedPeer) Remove(ctx context.Context, group, key string) error {
+	p.remove.pass()
+	return p.hPeer.Remove(ctx, group, key)
 }
 
 func (p *gatedPeer) Batch(ctx context.Context, group string, keys []string, remove bool, each func(int, []byte, time.Duration, error)) error {
@@ -58,6 +69,38 @@ func (p *gatedPeer) Batch(ctx context.Context, group string, keys []string, remo
 		p.purge.pass()
 	}
 	return p.hPeer.Batch(ctx, group, keys, remove, each)
+}
+
+// newGatedCluster starts in-process nodes of addrs on src, whose peers are
+// gatedPeers: peer[from][to] is node from's getter of node to.
+func newGatedCluster(t *testing.T, src *history.Source, policy cache.PeerPolicy, addrs ...string) (map[string]*hNode, map[string]map[string]*gatedPeer) {
+	nodes := map[string]*hNode{}
+	for _, a := range addrs {
+		nodes[a] = &hNode{addr: a}
+	}
+	peer := map[string]map[string]*gatedPeer{}
+	for _, from := range addrs {
+		peer[from] = map[string]*gatedPeer{}
+		ps, err := picker.NewPeers(from, func(to string) cache.PeerGetter {
+			gp := &gatedPeer{hPeer: hPeer{nodes[to]}}
+			peer[from][to] = gp
+			return gp
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ps.Set(addrs...); err != nil {
+			t.Fatal(err)
+		}
+		nodes[from].peers = ps
+		g, err := cache.NewRegistry().NewGroup("g", 1<<20, getter.Func(src.Get),
+			&cache.GroupOptions{Peers: ps, Logger: quiet, PeerPolicy: policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[from].group.Store(g)
+	}
+	return nodes, peer
 }
 
 // A Purge that reaches a node before the owner of a key is not undone by
@@ -69,34 +112,7 @@ func TestPurgeIsNotUndoneByAFetchBetweenItsPeers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		keys := historyKeys(64)
 		src := history.NewSource(keys)
-		addrs := []string{"p", "x", "o"}
-		nodes := map[string]*hNode{}
-		for _, a := range addrs {
-			nodes[a] = &hNode{addr: a}
-		}
-		// peer[from][to] is from's getter of to.
-		peer := map[string]map[string]*gatedPeer{}
-		for _, from := range addrs {
-			peer[from] = map[string]*gatedPeer{}
-			ps, err := picker.NewPeers(from, func(to string) cache.PeerGetter {
-				gp := &gatedPeer{hPeer: hPeer{nodes[to]}}
-				peer[from][to] = gp
-				return gp
-			}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := ps.Set(addrs...); err != nil {
-				t.Fatal(err)
-			}
-			nodes[from].peers = ps
-			g, err := cache.NewRegistry().NewGroup("g", 1<<20, getter.Func(src.Get),
-				&cache.GroupOptions{Peers: ps, Logger: quiet, PeerPolicy: cache.PeerPolicy{NoHedge: true}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			nodes[from].group.Store(g)
-		}
+		nodes, peer := newGatedCluster(t, src, cache.PeerPolicy{NoHedge: true}, "p", "x", "o")
 		key := ""
 		for _, k := range keys {
 			if nodes["p"].peers.Owner(k) == "o" {
