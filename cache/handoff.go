@@ -16,7 +16,8 @@ import (
 //     memory only, before it calls its Getter (handoff);
 //   - a node whose owner peer is ejected or fails fetches the key from the
 //     next live node on the ring, which loads it once for every node
-//     (fallback), instead of loading it itself;
+//     (fallback), instead of loading it itself (but for a while after a
+//     write of the key reached it: nextNode);
 //   - an ejected peer is probed in the background, from memory only, so
 //     that a peer that answers again is readmitted within about EjectFor.
 //
