@@ -172,7 +172,7 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 		var subs []*batch
 		var at [][]int // each sub-batch's keys, as indexes into b.keys
 		for _, k := range ks {
-			peer, _, _ := g.router.PickFallback(b.keys[k], g.health.isEjected)
+			peer := g.nextNode(b.keys[k])
 			if peer == nil {
 				here = append(here, k)
 				continue

@@ -14,7 +14,8 @@ import (
 //     memory only, before it calls its Getter (handoff);
 //   - a node whose owner peer is ejected or fails fetches the key from the
 //     next live node on the ring, which loads it once for every node
-//     (fallback), instead of loading it itself;
+//     (fallback), instead of loading it itself (but for a while after a
+//     write of the key reached it: nextNode);
 //   - an ejected peer is probed in the background, from memory only, so
 //     that a peer that answers again is readmitted within about EjectFor.
 //
@@ -175,7 +176,7 @@ func (g *Group) keepFallback(key string, next bool) {
 // further fallback, so a key takes at most one such step.
 func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64, gen uint64) (entry, error) {
 	if next && g.router != nil {
-		if peer, _, _ := g.router.PickFallback(key, g.health.isEjected); peer != nil {
+		if peer := g.nextNode(key); peer != nil {
 			g.counters.nextPeer.Add(1)
 			return g.loadFromPeer(ctx, peer, key, false, gen)
 		}
@@ -190,6 +191,20 @@ func (g *Group) fallback(ctx context.Context, key string, next bool, local *atom
 		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), true) // its owner is a peer
 	}
 	return g.loadLocally(ctx, spanFallback, key, false, gen)
+}
+
+// nextNode returns the next live node to fetch key from in place of its
+// failed owner, or nil to load key here: also within writeReach of a write
+// of key here. A write tells the nodes other than the owner together, so
+// the next node may not have been told yet, and its memory may still hold
+// the value the write replaced; a fetch from it that began after the write
+// reached this node would hand that value to every Get that joins it.
+func (g *Group) nextNode(key string) Peer {
+	if g.mem.wroteWithin(key, g.writeReach()) {
+		return nil
+	}
+	peer, _, _ := g.router.PickFallback(key, g.health.isEjected)
+	return peer
 }
 
 // A previous owner that has answered "not held" coldHandoffs times since

@@ -25,9 +25,10 @@ func (g *Group) hotBlocked() bool {
 }
 
 // Purge drops every value of the group on every node: here and at each
-// peer, in one request per peer, each in time independent of how many
-// values it holds (its memory is replaced by an empty one, hot copies
-// included, and the old one is garbage at once). A load in flight
+// peer, in one request per peer (two with more than one peer: the second
+// once every peer has taken the first), each in time independent of how
+// many values it holds (its memory is replaced by an empty one, hot
+// copies included, and the old one is garbage at once). A load in flight
 // anywhere when the purge reaches it keeps its value from its waiters but
 // not in the cache, and no later Get joins it; for PeerPolicy.SlowAfter
 // after a purge, a node keeps no copy of a value fetched from a peer (a
@@ -39,10 +40,27 @@ func (g *Group) hotBlocked() bool {
 // Remove's, a Purge is not retried in the background.
 func (g *Group) Purge(ctx context.Context) error {
 	g.purgeLocal()
-	failed := g.tellAll(ctx, g.peerList(), func(ctx context.Context, p Peer) error {
+	purge := func(ctx context.Context, p Peer) error {
 		return peerDo(ctx, p, PeerRequest{Op: OpPurge, Group: g.name}, manyKeys{})
-	})
+	}
+	peers := g.peerList()
+	failed := g.tellAll(ctx, peers, purge)
 	g.purgeLocal() // a value fetched meanwhile from a peer not yet purged
+	if len(peers) > 1 {
+		// The same holds at each peer: one the purge reached before
+		// another may have fetched from that other meanwhile, and a Get
+		// after this Purge could join that fetch. Once all have purged,
+		// the ones that confirmed are purged again.
+		var again []Peer
+		for _, p := range peers {
+			if _, ok := failed[p.Addr()]; !ok {
+				again = append(again, p)
+			}
+		}
+		for a, err := range g.tellAll(ctx, again, purge) {
+			failed[a] = err
+		}
+	}
 	if len(failed) == 0 {
 		return nil
 	}

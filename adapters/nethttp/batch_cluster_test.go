@@ -92,8 +92,8 @@ func TestBatchOverHTTP(t *testing.T) {
 	if err := nodes[0].Group.Purge(ctx); err != nil {
 		t.Fatalf("Purge: %v", err)
 	}
-	if n := rt.posts.Load(); n != 2 {
-		t.Fatalf("Purge sent %d requests; want 2, one per peer", n)
+	if n := rt.posts.Load(); n != 4 {
+		t.Fatalf("Purge sent %d requests; want 4: one per peer, and one more to each once both have confirmed", n)
 	}
 	for _, n := range nodes {
 		if s := n.Group.Stats(); s.Main.Items+s.Hot.Items != 0 {

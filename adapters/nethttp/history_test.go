@@ -107,9 +107,9 @@ func TestHistoryOverHTTP(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			if v.multiplex && v.hang && !*historyMuxHang {
 				// nethttptest's faults close every node's Pool to end the
-				// multiplexed connections, which no deployment does; under
-				// that, a rare stale read (about one per 90 s of load) is
-				// not explained yet. Run it with -history.muxhang.
+				// multiplexed connections, which no deployment does, and
+				// what it finds is rare: it needs minutes of load
+				// (-history.for). Run it with -history.muxhang.
 				t.Skip("multiplexed with a hanging node: run with -history.muxhang")
 			}
 			seed := *historySeed

@@ -125,6 +125,7 @@ func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint3
 		err = errors.New("the request's head is over the frame limit")
 	}
 	if err != nil {
+		mc.flushLeft()
 		return 0, fmt.Errorf("multiplexed connection: %w", err)
 	}
 	muxEndHead(f)
@@ -133,6 +134,7 @@ func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint3
 	mc.mu.Lock()
 	if mc.err != nil || mc.closing {
 		mc.mu.Unlock()
+		mc.flushLeft()
 		return 0, errMuxRetry
 	}
 	mc.nextID++
@@ -165,6 +167,25 @@ func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint3
 		return 0, fmt.Errorf("%w: %w", errMuxLost, err)
 	}
 	return id, nil
+}
+
+// flushLeft is the flush of a writer that sends nothing: the writers
+// before it that saw it waiting left their frames for it to flush, and
+// without it those would wait in the buffer until their callers gave up.
+// wmu is held.
+func (mc *muxConn) flushLeft() {
+	if mc.waiting.Load() != 0 {
+		return // the next writer flushes
+	}
+	mc.mu.Lock()
+	failed := mc.err != nil
+	mc.mu.Unlock()
+	if failed {
+		return
+	}
+	if err := mc.flush(); err != nil {
+		mc.fail(err)
+	}
 }
 
 // lock takes the writer. Every write under it, the direct one of a large
