@@ -166,7 +166,7 @@ type oneKey struct {
 	keys  [1]string
 	a     keyAnswer
 	got   bool
-	alive *fetch // hears the peer's signs that it is loading; nil: not wanted
+	alive *hedgeTimer // hears the peer's signs that it is loading; nil: not wanted
 }
 
 func (r *oneKey) Answer(i int, v ByteView, ttl time.Duration, err error) {
@@ -179,7 +179,7 @@ func (r *oneKey) Answer(i int, v ByteView, ttl time.Duration, err error) {
 
 func (r *oneKey) Loading() {
 	if r.alive != nil {
-		r.alive.showAlive()
+		r.alive.alive()
 	}
 }
 
@@ -202,10 +202,10 @@ func peerGet(ctx context.Context, peer Peer, op PeerOp, group, key string) ([]by
 }
 
 // manyKeys is the PeerReply of a request of many keys: each answer goes to
-// each, each sign to loading.
+// each, each sign to alive (either may be nil).
 type manyKeys struct {
-	each    func(i int, v []byte, ttl time.Duration, err error)
-	loading func()
+	each  func(i int, v []byte, ttl time.Duration, err error)
+	alive *hedgeTimer
 }
 
 func (r manyKeys) Answer(i int, v ByteView, ttl time.Duration, err error) {
@@ -215,15 +215,15 @@ func (r manyKeys) Answer(i int, v ByteView, ttl time.Duration, err error) {
 }
 
 func (r manyKeys) Loading() {
-	if r.loading != nil {
-		r.loading()
+	if r.alive != nil {
+		r.alive.alive()
 	}
 }
 
-// peerBatch sends req to peer, each answer to each and each sign to
-// loading (either may be nil).
-func peerBatch(ctx context.Context, peer Peer, req PeerRequest, loading func(), each func(i int, v []byte, ttl time.Duration, err error)) error {
-	return peerDo(ctx, peer, req, manyKeys{each, loading})
+// peerBatch sends req to peer, each answer to each and each sign to alive
+// (either may be nil).
+func peerBatch(ctx context.Context, peer Peer, req PeerRequest, alive *hedgeTimer, each func(i int, v []byte, ttl time.Duration, err error)) error {
+	return peerDo(ctx, peer, req, manyKeys{each, alive})
 }
 
 // peerRemove drops key at peer.
