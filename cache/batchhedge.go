@@ -9,9 +9,7 @@ import (
 )
 
 // This file is a batch's request to its owner (batchfetch.go decides what
-// becomes of each key): fetch sends it and waits for it, racing a local
-// load of every key if the owner is silent, as fetchHedged does for one
-// key (hedge.go); complete checks the answer.
+// becomes of each key): fetch sends it, complete checks the answer.
 
 // fetch sends the batch and waits for it: if the owner is silent (see
 // hedgeTimer), every key is loaded locally beside it (through the local
@@ -66,9 +64,7 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 	go func() {
 		defer fcancel()
 		err, outcome := send(fctx, t)
-		if found(outcome) {
-			t.alive()
-		}
+		t.end(found(outcome))
 		unhook()
 		g.settle(ctx, ph, probe, outcome, !won.Load() && ctx.Err() != nil)
 		done <- err
@@ -76,12 +72,12 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 	select {
 	case <-silent:
 	case err := <-done:
-		if !t.stop() {
+		if !t.end(false) {
 			return false, true, err
 		}
-		done <- err // the hedge started meanwhile: it takes the answer first
+		done <- err // the hedge started first: it takes the answer at once
 	case <-ctx.Done():
-		if !t.stop() {
+		if !t.end(false) {
 			return false, false, ctx.Err()
 		}
 	}
@@ -174,8 +170,7 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 	return true, batchDone, berr
 }
 
-// A silence is closed when the owner of a batch is silent: the batch's
-// hedger.
+// A silence is the hedger of a batch: closed when its owner is silent.
 type silence chan struct{}
 
 func (s silence) hedge() { close(s) }

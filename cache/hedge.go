@@ -76,17 +76,12 @@ func percentile99(window []time.Duration) time.Duration {
 	return second
 }
 
-// hedgeDelay returns how long to wait for the owner before hedging.
-func (l *latencies) hedgeDelay() time.Duration { return time.Duration(l.delay.Load()) }
-
-// A hedgeTimer starts the hedge of a fetch from an owner that is silent:
-// one that has neither answered nor said it is loading
-// (PeerReply.Loading) within the hedge delay, or within HedgeMax since it
-// last said so. A hedge is for an owner that does not answer, not for a
-// source that is slow: an owner that keeps saying it is loading is waited
-// for however slow its source, one load per key in the cluster. A single
-// key's fetch (fetchHedged) and a GetMany's batch (batch.fetch) wait on it
-// alike, each with its own latencies.
+// A hedgeTimer starts the hedge of a fetch (fetchHedged's of one key, or
+// a GetMany's batch) when the owner is silent: it has neither answered nor
+// said it is loading (PeerReply.Loading) within the hedge delay, or within
+// HedgeMax since it last said so. A hedge is for an owner that does not
+// answer, not for a slow source: an owner that keeps saying it is loading
+// is waited for, one load per key in the cluster.
 type hedgeTimer struct {
 	g     *Group
 	lat   *latencies
@@ -98,7 +93,6 @@ type hedgeTimer struct {
 	seen  atomic.Bool // the owner showed it is alive: its latency is recorded
 }
 
-// A hedger runs the hedge its hedgeTimer started.
 type hedger interface{ hedge() }
 
 // The states of a hedgeTimer.
@@ -111,7 +105,7 @@ const (
 // arm starts the wait for the owner, before the request is sent.
 func (t *hedgeTimer) arm(g *Group, lat *latencies, keys int, start hedger) {
 	t.g, t.lat, t.keys, t.start, t.begin = g, lat, keys, start, time.Now()
-	t.timer = time.AfterFunc(lat.hedgeDelay(), t.fire)
+	t.timer = time.AfterFunc(time.Duration(lat.delay.Load()), t.fire)
 }
 
 // fire starts the hedge, unless the fetch ended first.
@@ -134,14 +128,16 @@ func (t *hedgeTimer) alive() {
 	}
 }
 
-// stop ends the wait once the fetch has ended or its callers left, and
-// reports whether the hedge started first (it then runs to its end).
-func (t *hedgeTimer) stop() (hedged bool) {
+// end ends the wait (answered: the owner answered, so it is alive) and
+// reports whether the hedge started first: it then runs to its end.
+func (t *hedgeTimer) end(answered bool) (hedged bool) {
 	if t.state.CompareAndSwap(waiting, fetched) {
 		t.timer.Stop()
-		return false
 	}
-	return true
+	if answered {
+		t.alive()
+	}
+	return t.state.Load() == hedging
 }
 
 // A hedge is the local load a slow fetch started beside it.
@@ -149,7 +145,7 @@ type hedge struct {
 	done      chan struct{}
 	e         entry
 	err       error
-	published bool // its answer went to the callers first (see fetch.hedge)
+	published atomic.Bool // its answer went to the callers first (see fetch.hedge)
 }
 
 // found reports whether err is a peer's answer (a value or "not found")
@@ -184,11 +180,8 @@ func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uin
 	f.t.arm(g, g.latency, 1, f)
 	f.one.alive = &f.t
 	v, ttl, err = f.one.get(ctx, owner, OpGet, g.name, key)
-	hedged := f.t.stop()
-	if found(err) {
-		f.t.alive()
-	}
-	published := hedged && f.published.Load()
+	hedged := f.t.end(found(err))
+	published := hedged && f.h.published.Load()
 	g.settle(ctx, ph, probe, err, !published && ctx.Err() != nil)
 	switch {
 	case !hedged, found(err) && !published:
@@ -209,13 +202,12 @@ func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uin
 // A fetch is a hedged fetch's state, shared with its hedge timer: one
 // allocation, where closures would cost one each.
 type fetch struct {
-	t         hedgeTimer
-	ctx       context.Context // the load's
-	key       string
-	gen       uint64      // the load's (see memory.gens): the hedge's copy keeps to it
-	published atomic.Bool // the hedge's answer went to the callers
-	h         hedge
-	one       oneKey // the request, and its reply
+	t   hedgeTimer
+	ctx context.Context // the load's
+	key string
+	gen uint64 // the load's (see memory.gens): the hedge's copy keeps to it
+	h   hedge
+	one oneKey // the request, and its reply
 }
 
 // hedge loads the key locally, beside the fetch, and if the local load
@@ -224,13 +216,10 @@ type fetch struct {
 func (f *fetch) hedge() {
 	g := f.t.g
 	f.h.e, f.h.err = g.loadCopy(f.ctx, f.key, f.gen)
-	if found(f.h.err) {
-		f.h.published = g.forwardFlight.Publish(f.ctx, f.key, f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.t.begin), 0))
-		if f.h.published {
-			f.published.Store(true)
-			if f.h.err == nil {
-				g.counters.hedgeLocalWins.Add(1)
-			}
+	if found(f.h.err) && g.forwardFlight.Publish(f.ctx, f.key, f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.t.begin), 0)) {
+		f.h.published.Store(true)
+		if f.h.err == nil {
+			g.counters.hedgeLocalWins.Add(1)
 		}
 	}
 	close(f.h.done)
