@@ -176,10 +176,9 @@ func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uin
 		g.settle(ctx, ph, probe, err, ctx.Err() != nil)
 		return v, ttl, nil, err
 	}
-	f := &fetch{ctx: ctx, key: key, gen: gen, h: hedge{done: make(chan struct{})}}
+	f := &fetch{oneKey: oneKey{keys: [1]string{key}}, ctx: ctx, gen: gen, h: hedge{done: make(chan struct{})}}
 	f.t.arm(g, g.latency, 1, f)
-	f.one.alive = &f.t
-	v, ttl, err = f.one.get(ctx, owner, OpGet, g.name, key)
+	v, ttl, err = f.get(ctx, owner, OpGet, g.name, f)
 	hedged := f.t.end(found(err))
 	published := hedged && f.h.published.Load()
 	g.settle(ctx, ph, probe, err, !published && ctx.Err() != nil)
@@ -202,21 +201,23 @@ func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uin
 // A fetch is a hedged fetch's state, shared with its hedge timer: one
 // allocation, where closures would cost one each.
 type fetch struct {
-	t   hedgeTimer
-	ctx context.Context // the load's
-	key string
-	gen uint64 // the load's (see memory.gens): the hedge's copy keeps to it
-	h   hedge
-	one oneKey // the request, and its reply
+	oneKey                 // the request, and its reply (but for Loading)
+	t      hedgeTimer      // hears the owner's signs that it is loading
+	ctx    context.Context // the load's
+	gen    uint64          // the load's (see memory.gens): the hedge's copy keeps to it
+	h      hedge
 }
+
+// Loading is the owner's sign that it is loading the key.
+func (f *fetch) Loading() { f.t.alive() }
 
 // hedge loads the key locally, beside the fetch, and if the local load
 // answers (a value or "not found") publishes its answer to the callers,
 // leaving the fetch until SlowAfter since it began.
 func (f *fetch) hedge() {
 	g := f.t.g
-	f.h.e, f.h.err = g.loadCopy(f.ctx, f.key, f.gen)
-	if found(f.h.err) && g.forwardFlight.Publish(f.ctx, f.key, f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.t.begin), 0)) {
+	f.h.e, f.h.err = g.loadCopy(f.ctx, f.keys[0], f.gen)
+	if found(f.h.err) && g.forwardFlight.Publish(f.ctx, f.keys[0], f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.t.begin), 0)) {
 		f.h.published.Store(true)
 		if f.h.err == nil {
 			g.counters.hedgeLocalWins.Add(1)
