@@ -9,20 +9,16 @@ import (
 )
 
 // This file is a batch's request to its owner (batchfetch.go decides what
-// becomes of each key): fetch sends it and waits for it, racing a local
-// load of every key if the owner is slow to show it is alive, as
-// fetchHedged does for one key (hedge.go); complete checks the answer.
+// becomes of each key): fetch sends it, complete checks the answer.
 
-// fetch sends the batch and waits for it as fetchHedged waits for one
-// key: if the owner neither answers nor says it is loading within the
-// hedge delay, every key is loaded locally beside it (through the local
+// fetch sends the batch and waits for it: if the owner is silent (see
+// hedgeTimer), every key is loaded locally beside it (through the local
 // flight), and each key takes whichever answer comes first. The delay is
-// the batches' own (g.batchLatency: the 99th percentile of the time recent
-// batches took to show their owner alive): a batch takes longer to answer
-// than one key, and a hedge costs it a load per key, so the single
-// fetches' delay would hedge a healthy owner's batches. It returns
-// the batch's error, whether the hedge ran (keys it decided are done in
-// out), and whether the batch answered (else b.answers may still change).
+// the batches' own (g.batchLatency): a batch takes longer to answer than
+// one key, and a hedge costs it a load per key, so the single fetches'
+// delay would hedge a healthy owner's batches. It returns the batch's
+// error, whether the hedge ran (keys it decided are done in out), and
+// whether the batch answered (else b.answers may still change).
 func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision) (hedged, answered bool, err error) {
 	g, ctx := b.g, b.ctx
 	each := func(i int, v []byte, ttl time.Duration, err error) {
@@ -37,23 +33,21 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 		}
 		b.got[i], b.answers[i] = true, keyAnswer{v, ttl, err}
 	}
-	var loading func() // the hedge's, once it waits: the owner's signs that it is loading
-	send := func(fctx context.Context) error {
-		err := peerBatch(fctx, b.owner, PeerRequest{Op: OpGet, Group: g.name, Keys: b.keys}, loading, each)
+	// send returns the batch's error, and its outcome for the owner's
+	// health: an older peer that asked to be asked key by key is alive.
+	send := func(fctx context.Context, t *hedgeTimer) (err, outcome error) {
+		err = peerBatch(fctx, b.owner, PeerRequest{Op: OpGet, Group: g.name, Keys: b.keys}, t, each)
 		if err == nil {
 			err = b.complete()
 		}
-		return err
-	}
-	outcome := func(err error) error {
 		if errors.Is(err, errors.ErrUnsupported) {
-			return nil // an older peer, alive: it asked to be asked key by key
+			return err, nil
 		}
-		return err
+		return err, err
 	}
 	if g.policy.NoHedge {
-		err := send(ctx)
-		g.settle(ctx, ph, probe, outcome(err), ctx.Err() != nil)
+		err, outcome := send(ctx, nil)
+		g.settle(ctx, ph, probe, outcome, ctx.Err() != nil)
 		return false, true, err
 	}
 	var won atomic.Bool
@@ -63,48 +57,31 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 			fcancel()
 		}
 	})
-	signs := make(chan struct{}, 1) // the owner said it is loading (again)
-	var seen atomic.Bool
-	begin := time.Now()
-	loading = func() {
-		if seen.CompareAndSwap(false, true) {
-			g.batchLatency.record(time.Since(begin))
-		}
-		select {
-		case signs <- struct{}{}:
-		default:
-		}
-	}
+	silent := make(silence)
+	t := new(hedgeTimer)
+	t.arm(g, g.batchLatency, len(b.keys), silent)
 	done := make(chan error, 1)
 	go func() {
 		defer fcancel()
-		err := send(fctx)
-		if found(outcome(err)) && seen.CompareAndSwap(false, true) {
-			g.batchLatency.record(time.Since(begin)) // it answered: alive (alive stays open: done tells)
-		}
+		err, outcome := send(fctx, t)
+		t.end(found(outcome))
 		unhook()
-		g.settle(ctx, ph, probe, outcome(err), !won.Load() && ctx.Err() != nil)
+		g.settle(ctx, ph, probe, outcome, !won.Load() && ctx.Err() != nil)
 		done <- err
 	}()
-	// The hedge starts when the owner has been silent for the hedge
-	// delay, or for HedgeMax since its last sign that it is loading: a
-	// live owner's load is waited for however long it takes.
-	timer := time.NewTimer(g.batchLatency.hedgeDelay())
-	defer timer.Stop()
-	for silent := false; !silent; {
-		select {
-		case err := <-done:
+	select {
+	case <-silent:
+	case err := <-done:
+		if !t.end(false) {
 			return false, true, err
-		case <-ctx.Done():
+		}
+		done <- err // the hedge started first: it takes the answer at once
+	case <-ctx.Done():
+		if !t.end(false) {
 			return false, false, ctx.Err()
-		case <-signs:
-			timer.Reset(g.policy.HedgeMax)
-		case <-timer.C:
-			silent = true
 		}
 	}
 	// The hedge: every key loads locally beside the batch.
-	g.counters.hedges.Add(int64(len(b.keys)))
 	type localDone struct {
 		k   int
 		e   entry
@@ -187,11 +164,16 @@ func (b *batch) fetch(ph *peerHealth, probe bool, gens []uint64, out []decision)
 	}
 	if !batchDone {
 		won.Store(true)
-		time.AfterFunc(max(g.policy.SlowAfter-time.Since(begin), 0), fcancel)
+		time.AfterFunc(max(g.policy.SlowAfter-time.Since(t.begin), 0), fcancel)
 		b.keepIfFailed(out, done)
 	}
 	return true, batchDone, berr
 }
+
+// A silence is the hedger of a batch: closed when its owner is silent.
+type silence chan struct{}
+
+func (s silence) hedge() { close(s) }
 
 // keepIfFailed waits, in the background, for a batch whose keys the hedge
 // decided before it ended (it ends by SlowAfter): if the owner fails them,

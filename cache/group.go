@@ -304,11 +304,11 @@ func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next b
 	case local != nil:
 		// The hedge's local load decided: it kept its copy in hot (and
 		// counted its win if it published it).
-		if local.err == nil && !local.published {
+		if local.err == nil && !local.published.Load() {
 			g.counters.hedgeLocalWins.Add(1)
 		}
 		if !answered {
-			if !local.published { // (a fetch that failed after the hedge answered is not counted)
+			if !local.published.Load() { // (a fetch that failed after the hedge answered is not counted)
 				g.counters.peerErrors.Add(1)
 			}
 			if found(local.err) {

@@ -76,15 +76,76 @@ func percentile99(window []time.Duration) time.Duration {
 	return second
 }
 
-// hedgeDelay returns how long to wait for the owner before hedging.
-func (l *latencies) hedgeDelay() time.Duration { return time.Duration(l.delay.Load()) }
+// A hedgeTimer starts the hedge of a fetch (fetchHedged's of one key, or
+// a GetMany's batch) when the owner is silent: it has neither answered nor
+// said it is loading (PeerReply.Loading) within the hedge delay, or within
+// HedgeMax since it last said so. A hedge is for an owner that does not
+// answer, not for a slow source: an owner that keeps saying it is loading
+// is waited for, one load per key in the cluster.
+type hedgeTimer struct {
+	g     *Group
+	lat   *latencies
+	keys  int    // the keys the hedge loads, each counted in Hedges
+	start hedger // runs the hedge, on the timer's goroutine
+	begin time.Time
+	timer *time.Timer
+	state atomic.Int32
+	seen  atomic.Bool // the owner showed it is alive: its latency is recorded
+}
+
+type hedger interface{ hedge() }
+
+// The states of a hedgeTimer.
+const (
+	waiting int32 = iota // the fetch runs, the hedge has not started
+	hedging              // the hedge has started
+	fetched              // the fetch ended first: no hedge
+)
+
+// arm starts the wait for the owner, before the request is sent.
+func (t *hedgeTimer) arm(g *Group, lat *latencies, keys int, start hedger) {
+	t.g, t.lat, t.keys, t.start, t.begin = g, lat, keys, start, time.Now()
+	t.timer = time.AfterFunc(time.Duration(lat.delay.Load()), t.fire)
+}
+
+// fire starts the hedge, unless the fetch ended first.
+func (t *hedgeTimer) fire() {
+	if t.state.CompareAndSwap(waiting, hedging) {
+		t.g.counters.hedges.Add(int64(t.keys))
+		t.start.hedge()
+	}
+}
+
+// alive records that the owner is alive (it said it is loading, or
+// answered): the first time, the fetch's latency; and while no hedge has
+// started, the owner gets HedgeMax from now before one does.
+func (t *hedgeTimer) alive() {
+	if t.seen.CompareAndSwap(false, true) {
+		t.lat.record(time.Since(t.begin))
+	}
+	if t.state.Load() == waiting {
+		t.timer.Reset(t.g.policy.HedgeMax)
+	}
+}
+
+// end ends the wait (answered: the owner answered, so it is alive) and
+// reports whether the hedge started first: it then runs to its end.
+func (t *hedgeTimer) end(answered bool) (hedged bool) {
+	if t.state.CompareAndSwap(waiting, fetched) {
+		t.timer.Stop()
+	}
+	if answered {
+		t.alive()
+	}
+	return t.state.Load() == hedging
+}
 
 // A hedge is the local load a slow fetch started beside it.
 type hedge struct {
 	done      chan struct{}
 	e         entry
 	err       error
-	published bool // its answer went to the callers first (see fetch.hedge)
+	published atomic.Bool // its answer went to the callers first (see fetch.hedge)
 }
 
 // found reports whether err is a peer's answer (a value or "not found")
@@ -92,21 +153,18 @@ type hedge struct {
 func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFound) }
 
 // fetchHedged fetches key from owner (admitted through ph, which may be
-// nil) and settles the fetch's health. A hedge is for an owner that does
-// not answer, not for a source that is slow: if the owner neither answers
-// nor says it is loading (PeerReply.Loading) within the hedge delay, a
-// local load starts beside the fetch (through the local flight, so still
-// one local load per key), and whichever answers first goes to the
-// callers; an owner that said it is loading is waited for, up to HedgeMax.
-// A local "not found" is as final as the owner's: the owner asks the same
-// source. local is not nil when the local load decided: local.e and
-// local.err are then the result (local.err is ctx's error if the callers
-// left first), and err is the fetch's (not nil: the owner failed, before
-// or after the hedge answered). ttl is the lifetime the owner gave its answer, if its
-// transport says.
+// nil) and settles the fetch's health. If the owner is silent (see
+// hedgeTimer), a local load starts beside the fetch (through the local
+// flight, so still one local load per key), and whichever answers first
+// goes to the callers. A local "not found" is as final as the owner's: the
+// owner asks the same source. local is not nil when the local load
+// decided: local.e and local.err are then the result (local.err is ctx's
+// error if the callers left first), and err is the fetch's (not nil: the
+// owner failed, before or after the hedge answered). ttl is the lifetime
+// the owner gave its answer, if its transport says.
 //
 // The fetch runs on the caller's goroutine (the flight's worker) with
-// ctx, the load's context, and the hedge waits on a timer: a fetch that
+// ctx, the load's context, and the hedge on the timer's: a fetch that
 // answers within the hedge delay costs no goroutine and no context of its
 // own. A hedge that answers first publishes its answer to the flight's
 // callers at once (singleflight's Publish); the fetch goes on until
@@ -118,18 +176,11 @@ func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uin
 		g.settle(ctx, ph, probe, err, ctx.Err() != nil)
 		return v, ttl, nil, err
 	}
-	f := &fetch{g: g, ctx: ctx, key: key, gen: gen, begin: time.Now(), h: hedge{done: make(chan struct{})}}
-	f.timer = time.AfterFunc(g.latency.hedgeDelay(), f.hedge)
-	f.one.alive = f
-	v, ttl, err = f.one.get(ctx, owner, OpGet, g.name, key)
-	hedged := !f.state.CompareAndSwap(waiting, fetched)
-	if !hedged {
-		f.timer.Stop()
-	}
-	if found(err) {
-		f.showAlive()
-	}
-	published := hedged && f.published.Load()
+	f := &fetch{oneKey: oneKey{keys: [1]string{key}}, ctx: ctx, gen: gen, h: hedge{done: make(chan struct{})}}
+	f.t.arm(g, g.latency, 1, f)
+	v, ttl, err = f.get(ctx, owner, OpGet, g.name, f)
+	hedged := f.t.end(found(err))
+	published := hedged && f.h.published.Load()
 	g.settle(ctx, ph, probe, err, !published && ctx.Err() != nil)
 	switch {
 	case !hedged, found(err) && !published:
@@ -147,61 +198,29 @@ func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uin
 	}
 }
 
-// The states of a hedged fetch.
-const (
-	waiting int32 = iota // the fetch runs, the hedge has not started
-	hedging              // the hedge has started
-	fetched              // the fetch ended first: no hedge
-)
-
 // A fetch is a hedged fetch's state, shared with its hedge timer: one
 // allocation, where closures would cost one each.
 type fetch struct {
-	g         *Group
-	ctx       context.Context // the load's
-	key       string
-	gen       uint64 // the load's (see memory.gens): the hedge's copy keeps to it
-	begin     time.Time
-	timer     *time.Timer // starts the hedge
-	state     atomic.Int32
-	seen      atomic.Bool // the owner showed it is alive
-	published atomic.Bool // the hedge's answer went to the callers
-	h         hedge
-	one       oneKey // the request, and its reply
+	oneKey                 // the request, and its reply (but for Loading)
+	t      hedgeTimer      // hears the owner's signs that it is loading
+	ctx    context.Context // the load's
+	gen    uint64          // the load's (see memory.gens): the hedge's copy keeps to it
+	h      hedge
 }
 
-// showAlive records that the owner is alive (it said it is loading, or
-// answered): the first time, the fetch's latency; and while no hedge has
-// started, the owner gets HedgeMax from now before one does. An owner that
-// keeps saying it is loading is waited for however slow its source: one
-// load per key in the cluster. Only a silent owner is hedged.
-func (f *fetch) showAlive() {
-	if f.seen.CompareAndSwap(false, true) {
-		f.g.latency.record(time.Since(f.begin))
-	}
-	if f.state.Load() == waiting {
-		f.timer.Reset(f.g.policy.HedgeMax)
-	}
-}
+// Loading is the owner's sign that it is loading the key.
+func (f *fetch) Loading() { f.t.alive() }
 
-// hedge runs when the hedge delay has passed: it loads the key locally,
-// beside the fetch, and if the local load answers (a value or "not found")
-// publishes its answer to the callers, leaving the fetch until SlowAfter
-// since it began.
+// hedge loads the key locally, beside the fetch, and if the local load
+// answers (a value or "not found") publishes its answer to the callers,
+// leaving the fetch until SlowAfter since it began.
 func (f *fetch) hedge() {
-	if !f.state.CompareAndSwap(waiting, hedging) {
-		return // the fetch ended first
-	}
-	g := f.g
-	g.counters.hedges.Add(1)
-	f.h.e, f.h.err = g.loadCopy(f.ctx, f.key, f.gen)
-	if found(f.h.err) {
-		f.h.published = g.forwardFlight.Publish(f.ctx, f.key, f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.begin), 0))
-		if f.h.published {
-			f.published.Store(true)
-			if f.h.err == nil {
-				g.counters.hedgeLocalWins.Add(1)
-			}
+	g := f.t.g
+	f.h.e, f.h.err = g.loadCopy(f.ctx, f.keys[0], f.gen)
+	if found(f.h.err) && g.forwardFlight.Publish(f.ctx, f.keys[0], f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.t.begin), 0)) {
+		f.h.published.Store(true)
+		if f.h.err == nil {
+			g.counters.hedgeLocalWins.Add(1)
 		}
 	}
 	close(f.h.done)

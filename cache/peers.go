@@ -161,12 +161,11 @@ func peerDo(ctx context.Context, peer Peer, req PeerRequest, reply PeerReply) (e
 }
 
 // oneKey is a request of one key and its PeerReply, in one allocation
-// (none in a hedged fetch, which holds one).
+// (none in a hedged fetch, which holds one and hears the signs).
 type oneKey struct {
-	keys  [1]string
-	a     keyAnswer
-	got   bool
-	alive *fetch // hears the peer's signs that it is loading; nil: not wanted
+	keys [1]string
+	a    keyAnswer
+	got  bool
 }
 
 func (r *oneKey) Answer(i int, v ByteView, ttl time.Duration, err error) {
@@ -177,16 +176,12 @@ func (r *oneKey) Answer(i int, v ByteView, ttl time.Duration, err error) {
 	r.got, r.a = true, keyAnswer{v.b, ttl, err}
 }
 
-func (r *oneKey) Loading() {
-	if r.alive != nil {
-		r.alive.showAlive()
-	}
-}
+func (r *oneKey) Loading() {}
 
-// get asks peer for key of group with op (OpGet or OpPeek).
-func (r *oneKey) get(ctx context.Context, peer Peer, op PeerOp, group, key string) ([]byte, time.Duration, error) {
-	r.keys[0] = key
-	err := peerDo(ctx, peer, PeerRequest{Op: op, Group: group, Keys: r.keys[:]}, r)
+// get asks peer for r's key of group with op (OpGet or OpPeek), its
+// answer going to reply (r, or what holds it).
+func (r *oneKey) get(ctx context.Context, peer Peer, op PeerOp, group string, reply PeerReply) ([]byte, time.Duration, error) {
+	err := peerDo(ctx, peer, PeerRequest{Op: op, Group: group, Keys: r.keys[:]}, reply)
 	switch {
 	case err != nil:
 		return nil, 0, err
@@ -198,14 +193,15 @@ func (r *oneKey) get(ctx context.Context, peer Peer, op PeerOp, group, key strin
 
 // peerGet asks peer for key with op (OpGet or OpPeek).
 func peerGet(ctx context.Context, peer Peer, op PeerOp, group, key string) ([]byte, time.Duration, error) {
-	return new(oneKey).get(ctx, peer, op, group, key)
+	r := &oneKey{keys: [1]string{key}}
+	return r.get(ctx, peer, op, group, r)
 }
 
 // manyKeys is the PeerReply of a request of many keys: each answer goes to
-// each, each sign to loading.
+// each, each sign to alive (either may be nil).
 type manyKeys struct {
-	each    func(i int, v []byte, ttl time.Duration, err error)
-	loading func()
+	each  func(i int, v []byte, ttl time.Duration, err error)
+	alive *hedgeTimer
 }
 
 func (r manyKeys) Answer(i int, v ByteView, ttl time.Duration, err error) {
@@ -215,15 +211,15 @@ func (r manyKeys) Answer(i int, v ByteView, ttl time.Duration, err error) {
 }
 
 func (r manyKeys) Loading() {
-	if r.loading != nil {
-		r.loading()
+	if r.alive != nil {
+		r.alive.alive()
 	}
 }
 
-// peerBatch sends req to peer, each answer to each and each sign to
-// loading (either may be nil).
-func peerBatch(ctx context.Context, peer Peer, req PeerRequest, loading func(), each func(i int, v []byte, ttl time.Duration, err error)) error {
-	return peerDo(ctx, peer, req, manyKeys{each, loading})
+// peerBatch sends req to peer, each answer to each and each sign to alive
+// (either may be nil).
+func peerBatch(ctx context.Context, peer Peer, req PeerRequest, alive *hedgeTimer, each func(i int, v []byte, ttl time.Duration, err error)) error {
+	return peerDo(ctx, peer, req, manyKeys{each, alive})
 }
 
 // peerRemove drops key at peer.
