@@ -50,6 +50,7 @@ func TestConformanceInProcess(t *testing.T) {
 			n.reg.Store(reg)
 			n.group.Store(g)
 			c.Groups = append(c.Groups, g)
+			c.Pickers = append(c.Pickers, p)
 		}
 		t.Cleanup(func() {
 			for _, n := range nodes {

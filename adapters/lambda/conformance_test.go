@@ -94,6 +94,7 @@ func conformanceCluster(t *testing.T, o cachetest.Options, urls bool) cachetest.
 		nodes[i], err = NewNode(cfg, func(cfg Config, reg *cache.Registry, peers cache.PeerPicker) error {
 			gopts := o.GroupOptions
 			gopts.Peers, gopts.Logger = peers, quiet
+			c.Pickers = append(c.Pickers, peers)
 			_, err := reg.NewGroup(o.Group, cfg.CacheBytes, o.Getter(i), &gopts)
 			return err
 		}, opts)

@@ -65,6 +65,7 @@ func TestConformanceFetch(t *testing.T) {
 				f.Release()
 			})
 			c.Groups = append(c.Groups, g)
+			c.Pickers = append(c.Pickers, pool)
 		}
 		return c
 	})

@@ -32,6 +32,7 @@ func TestConformance(t *testing.T) {
 				}
 				for _, n := range nodes {
 					c.Groups = append(c.Groups, n.Group)
+					c.Pickers = append(c.Pickers, n.Pool)
 				}
 				return c
 			})

@@ -15,7 +15,8 @@
 // What it checks, over the transport: values and "not found" cross the
 // hop, and each key is loaded once in the cluster; concurrent Gets of a cold
 // key with a slow source load it once; a memory-only read (cache.OpPeek)
-// never loads, and answers what the owner holds; Set and Remove reach every node;
+// never loads, and answers what the owner holds; the owner's TTLs, of a
+// value and of a "not found", cross the hop; Set and Remove reach every node;
 // GetMany answers every key; a hung peer (if the cluster can hang one)
 // costs its callers a fallback, not an error; and a history of concurrent
 // reads and writes never reads a value that an acknowledged write had
@@ -88,6 +89,7 @@ func TestTransport(t *testing.T, newCluster NewCluster) {
 	t.Run("GetMany", func(t *testing.T) { getMany(t, newCluster) })
 	t.Run("HungPeer", func(t *testing.T) { hungPeer(t, newCluster) })
 	t.Run("PeekNeverLoads", func(t *testing.T) { peekNeverLoads(t, newCluster) })
+	t.Run("TTLsCrossTheHop", func(t *testing.T) { ttlsCrossTheHop(t, newCluster) })
 	t.Run("History", func(t *testing.T) { historyCheck(t, newCluster) })
 }
 
@@ -364,16 +366,7 @@ func peekNeverLoads(t *testing.T, newCluster NewCluster) {
 	if c.Pickers == nil {
 		t.Skip("the Cluster has no Pickers")
 	}
-	var key string
-	var peer cache.Peer
-	for i := 0; peer == nil; i++ {
-		if i == 10000 {
-			t.Fatal("node 0's picker names no peer for 10,000 keys")
-		}
-		if p, ok := c.Pickers[0].PickPeer(fmt.Sprint("peek", i)); ok && p != nil {
-			key, peer = fmt.Sprint("peek", i), p
-		}
-	}
+	key, peer := remoteKey(t, c, "peek")
 	peek := cache.PeerRequest{Op: cache.OpPeek, Group: "cachetest", Keys: []string{key}}
 	var r oneReply
 	err := peer.Do(t.Context(), peek, &r)
@@ -412,3 +405,62 @@ func (r *oneReply) Answer(_ int, v cache.ByteView, _ time.Duration, err error) {
 }
 
 func (*oneReply) Loading() {}
+
+// remoteKey is a key with prefix that node 0's picker says another node
+// owns, and that node's cache.Peer.
+func remoteKey(t *testing.T, c Cluster, prefix string) (string, cache.Peer) {
+	t.Helper()
+	for i := range 10000 {
+		if p, ok := c.Pickers[0].PickPeer(fmt.Sprint(prefix, i)); ok && p != nil {
+			return fmt.Sprint(prefix, i), p
+		}
+	}
+	t.Fatal("node 0's picker names no peer for 10,000 keys")
+	return "", nil
+}
+
+// ttlsCrossTheHop asks the owner of a value and of a missing key, through
+// the transport's cache.Peer, with the groups' TTL and NotFoundTTL set:
+// each answer's TTL is within what the owner gives it, or negative where
+// the transport does not carry TTLs (the asking group's own apply then).
+func ttlsCrossTheHop(t *testing.T, newCluster NewCluster) {
+	const ttl, notFoundTTL = time.Hour, time.Minute
+	o := Options{Nodes: 2, Group: "cachetest", Getter: func(int) getter.Getter { return newSource(0) }}
+	o.GroupOptions.PeerPolicy.NoHedge = true
+	o.GroupOptions.TTL, o.GroupOptions.NotFoundTTL = ttl, notFoundTTL
+	c := newCluster(t, o)
+	if c.Pickers == nil {
+		t.Skip("the Cluster has no Pickers")
+	}
+	for _, k := range []struct {
+		prefix string
+		max    time.Duration
+	}{{"ttl", ttl}, {"missing-ttl", notFoundTTL}} {
+		key, peer := remoteKey(t, c, k.prefix)
+		var r ttlReply
+		err := peer.Do(t.Context(), cache.PeerRequest{Op: cache.OpGet, Group: o.Group, Keys: []string{key}}, &r)
+		missing := strings.HasPrefix(key, "missing")
+		switch {
+		case err != nil || r.n != 1:
+			t.Fatalf("an OpGet of %q: %d answers, %v; want one", key, r.n, err)
+		case missing != errors.Is(r.err, getter.ErrNotFound):
+			t.Fatalf("an OpGet of %q answered %v", key, r.err)
+		case r.ttl > k.max || r.ttl == 0:
+			t.Fatalf("an OpGet of %q answered a TTL of %v; want one in (0, %v], or negative if the transport does not carry it", key, r.ttl, k.max)
+		}
+	}
+}
+
+// ttlReply keeps the answers to a request of one key, with their TTL.
+type ttlReply struct {
+	n   int
+	ttl time.Duration
+	err error
+}
+
+func (r *ttlReply) Answer(_ int, _ cache.ByteView, ttl time.Duration, err error) {
+	r.n++
+	r.ttl, r.err = ttl, err
+}
+
+func (*ttlReply) Loading() {}
