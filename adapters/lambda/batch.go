@@ -24,7 +24,7 @@ import (
 // and the group asks for it with a Get. A peer function of the previous
 // protocol version answers 405: an error wrapping errors.ErrUnsupported,
 // so that the group asks key by key.
-func (c *invokeClient) Batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, peek bool, _ func(), each func(int, []byte, time.Duration, error)) error {
+func (c *invokeClient) Batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, peek bool, _ protocol.Listener, each func(int, []byte, time.Duration, error)) error {
 	return c.batch(ctx, group, op, keys, peek, each)
 }
 

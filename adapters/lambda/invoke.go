@@ -141,7 +141,7 @@ func (c *invokeClient) Do(ctx context.Context, req cache.PeerRequest, reply cach
 
 // Get fetches key of group from the peer function, with the lifetime the
 // owner gives the value (or its "not found"; 0: none).
-func (c *invokeClient) Get(ctx context.Context, group, key string, peek bool, _ func()) ([]byte, time.Duration, error) {
+func (c *invokeClient) Get(ctx context.Context, group, key string, peek bool, _ protocol.Listener) ([]byte, time.Duration, error) {
 	return c.do(ctx, c.proto.NewRequest(ctx, c.name, group, key, peek))
 }
 

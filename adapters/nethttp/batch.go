@@ -9,7 +9,7 @@ import (
 )
 
 // batch sends one batch request and reads its answer.
-func (c *Client) batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, peek bool, loading func(), each func(int, []byte, time.Duration, error)) error {
+func (c *Client) batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, peek bool, loading protocol.Listener, each func(int, []byte, time.Duration, error)) error {
 	cancel := context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.timeout {
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)

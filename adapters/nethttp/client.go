@@ -112,7 +112,7 @@ func (c *Client) Do(ctx context.Context, req cache.PeerRequest, reply cache.Peer
 // sender is a Client as the protocol's Sender.
 type sender Client
 
-func (s *sender) Get(ctx context.Context, group, key string, peek bool, loading func()) ([]byte, time.Duration, error) {
+func (s *sender) Get(ctx context.Context, group, key string, peek bool, loading protocol.Listener) ([]byte, time.Duration, error) {
 	c := (*Client)(s)
 	return c.do(ctx, c.proto.NewRequest(ctx, c.addr, group, key, peek), loading)
 }
@@ -129,12 +129,12 @@ func (s *sender) Set(ctx context.Context, group, key string, value []byte, ttl t
 	return err
 }
 
-func (s *sender) Batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, peek bool, loading func(), each func(int, []byte, time.Duration, error)) error {
+func (s *sender) Batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, peek bool, loading protocol.Listener, each func(int, []byte, time.Duration, error)) error {
 	return (*Client)(s).batch(ctx, group, op, keys, peek, loading, each)
 }
 
 // do sends a protocol request and reads its answer.
-func (c *Client) do(ctx context.Context, preq protocol.Request, loading func()) ([]byte, time.Duration, error) {
+func (c *Client) do(ctx context.Context, preq protocol.Request, loading protocol.Listener) ([]byte, time.Duration, error) {
 	cancel := context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.timeout {
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)

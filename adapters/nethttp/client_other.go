@@ -62,7 +62,7 @@ func (o *ClientOptions) transport(maxBody int64) (transport, error) {
 // roundTrip sends preq to the peer and returns its answer once its header
 // has arrived. An owner's "102 Processing" (it is loading the key) goes to
 // loading, if not nil.
-func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, loading func()) (peerResponse, error) {
+func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, loading protocol.Listener) (peerResponse, error) {
 	var body io.Reader
 	if preq.Body != nil {
 		body = bytes.NewReader(preq.Body)
@@ -71,7 +71,7 @@ func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, loading f
 	if loading != nil {
 		rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{Got1xxResponse: func(code int, _ textproto.MIMEHeader) error {
 			if code == http.StatusProcessing {
-				loading() // the owner is loading: the asking group waits for it
+				loading.Loading() // the owner is loading: the asking group waits for it
 			}
 			return nil
 		}})

@@ -55,7 +55,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// w's once no 102 can be.
 		pr := &processing{w: w}
 		hdr := h.headers.Get().(http.Header)
-		resp := h.srv.ServeInto(r.Context(), req, hdr, pr.start)
+		resp := h.srv.ServeInto(r.Context(), req, hdr, pr)
 		pr.end()
 		write(w, resp)
 		clear(hdr)
@@ -86,13 +86,13 @@ const processingEvery = 100 * time.Millisecond
 type processing struct {
 	mu    sync.Mutex
 	w     http.ResponseWriter
-	timer *time.Timer // armed by the first start
+	timer *time.Timer // armed by the first Loading
 	done  bool
 }
 
-// start is called when the group begins a load: it arms the timer that
+// Loading is called when the group begins a load: it arms the timer that
 // sends the 102.
-func (p *processing) start() {
+func (p *processing) Loading() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.timer == nil && !p.done {
@@ -110,7 +110,7 @@ func (p *processing) send() {
 }
 
 // end stops p: the answer follows. A load that outlives the request may
-// still call start; it does nothing then.
+// still call Loading; it does nothing then.
 func (p *processing) end() {
 	if p == nil {
 		return

@@ -25,7 +25,7 @@ func (o *ClientOptions) transport(maxBody int64) (transport, error) {
 // roundTrip sends preq to the peer with fetch() and returns its answer
 // once its header has arrived. A fetch() gets no interim answer, so an
 // owner's "102 Processing" never reaches the asking group here.
-func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, _ func()) (peerResponse, error) {
+func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, _ protocol.Listener) (peerResponse, error) {
 	return c.rt.roundTrip(ctx, preq.Method, c.prefix+preq.Path, preq.Header, preq.Body)
 }
 

@@ -16,7 +16,7 @@ import (
 // forwarded or told again. A BatchGet's answer holds an entry per key, in
 // order; values past the size limit in all are entries that say "ask
 // alone".
-func (s *Server) batch(ctx context.Context, req Request, loading func()) Response {
+func (s *Server) batch(ctx context.Context, req Request, loading Listener) Response {
 	groupName, op, ok := batchOp(req.Path)
 	if !ok {
 		return ErrorResponse(CodeBadRequest, "not a batch path: "+clip(req.Path))
@@ -62,7 +62,7 @@ func (s *Server) batch(ctx context.Context, req Request, loading func()) Respons
 // the size limit: each key's framing (and room to say "ask alone") is set
 // aside first, and a value or message that does not fit in what is left
 // is an entry that says "ask alone".
-func (s *Server) batchGet(ctx context.Context, pr cache.PeerRequest, loading func()) Response {
+func (s *Server) batchGet(ctx context.Context, pr cache.PeerRequest, loading Listener) Response {
 	trusted := s.cfg.Secret != nil
 	budget := s.cfg.MaxValueBytes - binary.MaxVarintLen64
 	for _, k := range pr.Keys {
@@ -87,12 +87,12 @@ type batchAnswers struct {
 	trusted bool
 	budget  int64
 	body    []byte
-	loading func()
+	loading Listener
 }
 
 func (a *batchAnswers) Loading() {
 	if a.loading != nil {
-		a.loading()
+		a.loading.Loading()
 	}
 }
 

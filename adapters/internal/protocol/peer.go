@@ -10,6 +10,11 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
+// A Listener hears an owner's signs that it is loading: a
+// cache.PeerReply on the asking node, a binding's interim answer on the
+// owner's.
+type Listener interface{ Loading() }
+
 // A Sender sends the protocol's requests to one peer over a binding's
 // transport: the calls Do makes of a cache.PeerRequest.
 type Sender interface {
@@ -17,14 +22,14 @@ type Sender interface {
 	// the value and its lifetime, or an error. loading, if not nil, hears
 	// the peer's interim "102 Processing" signs where the transport
 	// carries them.
-	Get(ctx context.Context, group, key string, peek bool, loading func()) ([]byte, time.Duration, error)
+	Get(ctx context.Context, group, key string, peek bool, loading Listener) ([]byte, time.Duration, error)
 	// Set sends a PUT of value under key, Remove a DELETE of key.
 	Set(ctx context.Context, group, key string, value []byte, ttl time.Duration) error
 	Remove(ctx context.Context, group, key string) error
 	// Batch sends one batch request of op for keys, which fit (see
 	// SplitBatch), and gives each entry of its answer to each (a BatchGet
 	// only).
-	Batch(ctx context.Context, group string, op BatchOp, keys []string, peek bool, loading func(), each func(i int, v []byte, ttl time.Duration, err error)) error
+	Batch(ctx context.Context, group string, op BatchOp, keys []string, peek bool, loading Listener, each func(i int, v []byte, ttl time.Duration, err error)) error
 }
 
 // Do is the client side every binding shares of cache.Peer.Do: it turns
@@ -40,7 +45,7 @@ func Do(ctx context.Context, s Sender, req cache.PeerRequest, reply cache.PeerRe
 	case cache.OpGet, cache.OpPeek:
 		peek := req.Op == cache.OpPeek
 		if len(keys) == 1 {
-			v, ttl, err := s.Get(ctx, req.Group, keys[0], peek, reply.Loading)
+			v, ttl, err := s.Get(ctx, req.Group, keys[0], peek, reply)
 			if err != nil && !errors.Is(err, getter.ErrNotFound) && !errors.Is(err, cache.ErrNotHeld) {
 				return err
 			}
@@ -73,9 +78,9 @@ func Do(ctx context.Context, s Sender, req cache.PeerRequest, reply cache.PeerRe
 // index of a key of the next request, whose name it was not checked
 // against.
 func sendSplit(ctx context.Context, s Sender, group string, op BatchOp, keys []string, peek bool, reply cache.PeerReply) error {
-	var loading func()
+	var loading Listener
 	if reply != nil {
-		loading = reply.Loading
+		loading = reply
 	}
 	var first error
 	SplitBatch(keys, func(lo, hi int) {

@@ -144,7 +144,7 @@ func (s *Server) Serve(ctx context.Context, req Request) Response {
 // load for a peer's request (cache.PeerReply.Loading): a binding that can
 // send an interim answer tells the asking node so, and keeps telling it
 // while the answer is pending.
-func (s *Server) ServeInto(ctx context.Context, req Request, h Header, loading func()) Response {
+func (s *Server) ServeInto(ctx context.Context, req Request, h Header, loading Listener) Response {
 	r := s.serve(ctx, req, h, loading)
 	for k, v := range r.Header { // an answer with a header of its own (an error); no-op when it is h
 		h[k] = v
@@ -210,7 +210,7 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 
 // serve answers req; a value's header fields go into h, or a new map if h
 // is nil.
-func (s *Server) serve(ctx context.Context, req Request, h Header, loading func()) Response {
+func (s *Server) serve(ctx context.Context, req Request, h Header, loading Listener) Response {
 	if r, ok := s.admit(ctx, req); !ok {
 		return r
 	}
@@ -241,7 +241,8 @@ func (s *Server) serve(ctx context.Context, req Request, h Header, loading func(
 			op = cache.OpPeek
 		}
 		a := &oneAnswer{loading: loading}
-		if err := s.reg.ServePeer(ctx, cache.PeerRequest{Op: op, Group: groupName, Keys: []string{key}}, a); err != nil {
+		a.keys[0] = key
+		if err := s.reg.ServePeer(ctx, cache.PeerRequest{Op: op, Group: groupName, Keys: a.keys[:]}, a); err != nil {
 			return s.peerError(err)
 		}
 		view, ttl, err = a.v, a.ttl, a.err
@@ -322,10 +323,11 @@ func ErrorResponse(c Code, msg string) Response {
 
 // oneAnswer is the cache.PeerReply of a peer's request of one key.
 type oneAnswer struct {
+	keys    [1]string // the request's, in the same allocation
 	v       cache.ByteView
 	ttl     time.Duration
 	err     error
-	loading func()
+	loading Listener
 }
 
 func (a *oneAnswer) Answer(_ int, v cache.ByteView, ttl time.Duration, err error) {
@@ -334,7 +336,7 @@ func (a *oneAnswer) Answer(_ int, v cache.ByteView, ttl time.Duration, err error
 
 func (a *oneAnswer) Loading() {
 	if a.loading != nil {
-		a.loading()
+		a.loading.Loading()
 	}
 }
 
