@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/geecache/geecache/internal/peertest"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -83,7 +84,7 @@ func TestInvokeClientRoundTrip(t *testing.T) {
 		if !ok {
 			t.Fatal("a client-only Peers owns a key")
 		}
-		v, _, err := peerGet(t.Context(), peer, "scores", "Tom")
+		v, _, err := peertest.Get(t.Context(), peer, "scores", "Tom")
 		if err != nil || string(v) != "630" {
 			t.Fatalf("stream=%v: Tom = %q, %v", stream, v, err)
 		}
@@ -93,10 +94,10 @@ func TestInvokeClientRoundTrip(t *testing.T) {
 		if peer.(*invokeClient).Addr() != "node-b" {
 			t.Errorf("Addr = %q", peer.(*invokeClient).Addr())
 		}
-		if _, _, err := peerGet(t.Context(), peer, "scores", "kkk"); !errors.Is(err, getter.ErrNotFound) {
+		if _, _, err := peertest.Get(t.Context(), peer, "scores", "kkk"); !errors.Is(err, getter.ErrNotFound) {
 			t.Errorf("stream=%v: kkk: %v, want the owner's not found", stream, err)
 		}
-		if v, _, err := peerGet(t.Context(), peer, "binary", "x"); err != nil || string(v) != string(allBytes()) {
+		if v, _, err := peertest.Get(t.Context(), peer, "binary", "x"); err != nil || string(v) != string(allBytes()) {
 			t.Errorf("stream=%v: all-bytes: %d bytes, %v", stream, len(v), err)
 		}
 	}
@@ -135,7 +136,7 @@ func TestInvokeClientErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			peer, _ := p.PickPeer("k")
-			_, _, err := peerGet(t.Context(), peer, "g", "k")
+			_, _, err := peertest.Get(t.Context(), peer, "g", "k")
 			var target *types.ResourceNotFoundException
 			switch {
 			case err == nil || errors.Is(err, getter.ErrNotFound):
@@ -167,7 +168,7 @@ func TestInvokeQualifier(t *testing.T) {
 			t.Fatal(err)
 		}
 		peer, _ := p.PickPeer("k")
-		_, _, _ = peerGet(t.Context(), peer, "g", "k")
+		_, _, _ = peertest.Get(t.Context(), peer, "g", "k")
 		if got := aws.ToString(api.last.Qualifier); got != want || *api.last.FunctionName != name {
 			t.Errorf("%s: invoked %s with qualifier %q, want %q", name, *api.last.FunctionName, got, want)
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/geecache/geecache/internal/peertest"
 	"io"
 	"log/slog"
 	"net"
@@ -194,7 +195,7 @@ func TestPeerOptionsTimeoutBoundsInvokes(t *testing.T) {
 				peer, _ = p.PickPeer(fmt.Sprintf("k%d", i))
 			}
 			start := time.Now()
-			_, _, err = peerGet(t.Context(), peer, "scores", "Tom")
+			_, _, err = peertest.Get(t.Context(), peer, "scores", "Tom")
 			if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took != tc.want {
 				t.Errorf("Timeout %v: %v after %v, want DeadlineExceeded after %v", tc.timeout, err, took, tc.want)
 			}
@@ -252,7 +253,7 @@ func TestPeersCloseClosesClientIdleConnections(t *testing.T) {
 	}
 	get := func() {
 		t.Helper()
-		if v, _, err := peerGet(t.Context(), peer, "scores", "Tom"); err != nil || string(v) != "630" {
+		if v, _, err := peertest.Get(t.Context(), peer, "scores", "Tom"); err != nil || string(v) != "630" {
 			t.Fatalf("Get through the Invoke API: %q, %v", v, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/geecache/geecache/internal/peertest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -126,7 +127,7 @@ func testSigV4TransportFixedVector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _, err := peerGet(t.Context(), c, "scores", "a/b c%"); err != nil || string(v) != "630" {
+	if v, _, err := peertest.Get(t.Context(), c, "scores", "a/b c%"); err != nil || string(v) != "630" {
 		t.Fatalf("Get = %q, %v", v, err)
 	}
 	// The headers a peer request carries, from the protocol itself.

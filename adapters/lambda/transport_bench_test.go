@@ -4,6 +4,7 @@ package lambda
 
 import (
 	"fmt"
+	"github.com/geecache/geecache/internal/peertest"
 	"log/slog"
 	"slices"
 	"testing"
@@ -52,7 +53,7 @@ func BenchmarkPeerFetchInvokeVsURL(b *testing.B) {
 	const block = 100
 	fetch := func(g cache.Peer) time.Duration {
 		start := time.Now()
-		v, _, err := peerGet(b.Context(), g, "scores", "Tom")
+		v, _, err := peertest.Get(b.Context(), g, "scores", "Tom")
 		d := time.Since(start)
 		if err != nil || string(v) != "630" {
 			b.Fatalf("%T: %q, %v", g, v, err)

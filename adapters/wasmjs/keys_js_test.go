@@ -5,6 +5,7 @@ package wasmjs
 import (
 	"context"
 	"errors"
+	"github.com/geecache/geecache/internal/peertest"
 	"math/rand/v2"
 	"strconv"
 	"syscall/js"
@@ -59,13 +60,13 @@ func TestKeysRoundTripBehindNodeHTTP(t *testing.T) {
 	defer c.CloseIdleConnections()
 	for i, key := range keytest.Keys(rand.New(rand.NewPCG(15, 4)), 200) {
 		for _, g := range []string{"scores", "."} {
-			got, _, err := peerGet(context.Background(), c, g, key)
+			got, _, err := peertest.Get(context.Background(), c, g, key)
 			if err != nil || string(got) != "v="+key {
 				t.Fatalf("group %q, key #%d %q (path %q): %q, %v", g, i, key, protocol.Path(g, key), got, err)
 			}
 		}
 	}
-	if _, _, err := peerGet(context.Background(), c, "scores", "missing"); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := peertest.Get(context.Background(), c, "scores", "missing"); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("missing key: %v; want getter.ErrNotFound", err)
 	}
 }

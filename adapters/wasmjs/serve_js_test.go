@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/geecache/geecache/internal/peertest"
 	"net/http"
 	"os"
 	"runtime"
@@ -320,14 +321,14 @@ func TestServeBehindNodeHTTP(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			got, _, err := peerGet(context.Background(), c, "scores", "Tom")
+			got, _, err := peertest.Get(context.Background(), c, "scores", "Tom")
 			if err != nil || string(got) != "630" {
 				t.Errorf("Get(Tom) = %q, %v; want 630", got, err)
 			}
 		})
 	}
 	wg.Wait()
-	if _, _, err := peerGet(context.Background(), c, "scores", "kkk"); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := peertest.Get(context.Background(), c, "scores", "kkk"); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("Get(kkk) err = %v; want getter.ErrNotFound", err)
 	}
 	if n := loads.Load(); n != 2 {

@@ -4,6 +4,7 @@
 package peertest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -33,3 +34,27 @@ func Fetch(req cache.PeerRequest, reply cache.PeerReply, get func(key string) ([
 	reply.Answer(0, cache.ByteViewOf(v), ttl, err)
 	return nil
 }
+
+// Get asks p for key of group as a group does (an OpGet of one key) and
+// returns a copy of the answer, or the failure of the request, as one
+// error.
+func Get(ctx context.Context, p cache.Peer, group, key string) ([]byte, time.Duration, error) {
+	var a answer
+	if err := p.Do(ctx, cache.PeerRequest{Op: cache.OpGet, Group: group, Keys: []string{key}}, &a); err != nil {
+		return nil, 0, err
+	}
+	return a.v, a.ttl, a.err
+}
+
+// answer keeps the answer to a request of one key.
+type answer struct {
+	v   []byte
+	ttl time.Duration
+	err error
+}
+
+func (a *answer) Answer(_ int, v cache.ByteView, ttl time.Duration, err error) {
+	a.v, a.ttl, a.err = v.ByteSlice(), ttl, err
+}
+
+func (*answer) Loading() {}

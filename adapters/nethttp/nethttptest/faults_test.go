@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/geecache/geecache/internal/peertest"
 	"net"
 	"syscall"
 	"testing"
@@ -123,7 +124,7 @@ func TestFaultDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
-	if v, _, err := peerGet(context.Background(), c, "scores", k); err != nil || string(v) != "v:"+k {
+	if v, _, err := peertest.Get(context.Background(), c, "scores", k); err != nil || string(v) != "v:"+k {
 		t.Fatalf("back up: Get(%q) = %q, %v", k, v, err)
 	}
 }
@@ -142,7 +143,7 @@ func TestFaultLie(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
-	if v, _, err := peerGet(context.Background(), c, "scores", k); !errors.Is(err, cache.ErrIntegrity) {
+	if v, _, err := peertest.Get(context.Background(), c, "scores", k); !errors.Is(err, cache.ErrIntegrity) {
 		t.Fatalf("Get from a lying node = %q, %v; want ErrIntegrity", v, err)
 	}
 	mustGet(t, a.Group, k)
@@ -165,13 +166,13 @@ func TestFaultSlow(t *testing.T) {
 	n.SetFault(nethttptest.Fault{Delay: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, _, err := peerGet(ctx, c, "scores", "k"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := peertest.Get(ctx, c, "scores", "k"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Get from a node an hour slow: %v; want DeadlineExceeded", err)
 	}
 	n.SetFault(nethttptest.Fault{Delay: time.Millisecond})
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel2()
-	if v, _, err := peerGet(ctx2, c, "scores", "k"); err != nil || string(v) != "v:k" {
+	if v, _, err := peertest.Get(ctx2, c, "scores", "k"); err != nil || string(v) != "v:k" {
 		t.Fatalf("Get from a slow node = %q, %v", v, err)
 	}
 }
@@ -198,7 +199,7 @@ func TestFaultPartitioned(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
-	if v, _, err := peerGet(context.Background(), c, "scores", kb); err != nil || string(v) != "v:"+kb {
+	if v, _, err := peertest.Get(context.Background(), c, "scores", kb); err != nil || string(v) != "v:"+kb {
 		t.Fatalf("a client outside the cluster: Get(%q) = %q, %v", kb, v, err)
 	}
 }

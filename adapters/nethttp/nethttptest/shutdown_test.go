@@ -4,6 +4,7 @@ package nethttptest_test
 
 import (
 	"context"
+	"github.com/geecache/geecache/internal/peertest"
 	"io"
 	"net/http"
 	"sync"
@@ -42,7 +43,7 @@ func TestShutdownWhileServing(t *testing.T) {
 	var wg sync.WaitGroup
 	t.Run("cluster", func(t *testing.T) {
 		nodes := nethttptest.Start(t, 1, &nethttptest.Options{GroupOptions: cache.GroupOptions{Tracer: slowHit{}}})
-		if _, _, err := peerGet(t.Context(), localPeer{nodes[0].Registry}, "scores", "slow"); err != nil { // a miss: loaded, then a hit
+		if _, _, err := peertest.Get(t.Context(), localPeer{nodes[0].Registry}, "scores", "slow"); err != nil { // a miss: loaded, then a hit
 			t.Fatal(err)
 		}
 		tr := &http.Transport{}

@@ -9,13 +9,13 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
 	"github.com/geecache/geecache/internal/keytest"
+	"github.com/geecache/geecache/internal/peertest"
 )
 
 // Node is a wasm node as the checks see it.
@@ -138,12 +138,12 @@ func Keys(t *testing.T, ctx context.Context, w Node, natives []*Native, client *
 		return
 	}
 	for i, k := range keys {
-		v, err := peerGet(ctx, client, Echo, k)
+		v, _, err := peertest.Get(ctx, client, Echo, k)
 		if err != nil || string(v) != "v="+k {
 			t.Fatalf("serve: key #%d %q from the wasm node = %q, %v; want %q", i, k, v, err, "v="+k)
 		}
 	}
-	if _, err := peerGet(ctx, client, Echo, EchoMissing); !errors.Is(err, getter.ErrNotFound) {
+	if _, _, err := peertest.Get(ctx, client, Echo, EchoMissing); !errors.Is(err, getter.ErrNotFound) {
 		t.Errorf("serve: the missing key: %v; want getter.ErrNotFound", err)
 	}
 }
@@ -221,24 +221,3 @@ func Put(t *testing.T, ctx context.Context, w Node, natives []*Native) {
 		t.Errorf("wasm node looked %s up %d times; want 0 (it was set)", key, r.Lookups[key])
 	}
 }
-
-// peerGet asks the node behind c for key of group, as a peer's OpGet.
-func peerGet(ctx context.Context, c *nethttp.Client, group, key string) ([]byte, error) {
-	var a answer
-	if err := c.Do(ctx, cache.PeerRequest{Op: cache.OpGet, Group: group, Keys: []string{key}}, &a); err != nil {
-		return nil, err
-	}
-	return a.v, a.err
-}
-
-// answer keeps the one answer of a request of one key.
-type answer struct {
-	v   []byte
-	err error
-}
-
-func (a *answer) Answer(_ int, v cache.ByteView, _ time.Duration, err error) {
-	a.v, a.err = v.ByteSlice(), err
-}
-
-func (*answer) Loading() {}
