@@ -67,4 +67,11 @@
 // function, or a WebAssembly runtime (GOOS=wasip1 or js). Transports live in
 // their own packages (adapters/nethttp, adapters/lambda), and peer
 // selection in package picker.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/reads.md
+//   - https://github.com/geecache/geecache/blob/main/docs/writes.md
+//   - https://github.com/geecache/geecache/blob/main/docs/configuration.md
+//   - https://github.com/geecache/geecache/blob/main/docs/resilience.md
 package cache

@@ -5,6 +5,10 @@
 // A Getter is called at most once at a time per key and node (the cache
 // suppresses duplicate loads), but it may be called concurrently for
 // different keys, so it must be safe for concurrent use.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/reads.md
 package getter
 
 import (

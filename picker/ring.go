@@ -17,6 +17,10 @@
 //
 // The package is pure (no network, file or process access), so it builds
 // and runs under WebAssembly as well as natively.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/operations.md
 package picker
 
 import (

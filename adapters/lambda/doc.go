@@ -161,4 +161,8 @@
 //
 // examples/lambda has a deployment recipe, and scripts/lambda-integration.sh
 // runs the integration test of this package under the emulator.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/deploy-lambda.md
 package lambda

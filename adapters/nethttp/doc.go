@@ -107,4 +107,9 @@
 // opened: peers are reachable only through a transport the host provides
 // (ClientOptions.Transport or PoolOptions.Transport), and Listen fails.
 // See examples/wasm.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/operations.md
+//   - https://github.com/geecache/geecache/blob/main/docs/protocol.md
 package nethttp

@@ -30,4 +30,8 @@
 // Configuration follows the rest of GeeCache (see cache.GroupOptions):
 // required arguments, then a pointer to an options struct in which nil
 // means all defaults and a zero field means its default.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/operations.md
 package otel

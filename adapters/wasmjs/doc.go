@@ -57,4 +57,8 @@
 // loop.
 //
 // The package builds only for GOOS=js.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/deploy-wasm.md
 package wasmjs

@@ -21,6 +21,11 @@
 // costs its callers a fallback, not an error; and a history of concurrent
 // reads and writes never reads a value that an acknowledged write had
 // replaced.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/transports.md
+//   - https://github.com/geecache/geecache/blob/main/docs/testing.md
 package cachetest
 
 import (

@@ -29,4 +29,8 @@
 // records' TTL, which net.Resolver does not report: set Interval to about
 // the TTL the records are served with (CoreDNS's kubernetes plugin gives
 // 5 s) to see a change about when a cache would.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/deploy-kubernetes.md
 package dns

@@ -56,4 +56,8 @@
 // both). Without it the informer's list fails with Forbidden; Watch logs
 // that at warning level with this hint and keeps retrying (with client-go's
 // backoff), and the node keeps the peers it has.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/deploy-kubernetes.md
 package kubernetes

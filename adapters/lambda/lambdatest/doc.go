@@ -8,4 +8,8 @@
 // A deployed node does not use this package; it is kept apart from
 // package lambda so that the production package's API is what a node in
 // AWS uses.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/testing.md
 package lambdatest

@@ -12,6 +12,10 @@
 // Start listens first, then builds each node on the address it got. The
 // caller gives each node its source and its group and pool options; the
 // nodes talk to each other over net/http.
+//
+// The guide to it, by topic:
+//
+//   - https://github.com/geecache/geecache/blob/main/docs/testing.md
 package nethttptest
 
 import (
