@@ -21,7 +21,9 @@ import (
 type PeerPolicy struct {
 	// EjectAfter is how many consecutive failures (errors or timeouts,
 	// not "not found") eject a peer: while it is ejected, the keys it owns
-	// are loaded locally at once, with no network wait. 0 means 3.
+	// are asked of their next live node on the ring, which loads each once
+	// for the cluster (with a PeerPicker that names it, as picker.Peers
+	// does), else loaded here; neither waits for the ejected peer. 0 means 3.
 	EjectAfter int
 
 	// EjectFor is how long the first ejection lasts; each further one in a
