@@ -87,7 +87,9 @@ type hPeer struct{ to *hNode }
 func (p hPeer) Addr() string { return p.to.addr }
 
 // Do waits while the node hangs, then serves req at the node's group
-// alone (Registry.ServePeer); it does not carry an offer.
+// alone (Registry.ServePeer); it does not carry an offer. A node that hangs
+// while it serves req stops too, as a stopped process would: its answers
+// and its signs that it is loading wait for the resume.
 func (p hPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerReply) error {
 	if err := p.to.wait(ctx); err != nil {
 		return err
@@ -95,7 +97,27 @@ func (p hPeer) Do(ctx context.Context, req cache.PeerRequest, reply cache.PeerRe
 	if req.Op == cache.OpOffer {
 		return errors.ErrUnsupported
 	}
-	return serve(ctx, p.to.reg.Load(), req, reply)
+	return serve(ctx, p.to.reg.Load(), req, hReply{ctx: ctx, to: p.to, reply: reply})
+}
+
+// hReply passes a node's answers on, each once the node does not hang;
+// those the asking node no longer waits for are dropped.
+type hReply struct {
+	ctx   context.Context
+	to    *hNode
+	reply cache.PeerReply
+}
+
+func (r hReply) Answer(i int, v cache.ByteView, ttl time.Duration, err error) {
+	if r.to.wait(r.ctx) == nil {
+		r.reply.Answer(i, v, ttl, err)
+	}
+}
+
+func (r hReply) Loading() {
+	if r.to.wait(r.ctx) == nil {
+		r.reply.Loading()
+	}
 }
 
 type hCluster struct {

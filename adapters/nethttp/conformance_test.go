@@ -11,7 +11,8 @@ import (
 )
 
 // The net/http binding keeps every promise the conformance kit checks,
-// over HTTP/1.1 and multiplexed, with a cluster secret.
+// over HTTP/1.1 and multiplexed, with a cluster secret (whose checksums
+// refuse a lying node's answers).
 func TestConformance(t *testing.T) {
 	for _, mux := range []bool{false, true} {
 		t.Run(map[bool]string{false: "HTTP/1.1", true: "multiplexed"}[mux], func(t *testing.T) {
@@ -20,7 +21,12 @@ func TestConformance(t *testing.T) {
 					Group: o.Group, Getter: o.Getter, GroupOptions: o.GroupOptions,
 					PoolOptions: nethttp.PoolOptions{Multiplex: mux, Cluster: nethttp.Cluster{Secret: []byte("conformance")}},
 				})
-				c := cachetest.Cluster{SaysLoading: true}
+				c := cachetest.Cluster{SaysLoading: true, Lie: func(i int) func() {
+					// Multiplexed too: while a node has a fault, the
+					// nodes ask each other over HTTP/1.1, where it lies.
+					nodes[i].SetFault(nethttptest.Fault{Lie: true})
+					return func() { nodes[i].SetFault(nethttptest.Fault{}) }
+				}}
 				if !mux {
 					// Multiplexed, nethttptest's faults close every node's
 					// Pool to end its connections (see TestHistoryOverHTTP's

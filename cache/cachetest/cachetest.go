@@ -18,9 +18,11 @@
 // never loads, and answers what the owner holds; the owner's TTLs, of a
 // value and of a "not found", cross the hop; Set and Remove reach every node;
 // GetMany answers every key; a hung peer (if the cluster can hang one)
-// costs its callers a fallback, not an error; and a history of concurrent
-// reads and writes never reads a value that an acknowledged write had
-// replaced.
+// costs its callers a fallback, not an error, and one that hangs in the
+// middle of a load costs them at most the hedge delay after its last sign;
+// a lying peer's answers (if the cluster can make one lie) are refused, and
+// the callers get the source's; and a history of concurrent reads and
+// writes never reads a value that an acknowledged write had replaced.
 //
 // The guide to it, by topic:
 //
@@ -64,8 +66,14 @@ type Cluster struct {
 	// Hang, if not nil, makes node i stop answering its peers, as a
 	// stopped process would (requests wait, connections stay open), until
 	// the func it returns is called. The checks that need it are skipped
-	// without it.
+	// without it. A request node i was serving when it hung stops too:
+	// its signs that it is loading and its answer wait for the resume.
 	Hang func(i int) (resume func())
+	// Lie, if not nil, makes node i answer its peers with a wrong value
+	// that still looks like an answer, until the func it returns is
+	// called. Only a transport that carries checksums can refuse such a
+	// value: one without them leaves Lie nil, and the check is skipped.
+	Lie func(i int) (undo func())
 	// SaysLoading reports that the transport carries an owner's sign
 	// that it is loading a key (the net/http binding's 102 Processing),
 	// so that the nodes waiting for it do not hedge a slow source. A
@@ -93,6 +101,8 @@ func TestTransport(t *testing.T, newCluster NewCluster) {
 	t.Run("WritesReachEveryNode", func(t *testing.T) { writesReachEveryNode(t, newCluster) })
 	t.Run("GetMany", func(t *testing.T) { getMany(t, newCluster) })
 	t.Run("HungPeer", func(t *testing.T) { hungPeer(t, newCluster) })
+	t.Run("HangMidLoad", func(t *testing.T) { hangMidLoad(t, newCluster) })
+	t.Run("LyingPeer", func(t *testing.T) { lyingPeer(t, newCluster) })
 	t.Run("PeekNeverLoads", func(t *testing.T) { peekNeverLoads(t, newCluster) })
 	t.Run("TTLsCrossTheHop", func(t *testing.T) { ttlsCrossTheHop(t, newCluster) })
 	t.Run("History", func(t *testing.T) { historyCheck(t, newCluster) })
@@ -101,9 +111,10 @@ func TestTransport(t *testing.T, newCluster NewCluster) {
 // source is a Getter that counts its loads per key, answers "v:"+key, and
 // "not found" for a key that starts with "missing".
 type source struct {
-	delay time.Duration
-	mu    sync.Mutex
-	loads map[string]int
+	delay   time.Duration
+	mu      sync.Mutex
+	loads   map[string]int
+	started chan string // if not nil, each load's key, once it began (never blocks)
 }
 
 func newSource(delay time.Duration) *source { return &source{delay: delay, loads: map[string]int{}} }
@@ -112,6 +123,12 @@ func (s *source) Get(ctx context.Context, key string) ([]byte, error) {
 	s.mu.Lock()
 	s.loads[key]++
 	s.mu.Unlock()
+	if s.started != nil {
+		select {
+		case s.started <- key:
+		default:
+		}
+	}
 	if s.delay > 0 {
 		t := time.NewTimer(s.delay)
 		defer t.Stop()
@@ -312,6 +329,118 @@ func hungPeer(t *testing.T, newCluster NewCluster) {
 		resume()
 		checkValue(t, "a node whose owner hangs", k, v, err)
 	}
+}
+
+// hangMidLoad gets a cold key that node 1 owns through node 0, three
+// Gets at once, with a source that takes a second and hedging on (HedgeMax
+// 200 ms), and hangs node 1 once its load has begun: the callers get the
+// value, from node 0's own load (the hedge), without an error and before
+// node 1 is resumed, which the check does only once they have returned or
+// after 30 s (then it fails). Without the promise that a peer that stops
+// mid-load costs at most HedgeMax after its last sign, node 0 would wait
+// for node 1 until the resume.
+func hangMidLoad(t *testing.T, newCluster NewCluster) {
+	const delay = time.Second
+	srcs := []*source{newSource(delay), newSource(delay)}
+	srcs[1].started = make(chan string, 1)
+	o := Options{Nodes: 2, Group: "cachetest", Getter: func(i int) getter.Getter { return srcs[i] }}
+	o.GroupOptions.PeerPolicy.HedgeMin = 10 * time.Millisecond
+	o.GroupOptions.PeerPolicy.HedgeMax = 200 * time.Millisecond
+	c := newCluster(t, o)
+	if c.Hang == nil {
+		t.Skip("the cluster cannot hang a node (Cluster.Hang is nil)")
+	}
+	if c.Pickers == nil {
+		t.Skip("the Cluster has no Pickers")
+	}
+	key, _ := remoteKey(t, c, "midload")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	type result struct {
+		v   cache.ByteView
+		err error
+	}
+	results := make(chan result, 3)
+	for range 3 {
+		go func() {
+			v, err := c.Groups[0].Get(ctx, key)
+			results <- result{v, err}
+		}()
+	}
+	long := time.NewTimer(30 * time.Second)
+	defer long.Stop()
+	select {
+	case <-srcs[1].started:
+	case <-long.C:
+		cancel()
+		t.Fatalf("node 1 did not begin loading %q within 30 s", key)
+	}
+	if c.SaysLoading {
+		// Time for node 1's signs that it is loading to reach node 0 (the
+		// net/http binding repeats its 102 every 100 ms). If none did,
+		// node 0 hedges sooner, which this check does not tell apart.
+		wait(ctx, 300*time.Millisecond)
+	}
+	resume := c.Hang(1)
+	for range 3 {
+		select {
+		case r := <-results:
+			checkValue(t, "node0, its owner hung mid-load", key, r.v, r.err)
+		case <-long.C:
+			resume()
+			cancel()
+			t.Fatalf("node 0's Gets of %q did not return within 30 s while its owner hung mid-load", key)
+		}
+	}
+	resume()
+	if n := srcs[0].loadsOf(key); n == 0 {
+		t.Errorf("node 0 never loaded %q itself: its Gets returned, so its hung owner answered them (Cluster.Hang let a request in flight go on)", key)
+	}
+}
+
+// lyingPeer makes node 1 lie and gets the keys it owns, present and
+// missing, through nodes 0 and 2: every answer is the source's (the asking
+// node refuses the lie and loads the key elsewhere), never the lie.
+func lyingPeer(t *testing.T, newCluster NewCluster) {
+	src := newSource(0)
+	c := start(t, newCluster, 3, src, false)
+	if c.Lie == nil {
+		t.Skip("the cluster cannot make a node lie (Cluster.Lie is nil): the transport carries no checksums")
+	}
+	if c.Pickers == nil {
+		t.Skip("the Cluster has no Pickers")
+	}
+	ks := append(ownedBy(t, c, 1, "lie", 6), ownedBy(t, c, 1, "missing-lie", 2)...)
+	undo := c.Lie(1)
+	defer undo()
+	for _, i := range []int{0, 2} {
+		g := c.Groups[i]
+		errs := g.Stats().PeerErrors
+		for _, k := range ks {
+			v, err := g.Get(t.Context(), k)
+			checkValue(t, fmt.Sprint("node", i, ", node1 lying"), k, v, err)
+		}
+		if g.Stats().PeerErrors == errs {
+			t.Errorf("node%d counted no failed fetch from its lying peer: the check never reached the lie", i)
+		}
+	}
+}
+
+// ownedBy returns n keys with prefix that node i's picker says node i
+// owns.
+func ownedBy(t *testing.T, c Cluster, i int, prefix string, n int) []string {
+	t.Helper()
+	var ks []string
+	for j := 0; j < 10000 && len(ks) < n; j++ {
+		k := fmt.Sprint(prefix, j)
+		if p, ok := c.Pickers[i].PickPeer(k); !ok || p == nil {
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) < n {
+		t.Fatalf("node%d's picker says it owns %d of 10,000 keys; want %d", i, len(ks), n)
+	}
+	return ks
 }
 
 // historyCheck runs concurrent Gets, GetManys, Sets, Removes, RemoveManys

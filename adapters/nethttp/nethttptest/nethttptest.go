@@ -63,7 +63,9 @@ type Options struct {
 // Fault is what a node does wrong. The zero Fault is a healthy node.
 type Fault struct {
 	// Hang accepts each request and never answers it: the client's
-	// context, timeout or hedge has to end it.
+	// context, timeout or hedge has to end it. A request the node was
+	// serving when it began to hang stops too, as in a stopped process:
+	// its 102s and its answer wait until the fault is cleared.
 	Hang bool
 	// Delay answers each request after this long (a slow node).
 	Delay time.Duration
@@ -93,6 +95,8 @@ type Node struct {
 	byHost   map[string]*Node // the cluster's nodes, by host:port
 	faulty   *atomic.Int32    // the cluster's nodes with a fault (shared)
 	fault    atomic.Pointer[Fault]
+	hangMu   sync.Mutex
+	hung     chan struct{} // not nil while the node hangs; closed when it stops
 	stop     chan struct{} // closed by Cleanup: ends hung requests
 	reqs     sync.WaitGroup
 	reqMu    sync.Mutex // guards stopping and reqs' Add (not mu: SetFault holds that long)
@@ -227,7 +231,7 @@ func (n *Node) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	f := n.fault.Load()
 	if f == nil {
-		n.Pool.ServeHTTP(w, r)
+		n.Pool.ServeHTTP(&holding{ResponseWriter: w, n: n, ctx: r.Context()}, r)
 		return
 	}
 	if f.Hang {
@@ -253,8 +257,53 @@ func (n *Node) handle(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("a lie"))
 		return
 	}
-	n.Pool.ServeHTTP(w, r)
+	n.Pool.ServeHTTP(&holding{ResponseWriter: w, n: n, ctx: r.Context()}, r)
 }
+
+// holdWhileHung waits while the node hangs, until the request's ctx ends
+// or the node stops.
+func (n *Node) holdWhileHung(ctx context.Context) {
+	n.hangMu.Lock()
+	c := n.hung
+	n.hangMu.Unlock()
+	if c == nil {
+		return
+	}
+	select {
+	case <-c:
+	case <-ctx.Done():
+	case <-n.stop:
+	}
+}
+
+// holding is the ResponseWriter of a request the node serves: each write
+// (a 102, the answer) waits while the node hangs.
+type holding struct {
+	http.ResponseWriter
+	n   *Node
+	ctx context.Context
+}
+
+func (h *holding) WriteHeader(code int) {
+	h.n.holdWhileHung(h.ctx)
+	h.ResponseWriter.WriteHeader(code)
+}
+
+func (h *holding) Write(b []byte) (int, error) {
+	h.n.holdWhileHung(h.ctx)
+	return h.ResponseWriter.Write(b)
+}
+
+func (h *holding) Flush() {
+	h.n.holdWhileHung(h.ctx)
+	if f, ok := h.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the server's ResponseWriter
+// (to hijack a multiplexed connection, or set a deadline).
+func (h *holding) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // Owner returns the node that owns key by this node's ring, or nil if no
 // node of the cluster does.
@@ -270,6 +319,15 @@ func (n *Node) Owner(key string) *Node {
 func (n *Node) SetFault(f Fault) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.hangMu.Lock()
+	switch {
+	case f.Hang && n.hung == nil:
+		n.hung = make(chan struct{})
+	case !f.Hang && n.hung != nil:
+		close(n.hung)
+		n.hung = nil
+	}
+	n.hangMu.Unlock()
 	old := n.fault.Load()
 	wasDown := old != nil && old.Down
 	if f == (Fault{}) {
