@@ -38,7 +38,7 @@ func (e *PanicError) Unwrap() error { return ErrGetterPanic }
 // recover is a *PanicError of this package.
 func newPanicError(value any, stack []byte) error { return &PanicError{Value: value, Stack: stack} }
 
-// An Error is the error Get and GetLocal return: the group and key, and the
+// An Error is the error Get and GetMany return: the group and key, and the
 // cause (the Getter's error, a peer's answer, ctx's error, or a
 // *PanicError). Use errors.Is on it for the sentinels (getter.ErrNotFound,
 // ErrGetterPanic, context.Canceled) and errors.As for the details.

@@ -90,7 +90,7 @@ func RegisterMetrics(meter metric.Meter, reg *cache.Registry, opts *MetricsOptio
 	b := builder{meter: meter}
 	m.gets = b.counter("geecache.gets", "{get}", "Gets of this node's callers (peers' requests are geecache.peer.requests).")
 	m.hits = b.counter("geecache.hits", "{hit}", "Lookups answered from memory (callers' Gets and peers' requests), by cache.")
-	m.peerRequests = b.counter("geecache.peer.requests", "{request}", "Requests served for peers (GetLocal calls).")
+	m.peerRequests = b.counter("geecache.peer.requests", "{request}", "Requests served for peers (their OpGets, key by key).")
 	m.peerLoads = b.counter("geecache.peer.loads", "{load}", "Values, or not-found answers, fetched from owner peers.")
 	m.peerErrors = b.counter("geecache.peer.errors", "{error}", "Owner peers that failed to answer.")
 	m.fallbacks = b.counter("geecache.fallback.loads", "{load}", "Local loads after an owner peer failed.")

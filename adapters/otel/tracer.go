@@ -39,7 +39,7 @@ const (
 
 // Span names (NewTracer's doc states them).
 const (
-	spanGet      = "geecache.Get"      // a Get or GetLocal: hit, or miss around the steps below
+	spanGet      = "geecache.Get"      // a Get or a peer's OpGet: hit, or miss around the steps below
 	spanPeer     = "geecache.peer"     // a fetch from the owner peer (span kind client)
 	spanLoad     = "geecache.load"     // a call of the Getter on the owner
 	spanFallback = "geecache.fallback" // a call of the Getter after the owner failed
@@ -66,7 +66,7 @@ var _ cache.Tracer = (*tracer)(nil)
 // NewTracer returns a cache.Tracer (set it as cache.GroupOptions.Tracer)
 // that records the steps of a Get as OpenTelemetry spans:
 //
-//   - "geecache.Get" for every Get and GetLocal, with geecache.hit true (a
+//   - "geecache.Get" for every Get and a peer's OpGet, with geecache.hit true (a
 //     hit, started and ended at once) or false (a miss, the parent of the
 //     steps of its load);
 //   - "geecache.peer" (span kind client) for a fetch from the owner, with
