@@ -12,7 +12,10 @@
 // It checks the commit out with `git worktree` into a temporary directory
 // (removed afterwards), builds each package's test binary in both trees
 // (`go test -c`), and runs each binary for -rounds rounds, the order of the
-// two sides swapped every round. See bench/README.md, "Regression guard".
+// two sides swapped every round. Then, unless -outside=false, it runs each
+// family's comparison with its outside reference once on the working tree
+// (a slowdown that creeps in a step at a time shows only there). See
+// bench/README.md, "Regression guard".
 package main
 
 import (
@@ -41,7 +44,7 @@ type config struct {
 	ref, families, benchtime, raw string
 	rounds                        int
 	threshold                     float64
-	fail                          bool
+	fail, outside                 bool
 	timeout                       time.Duration
 }
 
@@ -58,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.threshold, "threshold", 1.05, "a median ratio new/old above this is a regression")
 	fs.BoolVar(&c.fail, "fail", false, "exit with status 1 if a benchmark regressed or a block failed")
 	fs.StringVar(&c.raw, "raw", "", "write the raw benchmark output to PREFIX-old.txt and PREFIX-new.txt (benchstat's input)")
+	fs.BoolVar(&c.outside, "outside", true, "also run each family's comparison with its outside reference once, on the working tree only")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "-test.timeout of each block")
 	short := fs.Bool("short", false, "the short form: 3 rounds of 100ms blocks")
 	if err := fs.Parse(args); err != nil {
@@ -186,6 +190,12 @@ func guard(ctx context.Context, cfg config, fams []family, w io.Writer) (int, er
 	}
 	fmt.Fprintf(w, "\n%d of %d benchmarks regressed (median new/old > %.2f, or allocs/op up by 0.5 and 2%% or more); %d blocks failed\n",
 		regressed, len(rows), cfg.threshold, failed)
+	if cfg.outside {
+		outside(ctx, w, cfg, root, tmp, outsideFor(fams))
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+	}
 	if cfg.fail && (regressed > 0 || failed > 0) {
 		return 1, nil
 	}
