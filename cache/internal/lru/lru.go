@@ -91,6 +91,15 @@ type entry struct {
 // value returns the entry's value.
 func (e *entry) value() []byte { return unsafe.Slice(e.data, e.size) }
 
+// use counts a use of e. Load before Store, and stop at maxUses: a hot
+// key's entry is written a few times per pass of the policy, not on every
+// hit. A use lost to a concurrent hit does not matter.
+func (e *entry) use() {
+	if u := e.uses.Load(); u < maxUses {
+		e.uses.Store(u + 1)
+	}
+}
+
 func newTable(slots int) *table {
 	return &table{slots: make([]atomic.Pointer[entry], slots), mask: uint64(slots - 1), tomb: new(entry)}
 }
@@ -155,12 +164,7 @@ func (c *Cache) Get(key string) (value []byte, expires int64, ok bool) {
 	if e == nil {
 		return nil, 0, false
 	}
-	// Load before Store, and stop at maxUses: a hot key's entry is
-	// written a few times per pass of the policy, not on every hit.
-	// A use lost to a concurrent hit does not matter.
-	if u := e.uses.Load(); u < maxUses {
-		e.uses.Store(u + 1)
-	}
+	e.use()
 	s.hits.Add(1)
 	return e.value(), e.expires, true
 }
@@ -236,9 +240,7 @@ func (c *Cache) Add(key string, value []byte, expires int64) {
 func (c *Cache) Use(key string) {
 	s, h := c.locate(key)
 	if e := s.find(h, key); e != nil {
-		if u := e.uses.Load(); u < maxUses {
-			e.uses.Store(u + 1)
-		}
+		e.use()
 	}
 }
 
@@ -313,13 +315,7 @@ func (c *Cache) unlink(h uint64, key string) bool {
 func (c *Cache) EvictOne(now int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.policy.victim(now, c.bytes.Load())
-	if e == nil {
-		return false
-	}
-	c.unlink(e.hash, e.key)
-	c.evictions.Add(1)
-	return true
+	return c.evict(c.policy.victim(now, c.bytes.Load()))
 }
 
 // EvictExpired removes the entry that expired first, if one expired at
@@ -327,7 +323,11 @@ func (c *Cache) EvictOne(now int64) bool {
 func (c *Cache) EvictExpired(now int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.policy.expired(now)
+	return c.evict(c.policy.expired(now))
+}
+
+// evict removes e, if not nil, as an eviction; c.mu must be held.
+func (c *Cache) evict(e *entry) bool {
 	if e == nil {
 		return false
 	}
