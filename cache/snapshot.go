@@ -45,9 +45,11 @@ const snapMaxUses = 15
 // if the group's own name is longer).
 const snapMaxName = 4 << 10
 
-// snapSum is a record's CRC-32C. (MakeTable returns the one table the
-// package keeps for Castagnoli's polynomial, made once.)
-func snapSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+// snapSum adds b to sum, a record's CRC-32C. (MakeTable returns the one
+// table the package keeps for Castagnoli's polynomial, made once.)
+func snapSum(sum uint32, b []byte) uint32 {
+	return crc32.Update(sum, crc32.MakeTable(crc32.Castagnoli), b)
+}
 
 // Snapshot writes to w the values this node holds as their owner (its
 // main cache; copies of other nodes' keys are not its to keep), each with
@@ -64,49 +66,50 @@ func snapSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.C
 // node's memory is. Snapshot holds no lock while it writes; it stops when
 // ctx ends.
 func (g *Group) Snapshot(ctx context.Context, w io.Writer) (int, error) {
+	fail := func(n int, err error) (int, error) {
+		return n, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, err)
+	}
 	keys, uses := g.mem.main.KeysUses(math.MaxInt)
 	bw := bufio.NewWriter(w)
-	var rec []byte
-	rec = binary.AppendUvarint(append(rec, snapshotMagic...), uint64(len(g.name)))
+	rec := binary.AppendUvarint([]byte(snapshotMagic), uint64(len(g.name)))
 	if _, err := bw.Write(append(rec, g.name...)); err != nil {
-		return 0, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, err)
+		return fail(0, err)
 	}
 	now, n := g.fresh.nanos(), 0
 	for i, key := range keys {
 		if i%256 == 0 && ctx.Err() != nil {
-			return n, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, context.Cause(ctx))
+			return fail(n, context.Cause(ctx))
 		}
 		v, exp, ok := g.mem.main.Peek(key)
 		if !ok || (exp != 0 && exp <= now) {
 			continue // evicted or expired since the ranking
 		}
-		rec = rec[:0]
-		if g.fresh.isNotFound(v) {
-			rec = append(rec, snapNotFound)
-			rec = binary.AppendUvarint(rec, uint64(len(key)))
-			rec = append(rec, key...)
-		} else {
-			rec = append(rec, snapValue)
-			rec = binary.AppendUvarint(rec, uint64(len(key)))
-			rec = append(rec, key...)
+		notFound := g.fresh.isNotFound(v)
+		rec = append(rec[:0], snapValue)
+		if notFound {
+			rec[0] = snapNotFound
+		}
+		rec = binary.AppendUvarint(rec, uint64(len(key)))
+		rec = append(rec, key...)
+		if !notFound {
 			rec = binary.AppendUvarint(rec, uint64(len(v)))
 			rec = append(rec, v...)
 		}
 		rec = binary.AppendVarint(rec, exp)
 		rec = binary.AppendUvarint(rec, min(uses[i], snapMaxUses))
-		rec = binary.LittleEndian.AppendUint32(rec, snapSum(rec))
+		rec = binary.LittleEndian.AppendUint32(rec, snapSum(0, rec))
 		if _, err := bw.Write(rec); err != nil {
-			return n, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, err)
+			return fail(n, err)
 		}
 		n++
 	}
 	rec = binary.AppendUvarint(append(rec[:0], snapEnd), uint64(n))
-	rec = binary.LittleEndian.AppendUint32(rec, snapSum(rec))
+	rec = binary.LittleEndian.AppendUint32(rec, snapSum(0, rec))
 	if _, err := bw.Write(rec); err != nil {
-		return n, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, err)
+		return fail(n, err)
 	}
 	if err := bw.Flush(); err != nil {
-		return n, fmt.Errorf("geecache: snapshot of group %q: %w", g.name, err)
+		return fail(n, err)
 	}
 	return n, nil
 }
@@ -201,20 +204,40 @@ type snapRecord struct {
 	uses          uint64
 }
 
-// snapReader reads a snapshot's records, checking each one's checksum as
-// it reads it. It allocates no more for a record than the budget of the
-// group it restores into (max): a larger one is read through and left
-// out, so that a length that lies costs no memory, only reading on.
+// snapReader reads a snapshot's records, counting each byte it reads in
+// the current record's checksum. It allocates no more for a record than
+// the budget of the group it restores into (max): a larger one is read
+// through and left out, so that a length that lies costs no memory, only
+// reading on.
 type snapReader struct {
 	r       *bufio.Reader
 	max     int64
 	sum     uint32 // the CRC of the current record's bytes so far
+	one     [1]byte
 	records int
+}
+
+// ReadByte and Read read from r, counting what they read in sum; they
+// make a snapReader an io.ByteReader and an io.Reader for encoding/binary
+// and io.
+func (s *snapReader) ReadByte() (byte, error) {
+	c, err := s.r.ReadByte()
+	if err == nil {
+		s.one[0] = c
+		s.sum = snapSum(s.sum, s.one[:])
+	}
+	return c, err
+}
+
+func (s *snapReader) Read(b []byte) (int, error) {
+	n, err := s.r.Read(b)
+	s.sum = snapSum(s.sum, b[:n])
+	return n, err
 }
 
 func (s *snapReader) header(name string) error {
 	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(s.r, magic); err != nil || string(magic) != snapshotMagic {
+	if _, err := io.ReadFull(s, magic); err != nil || string(magic) != snapshotMagic {
 		return fmt.Errorf("%w: it does not start as one", errSnapshot)
 	}
 	n, err := s.uvarint()
@@ -236,11 +259,10 @@ func (s *snapReader) header(name string) error {
 
 func (s *snapReader) next() (rec snapRecord, err error) {
 	s.sum = 0
-	kind, err := s.r.ReadByte()
+	kind, err := s.ReadByte()
 	if err != nil {
 		return rec, s.damaged(err)
 	}
-	s.add([]byte{kind})
 	switch kind {
 	case snapEnd:
 		count, err := s.uvarint()
@@ -282,8 +304,8 @@ func (s *snapReader) next() (rec snapRecord, err error) {
 		}
 		rec.tooBig = rec.tooBig || (rec.value == nil && valueLen > 0)
 	}
-	if rec.expires, err = s.varint(); err != nil {
-		return rec, err
+	if rec.expires, err = binary.ReadVarint(s); err != nil {
+		return rec, s.damaged(err)
 	}
 	if rec.uses, err = s.uvarint(); err != nil {
 		return rec, err
@@ -295,13 +317,20 @@ func (s *snapReader) next() (rec snapRecord, err error) {
 	return rec, nil
 }
 
+func (s *snapReader) uvarint() (uint64, error) {
+	v, err := binary.ReadUvarint(s)
+	if err != nil {
+		return 0, s.damaged(err)
+	}
+	return v, nil
+}
+
 // field reads n bytes into memory of its own if n is at most room, else
-// reads them through (counted in the checksum) and returns nil. It reads
-// in pieces, so that a length that lies costs no more memory than the
-// bytes that are there.
+// reads them through and returns nil. It reads in pieces, so that a
+// length that lies costs no more memory than the bytes that are there.
 func (s *snapReader) field(n uint64, room int) ([]byte, error) {
 	if n > uint64(room) {
-		if _, err := io.CopyN(crcWriter{s}, s.r, int64(min(n, math.MaxInt64))); err != nil {
+		if _, err := io.CopyN(io.Discard, s, int64(min(n, math.MaxInt64))); err != nil {
 			return nil, s.damaged(err)
 		}
 		return nil, nil
@@ -310,43 +339,11 @@ func (s *snapReader) field(n uint64, room int) ([]byte, error) {
 	for uint64(len(out)) < n {
 		at := len(out)
 		out = append(out, make([]byte, min(n-uint64(at), 64<<10))...)
-		if _, err := io.ReadFull(s.r, out[at:]); err != nil {
+		if _, err := io.ReadFull(s, out[at:]); err != nil {
 			return nil, s.damaged(err)
 		}
 	}
-	s.add(out)
 	return out, nil
-}
-
-// A crcWriter counts what is written to it in its reader's checksum.
-type crcWriter struct{ s *snapReader }
-
-func (w crcWriter) Write(b []byte) (int, error) {
-	w.s.add(b)
-	return len(b), nil
-}
-
-// add counts b in the current record's checksum.
-func (s *snapReader) add(b []byte) {
-	s.sum = crc32.Update(s.sum, crc32.MakeTable(crc32.Castagnoli), b)
-}
-
-func (s *snapReader) uvarint() (uint64, error) {
-	v, err := binary.ReadUvarint(s.r)
-	if err != nil {
-		return 0, s.damaged(err)
-	}
-	s.add(binary.AppendUvarint(nil, v))
-	return v, nil
-}
-
-func (s *snapReader) varint() (int64, error) {
-	v, err := binary.ReadVarint(s.r)
-	if err != nil {
-		return 0, s.damaged(err)
-	}
-	s.add(binary.AppendVarint(nil, v))
-	return v, nil
 }
 
 // checksum reads the record's CRC and compares it with its bytes'.
