@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,24 +29,24 @@ type ownerKeys struct {
 	n    int // len(idx) once GetMany has sorted every key
 }
 
-// GetMany returns the values of keys, each as Get would return it: it
-// calls each once per key, in the order of keys, with the key's index,
-// its value and an error for that key alone (a key that does not exist: an
-// error wrapping getter.ErrNotFound). The keys fresh in memory are answered
-// from it; the keys each other peer owns are asked from it in one request
-// (a transport splits one over its limits), and the keys this node owns
-// are loaded here, concurrently, but at most 32 at once per GetMany call
-// (a peer's batch too: a GetMany of 10,000 keys does not call the Getter
+// GetMany returns the values of keys, each as Get would return it: it calls
+// each once per key, in the order of keys, with the key's index, its value
+// and an error for that key alone (a key that does not exist: an error
+// wrapping getter.ErrNotFound). The keys fresh in memory are answered from
+// it; the keys each other peer owns are asked from it in one request (a
+// transport splits one over its limits), and the keys this node owns are
+// loaded here, concurrently, but at most 32 at once per GetMany call (a
+// peer's batch too: a GetMany of 10,000 keys does not call the Getter
 // 10,000 times at once). Loads are still shared per key: a key that a Get
 // or another GetMany is loading at the same moment is loaded once, and
-// waiting for that load takes none of the 32; hits never wait for one. A peer that fails, is ejected, or does not answer a key, costs
-// only its keys a fallback, as for Get: with a peer set that names a key's
-// next live node (picker.Peers), they are asked from it in one batch per
-// node, which loads each once for the whole cluster; else, or if that
-// fails too, they load here. The same health, hedging and integrity rules
-// as Get apply (a batch's hedge delay is the 99th percentile of recent
-// batches' times, not single keys'); a peer whose transport cannot batch
-// is asked key by key.
+// waiting for that load takes none of the 32; hits never wait for one. A
+// peer that fails, is ejected, or does not answer a key, costs only its
+// keys a fallback, as for Get: with a peer set that names a key's next live
+// node (picker.Peers), they are asked from it in one batch per node, which
+// loads each once for the whole cluster; else, or if that fails too, they
+// load here. The same health, hedging and integrity rules as Get apply (a
+// batch's hedge delay is the 99th percentile of recent batches' times, not
+// single keys'); a peer whose transport cannot batch is asked key by key.
 //
 // each runs on the caller's goroutine once every key has its result; the
 // results are kept in one slice, not a map, so the cost per key of a batch
@@ -109,12 +110,9 @@ func (g *Group) getMany(ctx context.Context, keys []string, asker PeerReply) []m
 			hereKeys = append(hereKeys, key) // a peer's: the copy, which the load keeps
 			continue
 		}
-		j := 0
-		for j < len(owners) && !samePeer(owners[j].peer, owner) {
-			j++
-		}
-		if j == len(owners) {
-			owners = append(owners, ownerKeys{peer: owner})
+		j := slices.IndexFunc(owners, func(o ownerKeys) bool { return samePeer(o.peer, owner) })
+		if j < 0 {
+			j, owners = len(owners), append(owners, ownerKeys{peer: owner})
 		}
 		if at == nil {
 			at = make([]int32, len(keys))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -152,8 +151,7 @@ func (g *Group) refresh(key string, mayForward bool) {
 				slog.String("group", g.name), slog.Any("err", err))
 			// The key stays marked until the backoff ends: no refresh of it
 			// before then.
-			backoff := refreshBackoff + rand.N(refreshBackoff/4)
-			time.AfterFunc(backoff, func() { g.fresh.refreshing.Delete(key) })
+			time.AfterFunc(jitter(refreshBackoff), func() { g.fresh.refreshing.Delete(key) })
 		}
 	}()
 }

@@ -1,8 +1,8 @@
 package cache
 
 import (
+	"cmp"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,10 +14,10 @@ import (
 // PeerPolicy says how a group treats the peers it fetches from: when a
 // failing peer is ejected, how many requests may be in flight to one peer,
 // and when a slow fetch is hedged with a local load. It works for every
-// Peer (net/http, Lambda, in-memory) whose dynamic type is comparable,
-// as pointers are, so that the group can tell one peer from another;
-// hedging works for all. The zero value of each field
-// means its default; a negative value makes NewGroup fail.
+// Peer (net/http, Lambda, in-memory) whose dynamic type is comparable, as
+// pointers are, so that the group can tell one peer from another; hedging
+// works for all. The zero value of each field means its default; a negative
+// value makes NewGroup fail.
 type PeerPolicy struct {
 	// EjectAfter is how many consecutive failures (errors or timeouts,
 	// not "not found") eject a peer: while it is ejected, the keys it owns
@@ -48,29 +48,30 @@ type PeerPolicy struct {
 
 	// HedgeMin and HedgeMax bound the hedge delay: when the owner has
 	// neither answered nor said that it is loading (the net/http binding
-	// sends a 102 Processing for it) within it, the group starts a local load beside the fetch and returns
-	// whichever answers first (still one local load per key). An owner
-	// that says it is loading is waited for as long as it keeps saying so:
-	// the hedge starts only after HedgeMax without a sign from it (the
-	// net/http binding repeats its 102 every 100 ms while the load runs),
-	// so a source of any speed is loaded once in the cluster, and an owner
-	// that stops in the middle of a load costs at most HedgeMax after its
-	// last sign: a hedge is for a peer that does not answer, not for a
-	// slow source. The owner is alive, so a hedge's value (or
-	// "not found") is kept as the owner's answer would be, as a copy in
-	// the hot cache (not in main), whichever answered first; only if the
-	// owner then fails is it kept as the fallback keeps the key. The
-	// delay is the 99th percentile of the time recent fetches took to show
-	// their owner alive, within the bounds, and 100 ms (within the bounds)
-	// until enough fetches are seen; GetMany's batches, which take longer
-	// than one key, have a delay of their own made the same way. 0 means
-	// 10 ms and 1 s; HedgeMax 0 means 1 s, or HedgeMin if that is longer.
-	// A HedgeMax below HedgeMin makes NewGroup fail. Set both to one value
-	// for a fixed delay. A delay at
-	// the 99th percentile hedges about 1-2% of the fetches that take longer
-	// than HedgeMin, each a load of the source: on a node whose fetches
-	// often exceed 10 ms (a CPU-bound process; bench/README.md, "The steady
-	// loads of a whole budget") raise HedgeMin, or set NoHedge. Over a transport that cannot say
+	// sends a 102 Processing for it) within it, the group starts a local
+	// load beside the fetch and returns whichever answers first (still
+	// one local load per key). An owner that says it is loading is waited
+	// for as long as it keeps saying so: the hedge starts only after
+	// HedgeMax without a sign from it (the net/http binding repeats its
+	// 102 every 100 ms while the load runs), so a source of any speed is
+	// loaded once in the cluster, and an owner that stops in the middle
+	// of a load costs at most HedgeMax after its last sign: a hedge is
+	// for a peer that does not answer, not for a slow source. The owner
+	// is alive, so a hedge's value (or "not found") is kept as the
+	// owner's answer would be, as a copy in the hot cache (not in main),
+	// whichever answered first; only if the owner then fails is it kept
+	// as the fallback keeps the key. The delay is the 99th percentile of
+	// the time recent fetches took to show their owner alive, within the
+	// bounds, and 100 ms (within the bounds) until enough fetches are
+	// seen; GetMany's batches, which take longer than one key, have a
+	// delay of their own made the same way. 0 means 10 ms and 1 s;
+	// HedgeMax 0 means 1 s, or HedgeMin if that is longer. A HedgeMax
+	// below HedgeMin makes NewGroup fail. Set both to one value for a
+	// fixed delay. A delay at the 99th percentile hedges about 1-2% of
+	// the fetches that take longer than HedgeMin, each a load of the
+	// source: on a node whose fetches often exceed 10 ms (a CPU-bound
+	// process; bench/README.md, "The steady loads of a whole budget")
+	// raise HedgeMin, or set NoHedge. Over a transport that cannot say
 	// "loading" (the Lambda Invoke API, fetch in js/wasm), the owner's
 	// loads count in the delay, so it grows to cover a slow source.
 	HedgeMin, HedgeMax time.Duration
@@ -118,23 +119,14 @@ func (p PeerPolicy) withDefaults() (PeerPolicy, error) {
 			return p, fmt.Errorf("geecache: %w: PeerPolicy.%s is negative", ErrConfig, name)
 		}
 	}
-	def := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if p.EjectAfter == 0 {
-		p.EjectAfter = defaultEjectAfter
-	}
-	if p.MaxInFlight == 0 {
-		p.MaxInFlight = defaultMaxInFlight
-	}
-	def(&p.EjectFor, defaultEjectFor)
-	def(&p.MaxEjectFor, max(defaultMaxEjectFor, p.EjectFor))
-	def(&p.HedgeMin, defaultHedgeMin)
-	def(&p.HedgeMax, max(defaultHedgeMax, p.HedgeMin))
-	def(&p.SlowAfter, defaultSlowAfter)
-	def(&p.HandoffTimeout, defaultHandoff)
+	p.EjectAfter = cmp.Or(p.EjectAfter, defaultEjectAfter)
+	p.MaxInFlight = cmp.Or(p.MaxInFlight, defaultMaxInFlight)
+	p.EjectFor = cmp.Or(p.EjectFor, defaultEjectFor)
+	p.MaxEjectFor = cmp.Or(p.MaxEjectFor, max(defaultMaxEjectFor, p.EjectFor))
+	p.HedgeMin = cmp.Or(p.HedgeMin, defaultHedgeMin)
+	p.HedgeMax = cmp.Or(p.HedgeMax, max(defaultHedgeMax, p.HedgeMin))
+	p.SlowAfter = cmp.Or(p.SlowAfter, defaultSlowAfter)
+	p.HandoffTimeout = cmp.Or(p.HandoffTimeout, defaultHandoff)
 	if p.MaxEjectFor < p.EjectFor {
 		return p, fmt.Errorf("geecache: %w: PeerPolicy.MaxEjectFor %v is below EjectFor %v", ErrConfig, p.MaxEjectFor, p.EjectFor)
 	}
@@ -261,8 +253,7 @@ func (p *PeerPolicy) backoff(streak int) time.Duration {
 	for i := 1; i < streak && d < p.MaxEjectFor; i++ {
 		d *= 2
 	}
-	d = min(d, p.MaxEjectFor)
-	return d + time.Duration(rand.Int64N(int64(d)/4+1))
+	return jitter(min(d, p.MaxEjectFor))
 }
 
 // backgroundProbe paces the memory-only requests that ask an ejected peer

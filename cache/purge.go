@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // purgeState is what a group remembers of its last Purge: until
@@ -51,12 +50,7 @@ func (g *Group) Purge(ctx context.Context) error {
 		// another may have fetched from that other meanwhile, and a Get
 		// after this Purge could join that fetch. Once all have purged,
 		// the ones that confirmed are purged again.
-		var again []Peer
-		for _, p := range peers {
-			if _, ok := failed[p.Addr()]; !ok {
-				again = append(again, p)
-			}
-		}
+		again := slices.DeleteFunc(slices.Clone(peers), func(p Peer) bool { return failed[p.Addr()] != nil })
 		for a, err := range g.tellAll(ctx, again, purge) {
 			failed[a] = err
 		}
@@ -101,30 +95,12 @@ func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 		g.removeLocal(k)
 	}
 	var owners []Peer
-	others := g.peerList()
 	for _, k := range keys {
-		o, remote := g.pickPeer(k)
-		if !remote {
-			continue
-		}
-		found := false
-		for _, p := range owners {
-			found = found || samePeer(p, o)
-		}
-		if !found {
+		if o, remote := g.pickPeer(k); remote && !hasPeer(owners, o) {
 			owners = append(owners, o)
 		}
 	}
-	rest := others[:0:0]
-	for _, p := range others {
-		isOwner := false
-		for _, o := range owners {
-			isOwner = isOwner || samePeer(p, o)
-		}
-		if !isOwner {
-			rest = append(rest, p)
-		}
-	}
+	rest := slices.DeleteFunc(slices.Clone(g.peerList()), func(p Peer) bool { return hasPeer(owners, p) })
 	// The order is Remove's (write.pass): the others once the owners
 	// have confirmed; at once if the owners are late, and again once they
 	// confirm. An owner of one key is one of the others for the keys
@@ -132,21 +108,17 @@ func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 	// too, once all have confirmed, so that none keeps an old value it
 	// fetched from another owner meanwhile.
 	apply := func(ctx context.Context, p Peer) error { return removeBatch(ctx, g.name, p, keys) }
-	ownersDone := make(chan map[string]error, 1)
-	go func() { ownersDone <- g.tellAll(ctx, owners, apply) }()
 	var failed map[string]error
-	t := time.NewTimer(min(ownerGrace, untilHalf(ctx)))
-	select {
-	case failed = <-ownersDone:
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	t.Stop()
-	late := failed == nil
+	ownersDone := make(chan struct{})
+	go func() {
+		failed = g.tellAll(ctx, owners, apply)
+		close(ownersDone)
+	}()
+	late := !waitOwner(ctx, ownersDone)
 	var restFailed map[string]error
 	if late {
 		restFailed = g.tellAll(ctx, rest, apply)
-		failed = <-ownersDone
+		<-ownersDone
 	}
 	if len(failed) == 0 || !late {
 		again := rest
@@ -162,25 +134,12 @@ func (g *Group) RemoveMany(ctx context.Context, keys []string) error {
 		g.removeLocal(k)
 		// The peers that did not confirm are told again in the background,
 		// key by key, as after a Remove.
-		w := &write{g: g, key: k, apply: func(ctx context.Context, p Peer, _ bool) error { return peerRemove(ctx, p, g.name, k) }}
-		if o, remote := g.pickPeer(k); remote {
-			w.owner = o
-		}
-		g.health.writes.end(ctx, w, seqs[i], failed)
+		g.health.writes.end(ctx, g.newWrite(k, nil), seqs[i], failed)
 	}
 	if len(failed) == 0 {
 		return nil
 	}
 	return &UpdateError{Group: g.name, Failed: failed}
-}
-
-// untilHalf is half the time ctx has left, or ownerGrace without a
-// deadline.
-func untilHalf(ctx context.Context) time.Duration {
-	if dl, ok := ctx.Deadline(); ok {
-		return time.Until(dl) / 2
-	}
-	return ownerGrace
 }
 
 // removeBatch drops keys at p in one request, or key by key if p cannot

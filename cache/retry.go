@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -140,10 +141,11 @@ func (r *retry) stopLocked() {
 }
 
 // retryDelay is the delay before attempt n (1 for the first retry).
-func retryDelay(n int) time.Duration {
-	d := retryFirst << (n - 1)
-	return d + time.Duration(rand.Int64N(int64(d)/4+1))
-}
+func retryDelay(n int) time.Duration { return jitter(retryFirst << (n - 1)) }
+
+// jitter is d plus up to 25% at random, so that the nodes of a cluster do
+// not retry in step.
+func jitter(d time.Duration) time.Duration { return d + rand.N(d/4+1) }
 
 // run makes one attempt of r, and schedules the next one if some peers
 // have still not confirmed and the bounds allow; else it forgets r, and
@@ -176,12 +178,9 @@ func (s *retries) run(r *retry) {
 	if done {
 		return
 	}
-	var addrs []string
+	addrs := slices.Collect(maps.Keys(r.pending))
 	if r.owner {
 		addrs = append(addrs, r.ownerAddr)
-	}
-	for a := range r.pending {
-		addrs = append(addrs, a)
 	}
 	slices.Sort(addrs)
 	r.w.g.warn.Log(r.ctx, slog.LevelWarn, "write unconfirmed", "geecache: peers did not confirm a write; no more retries",

@@ -5,8 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -54,18 +55,13 @@ type UpdateError struct {
 
 // Error names the group, the key and the peers that did not confirm.
 func (e *UpdateError) Error() string {
-	addrs := make([]string, 0, len(e.Failed))
-	for a := range e.Failed {
-		addrs = append(addrs, a)
-	}
-	sort.Strings(addrs)
 	var b strings.Builder
 	if e.Key == "" { // a RemoveMany or a Purge
 		fmt.Fprintf(&b, "geecache: group %q: %v:", e.Group, ErrPartialUpdate)
 	} else {
 		fmt.Fprintf(&b, "geecache: group %q, key %q: %v:", e.Group, e.Key, ErrPartialUpdate)
 	}
-	for _, a := range addrs {
+	for _, a := range slices.Sorted(maps.Keys(e.Failed)) {
 		fmt.Fprintf(&b, " %s (%s);", a, unprefixed(e.Failed[a]))
 	}
 	return strings.TrimSuffix(b.String(), ";")
@@ -138,35 +134,39 @@ func samePeer(a, b Peer) bool {
 	return ta == tb && ta.Comparable() && a == b
 }
 
+// hasPeer reports whether list holds p (samePeer).
+func hasPeer(list []Peer, p Peer) bool {
+	return slices.ContainsFunc(list, func(q Peer) bool { return samePeer(q, p) })
+}
+
+// newWrite returns a write of key through apply, to the owner peer if
+// another node owns key.
+func (g *Group) newWrite(key string, apply func(context.Context, Peer, bool) error) *write {
+	w := &write{g: g, key: key, apply: apply}
+	if g.peers != nil {
+		if o, remote := g.pickPeer(key); remote {
+			w.owner = o
+		}
+	}
+	return w
+}
+
 // update applies a change to key: at the owner (local, if this node owns
 // it or nothing else does, else the owner peer through apply), here, and at
 // every other peer (through apply with owner false), as write.pass orders
 // it. The peers that do not confirm are retried in the background (see
 // retries.end) and reported.
 func (g *Group) update(ctx context.Context, key string, apply func(context.Context, Peer, bool) error, local func()) error {
-	var owner Peer
-	remote := false
-	if g.peers != nil {
-		owner, remote = g.pickPeer(key)
-	}
-	w := &write{g: g, key: key, apply: apply}
-	if remote {
-		w.owner = owner
-	}
+	w := g.newWrite(key, apply)
 	seq := g.health.writes.begin(key) // supersedes the retries of an older write of key
-	if remote || local == nil {
+	if w.owner != nil || local == nil {
 		g.removeLocal(key)
 	} else {
 		local()
 	}
-	others := w.others(g.peerList())
-	results := w.pass(ctx, w.owner, others, nil, true)
-	failed := map[string]error{}
-	for a, err := range results {
-		if err != nil {
-			failed[a] = err
-		}
-	}
+	others := slices.DeleteFunc(slices.Clone(g.peerList()), func(p Peer) bool { return samePeer(p, w.owner) })
+	failed := w.pass(ctx, w.owner, others, nil, true)
+	maps.DeleteFunc(failed, func(_ string, err error) bool { return err == nil })
 	g.health.writes.end(ctx, w, seq, failed)
 	if len(failed) == 0 {
 		return nil

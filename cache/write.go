@@ -26,17 +26,6 @@ type write struct {
 	apply func(ctx context.Context, p Peer, owner bool) error
 }
 
-// others returns the peers of list other than the owner.
-func (w *write) others(list []Peer) []Peer {
-	out := make([]Peer, 0, len(list))
-	for _, p := range list {
-		if w.owner == nil || !samePeer(p, w.owner) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // tell sends the write to peer p, within ctx and PeerPolicy.SlowAfter, so
 // that each peer has its own share of the caller's time. With skipEjected,
 // a peer that is ejected is not asked: it fails at once.
@@ -105,7 +94,7 @@ func (w *write) pass(ctx context.Context, owner Peer, others []Peer, pending map
 	} else {
 		close(ownerDone)
 	}
-	late := !w.waitOwner(ctx, ownerDone)
+	late := !waitOwner(ctx, ownerDone)
 	for _, p := range others {
 		pend := pending == nil || pending[p.Addr()]
 		if !pend && owner == nil {
@@ -135,7 +124,7 @@ func (w *write) pass(ctx context.Context, owner Peer, others []Peer, pending map
 
 // waitOwner waits for done for up to ownerGrace, or half the time ctx has
 // left, and reports whether done came.
-func (w *write) waitOwner(ctx context.Context, done <-chan struct{}) bool {
+func waitOwner(ctx context.Context, done <-chan struct{}) bool {
 	select {
 	case <-done:
 		return true
