@@ -26,7 +26,6 @@ type manyResult struct {
 type ownerKeys struct {
 	peer Peer
 	idx  []int
-	n    int // len(idx) once GetMany has sorted every key
 }
 
 // GetMany returns the values of keys, each as Get would return it: it calls
@@ -70,8 +69,6 @@ func (g *Group) getMany(ctx context.Context, keys []string, asker PeerReply) []m
 	mayForward := asker == nil
 	res := make([]manyResult, len(keys))
 	var owners []ownerKeys
-	var at []int32 // each key's owner in owners, plus one (0: not remote)
-	remotes := 0
 	var here []int        // the keys loaded here, by index
 	var hereKeys []string // and by name
 	var wg sync.WaitGroup
@@ -114,24 +111,7 @@ func (g *Group) getMany(ctx context.Context, keys []string, asker PeerReply) []m
 		if j < 0 {
 			j, owners = len(owners), append(owners, ownerKeys{peer: owner})
 		}
-		if at == nil {
-			at = make([]int32, len(keys))
-		}
-		at[i] = int32(j) + 1
-		owners[j].n++
-		remotes++
-	}
-	if remotes > 0 {
-		// Each owner's indexes, in one allocation for all of them.
-		all := make([]int, remotes)
-		for j := range owners {
-			owners[j].idx, all = all[:0:owners[j].n], all[owners[j].n:]
-		}
-		for i, j := range at {
-			if j > 0 {
-				owners[j-1].idx = append(owners[j-1].idx, i)
-			}
-		}
+		owners[j].idx = append(owners[j].idx, i)
 	}
 	slots := make(loadSlots, maxManyLoads)
 	for _, o := range owners {
@@ -160,21 +140,12 @@ const maxManyLoads = 32
 
 // loadSlots bound the loads of one GetMany to maxManyLoads at once: its
 // own keys', and the ones it makes for keys an owner could not answer
-// (fallback, copies, hedge, key by key), alike. A nil loadSlots does not
-// bound.
+// (fallback, copies, hedge, key by key), alike.
 type loadSlots chan struct{}
 
-func (s loadSlots) acquire() {
-	if s != nil {
-		s <- struct{}{}
-	}
-}
+func (s loadSlots) acquire() { s <- struct{}{} }
 
-func (s loadSlots) release() {
-	if s != nil {
-		<-s
-	}
-}
+func (s loadSlots) release() { <-s }
 
 // workers runs f(0), ..., f(n-1) on at most maxManyLoads goroutines (fewer
 // if n is smaller), each started by start (wg.Go, or a plain go), which

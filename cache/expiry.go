@@ -143,7 +143,10 @@ func (g *Group) refresh(key string, mayForward bool) {
 		case err == nil:
 			g.fresh.refreshing.Delete(key)
 		case errors.Is(err, getter.ErrNotFound):
-			g.dropStale(key)
+			// The source says the key is gone: its stale value must not be
+			// served any longer. (A "not found" the load cached, or a value
+			// set since, is fresh and stays.)
+			g.mem.removeExpired(key, g.fresh.nanos())
 			g.fresh.refreshing.Delete(key)
 		default:
 			g.counters.refreshFailures.Add(1)
@@ -154,13 +157,6 @@ func (g *Group) refresh(key string, mayForward bool) {
 			time.AfterFunc(jitter(refreshBackoff), func() { g.fresh.refreshing.Delete(key) })
 		}
 	}()
-}
-
-// dropStale removes key's value if it is still expired: the source said
-// the key is gone, and a stale copy must not be served any longer. (A
-// "not found" the load cached, or a value set since, is fresh and stays.)
-func (g *Group) dropStale(key string) {
-	g.mem.removeExpired(key, g.fresh.nanos())
 }
 
 // coarseTick is the resolution of the coarse clock.

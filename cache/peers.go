@@ -227,11 +227,6 @@ func peerRemove(ctx context.Context, peer Peer, group, key string) error {
 	return peerDo(ctx, peer, PeerRequest{Op: OpRemove, Group: group, Keys: []string{key}}, manyKeys{})
 }
 
-// peerStore stores value under key at peer, its owner.
-func peerStore(ctx context.Context, peer Peer, group, key string, value []byte, ttl time.Duration) error {
-	return peerDo(ctx, peer, PeerRequest{Op: OpSet, Group: group, Keys: []string{key}, Value: value, TTL: ttl}, manyKeys{})
-}
-
 // keepPeer keeps the owner's answer a for key (a value, or with a.err a
 // "not found") in the hot cache, for the lifetime peerTTL gives it, unless
 // key changed since gen; the callers get it in any case. A next node's

@@ -28,20 +28,14 @@ const (
 )
 
 // retries are a group's writes that some peers have not confirmed, by key,
-// and the count of writes of each key in flight, so that a newer write of
-// a key supersedes the retries of older ones: it tells every node itself.
-// The zero value is ready to use.
+// and the number of the newest write of each key in flight, so that a
+// newer write of a key supersedes the retries of older ones: it tells
+// every node itself. The zero value is ready to use.
 type retries struct {
-	mu       sync.Mutex
-	seq      uint64
-	inFlight map[string]*keyWrites
-	retry    map[string]*retry
-}
-
-// keyWrites counts the writes of one key in flight, and numbers the newest.
-type keyWrites struct {
-	n      int
-	newest uint64
+	mu     sync.Mutex
+	seq    uint64
+	newest map[string]uint64 // until that write ends
+	retry  map[string]*retry
 }
 
 // A retry is one write that some peers have not confirmed.
@@ -49,8 +43,7 @@ type retry struct {
 	w         *write
 	ctx       context.Context // the caller's values, without its end
 	ownerAddr string          // of the owner peer, "" if this node owns the key
-	owner     bool            // the owner peer has not confirmed
-	pending   map[string]bool // the other peers that have not confirmed, by address
+	pending   map[string]bool // the peers that have not confirmed, by address
 	attempts  int
 	until     time.Time
 
@@ -66,16 +59,10 @@ func (s *retries) begin(key string) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	if s.inFlight == nil {
-		s.inFlight, s.retry = map[string]*keyWrites{}, map[string]*retry{}
+	if s.newest == nil {
+		s.newest, s.retry = map[string]uint64{}, map[string]*retry{}
 	}
-	kw := s.inFlight[key]
-	if kw == nil {
-		kw = &keyWrites{}
-		s.inFlight[key] = kw
-	}
-	kw.n++
-	kw.newest = s.seq
+	s.newest[key] = s.seq
 	if r := s.retry[key]; r != nil {
 		r.stopLocked()
 		delete(s.retry, key)
@@ -92,13 +79,10 @@ func (s *retries) begin(key string) uint64 {
 func (s *retries) end(ctx context.Context, w *write, seq uint64, failed map[string]error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	kw := s.inFlight[w.key]
-	if kw.n--; kw.n == 0 {
-		delete(s.inFlight, w.key)
+	if s.newest[w.key] != seq {
+		return // superseded
 	}
-	if kw.newest != seq {
-		return
-	}
+	delete(s.newest, w.key)
 	g, key := w.g, w.key
 	w = &write{g: g, key: key, owner: w.owner, apply: func(ctx context.Context, p Peer, _ bool) error {
 		return peerRemove(ctx, p, g.name, key)
@@ -108,15 +92,11 @@ func (s *retries) end(ctx context.Context, w *write, seq uint64, failed map[stri
 		r.ownerAddr = w.owner.Addr()
 	}
 	for a, err := range failed {
-		switch {
-		case errors.Is(err, errors.ErrUnsupported): // the transport cannot change keys: no retry can help
-		case w.owner != nil && a == r.ownerAddr:
-			r.owner = true
-		default:
+		if !errors.Is(err, errors.ErrUnsupported) { // the transport cannot change keys: no retry can help
 			r.pending[a] = true
 		}
 	}
-	if !r.owner && len(r.pending) == 0 {
+	if len(r.pending) == 0 {
 		return
 	}
 	if len(s.retry) >= maxRetries {
@@ -168,7 +148,7 @@ func (s *retries) run(r *retry) {
 	if r.stopped {
 		return
 	}
-	done := !r.owner && len(r.pending) == 0
+	done := len(r.pending) == 0
 	next := retryDelay(r.attempts + 1)
 	if !done && r.attempts < retryAttempts && !time.Now().Add(next).After(r.until) {
 		r.timer = time.AfterFunc(next, func() { s.run(r) })
@@ -178,11 +158,7 @@ func (s *retries) run(r *retry) {
 	if done {
 		return
 	}
-	addrs := slices.Collect(maps.Keys(r.pending))
-	if r.owner {
-		addrs = append(addrs, r.ownerAddr)
-	}
-	slices.Sort(addrs)
+	addrs := slices.Sorted(maps.Keys(r.pending))
 	r.w.g.warn.Log(r.ctx, slog.LevelWarn, "write unconfirmed", "geecache: peers did not confirm a write; no more retries",
 		slog.String("group", r.w.g.name), slog.String("key", r.w.key), slog.Any("peers", addrs), slog.Int("attempts", r.attempts))
 }
@@ -202,11 +178,10 @@ func (r *retry) attempt(ctx context.Context) {
 	for _, p := range list {
 		cur[p.Addr()] = p
 	}
+	maps.DeleteFunc(r.pending, func(a string, _ bool) bool { return cur[a] == nil }) // they left the ring
 	var owner Peer
-	if r.owner {
-		if owner = cur[r.ownerAddr]; owner == nil {
-			r.owner = false // it left the ring
-		}
+	if r.pending[r.ownerAddr] {
+		owner = cur[r.ownerAddr]
 	}
 	others := make([]Peer, 0, len(cur))
 	for a, p := range cur {
@@ -214,16 +189,9 @@ func (r *retry) attempt(ctx context.Context) {
 			others = append(others, p)
 		}
 	}
-	for a := range r.pending {
-		if cur[a] == nil {
-			delete(r.pending, a)
-		}
-	}
 	for a, err := range w.pass(ctx, owner, others, r.pending, false) {
 		switch {
-		case owner != nil && a == r.ownerAddr:
-			r.owner = err != nil
-		case err == nil || errors.Is(err, errors.ErrUnsupported):
+		case err == nil || (a != r.ownerAddr && errors.Is(err, errors.ErrUnsupported)):
 			delete(r.pending, a)
 		default:
 			r.pending[a] = true

@@ -99,7 +99,7 @@ func (g *Group) Set(ctx context.Context, key string, value []byte, ttl time.Dura
 	}
 	return g.update(ctx, key, func(ctx context.Context, p Peer, owner bool) error {
 		if owner {
-			return peerStore(ctx, p, g.name, key, value, ttl)
+			return peerDo(ctx, p, PeerRequest{Op: OpSet, Group: g.name, Keys: []string{key}, Value: value, TTL: ttl}, manyKeys{})
 		}
 		return peerRemove(ctx, p, g.name, key)
 	}, func() { g.setLocal(key, value, ttl) })
