@@ -219,24 +219,20 @@ func (b *batch) ownerFailed(k int, berr error) bool {
 	return !found(a) && !errors.Is(a, errors.ErrUnsupported)
 }
 
-// complete checks that the peer answered every key once.
+// complete checks that the peer answered every key once. If it did not,
+// the keys it answered once are kept; the others are its failures, and
+// the batch counts as a failure of the peer.
 func (b *batch) complete() error {
 	missing := 0
 	for k := range b.got {
 		if !b.got[k] {
 			missing++
+			b.answers[k] = keyAnswer{err: fmt.Errorf("geecache: peer %s: %w", b.owner.Addr(), errNotAnswered)}
+			b.got[k] = true
 		}
 	}
 	if missing == 0 && !b.extra {
 		return nil
-	}
-	// The keys it answered once are kept; the others are its failures,
-	// and the batch counts as a failure of the peer.
-	for k := range b.got {
-		if !b.got[k] {
-			b.answers[k] = keyAnswer{err: fmt.Errorf("geecache: peer %s: %w", b.owner.Addr(), errNotAnswered)}
-			b.got[k] = true
-		}
 	}
 	return fmt.Errorf("geecache: peer %s: %w: %d of %d keys missing, or answered more than once", b.owner.Addr(), errNotAnswered, missing, len(b.got))
 }

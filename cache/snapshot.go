@@ -319,10 +319,7 @@ func (s *snapReader) next() (rec snapRecord, err error) {
 
 func (s *snapReader) uvarint() (uint64, error) {
 	v, err := binary.ReadUvarint(s)
-	if err != nil {
-		return 0, s.damaged(err)
-	}
-	return v, nil
+	return v, s.damaged(err)
 }
 
 // field reads n bytes into memory of its own if n is at most room, else
@@ -330,10 +327,8 @@ func (s *snapReader) uvarint() (uint64, error) {
 // length that lies costs no more memory than the bytes that are there.
 func (s *snapReader) field(n uint64, room int) ([]byte, error) {
 	if n > uint64(room) {
-		if _, err := io.CopyN(io.Discard, s, int64(min(n, math.MaxInt64))); err != nil {
-			return nil, s.damaged(err)
-		}
-		return nil, nil
+		_, err := io.CopyN(io.Discard, s, int64(min(n, math.MaxInt64)))
+		return nil, s.damaged(err)
 	}
 	out := make([]byte, 0, min(n, 64<<10))
 	for uint64(len(out)) < n {
@@ -358,11 +353,15 @@ func (s *snapReader) checksum() error {
 	return nil
 }
 
-// damaged turns a read's error into the snapshot's: an end of input in
-// the middle is a truncated snapshot; any other error is the reader's (or
-// a varint too long, which encoding/binary reports the same way).
+// damaged turns a read's error, if any, into the snapshot's: an end of
+// input in the middle is a truncated snapshot; any other error is the
+// reader's (or a varint too long, which encoding/binary reports the same
+// way).
 func (s *snapReader) damaged(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%w: it ends in the middle (truncated)", errSnapshot)
 	}
 	return fmt.Errorf("reading it: %w", err)

@@ -250,26 +250,29 @@ func (p *policy) foldUses(e *entry) {
 }
 
 // pushBack appends node i to q.
-func (p *policy) pushBack(q *queue, i int32) { p.link(q, i, q.tail, -1) }
-
-// pushFront prepends node i to q.
-func (p *policy) pushFront(q *queue, i int32) { p.link(q, i, -1, q.head) }
-
-// link puts node i into q between prev and next, neighbours in q (-1: an
-// end of q).
-func (p *policy) link(q *queue, i, prev, next int32) {
+func (p *policy) pushBack(q *queue, i int32) {
 	n := &p.nodes[i]
-	n.prev, n.next, n.window = prev, next, q == &p.window
-	if prev < 0 {
+	n.prev, n.next, n.window = q.tail, -1, q == &p.window
+	if q.tail < 0 {
 		q.head = i
 	} else {
-		p.nodes[prev].next = i
+		p.nodes[q.tail].next = i
 	}
-	if next < 0 {
+	q.tail = i
+	q.n++
+	q.bytes += p.charge(n.e)
+}
+
+// pushFront prepends node i to q.
+func (p *policy) pushFront(q *queue, i int32) {
+	n := &p.nodes[i]
+	n.prev, n.next, n.window = -1, q.head, q == &p.window
+	if q.head < 0 {
 		q.tail = i
 	} else {
-		p.nodes[next].prev = i
+		p.nodes[q.head].prev = i
 	}
+	q.head = i
 	q.n++
 	q.bytes += p.charge(n.e)
 }
