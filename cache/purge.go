@@ -3,8 +3,8 @@ package cache
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
-	"sync"
 	"sync/atomic"
 )
 
@@ -162,18 +162,7 @@ func removeBatch(ctx context.Context, group string, p Peer, keys []string) error
 // ones, and returns the failures by address.
 func (g *Group) tellAll(ctx context.Context, list []Peer, apply func(context.Context, Peer) error) map[string]error {
 	w := &write{g: g, apply: func(ctx context.Context, p Peer, _ bool) error { return apply(ctx, p) }}
-	failed := map[string]error{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, p := range list {
-		wg.Go(func() {
-			if err := w.tell(ctx, p, false, true); err != nil {
-				mu.Lock()
-				failed[p.Addr()] = err
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	failed := w.pass(ctx, nil, list, nil, true) // no owner: each is told once, at once
+	maps.DeleteFunc(failed, func(_ string, err error) bool { return err == nil })
 	return failed
 }
