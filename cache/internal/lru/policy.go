@@ -211,6 +211,20 @@ func (p *policy) overflow(total int64) {
 	}
 }
 
+// pushFront prepends node i to q.
+func (p *policy) pushFront(q *queue, i int32) {
+	n := &p.nodes[i]
+	n.prev, n.next, n.window = -1, q.head, q == &p.window
+	if q.head < 0 {
+		q.tail = i
+	} else {
+		p.nodes[q.head].prev = i
+	}
+	q.head = i
+	q.n++
+	q.bytes += p.charge(n.e)
+}
+
 // expired returns the entry that expired first if it expired at or before
 // now, else nil (always nil for a now of 0).
 func (p *policy) expired(now int64) *entry {
@@ -259,20 +273,6 @@ func (p *policy) pushBack(q *queue, i int32) {
 		p.nodes[q.tail].next = i
 	}
 	q.tail = i
-	q.n++
-	q.bytes += p.charge(n.e)
-}
-
-// pushFront prepends node i to q.
-func (p *policy) pushFront(q *queue, i int32) {
-	n := &p.nodes[i]
-	n.prev, n.next, n.window = -1, q.head, q == &p.window
-	if q.head < 0 {
-		q.tail = i
-	} else {
-		p.nodes[q.head].prev = i
-	}
-	q.head = i
 	q.n++
 	q.bytes += p.charge(n.e)
 }
