@@ -4,13 +4,17 @@ package lambda
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/geecache/geecache/adapters/lambda/lambdatest"
@@ -25,7 +29,9 @@ import (
 // a lambdatest.Front, one execution environment per node, invoking an
 // in-process runtime). Every invoke passes through a gate, which is how
 // the kit hangs a node: its invokes wait until resumed, their connections
-// open, as a frozen execution environment's would.
+// open, as a frozen execution environment's would. A lying node's runtime
+// flips a byte of each answer's body and keeps its status and headers,
+// checksum included: the asking node's checksum check must refuse it.
 func TestConformance(t *testing.T) {
 	t.Run("Invoke", func(t *testing.T) {
 		cachetest.TestTransport(t, func(t *testing.T, o cachetest.Options) cachetest.Cluster {
@@ -46,13 +52,18 @@ func conformanceCluster(t *testing.T, o cachetest.Options, urls bool) cachetest.
 	quiet := slog.New(slog.DiscardHandler)
 	nodes := make([]*Node, o.Nodes)
 	gates := make([]*gate, o.Nodes)
+	lying := make([]atomic.Bool, o.Nodes)
 	names := make([]string, o.Nodes)
 	eps := map[string]string{} // the runtime of each node named by function
 	for i := range nodes {
 		gates[i] = &gate{}
 		srv, ep := lambdatest.NewRuntime(func(ctx context.Context, payload []byte) ([]byte, error) {
 			gates[i].wait(ctx)
-			return awslambda.NewHandler(nodes[i].ServeURL).Invoke(ctx, payload)
+			out, err := awslambda.NewHandler(nodes[i].ServeURL).Invoke(ctx, payload)
+			if err != nil || !lying[i].Load() {
+				return out, err
+			}
+			return corruptBody(out)
 		})
 		t.Cleanup(srv.Close)
 		if urls {
@@ -81,6 +92,9 @@ func conformanceCluster(t *testing.T, o cachetest.Options, urls bool) cachetest.
 	c := cachetest.Cluster{Hang: func(i int) func() {
 		gates[i].close()
 		return gates[i].open
+	}, Lie: func(i int) func() {
+		lying[i].Store(true)
+		return func() { lying[i].Store(false) }
 	}}
 	for i := range nodes {
 		cfg := Config{SelfURL: names[i], Peers: names, CacheBytes: 1 << 20}
@@ -105,6 +119,34 @@ func conformanceCluster(t *testing.T, o cachetest.Options, urls bool) cachetest.
 		c.Groups = append(c.Groups, nodes[i].Registry.Lookup(o.Group))
 	}
 	return c
+}
+
+// corruptBody returns the Function URL response out with one byte of its
+// body changed (or one added to an empty body), still a well-formed
+// response: status and headers, the checksum among them, stay as the
+// node sealed them.
+func corruptBody(out []byte) ([]byte, error) {
+	var res events.LambdaFunctionURLResponse
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("corrupting a response: %w", err)
+	}
+	body := []byte(res.Body)
+	if res.IsBase64Encoded {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(res.Body); err != nil {
+			return nil, fmt.Errorf("corrupting a response: %w", err)
+		}
+	}
+	if len(body) == 0 {
+		body = []byte{'x'}
+	} else {
+		body[0] ^= 0x01
+	}
+	res.Body = string(body)
+	if res.IsBase64Encoded {
+		res.Body = base64.StdEncoding.EncodeToString(body)
+	}
+	return json.Marshal(&res)
 }
 
 // A gate holds the invokes of a node while it is closed.

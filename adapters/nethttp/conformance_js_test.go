@@ -21,7 +21,9 @@ import (
 // test's process, served by a node.js http server (the host listens; Go
 // cannot under js) that answers with wasmjs.Func; the nodes reach each
 // other over 127.0.0.1 with fetch(). The server holds the requests of a
-// hung node, their connections open, until it is resumed. Run under node
+// hung node, their connections open, until it is resumed; it flips a byte
+// of a lying node's answers, their status and headers (the checksum
+// among them) as the node sent them. Run under node
 // with
 //
 //	PATH="$PATH:$(go env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm go test -run Conformance ./adapters/nethttp/
@@ -37,6 +39,9 @@ func TestConformanceFetch(t *testing.T) {
 		c := cachetest.Cluster{Hang: func(i int) func() {
 			hosts[i].Call("hang")
 			return func() { hosts[i].Call("resume") }
+		}, Lie: func(i int) func() {
+			hosts[i].Call("lie", true)
+			return func() { hosts[i].Call("lie", false) }
 		}}
 		for i, h := range hosts {
 			reg := cache.NewRegistry()
@@ -73,17 +78,20 @@ func TestConformanceFetch(t *testing.T) {
 
 // conformanceHost is the source of a node.js http server that answers
 // every request with its serve property (a wasmjs.Func), the request's
-// body included, and holds the requests between hang() and resume(). It
-// resolves to {port, serve, hang, resume, close}; close, which may be
-// called again, lets the held requests go and stops calling serve.
+// body included, and holds the requests between hang() and resume().
+// Between lie(true) and lie(false) it changes one byte of every answer's
+// body (adds one to an empty body) and nothing else. It resolves to
+// {port, serve, hang, resume, lie, close}; close, which may be called
+// again, lets the held requests go and stops calling serve.
 const conformanceHost = `
 const http = globalThis.require("http");
 return new Promise((resolve, reject) => {
-  let held = null, release = () => {};
+  let held = null, release = () => {}, lying = false;
   const host = {
     serve: null,
     hang() { if (!held) held = new Promise((r) => { release = r; }); },
     resume() { const r = release; held = null; release = () => {}; r(); },
+    lie(on) { lying = on; },
   };
   const srv = http.createServer(async (req, res) => {
     res.on("error", () => {});
@@ -99,8 +107,15 @@ return new Promise((resolve, reject) => {
       if (!serve) { res.writeHead(503); res.end("closed"); return; }
       const r = await serve(req.method, req.url.split("?")[0], req.headers, ac.signal, body);
       if (res.destroyed) return;
-      res.writeHead(r.status, r.headers);
-      res.end(r.body);
+      let headers = r.headers, out = r.body;
+      if (lying) {
+        out = Buffer.from(out ?? "");
+        if (out.length) out[0] ^= 1;
+        else out = Buffer.from("x");
+        headers = { ...headers, "Content-Length": String(out.length) };
+      }
+      res.writeHead(r.status, headers);
+      res.end(out);
     } catch (e) {
       if (!res.destroyed) { res.writeHead(500); res.end(String(e)); }
     }
