@@ -1,6 +1,6 @@
 //go:build !js && !wasip1
 
-package nethttp
+package mux
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 )
 
 // One multiplexed connection as the asking node has it: its requests in
-// flight, their frames out, and its end (mux_read.go reads the answers).
+// flight, their frames out, and its end (read.go reads the answers).
 
 // A muxConn is one multiplexed connection to a peer.
 type muxConn struct {
@@ -63,9 +63,9 @@ type muxResult struct {
 	err  error
 }
 
-// errMuxLost is what the requests in flight on a connection that ended
+// ErrLost is what the requests in flight on a connection that ended
 // fail with (wrapping the cause).
-var errMuxLost = errors.New("multiplexed connection lost")
+var ErrLost = errors.New("multiplexed connection lost")
 
 // errMuxRetry is what a request the peer did not take fails with: the
 // peer went away before it, or the connection ended or began to close
@@ -117,19 +117,19 @@ func (mc *muxConn) roundTrip(req *http.Request, body []byte) (*http.Response, er
 func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint32, err error) {
 	mc.lock()
 	defer mc.wmu.Unlock()
-	f := muxStart(mc.buf[:0], muxKindRequest, 0)
-	f = muxAppendString(f, req.Method)
-	f = muxAppendString(f, req.URL.RequestURI())
-	f, err = muxAppendFields(f, req.Header)
-	if err == nil && len(f)-muxFrameHeader-4 > muxMaxHead {
+	f := StartFrame(mc.buf[:0], KindRequest, 0)
+	f = AppendString(f, req.Method)
+	f = AppendString(f, req.URL.RequestURI())
+	f, err = AppendFields(f, req.Header)
+	if err == nil && len(f)-FrameHeader-4 > muxMaxHead {
 		err = errors.New("the request's head is over the frame limit")
 	}
 	if err != nil {
 		mc.flushLeft()
 		return 0, fmt.Errorf("multiplexed connection: %w", err)
 	}
-	muxEndHead(f)
-	muxSetLen(f, len(body))
+	EndHead(f)
+	SetLen(f, len(body))
 	mc.buf = f
 	mc.mu.Lock()
 	if mc.err != nil || mc.closing {
@@ -164,7 +164,7 @@ func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint3
 		if r := <-call.res; errors.Is(r.err, errMuxRetry) || errors.Is(err, net.ErrClosed) {
 			return 0, errMuxRetry
 		}
-		return 0, fmt.Errorf("%w: %w", errMuxLost, err)
+		return 0, fmt.Errorf("%w: %w", ErrLost, err)
 	}
 	return id, nil
 }
@@ -222,7 +222,7 @@ func (mc *muxConn) flush() error {
 func (mc *muxConn) cancel(id uint32) {
 	mc.lock()
 	defer mc.wmu.Unlock()
-	f := muxStart(mc.buf[:0], muxKindCancel, id)[:muxFrameHeader]
+	f := StartFrame(mc.buf[:0], KindCancel, id)[:FrameHeader]
 	mc.buf = f
 	_, err := mc.writer().Write(f)
 	if err == nil {
@@ -241,7 +241,7 @@ func (mc *muxConn) end(id uint32) bool {
 	closeNow := mc.closing && len(mc.calls) == 0
 	mc.mu.Unlock()
 	if closeNow {
-		mc.fail(errMuxLost)
+		mc.fail(ErrLost)
 	}
 	return ok
 }
@@ -252,8 +252,8 @@ func (mc *muxConn) fail(err error) {
 	mc.doneOnce.Do(func() {
 		mc.t.forget(mc)
 		mc.idle.Stop()
-		if !errors.Is(err, errMuxLost) {
-			err = fmt.Errorf("%w: %w", errMuxLost, err)
+		if !errors.Is(err, ErrLost) {
+			err = fmt.Errorf("%w: %w", ErrLost, err)
 		}
 		mc.mu.Lock() // before the socket closes: a request not yet sent is sent elsewhere
 		mc.err = err
@@ -275,7 +275,7 @@ func (mc *muxConn) closeWhenIdle() {
 	idle := len(mc.calls) == 0
 	mc.mu.Unlock()
 	if idle {
-		mc.fail(errMuxLost)
+		mc.fail(ErrLost)
 	}
 }
 
@@ -299,7 +299,7 @@ func (mc *muxConn) idleCheck() {
 		return
 	}
 	if unused >= muxIdleTimeout {
-		mc.fail(errMuxLost)
+		mc.fail(ErrLost)
 		return
 	}
 	mc.idle.Reset(muxIdleTimeout - unused)
