@@ -21,7 +21,6 @@ import (
 type muxConn struct {
 	t     *muxTransport
 	host  string
-	c     net.Conn
 	slots chan struct{} // one per request in flight
 	idle  *time.Timer
 	born  time.Time
@@ -30,11 +29,8 @@ type muxConn struct {
 	// from it.
 	lastUse atomic.Int64
 
-	waiting atomic.Int32 // writers waiting for wmu: the last one flushes
-	wmu     sync.Mutex
-	bw      *bufio.Writer // under wmu; nil until the first frame (writer)
-	buf     []byte        // under wmu
-	wdl     time.Time     // under wmu: the write deadline set
+	frameWriter
+	buf []byte // under wmu
 
 	mu      sync.Mutex
 	calls   map[uint32]*muxCall // in flight
@@ -188,34 +184,48 @@ func (mc *muxConn) flushLeft() {
 	}
 }
 
+// A frameWriter is the writing side of a connection, at either end: the
+// writers of frames take it in turn (lock), and one that sees others
+// waiting leaves its frame in the buffer for the last of them to flush.
+type frameWriter struct {
+	c       net.Conn
+	timeout time.Duration // bounds the writes under the writer
+	waiting atomic.Int32  // writers waiting for wmu: the last one flushes
+	wmu     sync.Mutex
+	bw      *bufio.Writer // under wmu; nil until the first frame (writer)
+	wdl     time.Time     // under wmu: the write deadline set
+}
+
 // lock takes the writer. Every write under it, the direct one of a large
 // body as well as a flush, is bounded by half the timeout to all of it
-// from then (as muxServerConn.lock).
-func (mc *muxConn) lock() {
-	mc.waiting.Add(1)
-	mc.wmu.Lock()
-	mc.waiting.Add(-1)
-	if now := time.Now(); mc.wdl.Sub(now) < mc.t.timeout/2 {
-		mc.wdl = now.Add(mc.t.timeout)
-		_ = mc.c.SetWriteDeadline(mc.wdl)
+// from the moment the writer is taken (the deadline is moved only when
+// less than half is left: a deadline set per frame would cost a tenth of
+// a request).
+func (w *frameWriter) lock() {
+	w.waiting.Add(1)
+	w.wmu.Lock()
+	w.waiting.Add(-1)
+	if now := time.Now(); w.wdl.Sub(now) < w.timeout/2 {
+		w.wdl = now.Add(w.timeout)
+		_ = w.c.SetWriteDeadline(w.wdl)
 	}
 }
 
 // writer returns the connection's write buffer, which its first frame
 // allocates; wmu is held.
-func (mc *muxConn) writer() *bufio.Writer {
-	if mc.bw == nil {
-		mc.bw = bufio.NewWriterSize(mc.c, muxBufSize)
+func (w *frameWriter) writer() *bufio.Writer {
+	if w.bw == nil {
+		w.bw = bufio.NewWriterSize(w.c, muxBufSize)
 	}
-	return mc.bw
+	return w.bw
 }
 
 // flush flushes the writer; wmu is held.
-func (mc *muxConn) flush() error {
-	if mc.bw == nil || mc.bw.Buffered() == 0 {
+func (w *frameWriter) flush() error {
+	if w.bw == nil || w.bw.Buffered() == 0 {
 		return nil
 	}
-	return mc.bw.Flush()
+	return w.bw.Flush()
 }
 
 // cancel tells the peer that the caller of id has gone.

@@ -25,7 +25,6 @@ import (
 // A muxServerConn is one multiplexed connection served.
 type muxServerConn struct {
 	s            *Server
-	c            net.Conn
 	remote, host string
 	// base is the parent of every request's context: it has no Done, so
 	// a request's own context costs no registration with a parent; the
@@ -46,11 +45,8 @@ type muxServerConn struct {
 	// the connection cap may close it to make room (ServerOptions.MaxConns).
 	lc TrackedConn
 
-	waiting atomic.Int32
-	wmu     sync.Mutex
-	bw      *bufio.Writer // under wmu; nil until the first frame (write)
-	failed  bool          // under wmu
-	wdl     time.Time     // under wmu: the write deadline set
+	frameWriter
+	failed bool // under wmu
 
 	hbuf []byte // the reader's, for heads
 
@@ -481,21 +477,7 @@ func (sc *muxServerConn) abort() {
 	_ = sc.c.Close()
 }
 
-// lock takes the writer; unlock flushes it if no other writer waits.
-// Every write, the direct one of a large body as well as a flush, is
-// bounded by half the write timeout to all of it from the moment the
-// writer is taken (the deadline is moved only when less than half is
-// left: a deadline set per frame would cost a tenth of a request).
-func (sc *muxServerConn) lock() {
-	sc.waiting.Add(1)
-	sc.wmu.Lock()
-	sc.waiting.Add(-1)
-	if now := time.Now(); sc.wdl.Sub(now) < sc.s.writeTimeout/2 {
-		sc.wdl = now.Add(sc.s.writeTimeout)
-		_ = sc.c.SetWriteDeadline(sc.wdl)
-	}
-}
-
+// unlock flushes the writer, if no other writer waits, and releases it.
 func (sc *muxServerConn) unlock() {
 	if !sc.failed && sc.waiting.Load() == 0 && sc.flush() != nil {
 		sc.failed = true
@@ -509,19 +491,8 @@ func (sc *muxServerConn) write(p []byte) {
 	if sc.failed {
 		return
 	}
-	if sc.bw == nil {
-		sc.bw = bufio.NewWriterSize(sc.c, muxBufSize)
-	}
-	if _, err := sc.bw.Write(p); err != nil {
+	if _, err := sc.writer().Write(p); err != nil {
 		sc.failed = true
 		_ = sc.c.Close()
 	}
-}
-
-// flush flushes the writer; wmu is held, with its deadline set.
-func (sc *muxServerConn) flush() error {
-	if sc.bw == nil || sc.bw.Buffered() == 0 {
-		return nil
-	}
-	return sc.bw.Flush()
 }

@@ -87,7 +87,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	_ = c.SetDeadline(time.Time{}) // the Server's deadlines were for one request
-	sc := &muxServerConn{s: s, c: c, remote: r.RemoteAddr, host: r.Host, base: context.WithoutCancel(r.Context()),
+	sc := &muxServerConn{s: s, frameWriter: frameWriter{c: c, timeout: s.writeTimeout}, remote: r.RemoteAddr, host: r.Host, base: context.WithoutCancel(r.Context()),
 		goaway: headerHasToken(r.Header, Features, GoAway), interims: headerHasToken(r.Header, Features, Interims),
 		slots: make(chan struct{}, MaxInFlight), cancels: map[uint32]context.CancelFunc{}}
 	// The 101 goes before any frame: a go-away sent at once waits for it.

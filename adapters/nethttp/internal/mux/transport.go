@@ -212,7 +212,7 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 		return nil, false, fmt.Errorf("multiplexed connection: upgrade: %w", ctx.Err())
 	}
 	_ = c.SetDeadline(time.Time{})
-	mc = &muxConn{t: t, host: host, c: c, slots: make(chan struct{}, MaxInFlight),
+	mc = &muxConn{t: t, host: host, frameWriter: frameWriter{c: c, timeout: t.timeout}, slots: make(chan struct{}, MaxInFlight),
 		calls: map[uint32]*muxCall{}, done: make(chan struct{}), born: time.Now()}
 	mc.idle = time.AfterFunc(muxIdleTimeout, mc.idleCheck)
 	go mc.read(br)
