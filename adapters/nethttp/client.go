@@ -51,14 +51,12 @@ func newClientConfig(opts *ClientOptions) (clientConfig, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if err := checkBasePath(o.BasePath); err != nil {
+	err := peerhttp.CheckBasePath(o.BasePath)
+	if err != nil {
 		return clientConfig{}, err
 	}
-	switch {
-	case o.Timeout < 0:
-		return clientConfig{}, fmt.Errorf("geecache: %w: Timeout %v is negative", cache.ErrConfig, o.Timeout)
-	case o.Timeout == 0:
-		o.Timeout = peerhttp.Timeout
+	if o.Timeout, err = peerhttp.CheckTimeout(o.Timeout); err != nil {
+		return clientConfig{}, err
 	}
 	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: o.Secret, MaxValueBytes: o.MaxValueBytes, Propagator: o.Propagator})
 	if err != nil {
@@ -162,7 +160,7 @@ func (c *Client) do(ctx context.Context, preq protocol.Request, loading protocol
 // CloseIdleConnections closes the idle keep-alive connections of the
 // client's transport (under GOOS=js there are none: the host's fetch()
 // keeps them).
-func (c *Client) CloseIdleConnections() { closeIdle(c.rt) }
+func (c *Client) CloseIdleConnections() { peerhttp.CloseIdle(c.rt) }
 
 // A peerResponse is a peer's answer as the transport received it: its
 // body is read by the protocol's Client and then closed.

@@ -94,10 +94,3 @@ func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, loading p
 	}
 	return peerResponse{status: resp.StatusCode, header: resp.Header, size: resp.ContentLength, body: resp.Body}, nil
 }
-
-// closeIdle closes rt's idle connections if it keeps any.
-func closeIdle(rt http.RoundTripper) {
-	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}

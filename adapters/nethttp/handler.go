@@ -28,7 +28,7 @@ func newHandler(reg *cache.Registry, opts *handlerOptions) (*handler, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if err := checkBasePath(o.BasePath); err != nil {
+	if err := peerhttp.CheckBasePath(o.BasePath); err != nil {
 		return nil, err
 	}
 	if err := checkOrigins(o.AllowOrigins); err != nil {

@@ -5,6 +5,7 @@ package nethttp
 import (
 	"net/http"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 )
 
@@ -39,7 +40,7 @@ func newPoolNet(cc clientConfig, o *PoolOptions, h *handler) poolNet {
 // closeConns closes the idle connections to the peers and, once their
 // requests are answered, the multiplexed ones.
 func (n *poolNet) closeConns() {
-	closeIdle(n.rt)
+	peerhttp.CloseIdle(n.rt)
 	n.mux.StopAll()
 }
 
@@ -47,7 +48,7 @@ func (n *poolNet) closeConns() {
 // the peers, has the multiplexed ones the peers opened go away, and takes
 // no new one (mux.Server.Leave).
 func (n *poolNet) leaveConns() {
-	closeIdle(n.rt)
+	peerhttp.CloseIdle(n.rt)
 	n.mux.Leave()
 }
 

@@ -223,9 +223,7 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 // and every multiplexed one: at once if it has no request in flight, else
 // when its last one ends. New requests open new connections.
 func (t *muxTransport) CloseIdleConnections() {
-	if c, ok := t.fallback.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
+	peerhttp.CloseIdle(t.fallback)
 	t.mu.Lock()
 	conns := t.conns
 	t.conns = map[string]*muxConn{}
