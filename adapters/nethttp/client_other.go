@@ -47,14 +47,15 @@ func NewTransport() *http.Transport {
 // http.RoundTripper (ClientOptions.Transport, or the default one).
 type transport = http.RoundTripper
 
-// transport returns the transport o gives, or the default one, which
-// sends request bodies of up to maxBody bytes, if the platform has one.
-func (o *ClientOptions) transport(maxBody int64) (transport, error) {
+// transport returns the transport o gives, or, if the platform has one,
+// a new one from NewTransport (maxBody bounds the request bodies of the
+// js one alone: this one streams them).
+func (o *ClientOptions) transport(_ int64) (transport, error) {
 	if err := checkPlatform(o.Transport); err != nil {
 		return nil, err
 	}
 	if o.Transport == nil {
-		return defaultTransport(maxBody), nil
+		return NewTransport(), nil
 	}
 	return o.Transport, nil
 }
