@@ -172,13 +172,7 @@ func (c *Client) NewBatchRequest(ctx context.Context, target, group string, op B
 		peer = peerMemory
 	}
 	h := Header{HeaderPeer: peer, HeaderChecksum: {checksum(c.cfg.Secret, body)}, "Content-Type": {BatchContentType}}
-	if c.cfg.Secret != nil {
-		sign(h, c.cfg.Secret, time.Now(), methodPost, target, path)
-	}
-	if c.cfg.Propagator != nil {
-		c.cfg.Propagator.Inject(ctx, h)
-	}
-	return Request{Method: methodPost, Path: path, Header: h, Body: body}
+	return c.request(ctx, methodPost, target, path, h, body)
 }
 
 // entryFraming is the most an entry of a batch answer adds to its key and
