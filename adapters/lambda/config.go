@@ -130,7 +130,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if self == "" {
 		bad(envSelfURL, "not set, nor AWS_LAMBDA_FUNCTION_NAME (this node's function name or Function URL, as listed in %s)", envPeers)
-	} else if u, err := checkURL(self); err != nil {
+	} else if u, err := normalizeName(self); err != nil {
 		errs = append(errs, fmt.Errorf("%w, in %s", err, envSelfURL))
 	} else {
 		c.SelfURL = u
@@ -146,7 +146,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 			if p == "" {
 				continue
 			}
-			u, err := checkURL(p)
+			u, err := normalizeName(p)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%w, in %s", err, envPeers))
 				continue
@@ -210,7 +210,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		bad(envURLAuth, "%q is neither %s nor %s", v, authNone, authIAM)
 	}
 	c.Cluster.BasePath = get(envBasePath)
-	if err := checkBasePath(c.Cluster.BasePath); err != nil {
+	if err := peerhttp.CheckBasePath(c.Cluster.BasePath); err != nil {
 		bad(envBasePath, "%q must start with \"/\" and have no trailing \"/\", query or fragment", c.Cluster.BasePath)
 	}
 	c.Qualifier = get(envQualifier)
@@ -254,18 +254,4 @@ func (c *Config) valueCap() int64 {
 		return maxStreamValueBytes
 	}
 	return maxValueBytes
-}
-
-// checkURL checks a peer name: a function name as it is, a base URL
-// normalised as every binding does (peerhttp.NormalizeURL), so that Lambda
-// and net/http nodes name a node alike on the ring. Its error wraps
-// cache.ErrConfig, as NormalizeURL's does.
-func checkURL(s string) (string, error) {
-	if !strings.Contains(s, "://") {
-		if !isFunctionName(s) {
-			return "", fmt.Errorf("geecache: %w: %q is neither an http(s) URL nor a Lambda function name or ARN", cache.ErrConfig, s)
-		}
-		return s, nil
-	}
-	return peerhttp.NormalizeURL(s)
 }

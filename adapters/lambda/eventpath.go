@@ -10,17 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/geecache/geecache/adapters/internal/protocol"
-	"github.com/geecache/geecache/cache"
 )
-
-// checkBasePath validates a base path: "" or "/…" without a trailing "/",
-// a query or a fragment.
-func checkBasePath(p string) error {
-	if p != "" && (p[0] != '/' || strings.HasSuffix(p, "/") || strings.ContainsAny(p, "?#")) {
-		return fmt.Errorf("geecache: %w: BasePath %q must start with \"/\" and have no trailing \"/\", query or fragment", cache.ErrConfig, p)
-	}
-	return nil
-}
 
 // protocolPath returns the escaped protocol path of ev, without the base
 // path.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/internal/protocol"
 )
 
@@ -60,7 +61,7 @@ type handler struct {
 // response that would still not fit. It fails, with an error wrapping
 // cache.ErrConfig, for a base path that cannot work.
 func newHandler(srv *protocol.Server, base string) (*handler, error) {
-	if err := checkBasePath(base); err != nil {
+	if err := peerhttp.CheckBasePath(base); err != nil {
 		return nil, err
 	}
 	return &handler{srv: srv, base: base}, nil

@@ -19,6 +19,7 @@ import (
 	awsl "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/lambda/internal/urlevent"
 	"github.com/geecache/geecache/adapters/nethttp"
@@ -83,9 +84,7 @@ func newInvokeAPI(hc *http.Client) (*awsl.Client, error) {
 // and awsdefault.Config's do).
 func closeIdleConnections(api InvokeAPI) {
 	if c, ok := api.(*awsl.Client); ok {
-		if hc, ok := c.Options().HTTPClient.(interface{ CloseIdleConnections() }); ok {
-			hc.CloseIdleConnections()
-		}
+		peerhttp.CloseIdle(c.Options().HTTPClient)
 	}
 }
 

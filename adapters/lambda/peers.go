@@ -148,20 +148,17 @@ func NewPeers(self string, opts *PeersOptions) (*Peers, error) {
 	if opts != nil {
 		o = *opts
 	}
+	var err error
 	if self != "" {
-		var err error
 		if self, err = normalizeName(self); err != nil {
 			return nil, err
 		}
 	}
 	po := o.Peers
-	switch {
-	case po.Timeout < 0:
-		return nil, fmt.Errorf("geecache: %w: Timeout %v is negative", cache.ErrConfig, po.Timeout)
-	case po.Timeout == 0:
-		po.Timeout = peerhttp.Timeout
+	if po.Timeout, err = peerhttp.CheckTimeout(po.Timeout); err != nil {
+		return nil, err
 	}
-	if err := checkBasePath(o.Cluster.BasePath); err != nil {
+	if err := peerhttp.CheckBasePath(o.Cluster.BasePath); err != nil {
 		return nil, err
 	}
 	proto, err := protocol.NewClient(&protocol.ClientOptions{Secret: o.Cluster.Secret, MaxValueBytes: o.Cluster.MaxValueBytes, Propagator: po.Propagator})
@@ -239,9 +236,7 @@ func (p *Peers) defaultAPI() error {
 // Lambda client's HTTP client (the default one, or an SDK client given as
 // PeerOptions.Client). The Peers stays usable.
 func (p *Peers) Close() error {
-	if t, ok := p.rt.(interface{ CloseIdleConnections() }); ok {
-		t.CloseIdleConnections()
-	}
+	peerhttp.CloseIdle(p.rt)
 	p.mu.Lock()
 	api := p.api
 	p.mu.Unlock()

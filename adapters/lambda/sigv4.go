@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
@@ -171,7 +172,5 @@ func payloadHash(r *http.Request) (string, error) {
 
 // CloseIdleConnections closes the base transport's idle connections.
 func (t *sigV4Transport) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
+	peerhttp.CloseIdle(t.base)
 }

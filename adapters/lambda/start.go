@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
 	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
 )
@@ -174,9 +175,7 @@ func (n *Node) ServeStream(ctx context.Context, ev *events.LambdaFunctionURLRequ
 // Close closes the idle connections to the node's peers.
 func (n *Node) Close() {
 	_ = n.Peers.Close()
-	if c, ok := n.sig.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
+	peerhttp.CloseIdle(n.sig)
 }
 
 // Start runs a GeeCache node as a Lambda function, in a few lines of main:

@@ -51,14 +51,12 @@ func newClientConfig(opts *ClientOptions) (clientConfig, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if err := checkBasePath(o.BasePath); err != nil {
+	err := peerhttp.CheckBasePath(o.BasePath)
+	if err != nil {
 		return clientConfig{}, err
 	}
-	switch {
-	case o.Timeout < 0:
-		return clientConfig{}, fmt.Errorf("geecache: %w: Timeout %v is negative", cache.ErrConfig, o.Timeout)
-	case o.Timeout == 0:
-		o.Timeout = peerhttp.Timeout
+	if o.Timeout, err = peerhttp.CheckTimeout(o.Timeout); err != nil {
+		return clientConfig{}, err
 	}
 	pc, err := protocol.NewClient(&protocol.ClientOptions{Secret: o.Secret, MaxValueBytes: o.MaxValueBytes, Propagator: o.Propagator})
 	if err != nil {
@@ -134,7 +132,30 @@ func (s *sender) Batch(ctx context.Context, group string, op protocol.BatchOp, k
 }
 
 // do sends a protocol request and reads its answer.
-func (c *Client) do(ctx context.Context, preq protocol.Request, loading protocol.Listener) ([]byte, time.Duration, error) {
+func (c *Client) do(ctx context.Context, preq protocol.Request, loading protocol.Listener) (v []byte, ttl time.Duration, err error) {
+	err = c.exchange(ctx, preq, loading, func(ctx context.Context, resp peerResponse) (err error) {
+		v, err = c.proto.ReadResponse(ctx, preq, resp.status, resp.header, resp.size, resp.body)
+		ttl = protocol.ResponseTTL(resp.header)
+		return err
+	})
+	if err != nil {
+		v = nil
+	}
+	return v, ttl, err
+}
+
+// batch sends one batch request and reads its answer.
+func (c *Client) batch(ctx context.Context, group string, op protocol.BatchOp, keys []string, peek bool, loading protocol.Listener, each func(int, []byte, time.Duration, error)) error {
+	preq := c.proto.NewBatchRequest(ctx, c.addr, group, op, keys, peek)
+	// loading hears the owner's 102: it is loading keys of the batch.
+	return c.exchange(ctx, preq, loading, func(ctx context.Context, resp peerResponse) error {
+		return c.proto.ReadBatchResponse(ctx, preq, resp.status, resp.header, resp.size, resp.body, keys, each)
+	})
+}
+
+// exchange sends preq and has read read the answer, within the client's
+// timeout; its errors name the peer.
+func (c *Client) exchange(ctx context.Context, preq protocol.Request, loading protocol.Listener, read func(context.Context, peerResponse) error) error {
 	cancel := context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.timeout {
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
@@ -142,27 +163,26 @@ func (c *Client) do(ctx context.Context, preq protocol.Request, loading protocol
 	defer cancel()
 	resp, err := c.roundTrip(ctx, preq, loading)
 	if err != nil {
-		return nil, 0, fmt.Errorf("geecache: peer %s: %w", c.addr, err)
+		return fmt.Errorf("geecache: peer %s: %w", c.addr, err)
 	}
-	// ReadResponse reads a well-formed body to its end, which hands the
-	// connection back for reuse. Whatever it leaves unread (a body longer
-	// than announced, a stalled one) is not drained: the request is
-	// cancelled first, and closing an unread body closes the connection
-	// without waiting for the peer.
-	v, err := c.proto.ReadResponse(ctx, preq, resp.status, resp.header, resp.size, resp.body)
+	// The protocol's reader reads a well-formed body to its end, which
+	// hands the connection back for reuse. Whatever it leaves unread (a
+	// body longer than announced, a stalled one) is not drained: the
+	// request is cancelled first, and closing an unread body closes the
+	// connection without waiting for the peer.
+	err = read(ctx, resp)
 	cancel()
 	_ = resp.body.Close()
-	ttl := protocol.ResponseTTL(resp.header)
 	if err != nil {
-		return nil, ttl, fmt.Errorf("geecache: peer %s: %w", c.addr, err)
+		return fmt.Errorf("geecache: peer %s: %w", c.addr, err)
 	}
-	return v, ttl, nil
+	return nil
 }
 
 // CloseIdleConnections closes the idle keep-alive connections of the
 // client's transport (under GOOS=js there are none: the host's fetch()
 // keeps them).
-func (c *Client) CloseIdleConnections() { closeIdle(c.rt) }
+func (c *Client) CloseIdleConnections() { peerhttp.CloseIdle(c.rt) }
 
 // A peerResponse is a peer's answer as the transport received it: its
 // body is read by the protocol's Client and then closed.

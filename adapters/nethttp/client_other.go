@@ -47,14 +47,15 @@ func NewTransport() *http.Transport {
 // http.RoundTripper (ClientOptions.Transport, or the default one).
 type transport = http.RoundTripper
 
-// transport returns the transport o gives, or the default one, which
-// sends request bodies of up to maxBody bytes, if the platform has one.
-func (o *ClientOptions) transport(maxBody int64) (transport, error) {
+// transport returns the transport o gives, or, if the platform has one,
+// a new one from NewTransport (maxBody bounds the request bodies of the
+// js one alone: this one streams them).
+func (o *ClientOptions) transport(_ int64) (transport, error) {
 	if err := checkPlatform(o.Transport); err != nil {
 		return nil, err
 	}
 	if o.Transport == nil {
-		return defaultTransport(maxBody), nil
+		return NewTransport(), nil
 	}
 	return o.Transport, nil
 }
@@ -93,11 +94,4 @@ func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, loading p
 		return peerResponse{}, err
 	}
 	return peerResponse{status: resp.StatusCode, header: resp.Header, size: resp.ContentLength, body: resp.Body}, nil
-}
-
-// closeIdle closes rt's idle connections if it keeps any.
-func closeIdle(rt http.RoundTripper) {
-	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
 }

@@ -5,8 +5,10 @@ package nethttp
 import (
 	"bytes"
 	"crypto/tls"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,11 +26,11 @@ type limitListener struct {
 	closeOnce  sync.Once
 	badRequest func(detail string) []byte // the answer to a malformed request; nil: net/http's
 
-	mu       sync.Mutex
-	conns    map[*serverConn]uint64 // open connections: 0, or when it went idle (a sequence number)
-	seq      uint64
-	waiting  bool // Accept waits for a slot
-	muxTrack      // the multiplexed connections taken over (mux_listener.go; none under js and wasip1)
+	mu      sync.Mutex
+	conns   map[*serverConn]uint64 // open connections: 0, or when it went idle (a sequence number)
+	seq     uint64
+	waiting bool                   // Accept waits for a slot
+	mux     map[*serverConn]func() // the multiplexed connections taken over: their stop
 }
 
 // Accept returns the next connection once it has a slot: at the cap it
@@ -86,7 +88,12 @@ func (l *limitListener) acquire() bool {
 func (l *limitListener) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.done)
-		l.stopMux()
+		l.mu.Lock()
+		stops := slices.Collect(maps.Values(l.mux))
+		l.mu.Unlock()
+		for _, stop := range stops {
+			stop()
+		}
 	})
 	return l.Listener.Close()
 }
@@ -105,22 +112,7 @@ func trackConnState(c net.Conn, state http.ConnState) {
 	if state == http.StateActive {
 		sc.unanswered.Store(true) // a request began: see Write
 	}
-	l := sc.l
-	l.mu.Lock()
-	if _, open := l.conns[sc]; !open {
-		l.mu.Unlock()
-		return
-	}
-	since, closeIt := uint64(0), false
-	if state == http.StateIdle {
-		l.seq++
-		since, closeIt = l.seq, l.waiting
-	}
-	l.conns[sc] = since
-	l.mu.Unlock()
-	if closeIt {
-		_ = sc.Close()
-	}
+	sc.SetIdle(state == http.StateIdle)
 }
 
 // A serverConn is a connection a limitListener accepted.
@@ -147,6 +139,51 @@ func (c *serverConn) Close() error {
 		}
 	})
 	return err
+}
+
+// SetIdle records that the connection is idle (no request in flight) or
+// busy: an idle one is closed at once if a new connection waits for its
+// slot, and may be closed later to make room for one.
+func (c *serverConn) SetIdle(idle bool) {
+	l := c.l
+	l.mu.Lock()
+	if _, open := l.conns[c]; !open {
+		l.mu.Unlock()
+		return
+	}
+	since, closeIt := uint64(0), false
+	if idle {
+		l.seq++
+		since, closeIt = l.seq, l.waiting
+	}
+	l.conns[c] = since
+	l.mu.Unlock()
+	if closeIt {
+		_ = c.Close()
+	}
+}
+
+// TrackMux records that the connection is multiplexed (package mux), so
+// that closing its listener (the Server's Shutdown or Close) stops it;
+// untrack forgets it.
+func (c *serverConn) TrackMux(stop func()) (untrack func()) {
+	l := c.l
+	l.mu.Lock()
+	if l.mux == nil {
+		l.mux = map[*serverConn]func(){}
+	}
+	l.mux[c] = stop
+	l.mu.Unlock()
+	select {
+	case <-l.done:
+		stop()
+	default:
+	}
+	return func() {
+		l.mu.Lock()
+		delete(l.mux, c)
+		l.mu.Unlock()
+	}
 }
 
 // CloseWrite shuts the writing side down, if the connection can (net/http

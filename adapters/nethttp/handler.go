@@ -1,6 +1,7 @@
 package nethttp
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +29,7 @@ func newHandler(reg *cache.Registry, opts *handlerOptions) (*handler, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if err := checkBasePath(o.BasePath); err != nil {
+	if err := peerhttp.CheckBasePath(o.BasePath); err != nil {
 		return nil, err
 	}
 	if err := checkOrigins(o.AllowOrigins); err != nil {
@@ -61,6 +62,41 @@ func (h *handler) basePathless(req protocol.Request) (protocol.Request, protocol
 			"path is outside the base path "+strconv.Quote(h.base))), false
 	}
 	req.Path = p
+	return req, protocol.Response{}, true
+}
+
+// admit runs the checks a request passes before it is served, in this
+// order on every platform: the base path (cut off req's path), a write's
+// admission before its body is read, the body's limit, no body on other
+// requests. size is the body's announced length (-1: not announced);
+// read reads the body of a PUT or a POST, at most limit+1 bytes of it.
+// If a check fails, admit returns the answer to send instead.
+func (h *handler) admit(ctx context.Context, req protocol.Request, size int64, read func(limit int64) ([]byte, error)) (protocol.Request, protocol.Response, bool) {
+	req, resp, ok := h.basePathless(req)
+	if !ok {
+		return req, resp, false
+	}
+	if req.Method != "PUT" && req.Method != "POST" {
+		if size != 0 {
+			return req, h.bodyless(req), false
+		}
+		return req, protocol.Response{}, true
+	}
+	if resp, ok := h.srv.Admit(ctx, req); !ok {
+		return req, resp, false
+	}
+	limit := h.bodyLimit(req.Method)
+	if size > limit {
+		return req, h.tooLarge(req), false
+	}
+	body, err := read(limit)
+	switch {
+	case err != nil:
+		return req, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "reading the body failed")), false
+	case int64(len(body)) > limit:
+		return req, h.tooLarge(req), false
+	}
+	req.Body = body
 	return req, protocol.Response{}, true
 }
 

@@ -23,21 +23,8 @@ func (h *handler) Serve(ctx context.Context, method, escapedPath string, header 
 			return protocol.Response{Status: 204, Header: cors}
 		}
 	}
-	req, resp, ok := h.basePathless(protocol.Request{Method: method, Path: escapedPath, Header: header})
-	switch {
-	case !ok:
-	case method == "PUT" || method == "POST":
-		// The headers first: an unsigned or unwanted write is refused
-		// before its body is looked at.
-		if resp, ok = h.srv.Admit(ctx, req); ok {
-			if ok = int64(len(body)) <= h.bodyLimit(method); !ok {
-				resp = h.tooLarge(req)
-			}
-		}
-		req.Body = body
-	case len(body) != 0:
-		resp, ok = h.bodyless(req), false
-	}
+	req, resp, ok := h.admit(ctx, protocol.Request{Method: method, Path: escapedPath, Header: header}, int64(len(body)),
+		func(int64) ([]byte, error) { return body, nil })
 	if !ok {
 		return withHeaders(resp, cors)
 	}

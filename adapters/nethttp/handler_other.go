@@ -27,26 +27,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cors(h.origins, w, r) {
 		return
 	}
-	req, resp, ok := h.basePathless(protocol.Request{Method: r.Method, Path: r.URL.EscapedPath(), Header: r.Header})
+	req, resp, ok := h.admit(r.Context(), protocol.Request{Method: r.Method, Path: r.URL.EscapedPath(), Header: r.Header}, r.ContentLength,
+		func(limit int64) ([]byte, error) {
+			if wb, ok := r.Body.(protocol.WholeBody); ok {
+				return wb.TakeBody(), nil // arrived whole (a multiplexed frame): not copied again
+			}
+			return io.ReadAll(io.LimitReader(r.Body, limit+1))
+		})
 	if !ok {
 		refuse(w, resp)
-		return
-	}
-	if r.Method == http.MethodPut || r.Method == http.MethodPost {
-		// The headers first: an unsigned or unwanted write is refused
-		// before its body is read.
-		if resp, ok := h.srv.Admit(r.Context(), req); !ok {
-			refuse(w, resp)
-			return
-		}
-		body, resp, ok := h.readBody(r, req)
-		if !ok {
-			refuse(w, resp)
-			return
-		}
-		req.Body = body
-	} else if r.ContentLength != 0 {
-		refuse(w, h.bodyless(req))
 		return
 	}
 	if (r.Method == http.MethodGet || r.Method == http.MethodPost) && r.Header.Get(protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
@@ -121,29 +110,6 @@ func (p *processing) end() {
 		p.timer.Stop()
 	}
 	p.mu.Unlock()
-}
-
-// readBody reads a PUT's body, at most the size limit; if it cannot, it
-// returns the answer to send instead.
-func (h *handler) readBody(r *http.Request, req protocol.Request) ([]byte, protocol.Response, bool) {
-	limit := h.bodyLimit(r.Method)
-	if r.ContentLength > limit {
-		return nil, h.tooLarge(req), false
-	}
-	var body []byte
-	var err error
-	if wb, ok := r.Body.(protocol.WholeBody); ok {
-		body = wb.TakeBody() // arrived whole (a multiplexed frame): not copied again
-	} else {
-		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
-	}
-	switch {
-	case err != nil:
-		return nil, h.srv.Seal(req, protocol.ErrorResponse(protocol.CodeBadRequest, "reading the body failed")), false
-	case int64(len(body)) > limit:
-		return nil, h.tooLarge(req), false
-	}
-	return body, protocol.Response{}, true
 }
 
 // refusedLinger is how long a connection whose request was refused stays

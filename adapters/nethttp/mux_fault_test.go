@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 	"io"
 	"log/slog"
 	"net"
@@ -33,32 +34,32 @@ func newMuxReader(c net.Conn) *muxReader { return &muxReader{br: bufio.NewReader
 // (status 0; its method and path are dropped); of a go-away, the last id
 // it names in status.
 func (r *muxReader) next() (kind byte, id uint32, status int, h http.Header, body []byte, err error) {
-	n, kind, id, err := muxReadHeader(r.br)
+	n, kind, id, err := mux.ReadHeader(r.br)
 	if err != nil {
 		return 0, 0, 0, nil, nil, err
 	}
-	payload, err := muxReadPayload(r.br, n)
-	if err != nil || kind == muxKindCancel {
+	payload, err := mux.ReadPayload(r.br, n)
+	if err != nil || kind == mux.KindCancel {
 		return kind, id, 0, nil, nil, err
 	}
-	if kind == muxKindGoAway {
+	if kind == mux.KindGoAway {
 		if len(payload) != 4 {
-			return kind, id, 0, nil, nil, errMuxFrame
+			return kind, id, 0, nil, nil, mux.ErrFrame
 		}
 		return kind, id, int(binary.BigEndian.Uint32(payload)), nil, nil, nil
 	}
-	head, body, err := muxSplit(payload)
+	head, body, err := mux.Split(payload)
 	if err != nil {
 		return 0, 0, 0, nil, nil, err
 	}
-	if kind == muxKindRequest {
-		head.string()
-		head.string()
+	if kind == mux.KindRequest {
+		head.Text()
+		head.Text()
 	} else {
-		status = head.uint16()
+		status = head.Uint16()
 	}
-	h = head.fields()
-	return kind, id, status, h, body, head.err
+	h = head.Fields()
+	return kind, id, status, h, body, head.Err
 }
 
 // startFakeMuxPeer starts a peer on 127.0.0.1 that accepts the upgrade
@@ -87,7 +88,7 @@ func startFakeMuxPeer(t *testing.T, behave func(c net.Conn, r *muxReader)) strin
 				if _, err := http.ReadRequest(r.br); err != nil {
 					return
 				}
-				_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n\r\n")
+				_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "+mux.Protocol+"\r\n\r\n")
 				behave(c, r)
 				_, _ = io.Copy(io.Discard, c) // until the client closes
 			})
@@ -161,9 +162,9 @@ func checkLocal(t *testing.T, ctx context.Context, g *cache.Group, key string) {
 func TestMultiplexFloodingPeer(t *testing.T) {
 	noLeaks(t)
 	floods := map[string]func(c net.Conn, id uint32){
-		"huge length": func(c net.Conn, id uint32) { _, _ = c.Write(answerHead(muxKindAnswer, id, 0xffffffff)) },
+		"huge length": func(c net.Conn, id uint32) { _, _ = c.Write(answerHead(mux.KindAnswer, id, 0xffffffff)) },
 		"endless 102": func(c net.Conn, id uint32) {
-			f := answerHead(muxKindInterim, id, 8)
+			f := answerHead(mux.KindInterim, id, 8)
 			f = append(f, 0, 0, 0, 4, 0, 102, 0, 0)
 			big := []byte(strings.Repeat(string(f), 1024))
 			for {
@@ -176,12 +177,12 @@ func TestMultiplexFloodingPeer(t *testing.T) {
 			_, _ = c.Write([]byte(strings.Repeat("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 100)))
 		},
 		"wrong checksum": func(c net.Conn, id uint32) {
-			f := muxStart(nil, muxKindAnswer, id)
+			f := mux.StartFrame(nil, mux.KindAnswer, id)
 			f = append(f, 0, 200)
-			f, _ = muxAppendFields(f, http.Header{"X-Geecache-Checksum": {"xxh64=0000000000000000"}, "X-Geecache-Version": {"2"}})
-			muxEndHead(f)
+			f, _ = mux.AppendFields(f, http.Header{"X-Geecache-Checksum": {"xxh64=0000000000000000"}, "X-Geecache-Version": {"2"}})
+			mux.EndHead(f)
 			f = append(f, "wrong"...)
-			muxSetLen(f, 0)
+			mux.SetLen(f, 0)
 			_, _ = c.Write(f)
 		},
 	}
@@ -193,7 +194,7 @@ func TestMultiplexFloodingPeer(t *testing.T) {
 					if err != nil {
 						return
 					}
-					if kind == muxKindRequest {
+					if kind == mux.KindRequest {
 						go flood(c, id)
 					}
 				}
@@ -230,8 +231,8 @@ func TestMultiplexPeerHangsMidFrame(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if kind == muxKindRequest {
-				f := answerHead(muxKindAnswer, id, 1000)
+			if kind == mux.KindRequest {
+				f := answerHead(mux.KindAnswer, id, 1000)
 				_, _ = c.Write(append(f, 0, 0, 0, 2)) // 4 bytes of 1000, then nothing
 			}
 		}
@@ -283,7 +284,7 @@ func TestMultiplexShutdownAndClose(t *testing.T) {
 			}
 			_ = c.SetReadDeadline(time.Now().Add(time.Minute)) // a connection left open fails the test by this
 			if goaway {
-				if kind, _, last, _, _, err := r.next(); err != nil || kind != muxKindGoAway || last != 0 {
+				if kind, _, last, _, _, err := r.next(); err != nil || kind != mux.KindGoAway || last != 0 {
 					t.Fatalf("after %s: kind %d last %d, %v; want a go-away naming no request", how, kind, last, err)
 				}
 			}
@@ -348,12 +349,12 @@ func TestMultiplexMaxConns(t *testing.T) {
 	src := newMuxSource()
 	_, _, addr := startMuxServer(t, src, 1)
 	c, r := rawMux(t, addr)
-	f := muxStart(nil, muxKindRequest, 1)
-	f = muxAppendString(f, http.MethodGet)
-	f = muxAppendString(f, "/_geecache/g/slow-1")
-	f, _ = muxAppendFields(f, nil)
-	muxEndHead(f)
-	muxSetLen(f, 0)
+	f := mux.StartFrame(nil, mux.KindRequest, 1)
+	f = mux.AppendString(f, http.MethodGet)
+	f = mux.AppendString(f, "/_geecache/g/slow-1")
+	f, _ = mux.AppendFields(f, nil)
+	mux.EndHead(f)
+	mux.SetLen(f, 0)
 	if _, err := c.Write(f); err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +368,7 @@ func TestMultiplexMaxConns(t *testing.T) {
 	}
 	close(src.release)
 	_ = c.SetReadDeadline(time.Now().Add(time.Minute))
-	if kind, id, status, _, body, err := r.next(); err != nil || kind != muxKindAnswer || id != 1 || status != http.StatusOK || string(body) != "v:slow-1" {
+	if kind, id, status, _, body, err := r.next(); err != nil || kind != mux.KindAnswer || id != 1 || status != http.StatusOK || string(body) != "v:slow-1" {
 		t.Fatalf("answer: kind %d id %d status %d %q, %v", kind, id, status, body, err)
 	}
 	// Idle now: a new connection gets its slot.

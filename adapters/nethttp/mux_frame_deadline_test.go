@@ -4,6 +4,7 @@ package nethttp
 
 import (
 	"errors"
+	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 	"io"
 	"net"
 	"net/http"
@@ -31,23 +32,25 @@ func TestMultiplexServerEndsFrameCutShortInItsHeader(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, _, addr := serveMuxWith(t, ln, src, 0, func(p *Pool) {
-				p.mux.readTimeout = 200 * time.Millisecond
-				p.mux.idleTimeout = time.Hour // not what closes the connection
+				p.mux = mux.NewServer(mux.ServerConfig{Handler: p.handler, MaxValue: p.handler.srv.MaxValueBytes(), Logger: p.log,
+					ReadTimeout: 200 * time.Millisecond, WriteTimeout: serverWriteTimeout,
+					IdleTimeout: time.Hour, // not what closes the connection
+				})
 			})
 			c, r := rawMux(t, addr)
 			if busy {
-				f := muxStart(nil, muxKindRequest, 1)
-				f = muxAppendString(f, http.MethodGet)
-				f = muxAppendString(f, "/_geecache/g/slow-1")
-				f, _ = muxAppendFields(f, nil)
-				muxEndHead(f)
-				muxSetLen(f, 0)
+				f := mux.StartFrame(nil, mux.KindRequest, 1)
+				f = mux.AppendString(f, http.MethodGet)
+				f = mux.AppendString(f, "/_geecache/g/slow-1")
+				f, _ = mux.AppendFields(f, nil)
+				mux.EndHead(f)
+				mux.SetLen(f, 0)
 				if _, err := c.Write(f); err != nil {
 					t.Fatal(err)
 				}
 				<-src.started // in flight; never released
 			}
-			if _, err := c.Write(answerHead(muxKindRequest, 2, 100)[:4]); err != nil { // 4 bytes of the 9, then nothing
+			if _, err := c.Write(answerHead(mux.KindRequest, 2, 100)[:4]); err != nil { // 4 bytes of the 9, then nothing
 				t.Fatal(err)
 			}
 			_ = c.SetReadDeadline(time.Now().Add(30 * time.Second)) // a hang guard, not a measurement
@@ -59,7 +62,7 @@ func TestMultiplexServerEndsFrameCutShortInItsHeader(t *testing.T) {
 					}
 					break
 				}
-				if !busy || kind != muxKindAnswer || id != 1 { // the request in flight may be answered (its load cancelled)
+				if !busy || kind != mux.KindAnswer || id != 1 { // the request in flight may be answered (its load cancelled)
 					t.Fatalf("after a frame header cut short: a frame of kind %d for request %d", kind, id)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 	"io"
 	"log/slog"
 	"net"
@@ -68,20 +69,20 @@ func startGoAwayFault(t *testing.T, src getter.Getter, behave func(c net.Conn, i
 		if _, err := http.ReadRequest(r.br); err != nil {
 			return
 		}
-		_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n\r\n")
+		_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "+mux.Protocol+"\r\n\r\n")
 		for {
-			n, kind, id, err := muxReadHeader(r.br)
+			n, kind, id, err := mux.ReadHeader(r.br)
 			if err != nil {
 				return
 			}
-			payload, err := muxReadPayload(r.br, n)
+			payload, err := mux.ReadPayload(r.br, n)
 			if err != nil {
 				return
 			}
-			if kind == muxKindRequest {
-				head, _, _ := muxSplit(payload)
-				head.string()
-				behave(c, id, head.string())
+			if kind == mux.KindRequest {
+				head, _, _ := mux.Split(payload)
+				head.Text()
+				behave(c, id, head.Text())
 			}
 		}
 	}}
@@ -103,7 +104,7 @@ func startGoAwayFault(t *testing.T, src getter.Getter, behave func(c net.Conn, i
 // goAwayFrame returns a go-away frame announcing n payload bytes and
 // naming last.
 func goAwayFrame(n, last uint32) []byte {
-	return binary.BigEndian.AppendUint32(answerHead(muxKindGoAway, 0, n), last)
+	return binary.BigEndian.AppendUint32(answerHead(mux.KindGoAway, 0, n), last)
 }
 
 // muxPeer returns the Client, over a client-only Pool with Multiplex, of
@@ -131,11 +132,11 @@ func genuineAnswer(addr, key string, id uint32) []byte {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	resp.Header.Del("Content-Length")
-	f := muxStart(nil, muxKindAnswer, id)
+	f := mux.StartFrame(nil, mux.KindAnswer, id)
 	f = append(f, byte(resp.StatusCode>>8), byte(resp.StatusCode))
-	f, _ = muxAppendFields(f, resp.Header)
-	muxEndHead(f)
-	muxSetLen(f, len(body))
+	f, _ = mux.AppendFields(f, resp.Header)
+	mux.EndHead(f)
+	mux.SetLen(f, len(body))
 	return append(f, body...)
 }
 
@@ -192,7 +193,7 @@ func TestMultiplexGoAwayFlood(t *testing.T) {
 			switch {
 			case !taken && (err != nil || string(v) != "v:k1"):
 				t.Fatalf("Get(k1) = %q, %v; want the real node's value (sent again)", v, err)
-			case taken && (err == nil || !errors.Is(err, errMuxLost)):
+			case taken && (err == nil || !errors.Is(err, mux.ErrLost)):
 				t.Fatalf("Get(k1) = %q, %v; want the connection lost", v, err)
 			}
 			if d := after.TotalAlloc - before.TotalAlloc; d > 4<<20 {
@@ -211,7 +212,7 @@ func TestMultiplexGoAwayFlood(t *testing.T) {
 // connection.
 func TestMultiplexGoAwayLies(t *testing.T) {
 	lies := map[string]func(id uint32) []byte{
-		"short":        func(id uint32) []byte { return goAwayFrame(3, id)[:muxFrameHeader+3] },
+		"short":        func(id uint32) []byte { return goAwayFrame(3, id)[:mux.FrameHeader+3] },
 		"long":         func(id uint32) []byte { return append(goAwayFrame(5, id), 0) },
 		"huge":         func(id uint32) []byte { return goAwayFrame(0xffffffff, id) },
 		"id not sent":  func(id uint32) []byte { return goAwayFrame(4, id+1000) },
@@ -225,7 +226,7 @@ func TestMultiplexGoAwayLies(t *testing.T) {
 			peer := muxPeer(t, addr)
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a Get held past it fails the test
 			defer cancel()
-			if v, _, err := peerGet(ctx, peer, "g", "k1"); !errors.Is(err, errMuxLost) {
+			if v, _, err := peerGet(ctx, peer, "g", "k1"); !errors.Is(err, mux.ErrLost) {
 				t.Fatalf("Get(k1) = %q, %v; want the connection lost", v, err)
 			}
 			if v, _, err := peerGet(ctx, peer, "g", "k2"); err != nil || string(v) != "v:k2" {
@@ -240,7 +241,7 @@ func TestMultiplexGoAwayLies(t *testing.T) {
 func TestMultiplexGoAwayHangsMidFrame(t *testing.T) {
 	noLeaks(t)
 	addr := startGoAwayFault(t, nil, func(c net.Conn, id uint32, _ string) {
-		_, _ = c.Write(goAwayFrame(4, id)[:muxFrameHeader+2])
+		_, _ = c.Write(goAwayFrame(4, id)[:mux.FrameHeader+2])
 	})
 	peer := muxPeer(t, addr)
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 	"io"
 	"net"
 	"net/http"
@@ -25,12 +26,12 @@ import (
 
 // muxRequestFrame returns a GET request frame for path.
 func muxRequestFrame(id uint32, path string) []byte {
-	f := muxStart(nil, muxKindRequest, id)
-	f = muxAppendString(f, http.MethodGet)
-	f = muxAppendString(f, path)
-	f, _ = muxAppendFields(f, nil)
-	muxEndHead(f)
-	muxSetLen(f, 0)
+	f := mux.StartFrame(nil, mux.KindRequest, id)
+	f = mux.AppendString(f, http.MethodGet)
+	f = mux.AppendString(f, path)
+	f, _ = mux.AppendFields(f, nil)
+	mux.EndHead(f)
+	mux.SetLen(f, 0)
 	return f
 }
 
@@ -43,8 +44,8 @@ func rawMuxGoAway(t *testing.T, addr string) (net.Conn, *muxReader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	_, _ = io.WriteString(c, "GET "+muxPath+" HTTP/1.1\r\nHost: "+addr+"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+
-		"\r\n"+muxFeatures+": "+muxGoAway+"\r\n\r\n")
+	_, _ = io.WriteString(c, "GET "+mux.Path+" HTTP/1.1\r\nHost: "+addr+"\r\nConnection: Upgrade\r\nUpgrade: "+mux.Protocol+
+		"\r\n"+mux.Features+": "+mux.GoAway+"\r\n\r\n")
 	r := newMuxReader(c)
 	resp, err := http.ReadResponse(r.br, nil)
 	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
@@ -182,7 +183,7 @@ func TestMultiplexPeerStopsUnderTraffic(t *testing.T) {
 						case err == nil && (miss || string(v) != "v:"+k):
 							fail(fmt.Errorf("Get(%s) = %q: wrong value", k, v))
 						case err == nil, miss && errors.Is(err, getter.ErrNotFound):
-						case closed.Load() && errors.As(err, &oe) && !errors.Is(err, errMuxLost):
+						case closed.Load() && errors.As(err, &oe) && !errors.Is(err, mux.ErrLost):
 							// B's listener is closed: a dial is refused, or a
 							// connection the kernel took but B's Server never
 							// accepted is reset (over HTTP/1.1 as well).
@@ -264,7 +265,7 @@ func TestMultiplexGoAwayFrame(t *testing.T) {
 			_ = c.SetReadDeadline(time.Now().Add(time.Minute)) // a hang fails the test by this
 			var wg sync.WaitGroup
 			if !old {
-				if kind, _, last, _, _, err := r.next(); err != nil || kind != muxKindGoAway || last != 1 {
+				if kind, _, last, _, _, err := r.next(); err != nil || kind != mux.KindGoAway || last != 1 {
 					t.Fatalf("after the Pool's Close: kind %d last %d, %v; want a go-away naming request 1", kind, last, err)
 				}
 				wg.Go(func() { // a client that ignores it and goes on sending
@@ -277,7 +278,7 @@ func TestMultiplexGoAwayFrame(t *testing.T) {
 			}
 			close(src.release)
 			kind, id, status, _, body, err := r.next()
-			if err != nil || kind != muxKindAnswer || id != 1 || status != http.StatusOK || string(body) != "v:slow-1" {
+			if err != nil || kind != mux.KindAnswer || id != 1 || status != http.StatusOK || string(body) != "v:slow-1" {
 				t.Fatalf("frame: kind %d id %d status %d %q, %v; want the answer to request 1", kind, id, status, body, err)
 			}
 			if kind, id, _, _, _, err := r.next(); err == nil {
@@ -309,8 +310,8 @@ func TestMultiplexDrainedNodeRefusesUpgrade(t *testing.T) {
 		}
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(time.Minute))
-		_, _ = io.WriteString(c, "GET "+muxPath+" HTTP/1.1\r\nHost: "+addr+"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+
-			"\r\n"+muxFeatures+": "+muxGoAway+"\r\n\r\n")
+		_, _ = io.WriteString(c, "GET "+mux.Path+" HTTP/1.1\r\nHost: "+addr+"\r\nConnection: Upgrade\r\nUpgrade: "+mux.Protocol+
+			"\r\n"+mux.Features+": "+mux.GoAway+"\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ package nethttp
 
 import (
 	"errors"
+	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 	"io"
 	"log/slog"
 	"net"
@@ -25,12 +26,12 @@ func TestMultiplexPeerHangsMidFrameHeader(t *testing.T) {
 	ended := make(chan error, 1)
 	addr := startFakeMuxPeer(t, func(c net.Conn, r *muxReader) {
 		kind, id, _, _, _, err := r.next()
-		if err != nil || kind != muxKindRequest {
+		if err != nil || kind != mux.KindRequest {
 			ended <- err
 			return
 		}
-		_, _ = c.Write(answerHead(muxKindAnswer, id, 1000)[:4]) // 4 bytes of the 9, then nothing
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second)) // the test fails by this
+		_, _ = c.Write(answerHead(mux.KindAnswer, id, 1000)[:4]) // 4 bytes of the 9, then nothing
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))  // the test fails by this
 		for {
 			if _, _, _, _, _, err := r.next(); err != nil {
 				ended <- err

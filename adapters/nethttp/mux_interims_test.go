@@ -4,6 +4,7 @@ package nethttp
 
 import (
 	"fmt"
+	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 	"io"
 	"net"
 	"net/http"
@@ -27,22 +28,22 @@ func TestMultiplexRepeatedInterimsOnlyToClientsThatTakeThem(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			features := muxGoAway
+			features := mux.GoAway
 			if takes {
-				features += ", " + muxInterims
+				features += ", " + mux.Interims
 			}
-			_, _ = io.WriteString(c, "GET "+muxPath+" HTTP/1.1\r\nHost: "+addr+"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+
-				"\r\n"+muxFeatures+": "+features+"\r\n\r\n")
+			_, _ = io.WriteString(c, "GET "+mux.Path+" HTTP/1.1\r\nHost: "+addr+"\r\nConnection: Upgrade\r\nUpgrade: "+mux.Protocol+
+				"\r\n"+mux.Features+": "+features+"\r\n\r\n")
 			r := newMuxReader(c)
 			if resp, err := http.ReadResponse(r.br, nil); err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
 				t.Fatalf("upgrade: %v, %v", resp, err)
 			}
-			f := muxStart(nil, muxKindRequest, 1)
-			f = muxAppendString(f, http.MethodGet)
-			f = muxAppendString(f, "/_geecache/g/slow-1")
-			f, _ = muxAppendFields(f, http.Header{protocol.HeaderPeer: {"1"}})
-			muxEndHead(f)
-			muxSetLen(f, 0)
+			f := mux.StartFrame(nil, mux.KindRequest, 1)
+			f = mux.AppendString(f, http.MethodGet)
+			f = mux.AppendString(f, "/_geecache/g/slow-1")
+			f, _ = mux.AppendFields(f, http.Header{protocol.HeaderPeer: {"1"}})
+			mux.EndHead(f)
+			mux.SetLen(f, 0)
 			if _, err := c.Write(f); err != nil {
 				t.Fatal(err)
 			}
@@ -56,11 +57,11 @@ func TestMultiplexRepeatedInterimsOnlyToClientsThatTakeThem(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if kind == muxKindInterim {
+				if kind == mux.KindInterim {
 					interims++
 					continue
 				}
-				if kind != muxKindAnswer || id != 1 || status != http.StatusOK || string(body) != "v:slow-1" {
+				if kind != mux.KindAnswer || id != 1 || status != http.StatusOK || string(body) != "v:slow-1" {
 					t.Fatalf("frame: kind %d id %d status %d %q; want the answer to request 1", kind, id, status, body)
 				}
 				break

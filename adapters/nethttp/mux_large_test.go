@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 	"log/slog"
 	"net"
 	"runtime"
@@ -125,7 +126,7 @@ func TestMultiplexLargeValueFaults(t *testing.T) {
 			_, _ = c.Write(f)
 		}, integrity},
 		"head longer than the frame": {func(c net.Conn, f []byte, _ int) {
-			binary.BigEndian.PutUint32(f[muxFrameHeader:], binary.BigEndian.Uint32(f)-3)
+			binary.BigEndian.PutUint32(f[mux.FrameHeader:], binary.BigEndian.Uint32(f)-3)
 			_, _ = c.Write(f)
 		}, lost},
 	}
@@ -137,13 +138,13 @@ func TestMultiplexLargeValueFaults(t *testing.T) {
 			// fault's.
 			_, _, other := startMuxServer(t, bigSource, 0)
 			genuine := genuineAnswer(other, "big-1", 0)
-			if len(genuine) < muxFrameHeader+4+bigLen {
+			if len(genuine) < mux.FrameHeader+4+bigLen {
 				t.Fatalf("the genuine answer: %d bytes", len(genuine))
 			}
 			addr := startGoAwayFault(t, bigSource, func(c net.Conn, id uint32, path string) {
 				if strings.HasSuffix(path, "/big-1") {
 					binary.BigEndian.PutUint32(genuine[5:], id)
-					fault.send(c, genuine, muxFrameHeader+4+int(binary.BigEndian.Uint32(genuine[muxFrameHeader:])))
+					fault.send(c, genuine, mux.FrameHeader+4+int(binary.BigEndian.Uint32(genuine[mux.FrameHeader:])))
 				}
 			})
 			peer := muxPeer(t, addr)
@@ -164,7 +165,7 @@ func TestMultiplexLargeValueFaults(t *testing.T) {
 				t.Fatalf("Get(big-1): %v; want a failed integrity check", err)
 			case fault.want == deadline && !errors.Is(err, context.DeadlineExceeded):
 				t.Fatalf("Get(big-1): %v; want the context's deadline", err)
-			case fault.want == lost && !errors.Is(err, errMuxLost):
+			case fault.want == lost && !errors.Is(err, mux.ErrLost):
 				t.Fatalf("Get(big-1): %v; want the connection lost", err)
 			}
 			if d := after.TotalAlloc - before.TotalAlloc; d > 2*bigLen {

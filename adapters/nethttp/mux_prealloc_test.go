@@ -4,6 +4,7 @@ package nethttp
 
 import (
 	"errors"
+	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 	"io"
 	"net"
 	"net/http"
@@ -27,12 +28,12 @@ func TestMultiplexAnnouncedFrameCostsTheServerWhatArrived(t *testing.T) {
 	_, _, addr := startMuxServer(t, nil, 0)
 	const conns = 8
 	frame := func() []byte {
-		f := muxStart(nil, muxKindRequest, 1)
-		f = muxAppendString(f, http.MethodPost)
-		f = muxAppendString(f, "/_geecache/g/!get")
-		f, _ = muxAppendFields(f, http.Header{protocol.HeaderPeer: {"http://127.0.0.1:1"}})
-		muxEndHead(f)
-		muxSetLen(f, protocol.MaxBatchBytes) // announced, never sent
+		f := mux.StartFrame(nil, mux.KindRequest, 1)
+		f = mux.AppendString(f, http.MethodPost)
+		f = mux.AppendString(f, "/_geecache/g/!get")
+		f, _ = mux.AppendFields(f, http.Header{protocol.HeaderPeer: {"http://127.0.0.1:1"}})
+		mux.EndHead(f)
+		mux.SetLen(f, protocol.MaxBatchBytes) // announced, never sent
 		return append(f, 'x')
 	}()
 	announce := func() {

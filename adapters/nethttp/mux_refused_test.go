@@ -4,6 +4,7 @@ package nethttp
 
 import (
 	"encoding/binary"
+	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 	"net/http"
 	"runtime"
 	"testing"
@@ -31,21 +32,21 @@ func TestMultiplexRefusedFrameBodyIsSkipped(t *testing.T) {
 			noLeaks(t)
 			_, _, addr := startMuxServer(t, newMuxSource(), 0)
 			const bodyLen = 4 << 20
-			f := muxStart(nil, muxKindRequest, 0)
-			f = muxAppendString(f, tc.method)
-			f = muxAppendString(f, "/_geecache/g/k")
-			f, _ = muxAppendFields(f, tc.header)
-			muxEndHead(f)
-			muxSetLen(f, bodyLen)
+			f := mux.StartFrame(nil, mux.KindRequest, 0)
+			f = mux.AppendString(f, tc.method)
+			f = mux.AppendString(f, "/_geecache/g/k")
+			f, _ = mux.AppendFields(f, tc.header)
+			mux.EndHead(f)
+			mux.SetLen(f, bodyLen)
 			refused := len(f)
 			f = append(f, make([]byte, bodyLen)...)
 			next := len(f)
-			f = muxStart(f, muxKindRequest, 0)
-			f = muxAppendString(f, http.MethodGet)
-			f = muxAppendString(f, "/_geecache/g/k")
-			f, _ = muxAppendFields(f, nil)
-			muxEndHead(f[next:])
-			muxSetLen(f[next:], 0)
+			f = mux.StartFrame(f, mux.KindRequest, 0)
+			f = mux.AppendString(f, http.MethodGet)
+			f = mux.AppendString(f, "/_geecache/g/k")
+			f, _ = mux.AppendFields(f, nil)
+			mux.EndHead(f[next:])
+			mux.SetLen(f[next:], 0)
 			c, r := rawMux(t, addr)
 			_ = c.SetDeadline(time.Now().Add(time.Minute)) // a hang guard, not a measurement
 			// id is the refused frame's; the request after it is id+1.
@@ -63,7 +64,7 @@ func TestMultiplexRefusedFrameBodyIsSkipped(t *testing.T) {
 				}
 				for len(want) > 0 {
 					kind, got, status, _, _, err := r.next()
-					if err != nil || kind != muxKindAnswer || status != want[got] {
+					if err != nil || kind != mux.KindAnswer || status != want[got] {
 						t.Fatalf("kind %d, request %d, status %d, %v; want the answers %v (request: status)", kind, got, status, err, want)
 					}
 					delete(want, got)

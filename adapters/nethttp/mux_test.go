@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 	"io"
 	"log/slog"
 	"net"
@@ -245,7 +246,7 @@ func rawMux(t *testing.T, addr string) (net.Conn, *muxReader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	_, _ = io.WriteString(c, "GET "+muxPath+" HTTP/1.1\r\nHost: "+addr+"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n\r\n")
+	_, _ = io.WriteString(c, "GET "+mux.Path+" HTTP/1.1\r\nHost: "+addr+"\r\nConnection: Upgrade\r\nUpgrade: "+mux.Protocol+"\r\n\r\n")
 	r := newMuxReader(c)
 	resp, err := http.ReadResponse(r.br, nil)
 	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
@@ -276,17 +277,17 @@ func TestMultiplexUnsignedFrameRefused(t *testing.T) {
 	}
 
 	c, r := rawMux(t, host)
-	f := muxStart(nil, muxKindRequest, 7)
-	f = muxAppendString(f, http.MethodGet)
-	f = muxAppendString(f, path)
-	f, _ = muxAppendFields(f, http.Header{"User-Agent": {"Go-http-client/1.1"}})
-	muxEndHead(f)
-	muxSetLen(f, 0)
+	f := mux.StartFrame(nil, mux.KindRequest, 7)
+	f = mux.AppendString(f, http.MethodGet)
+	f = mux.AppendString(f, path)
+	f, _ = mux.AppendFields(f, http.Header{"User-Agent": {"Go-http-client/1.1"}})
+	mux.EndHead(f)
+	mux.SetLen(f, 0)
 	if _, err := c.Write(f); err != nil {
 		t.Fatal(err)
 	}
 	kind, id, status, h, body, err := r.next()
-	if err != nil || kind != muxKindAnswer || id != 7 {
+	if err != nil || kind != mux.KindAnswer || id != 7 {
 		t.Fatalf("answer frame: kind %d id %d, %v", kind, id, err)
 	}
 	if status != resp.StatusCode || h.Get(protocol.HeaderError) != resp.Header.Get(protocol.HeaderError) || string(body) != string(httpBody) {
@@ -447,7 +448,7 @@ func TestMultiplexProcessing(t *testing.T) {
 }
 
 // TestMultiplexInFlightCap: 300 requests at once on one connection are all
-// answered, no more than muxMaxInFlight of them served at a time.
+// answered, no more than mux.MaxInFlight of them served at a time.
 func TestMultiplexInFlightCap(t *testing.T) {
 	src := newMuxSource()
 	nodes := startMuxCluster(t, 2, src, PoolOptions{}, nil)
@@ -462,7 +463,7 @@ func TestMultiplexInFlightCap(t *testing.T) {
 			}
 		})
 	}
-	for range muxMaxInFlight {
+	for range mux.MaxInFlight {
 		<-src.started
 	}
 	close(src.release)
@@ -471,8 +472,8 @@ func TestMultiplexInFlightCap(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if p := src.peak.Load(); p > muxMaxInFlight {
-		t.Errorf("%d loads at once on one connection; want at most %d", p, muxMaxInFlight)
+	if p := src.peak.Load(); p > mux.MaxInFlight {
+		t.Errorf("%d loads at once on one connection; want at most %d", p, mux.MaxInFlight)
 	}
 	if n := nodes[1].ln.accepts.Load(); n != 1 {
 		t.Errorf("node B accepted %d connections; want 1", n)

@@ -1,13 +1,10 @@
 package nethttp
 
 import (
-	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/geecache/geecache/adapters/internal/protocol"
-	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/picker"
 )
 
@@ -60,16 +57,4 @@ func (o *PoolOptions) handler() handlerOptions {
 	c := &o.Cluster
 	return handlerOptions{AllowOrigins: o.AllowOrigins, UnsignedWrites: o.UnsignedWrites, BasePath: c.BasePath, Secret: c.Secret, MaxValueBytes: c.MaxValueBytes,
 		MaxSkew: o.MaxSkew, HideErrors: o.HideErrors, Logger: o.Logger, Propagator: o.Propagator}
-}
-
-// checkBasePath validates an escaped base path: "" or "/…" without a
-// trailing "/", a query or a fragment.
-func checkBasePath(p string) error {
-	if p == "" {
-		return nil
-	}
-	if p[0] != '/' || strings.HasSuffix(p, "/") || strings.ContainsAny(p, "?#") {
-		return fmt.Errorf("geecache: %w: BasePath %q must start with \"/\" and have no trailing \"/\", query or fragment", cache.ErrConfig, p)
-	}
-	return nil
 }

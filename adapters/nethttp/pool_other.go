@@ -4,13 +4,16 @@ package nethttp
 
 import (
 	"net/http"
+
+	"github.com/geecache/geecache/adapters/internal/peerhttp"
+	"github.com/geecache/geecache/adapters/nethttp/internal/mux"
 )
 
 // poolNet is a Pool's side of net/http: the transport its clients share
 // and the server of the multiplexed connections its peers open.
 type poolNet struct {
 	rt  http.RoundTripper // shared by the pool's clients
-	mux *muxServer        // takes the multiplexed connections over
+	mux *mux.Server       // takes the multiplexed connections over
 }
 
 // multiplex has cc's clients send over the multiplexed carriage, if o
@@ -19,7 +22,7 @@ func (o *PoolOptions) multiplex(cc *clientConfig) error {
 	if !o.Multiplex {
 		return nil
 	}
-	rt, err := multiplexed(*cc)
+	rt, err := mux.NewTransport(cc.rt, cc.base, cc.proto.MaxValueBytes(), cc.timeout)
 	if err != nil {
 		return err
 	}
@@ -28,22 +31,25 @@ func (o *PoolOptions) multiplex(cc *clientConfig) error {
 }
 
 func newPoolNet(cc clientConfig, o *PoolOptions, h *handler) poolNet {
-	return poolNet{rt: cc.rt, mux: newMuxServer(h, o.Cluster.BasePath, h.srv.MaxValueBytes(), o.Logger)}
+	return poolNet{rt: cc.rt, mux: mux.NewServer(mux.ServerConfig{
+		Handler: h, BasePath: o.Cluster.BasePath, MaxValue: h.srv.MaxValueBytes(), Logger: o.Logger,
+		ReadTimeout: serverReadTimeout, WriteTimeout: serverWriteTimeout, IdleTimeout: serverIdleTimeout,
+	})}
 }
 
 // closeConns closes the idle connections to the peers and, once their
 // requests are answered, the multiplexed ones.
 func (n *poolNet) closeConns() {
-	closeIdle(n.rt)
-	n.mux.stopAll()
+	peerhttp.CloseIdle(n.rt)
+	n.mux.StopAll()
 }
 
 // leaveConns is the end of the drain: it closes the idle connections to
 // the peers, has the multiplexed ones the peers opened go away, and takes
-// no new one (muxServer.leave).
+// no new one (mux.Server.Leave).
 func (n *poolNet) leaveConns() {
-	closeIdle(n.rt)
-	n.mux.leave()
+	peerhttp.CloseIdle(n.rt)
+	n.mux.Leave()
 }
 
 // ServeHTTP serves the node's peers: it answers a protocol request for a
@@ -60,7 +66,7 @@ func (n *poolNet) leaveConns() {
 // GOOS=js have no ServeHTTP: the host serves the Pool through package
 // adapters/wasmjs, on the same handler.
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if p.mux.isUpgrade(r) && p.mux.serve(w, r) {
+	if p.mux.Serve(w, r) {
 		return
 	}
 	p.handler.ServeHTTP(w, r)

@@ -28,6 +28,3 @@ func (o *ClientOptions) transport(maxBody int64) (transport, error) {
 func (c *Client) roundTrip(ctx context.Context, preq protocol.Request, _ protocol.Listener) (peerResponse, error) {
 	return c.rt.roundTrip(ctx, preq.Method, c.prefix+preq.Path, preq.Header, preq.Body)
 }
-
-// closeIdle does nothing: the host's fetch() keeps its connections.
-func closeIdle(transport) {}

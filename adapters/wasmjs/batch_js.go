@@ -104,7 +104,7 @@ func (h *host) serveBatch(hd hostserve.Handler, text string, args []js.Value) an
 			out.SetIndex(i, h.rejected(bad[i]))
 			continue
 		}
-		out.SetIndex(i, h.settle(calls[i], func(a *recorder) js.Value { return h.toJS(a) }))
+		out.SetIndex(i, h.settle(calls[i]))
 	}
 	return out
 }

@@ -147,7 +147,7 @@ func (h *host) serve(hd hostserve.Handler, args []js.Value) any {
 	}
 	c := start(h, hd, req)
 	c.yield()
-	return h.settle(c, func(a *recorder) js.Value { return h.toJS(a) })
+	return h.settle(c)
 }
 
 // rejected returns a Promise rejected with a TypeError for err.
@@ -155,16 +155,16 @@ func (h *host) rejected(err error) js.Value {
 	return h.promise.Call("reject", h.typeError.New("geecache: "+err.Error()))
 }
 
-// settle returns c's answer made by toJS if c is done, else a Promise of
-// it, settled when it is.
-func (h *host) settle(c *pending, toJS func(*recorder) js.Value) js.Value {
+// settle returns c's answer (toJS) if c is done, else a Promise of it,
+// settled when it is.
+func (h *host) settle(c *pending) js.Value {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
 		if c.answer == nil {
 			return h.promise.Call("reject", h.panicError(c.panicked))
 		}
-		return toJS(c.answer)
+		return h.toJS(c.answer)
 	}
 	c.async = true
 	executor := js.FuncOf(func(_ js.Value, a []js.Value) any {

@@ -25,6 +25,36 @@ const Timeout = 10 * time.Second
 // hundred concurrent requests per peer.
 const MaxIdleConnsPerHost = 256
 
+// CheckTimeout returns a binding's Timeout option, d, with its default:
+// Timeout for 0. It refuses a negative d with an error wrapping
+// cache.ErrConfig.
+func CheckTimeout(d time.Duration) (time.Duration, error) {
+	switch {
+	case d < 0:
+		return 0, fmt.Errorf("geecache: %w: Timeout %v is negative", cache.ErrConfig, d)
+	case d == 0:
+		return Timeout, nil
+	}
+	return d, nil
+}
+
+// CheckBasePath checks an escaped base path (the BasePath of a binding's
+// Cluster): "" or "/…" without a trailing "/", a query or a fragment.
+func CheckBasePath(p string) error {
+	if p != "" && (p[0] != '/' || strings.HasSuffix(p, "/") || strings.ContainsAny(p, "?#")) {
+		return fmt.Errorf("geecache: %w: BasePath %q must start with \"/\" and have no trailing \"/\", query or fragment", cache.ErrConfig, p)
+	}
+	return nil
+}
+
+// CloseIdle closes the idle connections of v, a transport or an HTTP
+// client, if it keeps any.
+func CloseIdle(v any) {
+	if c, ok := v.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // NormalizeURL checks a node's base URL and returns it in the one form
 // every node must agree on, since the ring places nodes by these strings:
 // scheme and host in lower case, no default port (80 for http, 443 for

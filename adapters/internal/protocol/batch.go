@@ -172,13 +172,7 @@ func (c *Client) NewBatchRequest(ctx context.Context, target, group string, op B
 		peer = peerMemory
 	}
 	h := Header{HeaderPeer: peer, HeaderChecksum: {checksum(c.cfg.Secret, body)}, "Content-Type": {BatchContentType}}
-	if c.cfg.Secret != nil {
-		sign(h, c.cfg.Secret, time.Now(), methodPost, target, path)
-	}
-	if c.cfg.Propagator != nil {
-		c.cfg.Propagator.Inject(ctx, h)
-	}
-	return Request{Method: methodPost, Path: path, Header: h, Body: body}
+	return c.request(ctx, methodPost, target, path, h, body)
 }
 
 // entryFraming is the most an entry of a batch answer adds to its key and
@@ -233,6 +227,22 @@ func (c *Client) ReadBatchResponse(ctx context.Context, req Request, status int,
 
 // appendEntry appends one entry of a batch answer.
 func appendEntry(b []byte, st byte, key string, ttl time.Duration, payload []byte) []byte {
+	b = append(appendEntryHead(b, st, key, ttl, len(payload)), payload...)
+	return binary.BigEndian.AppendUint64(b, xxhash.Sum64(payload))
+}
+
+// appendViewEntry appends the entry of a value held in the cache.
+func appendViewEntry(b []byte, key string, ttl time.Duration, v cache.ByteView) []byte {
+	b = appendEntryHead(b, entryValue, key, ttl, v.Len())
+	at := len(b)
+	b = append(b, make([]byte, v.Len())...) // no allocation: append grows b alone
+	v.Copy(b[at:])
+	return binary.BigEndian.AppendUint64(b, xxhash.Sum64(b[at:]))
+}
+
+// appendEntryHead appends what comes before an entry's payload of n
+// bytes: its status, key, lifetime and length.
+func appendEntryHead(b []byte, st byte, key string, ttl time.Duration, n int) []byte {
 	b = append(b, st)
 	b = binary.AppendUvarint(b, uint64(len(key)))
 	b = append(b, key...)
@@ -241,26 +251,7 @@ func appendEntry(b []byte, st byte, key string, ttl time.Duration, payload []byt
 		ms = uint64(max(ttl.Milliseconds(), 1))
 	}
 	b = binary.AppendUvarint(b, ms)
-	b = binary.AppendUvarint(b, uint64(len(payload)))
-	b = append(b, payload...)
-	return binary.BigEndian.AppendUint64(b, xxhash.Sum64(payload))
-}
-
-// appendViewEntry appends the entry of a value held in the cache.
-func appendViewEntry(b []byte, key string, ttl time.Duration, v cache.ByteView) []byte {
-	b = append(b, entryValue)
-	b = binary.AppendUvarint(b, uint64(len(key)))
-	b = append(b, key...)
-	var ms uint64
-	if ttl > 0 {
-		ms = uint64(max(ttl.Milliseconds(), 1))
-	}
-	b = binary.AppendUvarint(b, ms)
-	b = binary.AppendUvarint(b, uint64(v.Len()))
-	at := len(b)
-	b = append(b, make([]byte, v.Len())...) // no allocation: append grows b alone
-	v.Copy(b[at:])
-	return binary.BigEndian.AppendUint64(b, xxhash.Sum64(b[at:]))
+	return binary.AppendUvarint(b, uint64(n))
 }
 
 // ReadOnlyBatch reports whether path is that of a batch that only reads

@@ -65,13 +65,19 @@ func (c *Client) NewRequest(ctx context.Context, target, group, key string, peek
 	if peek {
 		h[HeaderPeer] = peerMemory
 	}
+	return c.request(ctx, methodGet, target, path, h, nil)
+}
+
+// request is the last step of every request a Client makes: it signs h
+// (with a secret) and injects ctx's trace into it.
+func (c *Client) request(ctx context.Context, method, target, path string, h Header, body []byte) Request {
 	if c.cfg.Secret != nil {
-		sign(h, c.cfg.Secret, time.Now(), methodGet, target, path)
+		sign(h, c.cfg.Secret, time.Now(), method, target, path)
 	}
 	if c.cfg.Propagator != nil {
 		c.cfg.Propagator.Inject(ctx, h)
 	}
-	return Request{Method: methodGet, Path: path, Header: h}
+	return Request{Method: method, Path: path, Header: h, Body: body}
 }
 
 // CheckSize returns an error wrapping ErrTooLarge if a response announcing

@@ -100,15 +100,11 @@ type ClientOptions struct {
 	Propagator Propagator
 }
 
-// serverConfig is ServerOptions with the defaults filled in.
-type serverConfig struct {
-	ServerOptions
-}
-
-func newServerConfig(o *ServerOptions) (serverConfig, error) {
-	var c serverConfig
+// newServerConfig returns o with the defaults filled in.
+func newServerConfig(o *ServerOptions) (ServerOptions, error) {
+	var c ServerOptions
 	if o != nil {
-		c.ServerOptions = *o
+		c = *o
 	}
 	var err error
 	if c.Secret, c.MaxValueBytes, err = common(c.Secret, c.MaxValueBytes); err != nil {

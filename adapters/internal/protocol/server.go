@@ -87,7 +87,7 @@ func (r Response) Reader() io.Reader {
 // use.
 type Server struct {
 	reg     *cache.Registry
-	cfg     serverConfig
+	cfg     ServerOptions    // with the defaults filled in
 	warn    *ratelog.Limiter // a line a second at most of each kind of warning
 	digests sync.Pool        // of *digest, to checksum values in place
 	octets  []string         // the Content-Type of a value, shared by all answers (never modified)

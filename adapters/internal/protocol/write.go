@@ -58,13 +58,7 @@ func (c *Client) newRequest(ctx context.Context, method, target, group, key stri
 			h.Set(HeaderTTL, t)
 		}
 	}
-	if c.cfg.Secret != nil {
-		sign(h, c.cfg.Secret, time.Now(), method, target, path)
-	}
-	if c.cfg.Propagator != nil {
-		c.cfg.Propagator.Inject(ctx, h)
-	}
-	return Request{Method: method, Path: path, Header: h, Body: body}
+	return c.request(ctx, method, target, path, h, body)
 }
 
 // write answers a DELETE or PUT of key in g, which admit has let through:

@@ -1,6 +1,6 @@
 //go:build !js && !wasip1
 
-package nethttp
+package mux
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 // The multiplexed carriage (PoolOptions.Multiplex): a node's HTTP requests
 // to a peer and the peer's answers, as frames over one connection per
 // peer. The connection is opened as HTTP/1.1 on the peer's own port and
-// switched over with an Upgrade to muxProtocol at BasePath+muxPath; a node
+// switched over with an Upgrade to Protocol at BasePath+Path; a node
 // that does not know it answers without a 101 and is asked over HTTP/1.1.
 // A frame carries one HTTP request or answer as it is (method, escaped
 // path and header fields; status and header fields; the body), so the
@@ -36,28 +36,28 @@ import (
 // shutdown, a Pool's Close or the end of its drain) carries the highest
 // request id it took (uint32); it answers those, takes none after them,
 // and the asking node sends them, and every new request, elsewhere. It is
-// sent only to an asking node that named muxGoAway in the muxFeatures
+// sent only to an asking node that named GoAway in the Features
 // field of its upgrade: to an older one, an unknown kind ends the
 // connection. A node that asks sends its request ids in increasing order
 // and stops using a connection before they wrap (muxMaxID).
 const (
-	muxProtocol = "geecache-mux"
-	muxPath     = "/_geecache/mux"
+	Protocol = "geecache-mux"
+	Path     = "/_geecache/mux"
 
-	muxKindRequest = 0
-	muxKindInterim = 1 // a 1xx, 102 Processing: the owner is loading
-	muxKindAnswer  = 2
-	muxKindCancel  = 3
-	muxKindGoAway  = 4
+	KindRequest = 0
+	KindInterim = 1 // a 1xx, 102 Processing: the owner is loading
+	KindAnswer  = 2
+	KindCancel  = 3
+	KindGoAway  = 4
 
-	// muxFeatures is the field of the upgrade request that lists what
+	// Features is the field of the upgrade request that lists what
 	// the asking node understands beyond the first version of the
-	// carriage; muxGoAway is its token for the go-away frame, and
-	// muxInterims for a 102 repeated while a load runs (a node without it
+	// carriage; GoAway is its token for the go-away frame, and
+	// Interims for a 102 repeated while a load runs (a node without it
 	// takes at most 5 per request, and is sent one).
-	muxFeatures = "X-Geecache-Mux"
-	muxGoAway   = "goaway"
-	muxInterims = "interims"
+	Features = "X-Geecache-Mux"
+	GoAway   = "goaway"
+	Interims = "interims"
 
 	// muxMaxID is the last request id a connection sends: then it takes
 	// no new request and closes once its last answer is in, so that ids
@@ -75,16 +75,17 @@ const (
 	// would reset the connection and could lose the last answers).
 	muxLinger = 2 * time.Second
 
-	muxFrameHeader = 9
+	FrameHeader = 9
 
-	// muxMaxHead bounds the head of a frame, as the Server's
-	// MaxHeaderBytes bounds an HTTP request's header.
-	muxMaxHead = serverMaxHeaderBytes
+	// muxMaxHead bounds the head of a frame, as a Server's
+	// MaxHeaderBytes bounds an HTTP request's header (both sides of the
+	// carriage must agree on it).
+	muxMaxHead = 16 << 10
 
-	// muxMaxInFlight caps the requests in flight on one connection: the
+	// MaxInFlight caps the requests in flight on one connection: the
 	// asking node waits for a slot beyond it, and the serving one reads no
 	// more frames until one ends.
-	muxMaxInFlight = 256
+	MaxInFlight = 256
 
 	// muxIdleTimeout closes a connection nothing has used for so long, on
 	// the asking side; the serving side waits as long as an HTTP/1.1
@@ -117,42 +118,43 @@ const (
 	muxBufSize = 64 << 10
 )
 
-// errMuxFrame is what a connection fails with when its peer sends a frame
+// ErrFrame is what a connection fails with when its peer sends a frame
 // that breaks the format or a limit.
-var errMuxFrame = errors.New("geecache: multiplexed connection: malformed frame")
+var ErrFrame = errors.New("geecache: multiplexed connection: malformed frame")
 
 // muxMaxFrame returns the largest payload a frame may have: a head and a
 // value of at most maxValue bytes.
 func muxMaxFrame(maxValue int64) int64 { return 4 + muxMaxHead + maxValue }
 
-// muxStart appends a frame header (its length set by muxEnd) and the
+// StartFrame appends a frame header (its length set by SetLen) and the
 // place of the head's length.
-func muxStart(b []byte, kind byte, id uint32) []byte {
+func StartFrame(b []byte, kind byte, id uint32) []byte {
 	b = binary.BigEndian.AppendUint32(b, 0)
 	b = append(b, kind)
 	b = binary.BigEndian.AppendUint32(b, id)
 	return binary.BigEndian.AppendUint32(b, 0)
 }
 
-// muxEndHead records the length of the head that b, started by muxStart,
+// EndHead records the length of the head that b, started by StartFrame,
 // now holds.
-func muxEndHead(b []byte) {
-	binary.BigEndian.PutUint32(b[muxFrameHeader:], uint32(len(b)-muxFrameHeader-4))
+func EndHead(b []byte) {
+	binary.BigEndian.PutUint32(b[FrameHeader:], uint32(len(b)-FrameHeader-4))
 }
 
-// muxSetLen records the frame's payload length: what b holds after the
+// SetLen records the frame's payload length: what b holds after the
 // frame header plus bodyLen bytes to follow.
-func muxSetLen(b []byte, bodyLen int) {
-	binary.BigEndian.PutUint32(b, uint32(len(b)-muxFrameHeader+bodyLen))
+func SetLen(b []byte, bodyLen int) {
+	binary.BigEndian.PutUint32(b, uint32(len(b)-FrameHeader+bodyLen))
 }
 
-func muxAppendString(b []byte, s string) []byte {
+// AppendString appends s with its length.
+func AppendString(b []byte, s string) []byte {
 	b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
 	return append(b, s...)
 }
 
-// muxAppendFields appends h's fields; it fails if they do not fit a head.
-func muxAppendFields(b []byte, h http.Header) ([]byte, error) {
+// AppendFields appends h's fields; it fails if they do not fit a head.
+func AppendFields(b []byte, h http.Header) ([]byte, error) {
 	n := 0
 	for k, vs := range h {
 		n += len(vs)
@@ -168,23 +170,24 @@ func muxAppendFields(b []byte, h http.Header) ([]byte, error) {
 	b = binary.BigEndian.AppendUint16(b, uint16(n))
 	for k, vs := range h {
 		for _, v := range vs {
-			b = muxAppendString(b, k)
-			b = muxAppendString(b, v)
+			b = AppendString(b, k)
+			b = AppendString(b, v)
 		}
 	}
 	return b, nil
 }
 
-// A muxHead reads the head of a frame. Its strings share one allocation,
+// A Head reads the head of a frame. Its strings share one allocation,
 // the head's.
-type muxHead struct {
+type Head struct {
 	s   string
-	err error
+	Err error // the first read past the head or its format: ErrFrame
 }
 
-func (p *muxHead) uint16() int {
-	if p.err != nil || len(p.s) < 2 {
-		p.err = errMuxFrame
+// Uint16, Text and Fields read the next number, string and header fields.
+func (p *Head) Uint16() int {
+	if p.Err != nil || len(p.s) < 2 {
+		p.Err = ErrFrame
 		return 0
 	}
 	n := int(p.s[0])<<8 | int(p.s[1])
@@ -192,10 +195,10 @@ func (p *muxHead) uint16() int {
 	return n
 }
 
-func (p *muxHead) string() string {
-	n := p.uint16()
-	if p.err != nil || len(p.s) < n {
-		p.err = errMuxFrame
+func (p *Head) Text() string {
+	n := p.Uint16()
+	if p.Err != nil || len(p.s) < n {
+		p.Err = ErrFrame
 		return ""
 	}
 	v := p.s[:n]
@@ -203,63 +206,63 @@ func (p *muxHead) string() string {
 	return v
 }
 
-func (p *muxHead) fields() http.Header {
-	n := p.uint16()
-	if p.err != nil || n > len(p.s)/4 { // each field takes 4 bytes at least
-		p.err = errMuxFrame
+func (p *Head) Fields() http.Header {
+	n := p.Uint16()
+	if p.Err != nil || n > len(p.s)/4 { // each field takes 4 bytes at least
+		p.Err = ErrFrame
 		return nil
 	}
 	h := make(http.Header, n)
 	for range n {
-		k, v := p.string(), p.string()
-		if p.err != nil {
+		k, v := p.Text(), p.Text()
+		if p.Err != nil {
 			return nil
 		}
 		k = textproto.CanonicalMIMEHeaderKey(k) // no copy if it already is
 		h[k] = append(h[k], v)
 	}
 	if len(p.s) != 0 {
-		p.err = errMuxFrame
+		p.Err = ErrFrame
 	}
 	return h
 }
 
-// muxSplit splits a payload into its head and body.
-func muxSplit(payload []byte) (head muxHead, body []byte, err error) {
+// Split splits a payload into its head and body.
+func Split(payload []byte) (head Head, body []byte, err error) {
 	if len(payload) < 4 {
-		return muxHead{}, nil, errMuxFrame
+		return Head{}, nil, ErrFrame
 	}
 	n := binary.BigEndian.Uint32(payload)
 	if n > muxMaxHead || int64(n) > int64(len(payload)-4) {
-		return muxHead{}, nil, errMuxFrame
+		return Head{}, nil, ErrFrame
 	}
-	return muxHead{s: string(payload[4 : 4+n])}, payload[4+n:], nil
+	return Head{s: string(payload[4 : 4+n])}, payload[4+n:], nil
 }
 
 // muxReadHead reads the start of a payload of n bytes, the head's length
 // and the head (through buf, which it returns for reuse), and returns the
-// head and the length of the body that follows; muxReadPayload reads that
+// head and the length of the body that follows; ReadPayload reads that
 // body into a buffer of its own, which becomes the value (muxBody).
-func muxReadHead(br *bufio.Reader, n int64, buf []byte) (head muxHead, bodyLen int64, _ []byte, err error) {
+func muxReadHead(br *bufio.Reader, n int64, buf []byte) (head Head, bodyLen int64, _ []byte, err error) {
 	if n < 4 {
-		return muxHead{}, 0, buf, errMuxFrame
+		return Head{}, 0, buf, ErrFrame
 	}
 	var l [4]byte
 	if _, err := io.ReadFull(br, l[:]); err != nil {
-		return muxHead{}, 0, buf, err
+		return Head{}, 0, buf, err
 	}
 	hn := int64(binary.BigEndian.Uint32(l[:]))
 	if hn > muxMaxHead || hn > n-4 {
-		return muxHead{}, 0, buf, errMuxFrame
+		return Head{}, 0, buf, ErrFrame
 	}
 	if int64(cap(buf)) < hn {
 		buf = make([]byte, hn)
 	}
 	buf = buf[:hn]
 	if _, err := io.ReadFull(br, buf); err != nil {
-		return muxHead{}, 0, buf, err
+		return Head{}, 0, buf, err
 	}
-	return muxHead{s: string(buf)}, n - 4 - hn, buf, nil
+	return Head{s: string(buf)}, n - 4 - hn, buf, nil
 }
 
 // A muxBody is the body of a frame, read whole into a buffer of its own:
@@ -288,9 +291,9 @@ func (m *muxBody) TakeBody() []byte {
 	return b
 }
 
-// muxReadHeader reads a frame header.
-func muxReadHeader(br *bufio.Reader) (n int64, kind byte, id uint32, err error) {
-	hdr, err := br.Peek(muxFrameHeader)
+// ReadHeader reads a frame header.
+func ReadHeader(br *bufio.Reader) (n int64, kind byte, id uint32, err error) {
+	hdr, err := br.Peek(FrameHeader)
 	if err != nil {
 		if len(hdr) > 0 && err == io.EOF {
 			err = io.ErrUnexpectedEOF
@@ -300,18 +303,18 @@ func muxReadHeader(br *bufio.Reader) (n int64, kind byte, id uint32, err error) 
 	n = int64(binary.BigEndian.Uint32(hdr))
 	kind = hdr[4]
 	id = binary.BigEndian.Uint32(hdr[5:])
-	_, _ = br.Discard(muxFrameHeader)
+	_, _ = br.Discard(FrameHeader)
 	return n, kind, id, nil
 }
 
-// muxReadPayload reads a payload of n bytes (already checked against the
+// ReadPayload reads a payload of n bytes (already checked against the
 // limit): into one allocation up to muxPreAlloc, past it into a buffer
 // that grows as the bytes arrive.
-func muxReadPayload(br *bufio.Reader, n int64) ([]byte, error) {
+func ReadPayload(br *bufio.Reader, n int64) ([]byte, error) {
 	return muxReadPayloadFrom(br, n, muxPreAlloc)
 }
 
-// muxReadPayloadFrom is muxReadPayload with preAlloc for muxPreAlloc.
+// muxReadPayloadFrom is ReadPayload with preAlloc for muxPreAlloc.
 func muxReadPayloadFrom(br *bufio.Reader, n, preAlloc int64) ([]byte, error) {
 	if n <= preAlloc {
 		b := make([]byte, n)

@@ -1,6 +1,6 @@
 //go:build !js && !wasip1
 
-package nethttp
+package mux
 
 import (
 	"bufio"
@@ -51,24 +51,24 @@ func (mc *muxConn) readFrame(br *bufio.Reader) error {
 			_ = mc.c.SetReadDeadline(time.Time{})
 		}
 	}()
-	if br.Buffered() < muxFrameHeader {
+	if br.Buffered() < FrameHeader {
 		arm()
 	}
-	n, kind, id, err := muxReadHeader(br)
+	n, kind, id, err := ReadHeader(br)
 	switch {
 	case err != nil:
 		return err
-	case kind == muxKindGoAway:
+	case kind == KindGoAway:
 		return mc.readGoAway(br, n)
-	case kind != muxKindAnswer && kind != muxKindInterim:
-		return fmt.Errorf("%w: kind %d from the server", errMuxFrame, kind)
-	case n > mc.t.maxFrame || (kind == muxKindInterim && n > 4+muxMaxHead):
-		return fmt.Errorf("%w: a frame of %d bytes", errMuxFrame, n)
+	case kind != KindAnswer && kind != KindInterim:
+		return fmt.Errorf("%w: kind %d from the server", ErrFrame, kind)
+	case n > mc.t.maxFrame || (kind == KindInterim && n > 4+muxMaxHead):
+		return fmt.Errorf("%w: a frame of %d bytes", ErrFrame, n)
 	}
 	if int64(br.Buffered()) < n {
 		arm()
 	}
-	if kind == muxKindInterim {
+	if kind == KindInterim {
 		return mc.readInterim(br, n, id)
 	}
 	head, bodyLen, buf, err := muxReadHead(br, n, mc.ibuf)
@@ -76,17 +76,17 @@ func (mc *muxConn) readFrame(br *bufio.Reader) error {
 	if err != nil {
 		return err
 	}
-	body, err := muxReadPayload(br, bodyLen) // the value's own buffer
+	body, err := ReadPayload(br, bodyLen) // the value's own buffer
 	if err != nil {
 		return err
 	}
-	status := head.uint16()
-	h := head.fields()
-	if head.err != nil {
-		return head.err
+	status := head.Uint16()
+	h := head.Fields()
+	if head.Err != nil {
+		return head.Err
 	}
 	if status < 200 || status > 999 {
-		return fmt.Errorf("%w: status %d", errMuxFrame, status)
+		return fmt.Errorf("%w: status %d", ErrFrame, status)
 	}
 	mc.mu.Lock()
 	call := mc.calls[id]
@@ -100,7 +100,7 @@ func (mc *muxConn) readFrame(br *bufio.Reader) error {
 		}}
 	}
 	if closeNow {
-		return errMuxLost
+		return ErrLost
 	}
 	return nil
 }
@@ -127,11 +127,11 @@ func (mc *muxConn) readInterim(br *bufio.Reader, n int64, id uint32) error {
 		return err
 	}
 	if n < 6 || int64(binary.BigEndian.Uint32(p)) != n-4 {
-		return fmt.Errorf("%w: an interim answer with a body", errMuxFrame)
+		return fmt.Errorf("%w: an interim answer with a body", ErrFrame)
 	}
 	status := int(binary.BigEndian.Uint16(p[4:]))
 	if status < 100 || status > 199 || status == http.StatusSwitchingProtocols {
-		return fmt.Errorf("%w: interim status %d", errMuxFrame, status)
+		return fmt.Errorf("%w: interim status %d", ErrFrame, status)
 	}
 	now := time.Now()
 	mc.mu.Lock()
@@ -150,7 +150,7 @@ func (mc *muxConn) readInterim(br *bufio.Reader, n int64, id uint32) error {
 	}
 	mc.mu.Unlock()
 	if flood {
-		return fmt.Errorf("%w: too many 1xx answers", errMuxFrame)
+		return fmt.Errorf("%w: too many 1xx answers", ErrFrame)
 	}
 	if call != nil { // each sign of life: the asking group waits while they come
 		if tr := httptrace.ContextClientTrace(call.req.Context()); tr != nil && tr.Got1xxResponse != nil {
@@ -168,7 +168,7 @@ func (mc *muxConn) readInterim(br *bufio.Reader, n int64, id uint32) error {
 // breaks the format: the connection ends.
 func (mc *muxConn) readGoAway(br *bufio.Reader, n int64) error {
 	if n != 4 {
-		return fmt.Errorf("%w: a go-away of %d bytes", errMuxFrame, n)
+		return fmt.Errorf("%w: a go-away of %d bytes", ErrFrame, n)
 	}
 	if br.Buffered() < 4 {
 		_ = mc.c.SetReadDeadline(time.Now().Add(mc.t.timeout)) // as any frame that has begun
@@ -182,7 +182,7 @@ func (mc *muxConn) readGoAway(br *bufio.Reader, n int64) error {
 	mc.mu.Lock()
 	if mc.away || last > mc.nextID {
 		mc.mu.Unlock()
-		return fmt.Errorf("%w: a go-away after one, or for request %d not sent", errMuxFrame, last)
+		return fmt.Errorf("%w: a go-away after one, or for request %d not sent", ErrFrame, last)
 	}
 	mc.away, mc.closing = true, true
 	var retry []*muxCall
@@ -199,7 +199,7 @@ func (mc *muxConn) readGoAway(br *bufio.Reader, n int64) error {
 		call.res <- muxResult{err: errMuxRetry}
 	}
 	if idle {
-		return errMuxLost // nothing left to wait for: close
+		return ErrLost // nothing left to wait for: close
 	}
 	return nil
 }

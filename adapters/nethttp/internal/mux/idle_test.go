@@ -1,8 +1,9 @@
 //go:build !js && !wasip1
 
-package nethttp
+package mux
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"io"
@@ -68,26 +69,29 @@ func TestMultiplexUnusedConnectionClosesAfterTheIdleTimeout(t *testing.T) {
 func pipeMuxPeer(c net.Conn, closed chan<- struct{}) {
 	defer close(closed)
 	defer c.Close()
-	r := newMuxReader(c)
-	if _, err := http.ReadRequest(r.br); err != nil {
+	br := bufio.NewReader(c)
+	if _, err := http.ReadRequest(br); err != nil {
 		return
 	}
-	if _, err := io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "+Protocol+"\r\n\r\n"); err != nil {
 		return
 	}
 	for {
-		kind, id, _, _, _, err := r.next()
+		n, kind, id, err := ReadHeader(br)
+		if err == nil {
+			_, err = ReadPayload(br, n)
+		}
 		if err != nil {
 			return
 		}
-		if kind != muxKindRequest {
+		if kind != KindRequest {
 			continue
 		}
-		f := muxStart(nil, muxKindAnswer, id)
+		f := StartFrame(nil, KindAnswer, id)
 		f = binary.BigEndian.AppendUint16(f, http.StatusOK)
-		f, _ = muxAppendFields(f, nil)
-		muxEndHead(f)
-		muxSetLen(f, 0)
+		f, _ = AppendFields(f, nil)
+		EndHead(f)
+		SetLen(f, 0)
 		if _, err := c.Write(f); err != nil {
 			return
 		}

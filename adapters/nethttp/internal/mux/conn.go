@@ -1,6 +1,6 @@
 //go:build !js && !wasip1
 
-package nethttp
+package mux
 
 import (
 	"bufio"
@@ -15,13 +15,12 @@ import (
 )
 
 // One multiplexed connection as the asking node has it: its requests in
-// flight, their frames out, and its end (mux_read.go reads the answers).
+// flight, their frames out, and its end (read.go reads the answers).
 
 // A muxConn is one multiplexed connection to a peer.
 type muxConn struct {
 	t     *muxTransport
 	host  string
-	c     net.Conn
 	slots chan struct{} // one per request in flight
 	idle  *time.Timer
 	born  time.Time
@@ -30,11 +29,8 @@ type muxConn struct {
 	// from it.
 	lastUse atomic.Int64
 
-	waiting atomic.Int32 // writers waiting for wmu: the last one flushes
-	wmu     sync.Mutex
-	bw      *bufio.Writer // under wmu; nil until the first frame (writer)
-	buf     []byte        // under wmu
-	wdl     time.Time     // under wmu: the write deadline set
+	frameWriter
+	buf []byte // under wmu
 
 	mu      sync.Mutex
 	calls   map[uint32]*muxCall // in flight
@@ -63,9 +59,9 @@ type muxResult struct {
 	err  error
 }
 
-// errMuxLost is what the requests in flight on a connection that ended
+// ErrLost is what the requests in flight on a connection that ended
 // fail with (wrapping the cause).
-var errMuxLost = errors.New("multiplexed connection lost")
+var ErrLost = errors.New("multiplexed connection lost")
 
 // errMuxRetry is what a request the peer did not take fails with: the
 // peer went away before it, or the connection ended or began to close
@@ -117,19 +113,19 @@ func (mc *muxConn) roundTrip(req *http.Request, body []byte) (*http.Response, er
 func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint32, err error) {
 	mc.lock()
 	defer mc.wmu.Unlock()
-	f := muxStart(mc.buf[:0], muxKindRequest, 0)
-	f = muxAppendString(f, req.Method)
-	f = muxAppendString(f, req.URL.RequestURI())
-	f, err = muxAppendFields(f, req.Header)
-	if err == nil && len(f)-muxFrameHeader-4 > muxMaxHead {
+	f := StartFrame(mc.buf[:0], KindRequest, 0)
+	f = AppendString(f, req.Method)
+	f = AppendString(f, req.URL.RequestURI())
+	f, err = AppendFields(f, req.Header)
+	if err == nil && len(f)-FrameHeader-4 > muxMaxHead {
 		err = errors.New("the request's head is over the frame limit")
 	}
 	if err != nil {
 		mc.flushLeft()
 		return 0, fmt.Errorf("multiplexed connection: %w", err)
 	}
-	muxEndHead(f)
-	muxSetLen(f, len(body))
+	EndHead(f)
+	SetLen(f, len(body))
 	mc.buf = f
 	mc.mu.Lock()
 	if mc.err != nil || mc.closing {
@@ -164,7 +160,7 @@ func (mc *muxConn) send(req *http.Request, call *muxCall, body []byte) (id uint3
 		if r := <-call.res; errors.Is(r.err, errMuxRetry) || errors.Is(err, net.ErrClosed) {
 			return 0, errMuxRetry
 		}
-		return 0, fmt.Errorf("%w: %w", errMuxLost, err)
+		return 0, fmt.Errorf("%w: %w", ErrLost, err)
 	}
 	return id, nil
 }
@@ -188,41 +184,55 @@ func (mc *muxConn) flushLeft() {
 	}
 }
 
+// A frameWriter is the writing side of a connection, at either end: the
+// writers of frames take it in turn (lock), and one that sees others
+// waiting leaves its frame in the buffer for the last of them to flush.
+type frameWriter struct {
+	c       net.Conn
+	timeout time.Duration // bounds the writes under the writer
+	waiting atomic.Int32  // writers waiting for wmu: the last one flushes
+	wmu     sync.Mutex
+	bw      *bufio.Writer // under wmu; nil until the first frame (writer)
+	wdl     time.Time     // under wmu: the write deadline set
+}
+
 // lock takes the writer. Every write under it, the direct one of a large
 // body as well as a flush, is bounded by half the timeout to all of it
-// from then (as muxServerConn.lock).
-func (mc *muxConn) lock() {
-	mc.waiting.Add(1)
-	mc.wmu.Lock()
-	mc.waiting.Add(-1)
-	if now := time.Now(); mc.wdl.Sub(now) < mc.t.timeout/2 {
-		mc.wdl = now.Add(mc.t.timeout)
-		_ = mc.c.SetWriteDeadline(mc.wdl)
+// from the moment the writer is taken (the deadline is moved only when
+// less than half is left: a deadline set per frame would cost a tenth of
+// a request).
+func (w *frameWriter) lock() {
+	w.waiting.Add(1)
+	w.wmu.Lock()
+	w.waiting.Add(-1)
+	if now := time.Now(); w.wdl.Sub(now) < w.timeout/2 {
+		w.wdl = now.Add(w.timeout)
+		_ = w.c.SetWriteDeadline(w.wdl)
 	}
 }
 
 // writer returns the connection's write buffer, which its first frame
 // allocates; wmu is held.
-func (mc *muxConn) writer() *bufio.Writer {
-	if mc.bw == nil {
-		mc.bw = bufio.NewWriterSize(mc.c, muxBufSize)
+func (w *frameWriter) writer() *bufio.Writer {
+	if w.bw == nil {
+		w.bw = bufio.NewWriterSize(w.c, muxBufSize)
 	}
-	return mc.bw
+	return w.bw
 }
 
 // flush flushes the writer; wmu is held.
-func (mc *muxConn) flush() error {
-	if mc.bw == nil || mc.bw.Buffered() == 0 {
+func (w *frameWriter) flush() error {
+	if w.bw == nil || w.bw.Buffered() == 0 {
 		return nil
 	}
-	return mc.bw.Flush()
+	return w.bw.Flush()
 }
 
 // cancel tells the peer that the caller of id has gone.
 func (mc *muxConn) cancel(id uint32) {
 	mc.lock()
 	defer mc.wmu.Unlock()
-	f := muxStart(mc.buf[:0], muxKindCancel, id)[:muxFrameHeader]
+	f := StartFrame(mc.buf[:0], KindCancel, id)[:FrameHeader]
 	mc.buf = f
 	_, err := mc.writer().Write(f)
 	if err == nil {
@@ -241,7 +251,7 @@ func (mc *muxConn) end(id uint32) bool {
 	closeNow := mc.closing && len(mc.calls) == 0
 	mc.mu.Unlock()
 	if closeNow {
-		mc.fail(errMuxLost)
+		mc.fail(ErrLost)
 	}
 	return ok
 }
@@ -252,8 +262,8 @@ func (mc *muxConn) fail(err error) {
 	mc.doneOnce.Do(func() {
 		mc.t.forget(mc)
 		mc.idle.Stop()
-		if !errors.Is(err, errMuxLost) {
-			err = fmt.Errorf("%w: %w", errMuxLost, err)
+		if !errors.Is(err, ErrLost) {
+			err = fmt.Errorf("%w: %w", ErrLost, err)
 		}
 		mc.mu.Lock() // before the socket closes: a request not yet sent is sent elsewhere
 		mc.err = err
@@ -275,7 +285,7 @@ func (mc *muxConn) closeWhenIdle() {
 	idle := len(mc.calls) == 0
 	mc.mu.Unlock()
 	if idle {
-		mc.fail(errMuxLost)
+		mc.fail(ErrLost)
 	}
 }
 
@@ -299,7 +309,7 @@ func (mc *muxConn) idleCheck() {
 		return
 	}
 	if unused >= muxIdleTimeout {
-		mc.fail(errMuxLost)
+		mc.fail(ErrLost)
 		return
 	}
 	mc.idle.Reset(muxIdleTimeout - unused)

@@ -1,6 +1,6 @@
 //go:build !js && !wasip1
 
-package nethttp
+package mux
 
 import (
 	"errors"
@@ -33,10 +33,10 @@ func (w *muxResponseWriter) WriteHeader(code int) {
 	if code >= 100 && code < 200 {
 		if code != http.StatusSwitchingProtocols && (w.interims == 0 || w.sc.interims) {
 			w.interims++
-			f := muxStart(nil, muxKindInterim, w.id)
+			f := StartFrame(nil, KindInterim, w.id)
 			f = append(f, byte(code>>8), byte(code), 0, 0) // status, no fields
-			muxEndHead(f)
-			muxSetLen(f, 0)
+			EndHead(f)
+			SetLen(f, 0)
 			w.sc.lock()
 			w.sc.write(f)
 			w.sc.unlock()
@@ -55,17 +55,17 @@ func (w *muxResponseWriter) head(n int) (f []byte, ok bool) {
 	}
 	delete(w.header, "Content-Length") // the frame has it
 	delete(w.header, "Connection")     // this one stays open
-	f = muxStart(make([]byte, 0, 256), muxKindAnswer, w.id)
+	f = StartFrame(make([]byte, 0, 256), KindAnswer, w.id)
 	f = append(f, byte(w.status>>8), byte(w.status))
-	f, err := muxAppendFields(f, w.header)
-	ok = err == nil && len(f)-muxFrameHeader-4 <= muxMaxHead
+	f, err := AppendFields(f, w.header)
+	ok = err == nil && len(f)-FrameHeader-4 <= muxMaxHead
 	if !ok { // no handler of this package writes such fields
-		f = muxStart(f[:0], muxKindAnswer, w.id)
+		f = StartFrame(f[:0], KindAnswer, w.id)
 		f = append(f, byte(http.StatusInternalServerError>>8), byte(http.StatusInternalServerError&0xff), 0, 0)
 		n = 0
 	}
-	muxEndHead(f)
-	muxSetLen(f, n)
+	EndHead(f)
+	SetLen(f, n)
 	return f, ok
 }
 

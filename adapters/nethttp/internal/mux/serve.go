@@ -1,6 +1,6 @@
 //go:build !js && !wasip1
 
-package nethttp
+package mux
 
 import (
 	"bufio"
@@ -20,12 +20,11 @@ import (
 
 // A multiplexed connection as the serving node has it: it reads the
 // request frames, serves each with the Pool's handler, and writes the
-// answers (mux_response.go).
+// answers (response.go).
 
 // A muxServerConn is one multiplexed connection served.
 type muxServerConn struct {
-	s            *muxServer
-	c            net.Conn
+	s            *Server
 	remote, host string
 	// base is the parent of every request's context: it has no Done, so
 	// a request's own context costs no registration with a parent; the
@@ -44,13 +43,10 @@ type muxServerConn struct {
 	// lc is the connection as a Server's listener has it (nil if not
 	// served by a Server): while no request is in flight it is idle, and
 	// the connection cap may close it to make room (ServerOptions.MaxConns).
-	lc *serverConn
+	lc TrackedConn
 
-	waiting atomic.Int32
-	wmu     sync.Mutex
-	bw      *bufio.Writer // under wmu; nil until the first frame (write)
-	failed  bool          // under wmu
-	wdl     time.Time     // under wmu: the write deadline set
+	frameWriter
+	failed bool // under wmu
 
 	hbuf []byte // the reader's, for heads
 
@@ -86,7 +82,7 @@ func (sc *muxServerConn) stop() {
 
 // sendGoAway writes the go-away frame naming last.
 func (sc *muxServerConn) sendGoAway(last uint32) {
-	f := muxStart(make([]byte, 0, muxFrameHeader+4), muxKindGoAway, 0)[:muxFrameHeader]
+	f := StartFrame(make([]byte, 0, FrameHeader+4), KindGoAway, 0)[:FrameHeader]
 	f = binary.BigEndian.AppendUint32(f, last)
 	binary.BigEndian.PutUint32(f, 4)
 	sc.lock()
@@ -168,11 +164,7 @@ func (sc *muxServerConn) readOn(err error) bool {
 // peer's late frames unread would reset the connection, which can lose
 // the answers the peer has not read yet.
 func (sc *muxServerConn) linger(br *bufio.Reader) {
-	c := sc.c
-	if lc, ok := c.(*serverConn); ok {
-		c = lc.Conn
-	}
-	cw, ok := c.(interface{ CloseWrite() error })
+	cw, ok := sc.c.(interface{ CloseWrite() error })
 	if !ok || cw.CloseWrite() != nil {
 		return
 	}
@@ -224,7 +216,7 @@ func (sc *muxServerConn) frameEnds() {
 // sc.mu is held.
 func (sc *muxServerConn) markIdle() {
 	if sc.lc != nil && !sc.stopping.Load() {
-		sc.lc.l.muxIdle(sc.lc, true)
+		sc.lc.SetIdle(true)
 	}
 }
 
@@ -259,17 +251,17 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 			sc.frameEnds()
 		}
 	}()
-	if br.Buffered() < muxFrameHeader {
+	if br.Buffered() < FrameHeader {
 		arm()
 	}
-	n, kind, id, err := muxReadHeader(br)
+	n, kind, id, err := ReadHeader(br)
 	switch {
 	case err != nil:
 		// Not a timeout to retry (readOn): the frame has begun.
 		return fmt.Errorf("reading a frame: %v", err)
-	case kind == muxKindCancel:
+	case kind == KindCancel:
 		if n != 0 {
-			return errMuxFrame
+			return ErrFrame
 		}
 		sc.mu.Lock()
 		cancel := sc.cancels[id]
@@ -278,8 +270,8 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 			cancel()
 		}
 		return nil
-	case kind != muxKindRequest || n > sc.s.maxFrame:
-		return errMuxFrame
+	case kind != KindRequest || n > sc.s.maxFrame:
+		return ErrFrame
 	}
 	if int64(br.Buffered()) < n {
 		arm()
@@ -289,14 +281,14 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 	if err != nil {
 		return muxFrameErr(err)
 	}
-	method, target := head.string(), head.string()
-	h := head.fields()
-	if head.err != nil {
-		return head.err
+	method, target := head.Text(), head.Text()
+	h := head.Fields()
+	if head.Err != nil {
+		return head.Err
 	}
 	u, err := url.ParseRequestURI(target)
 	if err != nil || method == "" {
-		return errMuxFrame
+		return ErrFrame
 	}
 	req := &http.Request{Method: method, URL: u, RequestURI: target, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: h, Body: http.NoBody, Host: sc.host, RemoteAddr: sc.remote}
@@ -325,14 +317,14 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 		sc.mu.Unlock()
 		cancel()
 		<-sc.slots
-		return fmt.Errorf("%w: request id %d in flight twice", errMuxFrame, id)
+		return fmt.Errorf("%w: request id %d in flight twice", ErrFrame, id)
 	}
 	sc.cancels[id] = cancel
 	sc.lastID = max(sc.lastID, id)
 	if len(sc.cancels) == 1 {
 		sc.setReadDeadline() // busy: no idle timeout
 		if sc.lc != nil {
-			sc.lc.l.muxIdle(sc.lc, false)
+			sc.lc.SetIdle(false)
 		}
 	}
 	sc.mu.Unlock()
@@ -362,7 +354,7 @@ func (sc *muxServerConn) readFrame(br *bufio.Reader) error {
 // muxFrameErr is the error of a read that failed inside a frame: not a
 // timeout to retry (readOn), since part of the frame is read.
 func muxFrameErr(err error) error {
-	if errors.Is(err, errMuxFrame) {
+	if errors.Is(err, ErrFrame) {
 		return err
 	}
 	return fmt.Errorf("reading a frame: %v", err)
@@ -485,21 +477,7 @@ func (sc *muxServerConn) abort() {
 	_ = sc.c.Close()
 }
 
-// lock takes the writer; unlock flushes it if no other writer waits.
-// Every write, the direct one of a large body as well as a flush, is
-// bounded by half the write timeout to all of it from the moment the
-// writer is taken (the deadline is moved only when less than half is
-// left: a deadline set per frame would cost a tenth of a request).
-func (sc *muxServerConn) lock() {
-	sc.waiting.Add(1)
-	sc.wmu.Lock()
-	sc.waiting.Add(-1)
-	if now := time.Now(); sc.wdl.Sub(now) < serverWriteTimeout/2 {
-		sc.wdl = now.Add(serverWriteTimeout)
-		_ = sc.c.SetWriteDeadline(sc.wdl)
-	}
-}
-
+// unlock flushes the writer, if no other writer waits, and releases it.
 func (sc *muxServerConn) unlock() {
 	if !sc.failed && sc.waiting.Load() == 0 && sc.flush() != nil {
 		sc.failed = true
@@ -513,19 +491,8 @@ func (sc *muxServerConn) write(p []byte) {
 	if sc.failed {
 		return
 	}
-	if sc.bw == nil {
-		sc.bw = bufio.NewWriterSize(sc.c, muxBufSize)
-	}
-	if _, err := sc.bw.Write(p); err != nil {
+	if _, err := sc.writer().Write(p); err != nil {
 		sc.failed = true
 		_ = sc.c.Close()
 	}
-}
-
-// flush flushes the writer; wmu is held, with its deadline set.
-func (sc *muxServerConn) flush() error {
-	if sc.bw == nil || sc.bw.Buffered() == 0 {
-		return nil
-	}
-	return sc.bw.Flush()
 }

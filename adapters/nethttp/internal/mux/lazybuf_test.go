@@ -1,6 +1,6 @@
 //go:build !js && !wasip1
 
-package nethttp
+package mux
 
 import (
 	"net/http"
@@ -17,14 +17,14 @@ import (
 // one such buffer (it cost four of them).
 func TestMultiplexConnectionThatCarriedNothingHoldsNoBuffers(t *testing.T) {
 	noLeaks(t)
-	pool, _, addr := startMuxServer(t, nil, 0)
+	srv, addr := startServer(t)
 	tr := newMuxTransport(&http.Transport{}, "", 1<<20, 10*time.Second)
 	defer tr.CloseIdleConnections()
 	served := func() []*muxServerConn {
-		pool.mux.mu.Lock()
-		defer pool.mux.mu.Unlock()
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
 		var scs []*muxServerConn
-		for sc := range pool.mux.conns {
+		for sc := range srv.conns {
 			scs = append(scs, sc)
 		}
 		return scs

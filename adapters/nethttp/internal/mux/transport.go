@@ -1,6 +1,6 @@
 //go:build !js && !wasip1
 
-package nethttp
+package mux
 
 import (
 	"bufio"
@@ -18,13 +18,13 @@ import (
 	"github.com/geecache/geecache/adapters/internal/peerhttp"
 )
 
-// The asking side of the multiplexed carriage (mux_frame.go): the transport
+// The asking side of the multiplexed carriage (frame.go): the transport
 // that keeps one connection per plain-http peer, dials and upgrades it, and
 // sends a peer that refused the upgrade's requests over HTTP/1.1.
 
 // A muxTransport is the RoundTripper of a Pool with Multiplex: it sends the
 // requests to each plain-http peer over one multiplexed connection (see
-// mux_frame.go), opened on the first request, and those to a peer that
+// frame.go), opened on the first request, and those to a peer that
 // refused the upgrade, or over https, through fallback.
 type muxTransport struct {
 	fallback http.RoundTripper
@@ -45,6 +45,15 @@ type muxDial struct {
 	mc      *muxConn
 	refused bool
 	err     error
+}
+
+// NewTransport returns the RoundTripper of a Pool with Multiplex: it sends
+// over fallback the requests to a peer that refuses the upgrade or is
+// reached over https; base is Cluster.BasePath, maxValue the largest value
+// an answer carries, timeout the bound of a dial and upgrade, of a stalled
+// frame and of a blocked write.
+func NewTransport(fallback http.RoundTripper, base string, maxValue int64, timeout time.Duration) (http.RoundTripper, error) {
+	return newMuxTransport(fallback, base, maxValue, timeout), nil
 }
 
 func newMuxTransport(fallback http.RoundTripper, base string, maxValue int64, timeout time.Duration) *muxTransport {
@@ -176,8 +185,8 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 	}
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 	defer stop()
-	_, err = io.WriteString(c, "GET "+t.base+muxPath+" HTTP/1.1\r\nHost: "+host+
-		"\r\nConnection: Upgrade\r\nUpgrade: "+muxProtocol+"\r\n"+muxFeatures+": "+muxGoAway+", "+muxInterims+"\r\n\r\n")
+	_, err = io.WriteString(c, "GET "+t.base+Path+" HTTP/1.1\r\nHost: "+host+
+		"\r\nConnection: Upgrade\r\nUpgrade: "+Protocol+"\r\n"+Features+": "+GoAway+", "+Interims+"\r\n\r\n")
 	br := bufio.NewReader(c) // for the answer; the frames get their own buffer (read)
 	var resp *http.Response
 	if err == nil {
@@ -193,7 +202,7 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 		}
 		return nil, false, fmt.Errorf("multiplexed connection: upgrade: %w", err)
 	}
-	if resp.StatusCode != http.StatusSwitchingProtocols || !strings.EqualFold(resp.Header.Get("Upgrade"), muxProtocol) {
+	if resp.StatusCode != http.StatusSwitchingProtocols || !strings.EqualFold(resp.Header.Get("Upgrade"), Protocol) {
 		_ = resp.Body.Close()
 		_ = c.Close()
 		return nil, true, nil
@@ -203,7 +212,7 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 		return nil, false, fmt.Errorf("multiplexed connection: upgrade: %w", ctx.Err())
 	}
 	_ = c.SetDeadline(time.Time{})
-	mc = &muxConn{t: t, host: host, c: c, slots: make(chan struct{}, muxMaxInFlight),
+	mc = &muxConn{t: t, host: host, frameWriter: frameWriter{c: c, timeout: t.timeout}, slots: make(chan struct{}, MaxInFlight),
 		calls: map[uint32]*muxCall{}, done: make(chan struct{}), born: time.Now()}
 	mc.idle = time.AfterFunc(muxIdleTimeout, mc.idleCheck)
 	go mc.read(br)
@@ -214,7 +223,7 @@ func (t *muxTransport) open(ctx context.Context, host string) (mc *muxConn, refu
 // and every multiplexed one: at once if it has no request in flight, else
 // when its last one ends. New requests open new connections.
 func (t *muxTransport) CloseIdleConnections() {
-	closeIdle(t.fallback)
+	peerhttp.CloseIdle(t.fallback)
 	t.mu.Lock()
 	conns := t.conns
 	t.conns = map[string]*muxConn{}
@@ -232,10 +241,4 @@ func (t *muxTransport) forget(mc *muxConn) {
 		delete(t.conns, mc.host)
 	}
 	t.mu.Unlock()
-}
-
-// multiplexed returns the transport of a Pool with Multiplex, over cc's
-// (mux_nosocket.go has the one for GOOS=js and GOOS=wasip1, which fails).
-func multiplexed(cc clientConfig) (http.RoundTripper, error) {
-	return newMuxTransport(cc.rt, cc.base, cc.proto.MaxValueBytes(), cc.timeout), nil
 }
