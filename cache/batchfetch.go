@@ -271,9 +271,9 @@ type aloneArg struct {
 	gen   uint64
 }
 
-func (l *aloneLoader) Load(ctx context.Context, key string, arg any) (entry, error) {
+func (l *aloneLoader) Load(ctx context.Context, key string, arg any, f singleflight.Flight[entry]) (entry, error) {
 	a := arg.(aloneArg)
-	return (*Group)(l).loadFromPeer(ctx, a.owner, key, a.next, a.gen)
+	return (*Group)(l).loadFromPeer(ctx, a.owner, key, a.next, a.gen, f)
 }
 
 // abandon ends the keys ks after the caller has gone: a key another caller

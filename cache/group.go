@@ -209,7 +209,7 @@ type (
 // by this node's ring as the caller's PickPeer answered (this node loads
 // it for that owner: creditTakenOver), so that the ring is not asked
 // again; or nil, and creditTakenOver asks.
-func (l *localLoader) Load(ctx context.Context, key string, remote any) (entry, error) {
+func (l *localLoader) Load(ctx context.Context, key string, remote any, _ singleflight.Flight[entry]) (entry, error) {
 	g := (*Group)(l)
 	gen, v, exp, ok := g.mem.look(key)
 	if ok && g.fresh.isFresh(exp) {
@@ -224,19 +224,20 @@ func (l *localLoader) Load(ctx context.Context, key string, remote any) (entry, 
 }
 
 // Load fetches key from its owner (the Peer owner), unless a load
-// that finished just before this one started has left it in memory.
-func (l *forwardLoader) Load(ctx context.Context, key string, owner any) (entry, error) {
+// that finished just before this one started has left it in memory. A
+// hedge that answers first publishes through f.
+func (l *forwardLoader) Load(ctx context.Context, key string, owner any, f singleflight.Flight[entry]) (entry, error) {
 	g := (*Group)(l)
 	gen, v, exp, ok := g.mem.look(key)
 	if ok && g.fresh.isFresh(exp) {
 		return g.fresh.cached(v, exp)
 	}
-	return g.loadFromPeer(ctx, owner.(Peer), key, true, gen)
+	return g.loadFromPeer(ctx, owner.(Peer), key, true, gen, f)
 }
 
 // Load loads key locally as a copy (loadCopy), with the generation its
 // caller noted (a uint64) when it looked in memory.
-func (l *copyLoader) Load(ctx context.Context, key string, gen any) (entry, error) {
+func (l *copyLoader) Load(ctx context.Context, key string, gen any, _ singleflight.Flight[entry]) (entry, error) {
 	return (*Group)(l).loadLocally(ctx, spanFallback, key, true, gen.(uint64))
 }
 
@@ -279,8 +280,10 @@ func (g *Group) loadCopy(ctx context.Context, key string, gen uint64) (entry, er
 // loaded here as a copy (loadCopy).
 //
 // gen is key's generation from before the load last looked in memory
-// (memory.look): what the load keeps is checked against it.
-func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next bool, gen uint64) (entry, error) {
+// (memory.look): what the load keeps is checked against it. flight is the
+// forward flight's load that this fetch answers, through which a hedge
+// publishes (see fetch.hedge); the zero Flight publishes nothing.
+func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next bool, gen uint64, flight singleflight.Flight[entry]) (entry, error) {
 	ph := g.health.of(owner)
 	probe := false
 	if ph != nil {
@@ -288,7 +291,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next b
 		case admitEjected:
 			g.counters.ejectedLoads.Add(1)
 			g.probe(owner, ph, key)
-			return g.fallback(ctx, key, next, nil, gen)
+			return g.fallback(ctx, key, next, nil, gen, flight)
 		case admitBusy:
 			g.counters.peerBusy.Add(1)
 			return g.loadCopy(ctx, key, gen) // the owner is alive: a copy
@@ -297,7 +300,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next b
 		}
 	}
 	sctx, span := g.step(ctx, spanPeer, key, owner)
-	v, ttl, local, err := g.fetchHedged(sctx, owner, key, gen, ph, probe)
+	v, ttl, local, err := g.fetchHedged(sctx, owner, key, gen, ph, probe, flight)
 	span.End(err)
 	answered := found(err)
 	switch {
@@ -328,7 +331,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next b
 	}
 	g.warn.Log(ctx, slog.LevelWarn, "fail "+owner.Addr(), "geecache: peer failed, loading elsewhere",
 		slog.String("group", g.name), slog.Any("err", err))
-	return g.fallback(ctx, key, next, &g.counters.fallbacks, gen)
+	return g.fallback(ctx, key, next, &g.counters.fallbacks, gen, flight)
 }
 
 // loadLocally calls the Getter, as the step kind (spanLoad, or spanFallback

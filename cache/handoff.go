@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync/atomic"
 	"time"
+
+	"github.com/geecache/geecache/cache/internal/singleflight"
 )
 
 // This file is what a group does when the owner of a key cannot answer
@@ -173,12 +175,13 @@ func (g *Group) keepFallback(key string, next bool) {
 // fallback loads key after its owner could not be asked: from the next
 // live node on the ring when next is set and there is one, else locally
 // (counted in local, if not nil). The next node is asked without a
-// further fallback, so a key takes at most one such step.
-func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64, gen uint64) (entry, error) {
+// further fallback, so a key takes at most one such step; its hedge
+// publishes through flight, as loadFromPeer's.
+func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64, gen uint64, flight singleflight.Flight[entry]) (entry, error) {
 	if next && g.router != nil {
 		if peer := g.nextNode(key); peer != nil {
 			g.counters.nextPeer.Add(1)
-			return g.loadFromPeer(ctx, peer, key, false, gen)
+			return g.loadFromPeer(ctx, peer, key, false, gen, flight)
 		}
 	}
 	if local != nil {

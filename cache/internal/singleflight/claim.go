@@ -58,7 +58,6 @@ func (g *Group[V]) claimLocked(ctx context.Context, key string, c *call[V]) Clai
 	}
 	c.waiters, c.group, c.key = 1, g, key
 	c.ctx.first = ctx
-	c.ctx.call = c
 	g.calls[key] = c
 	return Claim[V]{c: c}
 }
@@ -77,10 +76,11 @@ func (g *Group[V]) Others(cl Claim[V]) bool {
 }
 
 // Run runs the claimed load of key as DoLoader runs a load: l.Load(ctx,
-// key, arg) on a worker, with the load's own context (so that a Publish
-// from it reaches the claim's joiners, and it is cancelled once every
-// caller has left), and waits for it or for ctx to end. The load finishes
-// the claim: the caller must not Finish it. A joined claim is waited for.
+// key, arg, f) on a worker, with the load's own context (cancelled once
+// every caller has left) and f the claim's Flight (a Publish through it
+// reaches the claim's joiners), and waits for it or for ctx to end. The
+// load finishes the claim: the caller must not Finish it. A joined claim
+// is waited for.
 func (g *Group[V]) Run(ctx context.Context, key string, cl Claim[V], l Loader[V], arg any) (V, error) {
 	if cl.joined {
 		return g.wait(ctx, key, cl.c)

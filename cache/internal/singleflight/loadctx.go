@@ -26,7 +26,6 @@ import (
 // (bench/cmd/guard -families miss), beyond the noise its hit rows showed.
 type loadContext struct {
 	first context.Context // the first caller's context: its values only
-	call  any             // the *call[V] it belongs to, for Publish (see callKey)
 
 	mu          sync.Mutex         // a leaf: nothing else is locked while it is held
 	inner       context.Context    // WithCancel(WithoutCancel(first)), made at the first need
@@ -61,18 +60,11 @@ func (c *loadContext) ctx() context.Context {
 // for a value would otherwise cost the three allocations of
 // WithCancel(WithoutCancel(first)) for nothing).
 func (c *loadContext) Value(key any) any {
-	switch key.(type) {
-	case callKey:
-		return c.call
-	case *int:
+	if _, ok := key.(*int); ok {
 		return c.ctx().Value(key)
 	}
 	return c.first.Value(key)
 }
-
-// callKey is the Value key under which a load's context gives its call
-// (for Publish).
-type callKey struct{}
 
 // Done returns a channel that is closed when the load is cancelled.
 func (c *loadContext) Done() <-chan struct{} { return c.ctx().Done() }

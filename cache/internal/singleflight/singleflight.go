@@ -75,18 +75,27 @@ type call[V any] struct {
 }
 
 // A Loader loads the value of a key, given the argument its caller passed
-// to DoLoader. DoLoader takes one instead of a closure when the load needs
-// state: a pointer-shaped Loader (a pointer to an existing struct) and a
+// to DoLoader, and f, the handle of its load (to Publish through).
+// DoLoader takes one instead of a closure when the load needs state: a
+// pointer-shaped Loader (a pointer to an existing struct) and a
 // pointer-shaped argument are passed without an allocation, where a
 // closure that captures its state costs one per call.
 type Loader[V any] interface {
-	Load(ctx context.Context, key string, arg any) (V, error)
+	Load(ctx context.Context, key string, arg any, f Flight[V]) (V, error)
 }
 
 // funcLoader is a function as a Loader.
 type funcLoader[V any] func(context.Context) (V, error)
 
-func (f funcLoader[V]) Load(ctx context.Context, _ string, _ any) (V, error) { return f(ctx) }
+func (fn funcLoader[V]) Load(ctx context.Context, _ string, _ any, _ Flight[V]) (V, error) {
+	return fn(ctx)
+}
+
+// A Flight is the handle of one load, which its Loader is given: through
+// it, and only through it, the load publishes its answer early (Publish).
+// It is one pointer, passed without an allocation. The zero Flight is no
+// load's: it publishes nothing.
+type Flight[V any] struct{ c *call[V] }
 
 // Do returns the result of fn for key, starting fn unless a load of key is
 // already in flight, in which case it waits for that one.
@@ -99,8 +108,9 @@ func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) 
 	return g.DoLoader(ctx, key, funcLoader[V](fn), nil)
 }
 
-// DoLoader is Do with l.Load(ctx, key, arg) as the load. (A caller that
-// joins a load in flight gets its result; its l and arg are not used.)
+// DoLoader is Do with l.Load(ctx, key, arg, f) as the load, f its Flight.
+// (A caller that joins a load in flight gets its result; its l and arg
+// are not used.)
 func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg any) (V, error) {
 	if err := ctx.Err(); err != nil {
 		var zero V
@@ -118,7 +128,6 @@ func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg an
 	g.running++
 	c := &call[V]{waiters: 1, done: make(chan struct{}), group: g, key: key}
 	c.ctx.first = ctx
-	c.ctx.call = c
 	g.calls[key] = c
 	tasks := g.takeIdle()
 	g.mu.Unlock()
@@ -203,7 +212,7 @@ func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V],
 			close(c.done) // no caller can join once c is forgotten
 		}
 	}()
-	val, err = l.Load(ctx, key, arg)
+	val, err = l.Load(ctx, key, arg, Flight[V]{c})
 	returned = true
 }
 
@@ -219,24 +228,21 @@ func (g *Group[V]) settle(c *call[V], val V, err error) bool {
 	return true
 }
 
-// Publish gives the callers of the load of key that ctx belongs to (ctx is
-// the context a Loader of g was called with for key, or one derived from
-// it) val and
-// err at once, as if the load had returned them, and lets callers that
-// come later start a load of their own. The load itself goes on, for at
-// most grace more (then its context is cancelled); what it returns is
-// dropped. Publish reports whether it published: false if the load has
-// already ended or published, or ctx is not the context of a load of key
-// in g (a context derived from another key's load, as when a Getter asks
-// the group for other keys, publishes nothing).
+// Publish gives the callers of f's load val and err at once, as if the
+// load had returned them, and lets callers that come later start a load of
+// their own. The load itself goes on, for at most grace more (then its
+// context is cancelled); what it returns is dropped. Publish reports
+// whether it published: false if the load has already ended or published,
+// or f is the zero Flight.
 //
 // A load that races another way of getting its value (a cache's hedge)
 // publishes the first answer without ending the slower one.
-func (g *Group[V]) Publish(ctx context.Context, key string, val V, err error, grace time.Duration) bool {
-	c, ok := ctx.Value(callKey{}).(*call[V])
-	if !ok || c.group != g || c.key != key {
+func (f Flight[V]) Publish(val V, err error, grace time.Duration) bool {
+	c := f.c
+	if c == nil {
 		return false
 	}
+	g := c.group
 	g.mu.Lock()
 	first := g.settle(c, val, err)
 	done := c.done
