@@ -137,18 +137,17 @@ func (g *Group) creditHandedOver(key string) { g.mem.main.Use(key) }
 
 // creditTakenOver credits key as taken over (see takenOverCredit) if
 // another node owns it by this node's ring: this node loaded it for a
-// peer whose owner is down, or whose ring disagrees. remote is what the
-// load's caller found (a bool), so that the ring is not asked again; nil
-// if it did not ask.
-func (g *Group) creditTakenOver(key string, remote any) {
+// peer whose owner is down, or whose ring disagrees. If picked, the
+// load's caller asked the ring already, and remote is its answer;
+// else the ring is asked here.
+func (g *Group) creditTakenOver(key string, picked, remote bool) {
 	if g.router == nil {
 		return
 	}
-	r, known := remote.(bool)
-	if !known {
-		_, r = g.pickPeer(key)
+	if !picked {
+		_, remote = g.pickPeer(key)
 	}
-	if r {
+	if remote {
 		g.mem.main.Credit(key, takenOverCredit)
 	}
 }
@@ -177,7 +176,7 @@ func (g *Group) keepFallback(key string, next bool) {
 // (counted in local, if not nil). The next node is asked without a
 // further fallback, so a key takes at most one such step; its hedge
 // publishes through flight, as loadFromPeer's.
-func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64, gen uint64, flight singleflight.Flight[entry]) (entry, error) {
+func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64, gen uint64, flight singleflight.Flight[entry, loadArg]) (entry, error) {
 	if next && g.router != nil {
 		if peer := g.nextNode(key); peer != nil {
 			g.counters.nextPeer.Add(1)
@@ -191,7 +190,7 @@ func (g *Group) fallback(ctx context.Context, key string, next bool, local *atom
 		// This node is the key's next owner: it loads it in the flight
 		// that answers the other nodes' requests for it (an OpGet), so
 		// that the key loads once here, whoever asks.
-		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), true) // its owner is a peer
+		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), loadArg{picked: true, remote: true}) // its owner is a peer
 	}
 	return g.loadLocally(ctx, spanFallback, key, false, gen)
 }

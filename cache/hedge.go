@@ -171,7 +171,7 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // flight, the load's, at once (Flight.Publish); the fetch goes on until
 // SlowAfter since it began, so that a slow peer that answers counts as
 // alive and only one that does not counts as failed.
-func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uint64, ph *peerHealth, probe bool, flight singleflight.Flight[entry]) (v []byte, ttl time.Duration, local *hedge, err error) {
+func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uint64, ph *peerHealth, probe bool, flight singleflight.Flight[entry, loadArg]) (v []byte, ttl time.Duration, local *hedge, err error) {
 	if g.policy.NoHedge {
 		v, ttl, err = peerGet(ctx, owner, OpGet, g.name, key)
 		g.settle(ctx, ph, probe, err, ctx.Err() != nil)
@@ -202,11 +202,11 @@ func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uin
 // A fetch is a hedged fetch's state, shared with its hedge timer: one
 // allocation, where closures would cost one each.
 type fetch struct {
-	oneKey                            // the request, and its reply (but for Loading)
-	t      hedgeTimer                 // hears the owner's signs that it is loading
-	ctx    context.Context            // the load's
-	gen    uint64                     // the load's (see memory.gens): the hedge's copy keeps to it
-	flight singleflight.Flight[entry] // the load's, to publish the hedge's answer through
+	oneKey                                     // the request, and its reply (but for Loading)
+	t      hedgeTimer                          // hears the owner's signs that it is loading
+	ctx    context.Context                     // the load's
+	gen    uint64                              // the load's (see memory.gens): the hedge's copy keeps to it
+	flight singleflight.Flight[entry, loadArg] // the load's, to publish the hedge's answer through
 	h      hedge
 }
 

@@ -9,9 +9,9 @@ import (
 )
 
 // flightFunc is a function of a load's context and Flight as a Loader.
-type flightFunc[V any] func(ctx context.Context, f Flight[V]) (V, error)
+type flightFunc[V any] func(ctx context.Context, f Flight[V, struct{}]) (V, error)
 
-func (fn flightFunc[V]) Load(ctx context.Context, _ string, _ any, f Flight[V]) (V, error) {
+func (fn flightFunc[V]) Load(ctx context.Context, _ string, _ struct{}, f Flight[V, struct{}]) (V, error) {
 	return fn(ctx, f)
 }
 
@@ -23,21 +23,21 @@ func (fn flightFunc[V]) Load(ctx context.Context, _ string, _ any, f Flight[V]) 
 // load (of another key, started by this one) publishes to that load only.
 func TestPublishAnswersCallersWhileTheLoadGoesOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var g Group[string]
-		if (Flight[string]{}).Publish("x", nil, 0) {
+		var g Group[string, struct{}]
+		if (Flight[string, struct{}]{}).Publish("x", nil, 0) {
 			t.Fatal("Publish through the zero Flight succeeded")
 		}
 		loadEnded := make(chan error, 1)
 		again := make(chan bool, 1)
-		flight := make(chan Flight[string], 2)
-		got, err := g.DoLoader(t.Context(), "k", flightFunc[string](func(ctx context.Context, f Flight[string]) (string, error) {
+		flight := make(chan Flight[string, struct{}], 2)
+		got, err := g.DoLoader(t.Context(), "k", flightFunc[string](func(ctx context.Context, f Flight[string, struct{}]) (string, error) {
 			flight <- f
-			other, _ := g.DoLoader(ctx, "other", flightFunc[string](func(_ context.Context, of Flight[string]) (string, error) {
+			other, _ := g.DoLoader(ctx, "other", flightFunc[string](func(_ context.Context, of Flight[string, struct{}]) (string, error) {
 				if !of.Publish("other's", nil, 0) {
 					t.Error("the other load's Publish was refused")
 				}
 				return "", nil
-			}), nil)
+			}), struct{}{})
 			if other != "other's" {
 				t.Errorf("the other load's caller got %q, want its published value", other)
 			}
@@ -54,7 +54,7 @@ func TestPublishAnswersCallersWhileTheLoadGoesOn(t *testing.T) {
 			}()
 			<-ctx.Done()
 			return "late", errors.New("dropped")
-		}), nil)
+		}), struct{}{})
 		if got != "early" || err != nil {
 			t.Fatalf("Do = %q, %v; want the published \"early\", nil", got, err)
 		}
@@ -74,10 +74,10 @@ func TestPublishAnswersCallersWhileTheLoadGoesOn(t *testing.T) {
 			t.Fatalf("Do after the publish = %q, %v; want a fresh load", got, err)
 		}
 		// The Flight of a load that has ended publishes nothing.
-		g.DoLoader(t.Context(), "k2", flightFunc[string](func(_ context.Context, f Flight[string]) (string, error) {
+		g.DoLoader(t.Context(), "k2", flightFunc[string](func(_ context.Context, f Flight[string, struct{}]) (string, error) {
 			flight <- f
 			return "returned", nil
-		}), nil)
+		}), struct{}{})
 		synctest.Wait() // the load has ended
 		<-flight
 		if f := <-flight; f.Publish("x", nil, 0) {
