@@ -28,7 +28,7 @@ type Group struct {
 	name   string
 	getter getter.Getter
 	peers  PeerPicker
-	router fallbackPicker // peers, if it can name a key's next and previous owners (handoff.go)
+	router fallbackPicker // peers, if it can name a key's next and previous owners (prevowner.go)
 	log    *slog.Logger
 	tracer Tracer
 	mem    *memory
@@ -47,8 +47,8 @@ type Group struct {
 	localFlight   singleflight.Group[entry, loadArg]
 
 	counters counters
-	purge    purgeState    // purge.go
-	handover handoverState // handover.go
+	purge    purgeState // purge.go
+	offer    offerState // offer.go
 
 	// batchLatency is latency for the batches of GetMany, which take
 	// longer than one key (batchhedge.go). At the end, so that the fields of
@@ -222,14 +222,14 @@ type loadArg struct {
 
 // Load loads key locally, unless a load that finished just before this one
 // started has left it in memory, or the key's previous owner hands it
-// over (see handoff.go). a.picked and a.remote say who owns key.
+// over (see prevowner.go). a.picked and a.remote say who owns key.
 func (l *localLoader) Load(ctx context.Context, key string, a loadArg, _ singleflight.Flight[entry, loadArg]) (entry, error) {
 	g := (*Group)(l)
 	gen, v, exp, ok := g.mem.look(key)
 	if ok && g.fresh.isFresh(exp) {
 		return g.fresh.cached(v, exp)
 	}
-	if e, err, ok := g.handoff(ctx, key, gen); ok {
+	if e, err, ok := g.askPreviousOwner(ctx, key, gen); ok {
 		return e, err
 	}
 	e, err := g.loadLocally(ctx, spanLoad, key, false, gen)
@@ -289,7 +289,7 @@ func (g *Group) loadCopy(ctx context.Context, key string, gen uint64) (entry, er
 // If the owner is ejected, or fails for a reason other than "not found"
 // while callers still wait, the key is fetched from the next live node on
 // the ring when next is set (it loads the key once for every node; see
-// handoff.go), else the node loads it itself. A busy owner's key, and a
+// prevowner.go), else the node loads it itself. A busy owner's key, and a
 // fetch slower than the hedge delay (which races a local load), are
 // loaded here as a copy (loadCopy).
 //

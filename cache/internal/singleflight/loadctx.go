@@ -56,7 +56,7 @@ func (c *loadContext) ctx() context.Context {
 // cancelCtx) is asked through inner, so that they find the load's own
 // cancellation, not the first caller's (WithoutCancel hides that one).
 // Any other key is asked of the first caller's context directly: the same
-// answer, without making inner (a load whose Getter or handoff check asks
+// answer, without making inner (a load whose Getter or previous-owner check asks
 // for a value would otherwise cost the three allocations of
 // WithCancel(WithoutCancel(first)) for nothing).
 func (c *loadContext) Value(key any) any {

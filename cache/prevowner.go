@@ -13,7 +13,7 @@ import (
 // from memory because the cluster changed:
 //   - a node that owns a key it does not hold asks the key's previous owner
 //     (the ring before the last change, for a bounded window) for it, from
-//     memory only, before it calls its Getter (handoff);
+//     memory only, before it calls its Getter (askPreviousOwner);
 //   - a node whose owner peer is ejected or fails fetches the key from the
 //     next live node on the ring, which loads it once for every node
 //     (fallback), instead of loading it itself (but for a while after a
@@ -58,13 +58,13 @@ func (g *Group) held(key string) (entry, error) {
 	return e, err
 }
 
-// handoff asks the previous owner of key, if the ring changed within its
+// askPreviousOwner asks the previous owner of key, if the ring changed within its
 // window and that peer is not ejected, for the key from memory, within
 // PeerPolicy.HandoffTimeout. ok reports whether it answered (a value, or a
 // "not found" it had cached); the answer is kept in main, as this node
 // owns the key now. Anything else (it does not hold the key, it is gone,
 // it is slow) leaves the load to the caller.
-func (g *Group) handoff(ctx context.Context, key string, gen uint64) (e entry, err error, ok bool) {
+func (g *Group) askPreviousOwner(ctx context.Context, key string, gen uint64) (e entry, err error, ok bool) {
 	if g.router == nil || g.hotBlocked() || g.mem.wroteWithin(key, g.writeReach()) {
 		// hotBlocked: a Purge is still reaching the peers, so the previous
 		// owner may hold a value from before it; load instead. So may it
@@ -97,7 +97,7 @@ func (g *Group) handoff(ctx context.Context, key string, gen uint64) (e entry, e
 		ph.handoff.hit()
 	}
 	e, err = g.keep(g.mem.main, key, v, ttl, err, gen)
-	g.creditHandedOver(key)
+	g.creditMoved(key)
 	return e, err, true
 }
 
@@ -116,8 +116,8 @@ func (g *Group) writeReach() time.Duration { return 2 * g.policy.SlowAfter }
 // of the policy can count of a key used often.
 const takenOverCredit = 3
 
-// creditHandedOver counts the one use that a key moved to this node by a
-// ring change (handed over by its previous owner, or fetched from it on
+// creditMoved counts the one use that a key moved to this node by a
+// ring change (offered by its previous owner, or fetched from it on
 // demand) enters main with, once kept. A node that takes thousands of keys
 // at once (one that joins, or returns) and then makes room without a duel,
 // as it does while its hot cache grows to its share, gives its policy's
@@ -133,7 +133,7 @@ const takenOverCredit = 3
 // each push out the receiver's keys used twice, which then load again
 // (BenchmarkRollSim). A key loaded for a dead owner is credited three:
 // nobody else holds it (BenchmarkChurnSim).
-func (g *Group) creditHandedOver(key string) { g.mem.main.Use(key) }
+func (g *Group) creditMoved(key string) { g.mem.main.Use(key) }
 
 // creditTakenOver credits key as taken over (see takenOverCredit) if
 // another node owns it by this node's ring: this node loaded it for a
@@ -213,7 +213,7 @@ func (g *Group) nextNode(key string) Peer {
 // the last change of the ring and has handed no key over (a cluster that
 // started together: every node's previous ring is cold) is not asked again
 // for coldPause, then once, and so on until it hands a key over or the
-// ring changes again: a bounded cost where handoff cannot help. One that
+// ring changes again: a bounded cost where asking cannot help. One that
 // has handed a key over is asked for every key it may hold, for the whole
 // window: a previous owner that holds part of its keys (those asked while
 // it drained) is worth its misses.
