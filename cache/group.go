@@ -221,8 +221,8 @@ type loadArg struct {
 }
 
 // Load loads key locally, unless a load that finished just before this one
-// started has left it in memory, or the key's previous owner hands it
-// over (see prevowner.go). a.picked and a.remote say who owns key.
+// started has left it in memory, or the key's previous owner has it in
+// memory (askPreviousOwner, prevowner.go). a.picked and a.remote say who owns key.
 func (l *localLoader) Load(ctx context.Context, key string, a loadArg, _ singleflight.Flight[entry, loadArg]) (entry, error) {
 	g := (*Group)(l)
 	gen, v, exp, ok := g.mem.look(key)

@@ -300,7 +300,7 @@ func (p *backgroundProbe) start(now, ejectedAt, ejectedUntil time.Time, maxWait 
 type handoffWorth struct {
 	mu        sync.Mutex
 	cold      int       // handoffs it did not answer since coldRing
-	warm      bool      // it has handed a key over since coldRing
+	warm      bool      // it has answered with a key since coldRing
 	coldUntil time.Time // not asked for a handoff before then
 	coldRing  time.Time // the ring change cold counts from
 }

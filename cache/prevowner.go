@@ -210,11 +210,11 @@ func (g *Group) nextNode(key string) Peer {
 }
 
 // A previous owner that has answered "not held" coldHandoffs times since
-// the last change of the ring and has handed no key over (a cluster that
+// the last change of the ring and has answered with no key (a cluster that
 // started together: every node's previous ring is cold) is not asked again
-// for coldPause, then once, and so on until it hands a key over or the
+// for coldPause, then once, and so on until it answers with a key or the
 // ring changes again: a bounded cost where asking cannot help. One that
-// has handed a key over is asked for every key it may hold, for the whole
+// has answered with a key is asked for every key it may hold, for the whole
 // window: a previous owner that holds part of its keys (those asked while
 // it drained) is worth its misses.
 const (

@@ -443,8 +443,8 @@ func TestTakenOverKeyStaysAtNextNode(t *testing.T) {
 // not the three of a key loaded for a dead owner: an offer names every key
 // the sender held, cold ones too, and at a full receiver a flat three made
 // each of them win its admission duel against the receiver's own keys used
-// twice, which then loaded again (BenchmarkRollSim). Only a few keys handed
-// over here may push out one of s's own keys: those whose places the
+// twice, which then loaded again (BenchmarkRollSim). Only a few keys offered
+// here may push out one of s's own keys: those whose places the
 // window's last newcomers took, or that a collision in the sketch favoured.
 func TestOfferedKeysDoNotPushOutKeysUsedTwice(t *testing.T) {
 	c := &hoCluster{nodes: map[string]*hoNode{}, loads: map[string]int{}, budget: 200 * 16, batch: true}

@@ -116,8 +116,8 @@ func TestListenTwoNodes(t *testing.T) {
 	}
 }
 
-// Node.Drain, once the node has left the other's ring, hands its keys
-// over, then stops the node; with its context ended first, it stops the
+// Node.Drain, once the node has left the other's ring, offers its keys,
+// then stops the node; with its context ended first, it stops the
 // node at once and says so.
 func TestListenDrain(t *testing.T) {
 	nethttp.NoLeaks(t)
