@@ -23,9 +23,9 @@ import (
 // picker.Peers and a transport that calls the other group in the same
 // goroutine (offers and memory-only reads too), fed one zipf sequence of
 // Gets, each on a node of the clients' view drawn at random, with time
-// counted in Gets (ssRate a second). A ring change runs its handovers at
+// counted in Gets (ssRate a second). A ring change runs its offers at
 // once, to their end, before the next Get. What it measures depends only
-// on the groups' memory and the handover's rules, never on the machine's
+// on the groups' memory and the offer's rules, never on the machine's
 // load: two runs of one tree differ only by the maps' seeds (the
 // sketches' hashing) and the order in which concurrent offers are taken,
 // a few percent of extra-loads/key, so that two versions compare in a few
@@ -43,7 +43,7 @@ type ssNode struct {
 	peers   *picker.Peers
 	down    bool
 	leaving bool // PickPeer names each key's owner without it (Pool.Drain's pickLeaving)
-	changed bool // its ring changed (picker.Options.OnChange) since its last handover
+	changed bool // its ring changed (picker.Options.OnChange) since its last offer
 }
 
 // ssPicker is a node's PeerPicker: its ring, or while it leaves, its ring
@@ -144,7 +144,7 @@ func (c *ssCluster) start(tb testing.TB, addr string) *ssNode {
 }
 
 // setRings sets every running node's ring to the running nodes but
-// without (the discovery), and runs the handovers of those whose ring
+// without (the discovery), and runs the offers of those whose ring
 // changed, to their end.
 func (c *ssCluster) setRings(tb testing.TB, without *ssNode) {
 	var addrs []string
@@ -165,15 +165,15 @@ func (c *ssCluster) setRings(tb testing.TB, without *ssNode) {
 	for _, a := range addrs {
 		if n := c.nodes[a]; n.changed {
 			n.changed = false
-			c.handOver(n)
+			c.offerKeys(n)
 		}
 	}
 }
 
-func (c *ssCluster) handOver(n *ssNode) {
+func (c *ssCluster) offerKeys(n *ssNode) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	n.group.HandOver(ctx)
+	n.group.OfferKeys(ctx)
 }
 
 // ssPhases counts a roll's loads by phase, and the out and back phases'
@@ -184,7 +184,7 @@ type ssPhases struct {
 	outBy, backBy          [ssClasses]int64 // the out and back phases' loads by class of key
 	held                   int64
 	evicted                int64 // the staying nodes' main-cache evictions in the out phases
-	joinTaken, outOffered  int64 // what the handovers moved (Stats.TakenOver, HandedOver)
+	joinTaken, outOffered  int64 // what the offers moved (Stats.TakenOver, Offered)
 	outTaken               int64
 	after                  int64 // the loads of ssAfter seconds after the roll
 }
@@ -320,14 +320,14 @@ func ssRun(tb testing.TB, keys int, budget int64, kind ssRoll, roll bool) ssPhas
 			e0 += o.group.Stats().Main.Evictions
 			t0 += o.group.Stats().TakenOver
 		}
-		h0 := old.group.Stats().HandedOver
+		h0 := old.group.Stats().Offered
 		loads0 := slices.Clone(c.loads)
 		if roll && !kind.inPlace() {
 			c.live = slices.DeleteFunc(c.live, func(a string) bool { return a == addr })
 			c.setRings(tb, old)
 			old.leaving = true
-			c.handOver(old) // its drain's handover
-			ph.outOffered += old.group.Stats().HandedOver - h0
+			c.offerKeys(old) // its drain's offer
+			ph.outOffered += old.group.Stats().Offered - h0
 			for _, o := range stay {
 				ph.outTaken += o.group.Stats().TakenOver
 			}
@@ -390,7 +390,7 @@ func (c *ssCluster) refresh(tb testing.TB, old *ssNode, keys int) {
 	delete(c.nodes, old.addr)
 	n := c.start(tb, old.addr)
 	c.setRings(tb, nil)
-	for _, e := range held { // the most popular first, as a handover's offers come
+	for _, e := range held { // the most popular first, as an offer's offers come
 		if err := n.reg.ServePeer(ctx, cache.PeerRequest{Op: cache.OpSet, Group: mbGroup, Keys: []string{e.key}, Value: e.v}, &keyErr{}); err != nil {
 			tb.Fatal(err)
 		}

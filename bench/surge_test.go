@@ -12,15 +12,15 @@ import (
 // cluster never has fewer nodes' memory than its size. See
 // bench/README.md, "Membership changes".
 
-// surgeReady waits until the handover that n's joining started is over:
-// every other live node has offered n keys (Stats.HandedOver rose at each)
+// surgeReady waits until the offer that n's joining started is over:
+// every other live node has offered n keys (Stats.Offered rose at each)
 // and for 500 ms neither their offers nor n's takes (Stats.TakenOver)
 // moved; at most limit. It returns how long it waited.
 func (c *mbCluster) surgeReady(n *mbNode, others []*mbNode, limit time.Duration) time.Duration {
 	start := time.Now()
 	base := make([]int64, len(others))
 	for i, o := range others {
-		base[i] = o.group.Stats().HandedOver
+		base[i] = o.group.Stats().Offered
 	}
 	var last int64 = -1
 	stable := start
@@ -29,7 +29,7 @@ func (c *mbCluster) surgeReady(n *mbNode, others []*mbNode, limit time.Duration)
 		all := true
 		sum := n.group.Stats().TakenOver
 		for i, o := range others {
-			h := o.group.Stats().HandedOver
+			h := o.group.Stats().Offered
 			all = all && h > base[i]
 			sum += h
 		}
@@ -46,7 +46,7 @@ func (c *mbCluster) surgeReady(n *mbNode, others []*mbNode, limit time.Duration)
 // rollingSurge replaces every node in turn as that Deployment does: a new
 // node starts empty at a new address and is added to every ring and then,
 // once ready (surgeReady), to the clients' view; then the old node leaves
-// the clients' view and every ring, drains (Pool.Drain, its handover)
+// the clients' view and every ring, drains (Pool.Drain, its offer)
 // and stops. With replace false it keeps the same schedule (the join's
 // wait is cfg.settle) and changes nothing: the control. held is the keys
 // the replaced nodes held in their main caches when their step began; the
@@ -102,7 +102,7 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 		}
 		c.mu.Unlock()
 		t0, e0 := surgeCounts(stay)
-		h0 := old.group.Stats().HandedOver
+		h0 := old.group.Stats().Offered
 		class := surgeClasses(tb, c, old, n, replace, stay[0], cfg.keys)
 		before := c.src.loads()
 		if !replace {
@@ -117,7 +117,7 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 		for id, cl := range class {
 			diag.out[cl].loads += int64(after[id] - before[id])
 		}
-		diag.outOffered += old.group.Stats().HandedOver - h0
+		diag.outOffered += old.group.Stats().Offered - h0
 		diag.outTaken += t1 - t0
 		diag.outEvicted += e1 - e0
 		l2, g2 := mark()
@@ -145,7 +145,7 @@ func rollingSurge(tb testing.TB, cfg mbConfig, replace bool) (res mbResult, join
 	return res, join, ready / time.Duration(max(len(order), 1)), diag, loads, gets
 }
 
-// surgeDiag counts what the handovers of a surge roll moved: the keys the
+// surgeDiag counts what the offers of a surge roll moved: the keys the
 // new nodes took while joining, and while the old nodes left, the keys
 // they offered, the keys the staying nodes took and the entries those
 // evicted from their main caches (in the control: the same counts over

@@ -175,7 +175,7 @@ func goStart(f func()) { go f() }
 // between that check and its turn is joined by its slot, which then
 // waits: that race costs a slot for a while, not a second load.)
 func (g *Group) loadMany(ctx context.Context, ks []string, idx []int, res []manyResult, wg *sync.WaitGroup, slots loadSlots) {
-	claims := make([]singleflight.Claim[entry], len(ks))
+	claims := make([]singleflight.Claim[entry, loadArg], len(ks))
 	joined := g.localFlight.JoinMany(ks, claims)
 	var todo []int // the keys to load, as positions in ks; nil: all of them
 	if joined > 0 {
@@ -215,11 +215,11 @@ func (g *Group) fetchMany(ctx context.Context, owner Peer, keys []string, idx []
 	for p, i := range idx {
 		ks[p] = keys[i]
 	}
-	claims := make([]singleflight.Claim[entry], len(idx))
+	claims := make([]singleflight.Claim[entry, loadArg], len(idx))
 	g.forwardFlight.ClaimMany(ctx, ks, claims)
 	type joinedKey struct {
 		i  int
-		cl singleflight.Claim[entry]
+		cl singleflight.Claim[entry, loadArg]
 	}
 	var joined []joinedKey
 	gens := make([]uint64, len(idx))

@@ -27,7 +27,7 @@ type batch struct {
 	ctx    context.Context // the caller's
 	keys   []string
 	idx    []int // each key's index in the GetMany
-	claims []singleflight.Claim[entry]
+	claims []singleflight.Claim[entry, loadArg]
 	gens   []uint64  // each key's generation from before it was looked up (memory.look)
 	slots  loadSlots // the GetMany's bound on loads
 	last   bool      // the owner is a failed owner's next node: no further step
@@ -214,7 +214,7 @@ func (b *batch) fallback(out []decision, ks []int, next bool, local *atomic.Int6
 		if g.router != nil {
 			// As in Group.fallback: in the flight that answers the
 			// other nodes' requests for it, so that it loads once here.
-			e, err = g.localFlight.DoLoader(b.ctx, b.keys[k], (*localLoader)(g), nil)
+			e, err = g.localFlight.DoLoader(b.ctx, b.keys[k], (*localLoader)(g), loadArg{}) // the load asks who owns it
 		} else {
 			e, err = g.loadLocally(b.ctx, spanFallback, b.keys[k], false, b.gens[k])
 		}
@@ -244,36 +244,29 @@ func (b *batch) copies(out []decision) {
 // at once, as for Get, rather than after the fetch ends.
 func (b *batch) alone(out []decision, ks []int) {
 	g := b.g
-	cls := make([]singleflight.Claim[entry], len(ks))
+	cls := make([]singleflight.Claim[entry, loadArg], len(ks))
 	for p, k := range ks {
-		cls[p], b.claims[k] = b.claims[k], singleflight.Claim[entry]{}
+		cls[p], b.claims[k] = b.claims[k], singleflight.Claim[entry, loadArg]{}
 	}
 	var wg sync.WaitGroup
 	workers(len(ks), wg.Go, func(p int) {
 		k := ks[p]
 		b.slots.acquire()
 		defer b.slots.release()
-		e, err := g.forwardFlight.Run(b.ctx, b.keys[k], cls[p], (*aloneLoader)(g), aloneArg{b.owner, !b.last, b.gens[k]})
+		e, err := g.forwardFlight.Run(b.ctx, b.keys[k], cls[p], (*aloneLoader)(g), loadArg{owner: b.owner, next: !b.last, gen: b.gens[k]})
 		out[k] = decision{e: e, err: err, done: true}
 	})
 	wg.Wait()
 }
 
 // aloneLoader fetches one key of a batch from its owner by itself
-// (batch.alone); its argument is an aloneArg.
+// (batch.alone): its argument names the owner to ask, whether a failed
+// owner's key may take the step to the next node, and the key's
+// generation the batch noted.
 type aloneLoader Group
 
-// aloneArg is the owner to ask, and whether a failed owner's key may take
-// the step to the next node (loadFromPeer's next).
-type aloneArg struct {
-	owner Peer
-	next  bool
-	gen   uint64
-}
-
-func (l *aloneLoader) Load(ctx context.Context, key string, arg any) (entry, error) {
-	a := arg.(aloneArg)
-	return (*Group)(l).loadFromPeer(ctx, a.owner, key, a.next, a.gen)
+func (l *aloneLoader) Load(ctx context.Context, key string, a loadArg, f singleflight.Flight[entry, loadArg]) (entry, error) {
+	return (*Group)(l).loadFromPeer(ctx, a.owner, key, a.next, a.gen, f)
 }
 
 // abandon ends the keys ks after the caller has gone: a key another caller
@@ -289,7 +282,7 @@ func (b *batch) abandon(out []decision, ks []int, release func(k int)) {
 	g.counters.abandoned.Add(int64(len(ks)))
 	type handedKey struct {
 		k  int
-		cl singleflight.Claim[entry]
+		cl singleflight.Claim[entry, loadArg]
 	}
 	var handed []handedKey
 	for _, k := range ks {
@@ -300,7 +293,7 @@ func (b *batch) abandon(out []decision, ks []int, release func(k int)) {
 		// Handed over: run finishes every claim, so this one is finished
 		// here instead, once the load ends.
 		handed = append(handed, handedKey{k, b.claims[k]})
-		b.claims[k] = singleflight.Claim[entry]{}
+		b.claims[k] = singleflight.Claim[entry, loadArg]{}
 		out[k] = decision{err: b.ctx.Err(), done: true, handed: true}
 	}
 	bg := context.WithoutCancel(b.ctx)

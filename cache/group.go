@@ -28,7 +28,7 @@ type Group struct {
 	name   string
 	getter getter.Getter
 	peers  PeerPicker
-	router fallbackPicker // peers, if it can name a key's next and previous owners (handoff.go)
+	router fallbackPicker // peers, if it can name a key's next and previous owners (prevowner.go)
 	log    *slog.Logger
 	tracer Tracer
 	mem    *memory
@@ -43,12 +43,12 @@ type Group struct {
 	// Loads that ask the owner peer, and loads from this node's Getter.
 	// Kept apart so that a request from a peer, which must not be
 	// forwarded, never joins a load that forwards it.
-	forwardFlight singleflight.Group[entry]
-	localFlight   singleflight.Group[entry]
+	forwardFlight singleflight.Group[entry, loadArg]
+	localFlight   singleflight.Group[entry, loadArg]
 
 	counters counters
-	purge    purgeState    // purge.go
-	handover handoverState // handover.go
+	purge    purgeState // purge.go
+	offer    offerState // offer.go
 
 	// batchLatency is latency for the batches of GetMany, which take
 	// longer than one key (batchhedge.go). At the end, so that the fields of
@@ -168,9 +168,9 @@ func (g *Group) load(ctx context.Context, key string, mayForward bool, asker Pee
 	var e entry
 	var err error
 	if remote && mayForward {
-		e, err = g.forwardFlight.DoLoader(ctx, key, (*forwardLoader)(g), owner)
+		e, err = g.forwardFlight.DoLoader(ctx, key, (*forwardLoader)(g), loadArg{owner: owner})
 	} else {
-		e, err = g.localFlight.DoLoader(ctx, key, (*localLoader)(g), remote)
+		e, err = g.localFlight.DoLoader(ctx, key, (*localLoader)(g), loadArg{picked: true, remote: remote})
 	}
 	return g.loaded(ctx, key, e, err)
 }
@@ -192,7 +192,10 @@ func (g *Group) loaded(ctx context.Context, key string, e entry, err error) (ent
 // The loads of the flights, as singleflight.Loaders: a *Group converted to
 // one of these, and the owner as the argument, are passed without an
 // allocation, where a closure over the key and owner would cost one per
-// miss.
+// miss: the loader is a pointer, which an interface holds as it is, and
+// the argument a loadArg, the flights' argument type, which the flight
+// keeps by value in the load's task record (boxed in an interface, a
+// struct or a uint64 would cost an allocation).
 type (
 	// localLoader loads a key from this node's Getter.
 	localLoader Group
@@ -203,41 +206,53 @@ type (
 	copyLoader Group
 )
 
+// loadArg is the argument of a flight's load: what its caller knows that
+// the load needs. Each loader reads the fields it names.
+type loadArg struct {
+	owner Peer   // forwardLoader, aloneLoader: the peer to fetch from
+	gen   uint64 // copyLoader, aloneLoader: key's generation the caller noted (see memory.gens)
+	next  bool   // aloneLoader: a failed owner's key may take the step to the next node (loadFromPeer's next)
+
+	// localLoader: picked is whether the caller asked this node's ring who
+	// owns the key, and remote its answer, whether another node does (this
+	// node loads it for that owner: creditTakenOver), so that the ring is
+	// not asked again; if not picked, the load asks.
+	picked, remote bool
+}
+
 // Load loads key locally, unless a load that finished just before this one
-// started has left it in memory, or the key's previous owner hands it
-// over (see handoff.go). remote is a bool, whether another node owns key
-// by this node's ring as the caller's PickPeer answered (this node loads
-// it for that owner: creditTakenOver), so that the ring is not asked
-// again; or nil, and creditTakenOver asks.
-func (l *localLoader) Load(ctx context.Context, key string, remote any) (entry, error) {
+// started has left it in memory, or the key's previous owner has it in
+// memory (askPreviousOwner, prevowner.go). a.picked and a.remote say who owns key.
+func (l *localLoader) Load(ctx context.Context, key string, a loadArg, _ singleflight.Flight[entry, loadArg]) (entry, error) {
 	g := (*Group)(l)
 	gen, v, exp, ok := g.mem.look(key)
 	if ok && g.fresh.isFresh(exp) {
 		return g.fresh.cached(v, exp)
 	}
-	if e, err, ok := g.handoff(ctx, key, gen); ok {
+	if e, err, ok := g.askPreviousOwner(ctx, key, gen); ok {
 		return e, err
 	}
 	e, err := g.loadLocally(ctx, spanLoad, key, false, gen)
-	g.creditTakenOver(key, remote)
+	g.creditTakenOver(key, a.picked, a.remote)
 	return e, err
 }
 
-// Load fetches key from its owner (the Peer owner), unless a load
-// that finished just before this one started has left it in memory.
-func (l *forwardLoader) Load(ctx context.Context, key string, owner any) (entry, error) {
+// Load fetches key from its owner (a.owner), unless a load that finished
+// just before this one started has left it in memory. A hedge that
+// answers first publishes through f.
+func (l *forwardLoader) Load(ctx context.Context, key string, a loadArg, f singleflight.Flight[entry, loadArg]) (entry, error) {
 	g := (*Group)(l)
 	gen, v, exp, ok := g.mem.look(key)
 	if ok && g.fresh.isFresh(exp) {
 		return g.fresh.cached(v, exp)
 	}
-	return g.loadFromPeer(ctx, owner.(Peer), key, true, gen)
+	return g.loadFromPeer(ctx, a.owner, key, true, gen, f)
 }
 
 // Load loads key locally as a copy (loadCopy), with the generation its
-// caller noted (a uint64) when it looked in memory.
-func (l *copyLoader) Load(ctx context.Context, key string, gen any) (entry, error) {
-	return (*Group)(l).loadLocally(ctx, spanFallback, key, true, gen.(uint64))
+// caller noted (a.gen) when it looked in memory.
+func (l *copyLoader) Load(ctx context.Context, key string, a loadArg, _ singleflight.Flight[entry, loadArg]) (entry, error) {
+	return (*Group)(l).loadLocally(ctx, spanFallback, key, true, a.gen)
 }
 
 // loadCopy loads key here for an owner that is alive, and keeps it as a
@@ -267,20 +282,22 @@ func (l *copyLoader) Load(ctx context.Context, key string, gen any) (entry, erro
 // a copy is kept only if key has not changed since, so that a copy never
 // outlives a write that its caller's load came before.
 func (g *Group) loadCopy(ctx context.Context, key string, gen uint64) (entry, error) {
-	return g.localFlight.DoLoader(ctx, key, (*copyLoader)(g), gen)
+	return g.localFlight.DoLoader(ctx, key, (*copyLoader)(g), loadArg{gen: gen})
 }
 
 // loadFromPeer fetches key from its owner and keeps it in the hot cache.
 // If the owner is ejected, or fails for a reason other than "not found"
 // while callers still wait, the key is fetched from the next live node on
 // the ring when next is set (it loads the key once for every node; see
-// handoff.go), else the node loads it itself. A busy owner's key, and a
+// prevowner.go), else the node loads it itself. A busy owner's key, and a
 // fetch slower than the hedge delay (which races a local load), are
 // loaded here as a copy (loadCopy).
 //
 // gen is key's generation from before the load last looked in memory
-// (memory.look): what the load keeps is checked against it.
-func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next bool, gen uint64) (entry, error) {
+// (memory.look): what the load keeps is checked against it. flight is the
+// forward flight's load that this fetch answers, through which a hedge
+// publishes (see fetch.hedge); the zero Flight publishes nothing.
+func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next bool, gen uint64, flight singleflight.Flight[entry, loadArg]) (entry, error) {
 	ph := g.health.of(owner)
 	probe := false
 	if ph != nil {
@@ -288,7 +305,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next b
 		case admitEjected:
 			g.counters.ejectedLoads.Add(1)
 			g.probe(owner, ph, key)
-			return g.fallback(ctx, key, next, nil, gen)
+			return g.fallback(ctx, key, next, nil, gen, flight)
 		case admitBusy:
 			g.counters.peerBusy.Add(1)
 			return g.loadCopy(ctx, key, gen) // the owner is alive: a copy
@@ -297,7 +314,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next b
 		}
 	}
 	sctx, span := g.step(ctx, spanPeer, key, owner)
-	v, ttl, local, err := g.fetchHedged(sctx, owner, key, gen, ph, probe)
+	v, ttl, local, err := g.fetchHedged(sctx, owner, key, gen, ph, probe, flight)
 	span.End(err)
 	answered := found(err)
 	switch {
@@ -328,7 +345,7 @@ func (g *Group) loadFromPeer(ctx context.Context, owner Peer, key string, next b
 	}
 	g.warn.Log(ctx, slog.LevelWarn, "fail "+owner.Addr(), "geecache: peer failed, loading elsewhere",
 		slog.String("group", g.name), slog.Any("err", err))
-	return g.fallback(ctx, key, next, &g.counters.fallbacks, gen)
+	return g.fallback(ctx, key, next, &g.counters.fallbacks, gen, flight)
 }
 
 // loadLocally calls the Getter, as the step kind (spanLoad, or spanFallback

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/geecache/geecache/cache/internal/singleflight"
 	"github.com/geecache/geecache/getter"
 )
 
@@ -166,17 +167,17 @@ func found(err error) bool { return err == nil || errors.Is(err, getter.ErrNotFo
 // The fetch runs on the caller's goroutine (the flight's worker) with
 // ctx, the load's context, and the hedge on the timer's: a fetch that
 // answers within the hedge delay costs no goroutine and no context of its
-// own. A hedge that answers first publishes its answer to the flight's
-// callers at once (singleflight's Publish); the fetch goes on until
+// own. A hedge that answers first publishes its answer to the callers of
+// flight, the load's, at once (Flight.Publish); the fetch goes on until
 // SlowAfter since it began, so that a slow peer that answers counts as
 // alive and only one that does not counts as failed.
-func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uint64, ph *peerHealth, probe bool) (v []byte, ttl time.Duration, local *hedge, err error) {
+func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uint64, ph *peerHealth, probe bool, flight singleflight.Flight[entry, loadArg]) (v []byte, ttl time.Duration, local *hedge, err error) {
 	if g.policy.NoHedge {
 		v, ttl, err = peerGet(ctx, owner, OpGet, g.name, key)
 		g.settle(ctx, ph, probe, err, ctx.Err() != nil)
 		return v, ttl, nil, err
 	}
-	f := &fetch{oneKey: oneKey{keys: [1]string{key}}, ctx: ctx, gen: gen, h: hedge{done: make(chan struct{})}}
+	f := &fetch{oneKey: oneKey{keys: [1]string{key}}, ctx: ctx, gen: gen, flight: flight, h: hedge{done: make(chan struct{})}}
 	f.t.arm(g, g.latency, 1, f)
 	v, ttl, err = f.get(ctx, owner, OpGet, g.name, f)
 	hedged := f.t.end(found(err))
@@ -201,10 +202,11 @@ func (g *Group) fetchHedged(ctx context.Context, owner Peer, key string, gen uin
 // A fetch is a hedged fetch's state, shared with its hedge timer: one
 // allocation, where closures would cost one each.
 type fetch struct {
-	oneKey                 // the request, and its reply (but for Loading)
-	t      hedgeTimer      // hears the owner's signs that it is loading
-	ctx    context.Context // the load's
-	gen    uint64          // the load's (see memory.gens): the hedge's copy keeps to it
+	oneKey                                     // the request, and its reply (but for Loading)
+	t      hedgeTimer                          // hears the owner's signs that it is loading
+	ctx    context.Context                     // the load's
+	gen    uint64                              // the load's (see memory.gens): the hedge's copy keeps to it
+	flight singleflight.Flight[entry, loadArg] // the load's, to publish the hedge's answer through
 	h      hedge
 }
 
@@ -217,7 +219,7 @@ func (f *fetch) Loading() { f.t.alive() }
 func (f *fetch) hedge() {
 	g := f.t.g
 	f.h.e, f.h.err = g.loadCopy(f.ctx, f.keys[0], f.gen)
-	if found(f.h.err) && g.forwardFlight.Publish(f.ctx, f.keys[0], f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.t.begin), 0)) {
+	if found(f.h.err) && f.flight.Publish(f.h.e, f.h.err, max(g.policy.SlowAfter-time.Since(f.t.begin), 0)) {
 		f.h.published.Store(true)
 		if f.h.err == nil {
 			g.counters.hedgeLocalWins.Add(1)

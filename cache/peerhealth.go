@@ -257,7 +257,7 @@ func (p *PeerPolicy) backoff(streak int) time.Duration {
 }
 
 // backgroundProbe paces the memory-only requests that ask an ejected peer
-// whether it answers again (Group.probe, handoff.go): at most one in
+// whether it answers again (Group.probe, prevowner.go): at most one in
 // flight, each after a wait as long as the ejection had lasted at the last
 // probe (or at the ejection), at least an eighth of the ejection's length
 // and at most EjectFor. So a peer back soon after a first ejection (a node
@@ -287,11 +287,11 @@ func (p *backgroundProbe) start(now, ejectedAt, ejectedUntil time.Time, maxWait 
 
 // handoffWorth says whether a peer, as the previous owner of keys after a
 // ring change, is worth asking for them: one that answered "not held" to
-// every handoff since the change is asked less (handoff.go).
+// every handoff since the change is asked less (prevowner.go).
 type handoffWorth struct {
 	mu        sync.Mutex
 	cold      int       // handoffs it did not answer since coldRing
-	warm      bool      // it has handed a key over since coldRing
+	warm      bool      // it has answered with a key since coldRing
 	coldUntil time.Time // not asked for a handoff before then
 	coldRing  time.Time // the ring change cold counts from
 }

@@ -87,7 +87,7 @@ const (
 	// OpPeek asks for each key from the peer's memory only: it never
 	// loads or forwards, and answers ErrNotHeld for a key it does not hold
 	// fresh. A key's new owner asks its previous owner so after the ring
-	// changed (handoff), and a group probes an ejected peer so.
+	// changed (askPreviousOwner), and a group probes an ejected peer so.
 	OpPeek
 	// OpSet stores Value under Keys[0] in the peer's memory, which owns
 	// the key (Group.Set).
@@ -100,7 +100,7 @@ const (
 	OpPurge
 	// OpOffer tells the peer that the asking node holds Keys, which the
 	// peer owns now: the peer takes those it does not hold from their
-	// previous owner under its own ring, with an OpPeek (Group.HandOver).
+	// previous owner under its own ring, with an OpPeek (Group.OfferKeys).
 	// It carries names only, so no node can make another store a value of
 	// its choosing.
 	OpOffer
@@ -249,7 +249,7 @@ func (g *Group) keepPeer(key string, a keyAnswer, gen uint64, fromOwner bool) (e
 // expired (0 < ttl <= 1 ms): the callers get it, but no copy is kept that
 // could be served stale again, for this node's own stale window on top of
 // the peer's. Answers from a key's owner (Get, GetMany) and from its
-// previous owner (handoff) follow these rules alike.
+// previous owner (askPreviousOwner) follow these rules alike.
 func (g *Group) peerTTL(ttl time.Duration, err error) (time.Duration, bool) {
 	switch {
 	case ttl < 0:

@@ -19,7 +19,7 @@ import (
 //   - OpPeek: each key from memory only; ErrNotHeld for a key not held.
 //   - OpSet, OpRemove, OpPurge: the change, here only.
 //   - OpOffer: the keys this node owns now and does not hold are taken
-//     from their previous owner's memory (see Group.HandOver); ServePeer
+//     from their previous owner's memory (see Group.OfferKeys); ServePeer
 //     returns once that is done, or ctx ends.
 //
 // It returns an error wrapping ErrUnknownGroup for a group the registry

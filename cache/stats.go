@@ -25,10 +25,10 @@ type Stats struct {
 	HedgeWins     int64       // hedges whose local load answered first
 	EjectedLoads  int64       // loads elsewhere (next node, or local) because the owner was ejected
 	NextPeer      int64       // keys fetched from the next node on the ring because the owner was ejected or failed
-	Handoffs      int64       // keys this node owns that their previous owner handed over from memory
+	Handoffs      int64       // keys this node owns that their previous owner answered from memory (askPreviousOwner)
 	HandoffMisses int64       // previous owners asked that did not hold the key (or did not answer in time)
 	HandoffServed int64       // memory-only requests served for peers: a key's new owner asking this node
-	HandedOver    int64       // keys offered to their new owners after a change of the ring, or on leaving (handover)
+	Offered       int64       // keys offered to their new owners after a change of the ring, or on leaving (offer)
 	TakenOver     int64       // keys offered to this node that it took from their previous owner's memory
 	PeerBusy      int64       // local loads because the owner had MaxInFlight requests in flight
 	StaleServes   int64       // Gets answered with a stale value (StaleWhileRevalidate)
@@ -53,7 +53,7 @@ type counters struct {
 	misses, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
 	localLoads, loadErrors, hedges, hedgeLocalWins, ejectedLoads, peerBusy,
 	staleServes, refreshes, refreshFailures, nextPeer, handoffs, handoffMisses, handoffRequests,
-	handedOver, takenOver atomic.Int64
+	offered, takenOver atomic.Int64
 
 	// notHeld counts the memory-only requests that memory could not
 	// answer (handoffRequests less notHeld are the ones it did: hits).
@@ -87,7 +87,7 @@ func (g *Group) Stats() Stats {
 		NextPeer:      c.nextPeer.Load(),
 		Handoffs:      c.handoffs.Load(),
 		HandoffMisses: c.handoffMisses.Load(),
-		HandedOver:    c.handedOver.Load(),
+		Offered:       c.offered.Load(),
 		TakenOver:     c.takenOver.Load(),
 		StaleServes:   c.staleServes.Load(),
 		Refreshes:     c.refreshes.Load(),

@@ -112,7 +112,7 @@ type Options struct {
 	// (not after a Set of the same nodes), with Set's lock held: it must
 	// return quickly and must not call Set. nethttp.Pool uses it to hand
 	// the keys that moved over to their new owners (see
-	// adapters/PROTOCOL.md, "Handover").
+	// adapters/PROTOCOL.md, "Offer").
 	OnChange func()
 }
 

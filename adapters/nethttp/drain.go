@@ -28,11 +28,10 @@ const defaultDrainFor = 10 * time.Second
 // owns it now) and keeps serving, so that the keys' new owners can ask it
 // for what it holds (from memory only) instead of loading them from the
 // source, and the requests of nodes that have not dropped it yet are
-// still answered. In the first part of the drain (handoverShare of it) it
-// also hands its keys over: it offers each key of its groups' main
-// caches, the most used first, to the key's owner without this node,
-// which takes it from this node's memory (adapters/PROTOCOL.md,
-// "Handover"), so that the keys nobody asks for during the drain are warm
+// still answered. In the first part of the drain (offerShare of it) it
+// also offers its keys: each key of its groups' main caches, the most
+// used first, to the key's owner without this node, which takes it from
+// this node's memory (adapters/PROTOCOL.md, "Offer"), so that the keys nobody asks for during the drain are warm
 // there too, and come back to this node from there when it restarts. It
 // returns when the drain ends, or with an error wrapping ctx's when ctx
 // ends first, and leaves the Pool usable. At the drain's end the peers'
@@ -44,11 +43,11 @@ func (p *Pool) Drain(ctx context.Context) error {
 	p.log.LogAttrs(ctx, slog.LevelInfo, "geecache: leaving, draining", slog.String("self", p.Self()), slog.Duration("for", p.drainFor))
 	t := time.NewTimer(p.drainFor)
 	defer t.Stop()
-	hctx, cancel := context.WithTimeout(ctx, p.drainFor*handoverShare/100)
+	hctx, cancel := context.WithTimeout(ctx, p.drainFor*offerShare/100)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.handOver(hctx)
+		p.offerKeys(hctx)
 	}()
 	defer func() {
 		cancel()
@@ -63,10 +62,10 @@ func (p *Pool) Drain(ctx context.Context) error {
 	}
 }
 
-// handoverShare is the percentage of the drain a leaving node spends
+// offerShare is the percentage of the drain a leaving node spends
 // offering its keys; the rest serves the requests of nodes that are still
 // catching up.
-const handoverShare = 80
+const offerShare = 80
 
 // pickLeaving is PickPeer for a node that is leaving: a key it owns is
 // fetched from the next node on the ring, its owner once this node is

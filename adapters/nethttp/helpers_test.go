@@ -57,8 +57,8 @@ func peerRemove(ctx context.Context, p cache.Peer, group, key string) error {
 	return p.Do(ctx, cache.PeerRequest{Op: cache.OpRemove, Group: group, Keys: []string{key}}, answers{})
 }
 
-// peerOffer offers keys to p, their owner now, as a node that hands keys
-// over does (cache.OpOffer).
+// peerOffer offers keys to p, their owner now, as a node whose ring
+// changed does (cache.OpOffer).
 func peerOffer(ctx context.Context, p cache.Peer, group string, keys []string) error {
 	return p.Do(ctx, cache.PeerRequest{Op: cache.OpOffer, Group: group, Keys: keys}, answers{})
 }

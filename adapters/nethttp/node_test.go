@@ -110,19 +110,19 @@ func TestListenTwoNodes(t *testing.T) {
 		if err := n.Close(); err != nil {
 			t.Errorf("node %d second Close = %v", i, err)
 		}
-		if s := groups[i].Stats(); s.HandedOver != 0 {
-			t.Errorf("node %d handed %d keys over at Close; want none (it does not drain)", i, s.HandedOver)
+		if s := groups[i].Stats(); s.Offered != 0 {
+			t.Errorf("node %d offered %d keys at Close; want none (it does not drain)", i, s.Offered)
 		}
 	}
 }
 
-// Node.Drain, once the node has left the other's ring, hands its keys
-// over, then stops the node; with its context ended first, it stops the
+// Node.Drain, once the node has left the other's ring, offers its keys,
+// then stops the node; with its context ended first, it stops the
 // node at once and says so.
 func TestListenDrain(t *testing.T) {
 	nethttp.NoLeaks(t)
 	var src loads
-	// The drain is long enough for the handover's 20 keys on a machine
+	// The drain is long enough for the offer's 20 keys on a machine
 	// loaded by -race; it ends by itself, and its length is not measured.
 	nodes, groups := listenPair(t, &src, &nethttp.NodeOptions{Pool: nethttp.PoolOptions{DrainFor: 2 * time.Second}})
 	ctx := context.Background()
@@ -141,8 +141,8 @@ func TestListenDrain(t *testing.T) {
 	if !refused(nodes[1]) {
 		t.Error("node 1 still listens after Drain")
 	}
-	if s := groups[1].Stats(); s.HandedOver != int64(len(held)) {
-		t.Errorf("the draining node handed %d keys over; want its %d", s.HandedOver, len(held))
+	if s := groups[1].Stats(); s.Offered != int64(len(held)) {
+		t.Errorf("the draining node offered %d keys; want its %d", s.Offered, len(held))
 	}
 	if s := groups[0].Stats(); s.TakenOver != int64(len(held)) {
 		t.Errorf("its peer took %d keys over; want %d", s.TakenOver, len(held))

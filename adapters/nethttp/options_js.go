@@ -86,7 +86,7 @@ type PoolOptions struct {
 	// DrainFor is how long Pool.Drain keeps a leaving node serving, so that
 	// the new owners of its keys can take them from its memory instead of
 	// the source; it offers them its keys in the first 80% of it. It also
-	// bounds the handover that follows each change of the peer list. 0
+	// bounds the offer that follows each change of the peer list. 0
 	// means 10 s.
 	DrainFor time.Duration
 

@@ -91,7 +91,7 @@ type PoolOptions struct {
 	// the new owners of its keys can take them from its memory instead of
 	// the source (see cache.PeerPolicy.HandoffTimeout and
 	// picker.Options.HandoffWindow); it offers them its keys in the
-	// first 80% of it (see Pool.Drain). It also bounds the handover that
+	// first 80% of it (see Pool.Drain). It also bounds the offer that
 	// follows each change of the peer list (the keys that moved, offered
 	// to their new owners). 0 means 10 s. Give the process that long, and
 	// a little more to finish requests in flight, to stop (Kubernetes:

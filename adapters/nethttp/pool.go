@@ -35,10 +35,10 @@ type Pool struct {
 	handler *handler
 	log     *slog.Logger
 
-	reg       *cache.Registry
-	drainFor  time.Duration // PoolOptions.DrainFor
-	leaving   atomic.Bool   // Drain was called (drain.go)
-	handovers handovers     // after a change of the ring (handover.go)
+	reg      *cache.Registry
+	drainFor time.Duration // PoolOptions.DrainFor
+	leaving  atomic.Bool   // Drain was called (drain.go)
+	offers   offers        // after a change of the ring (offer.go)
 }
 
 // NewPool returns a Pool for the node whose own address (as its peers
@@ -99,7 +99,7 @@ func NewPool(self string, reg *cache.Registry, opts *PoolOptions) (*Pool, error)
 // error wrapping cache.ErrConfig and keeps the old list. Empty and
 // duplicate addresses are ignored, and the order does not matter. Keys
 // move only to and from the nodes added or removed, and a change of the
-// ring starts a handover of the keys that moved to their new owners
+// ring starts an offer of the keys that moved to their new owners
 // (bounded by PoolOptions.DrainFor; Close ends it). Set logs the new list
 // and may be called while requests are served; dns.Watch and
 // kubernetes.Watch call it for you.
@@ -157,12 +157,12 @@ func (p *Pool) PickPeer(key string) (cache.Peer, bool) {
 // Server too (Server.Close, or Server.Shutdown to finish the requests in
 // flight), before or after.
 //
-// It cancels the handover of keys that the last change of the peer list
+// It cancels the offer of keys that the last change of the peer list
 // started (each Set that changes the ring starts one, bounded by
 // PoolOptions.DrainFor), if it is still under way, and waits until it and
 // every one started before it have ended; a Set during Close may start one
 // more. Then it closes the idle connections to the peers. It does not stop
-// a Drain's handover nor end its drain: both go on until their own end
+// a Drain's offer nor end its drain: both go on until their own end
 // or the end of Drain's context, and open new connections as they need
 // them. Requests in flight are not interrupted (shut the Server down
 // for that); the pool stays usable, and opens new connections if it is
@@ -172,7 +172,7 @@ func (p *Pool) PickPeer(key string) (cache.Peer, bool) {
 // its new requests over a new one (a request it sent that the pool did not
 // take is sent again, never failed).
 func (p *Pool) Close() error {
-	p.stopHandovers()
+	p.stopOffers()
 	p.closeConns()
 	return nil
 }

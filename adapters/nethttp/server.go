@@ -124,7 +124,7 @@ func (s *Server) Close() error { return s.Server.Close() }
 // connections still busy open: Close them). Multiplexed connections go
 // away as at Close, without being waited for. Shutdown does not drain the node: for a graceful
 // stop, leave the discovery, run Pool.Drain (which keeps the node serving
-// for PoolOptions.DrainFor and hands its keys over), then Shutdown, then
+// for PoolOptions.DrainFor and offers its keys), then Shutdown, then
 // Pool.Close. See http.Server.Shutdown.
 func (s *Server) Shutdown(ctx context.Context) error { return s.Server.Shutdown(ctx) }
 

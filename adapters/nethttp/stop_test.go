@@ -14,7 +14,7 @@ import (
 // Stopping a node at once does not drain it, however long its drain is:
 // with DrainFor an hour, the Pool's Close and the Server's Close and
 // Shutdown return (were any of them to drain, the test would run into its
-// timeout), and the node hands none of its keys over, which a drain would.
+// timeout), and the node offers none of its keys, which a drain would.
 func TestStopAtOnceDoesNotDrain(t *testing.T) {
 	nodes := nethttptest.Start(t, 2, &nethttptest.Options{PoolOptions: nethttp.PoolOptions{DrainFor: time.Hour}})
 	ctx := context.Background()
@@ -27,8 +27,8 @@ func TestStopAtOnceDoesNotDrain(t *testing.T) {
 	if err := nodes[1].Pool.Close(); err != nil {
 		t.Fatalf("Pool.Close = %v", err)
 	}
-	if s := nodes[1].Group.Stats(); s.HandedOver != 0 {
-		t.Errorf("Close handed %d keys over; want none (it does not drain)", s.HandedOver)
+	if s := nodes[1].Group.Stats(); s.Offered != 0 {
+		t.Errorf("Close offered %d keys; want none (it does not drain)", s.Offered)
 	}
 
 	for _, shutdown := range []bool{false, true} {
@@ -46,7 +46,7 @@ func TestStopAtOnceDoesNotDrain(t *testing.T) {
 		}
 		<-done
 	}
-	if s := nodes[0].Group.Stats(); s.HandedOver != 0 {
-		t.Errorf("the Server's Close and Shutdown handed %d keys over; want none", s.HandedOver)
+	if s := nodes[0].Group.Stats(); s.Offered != 0 {
+		t.Errorf("the Server's Close and Shutdown offered %d keys; want none", s.Offered)
 	}
 }

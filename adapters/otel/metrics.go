@@ -55,7 +55,7 @@ type MetricsOptions struct {
 //	geecache.handoffs          counter        {key}      Handoffs
 //	geecache.handoff.misses    counter        {request}  HandoffMisses
 //	geecache.handoff.served    counter        {request}  HandoffServed
-//	geecache.handed.over       counter        {key}      HandedOver
+//	geecache.offered           counter        {key}      Offered
 //	geecache.taken.over        counter        {key}      TakenOver
 //	geecache.peer.busy         counter        {load}     PeerBusy
 //	geecache.stale.serves      counter        {get}      StaleServes
@@ -102,10 +102,10 @@ func RegisterMetrics(meter metric.Meter, reg *cache.Registry, opts *MetricsOptio
 	m.hedgeWins = b.counter("geecache.hedge.wins", "{load}", "Hedges whose local load answered first.")
 	m.ejectedLoads = b.counter("geecache.ejected.loads", "{load}", "Local loads because the owner peer was ejected.")
 	m.nextPeer = b.counter("geecache.next.peer", "{load}", "Keys fetched from the next node on the ring because the owner was ejected or failed.")
-	m.handoffs = b.counter("geecache.handoffs", "{key}", "Keys this node owns that their previous owner handed over from memory.")
+	m.handoffs = b.counter("geecache.handoffs", "{key}", "Keys this node owns that their previous owner answered from memory.")
 	m.handoffMisses = b.counter("geecache.handoff.misses", "{request}", "Previous owners asked that did not hold the key, or did not answer in time.")
 	m.handoffServed = b.counter("geecache.handoff.served", "{request}", "Memory-only requests served for peers: a key's new owner asking this node.")
-	m.handedOver = b.counter("geecache.handed.over", "{key}", "Keys offered to their new owners after a change of the ring, or on leaving.")
+	m.offered = b.counter("geecache.offered", "{key}", "Keys offered to their new owners after a change of the ring, or on leaving.")
 	m.takenOver = b.counter("geecache.taken.over", "{key}", "Offered keys this node took from their previous owner's memory.")
 	m.peerBusy = b.counter("geecache.peer.busy", "{load}", "Local loads because the owner peer had too many requests in flight.")
 	m.staleServes = b.counter("geecache.stale.serves", "{get}", "Gets answered with a stale value while it is refreshed.")
@@ -161,7 +161,7 @@ type metrics struct {
 	gets, hits, peerRequests, peerLoads, peerErrors, fallbacks, abandoned,
 	localLoads, loadErrors, dedupWaits, evictions, hedges, hedgeWins, ejectedLoads,
 	peerBusy, peerEjections, staleServes, refreshes, refreshFails,
-	nextPeer, handoffs, handoffMisses, handoffServed, handedOver, takenOver metric.Int64ObservableCounter
+	nextPeer, handoffs, handoffMisses, handoffServed, offered, takenOver metric.Int64ObservableCounter
 	size, items, peerEjected, peerInFlight metric.Int64ObservableUpDownCounter
 
 	mu   sync.Mutex // guards sets; a reader may collect concurrently
@@ -217,7 +217,7 @@ func (m *metrics) observe(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(m.handoffs, st.Handoffs, a.group)
 		o.ObserveInt64(m.handoffMisses, st.HandoffMisses, a.group)
 		o.ObserveInt64(m.handoffServed, st.HandoffServed, a.group)
-		o.ObserveInt64(m.handedOver, st.HandedOver, a.group)
+		o.ObserveInt64(m.offered, st.Offered, a.group)
 		o.ObserveInt64(m.takenOver, st.TakenOver, a.group)
 		o.ObserveInt64(m.peerBusy, st.PeerBusy, a.group)
 		o.ObserveInt64(m.staleServes, st.StaleServes, a.group)

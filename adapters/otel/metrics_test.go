@@ -38,7 +38,7 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[point]bool {
 		"geecache.ejected.loads": "{load}", "geecache.peer.busy": "{load}", "geecache.stale.serves": "{get}",
 		"geecache.refreshes": "{load}", "geecache.refresh.failures": "{error}", "geecache.next.peer": "{load}",
 		"geecache.handoffs": "{key}", "geecache.handoff.misses": "{request}", "geecache.handoff.served": "{request}",
-		"geecache.handed.over": "{key}", "geecache.taken.over": "{key}",
+		"geecache.offered": "{key}", "geecache.taken.over": "{key}",
 	}
 	// Instruments by peer have points only once a group has fetched from a
 	// peer.
@@ -101,7 +101,7 @@ var groupCounters = map[string]string{
 	"PeerBusy": "geecache.peer.busy", "StaleServes": "geecache.stale.serves", "Refreshes": "geecache.refreshes",
 	"RefreshFails": "geecache.refresh.failures", "NextPeer": "geecache.next.peer", "Handoffs": "geecache.handoffs",
 	"HandoffMisses": "geecache.handoff.misses", "HandoffServed": "geecache.handoff.served",
-	"HandedOver": "geecache.handed.over", "TakenOver": "geecache.taken.over",
+	"Offered": "geecache.offered", "TakenOver": "geecache.taken.over",
 }
 
 // docs/operations.md, "Observability": RegisterMetrics publishes every counter

@@ -30,7 +30,7 @@ const (
 	BatchRemove BatchOp = "remove" // drop the keys
 	BatchPurge  BatchOp = "purge"  // drop every key of the group (no keys)
 	// BatchOffer names keys the receiver may take over from their previous
-	// owner (a handover, PROTOCOL.md): names only, never values.
+	// owner (an offer, PROTOCOL.md): names only, never values.
 	BatchOffer BatchOp = "offer"
 )
 

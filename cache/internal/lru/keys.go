@@ -7,7 +7,7 @@ import (
 
 // Keys returns up to max of the keys held that keep returns true for
 // (nil: every key), the most used first by the frequency sketch and the
-// uses not yet folded into it: what a node that hands its keys over sends
+// uses not yet folded into it: what a node that offers its keys sends
 // first, so that the keys that matter most arrive before its time runs
 // out. It holds the writer lock only while it copies the sketch's rows and
 // each entry's unfolded uses (about 6 ms at 2^20 entries); keep, the

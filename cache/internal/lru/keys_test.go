@@ -187,7 +187,7 @@ func TestKeysCopyTheSketchThatChanged(t *testing.T) {
 // processor's cache than in a cache that has lived. On a shared 2-core
 // machine, the shortest hold of 15 calls in four runs: warm 5.7-6.6 ms,
 // cold 6.4-6.9, where main's Keys held it 20-26 and 40-62 ms, reading
-// each entry's counters under the lock (docs/performance.md, "The handover").
+// each entry's counters under the lock (docs/performance.md, "The offer").
 func BenchmarkKeysLockHold(b *testing.B) {
 	c := fillForKeys(1 << 20)
 	for _, cold := range []bool{false, true} {
@@ -217,7 +217,7 @@ func reportTimes(b *testing.B, times []time.Duration) {
 }
 
 // BenchmarkKeys is the whole of Keys over the same cache, as the
-// handover calls it (every key, no filter).
+// offer calls it (every key, no filter).
 func BenchmarkKeys(b *testing.B) {
 	c := fillForKeys(1 << 20)
 	var times []time.Duration

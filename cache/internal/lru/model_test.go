@@ -41,7 +41,7 @@ func (m *model) step(t *testing.T, i int, op, key, arg byte) {
 		if op%6 == 2 {
 			get = m.c.Peek
 			if arg%2 == 0 {
-				m.c.Use(k) // a use, as a handover's, changes no value or count
+				m.c.Use(k) // a use, as an offer's, changes no value or count
 			}
 		}
 		v, exp, ok := get(k)

@@ -179,7 +179,7 @@ func (p *policy) victim(now, total int64) *entry {
 //     duel"). All at the head, they took with them the keys that came back
 //     after they expired, which the sketch knows (TestExpiringKeysHitRatio).
 //   - A cache that fills from empty has no victim: all go to the head,
-//     newest first. After a handover it holds the keys it took in the order
+//     newest first. After an offer it holds the keys it took in the order
 //     they came, the most used first (offers rank them so); in arrival order,
 //     the hand met its most popular keys first, and took those not asked
 //     since they came whenever it evicted without a duel ("The hand's first

@@ -101,7 +101,7 @@ func TestEvictExpiredFirst(t *testing.T) {
 
 // A cache that filled up without evicting gives up the newest of what its
 // window held first, not what came first: entries come first because they
-// were wanted first (a handover's offers rank keys most used first; a cold
+// were wanted first (an offer's offers rank keys most used first; a cold
 // cache's first loads are of its popular keys). Before, the hand met the
 // entries in the order they came, and took the first ones.
 func TestFilledCacheEvictsItsNewestFirst(t *testing.T) {

@@ -42,7 +42,7 @@ func (s *sketch) resize(n int) {
 // ones. Splitting each counter into the two it becomes, both keeping its
 // value, would keep every estimate, but it would also give each key that
 // falls in either half the counts of all the keys that shared the counter.
-// A cache that fills, or takes thousands of keys at once in a handover,
+// A cache that fills, or takes thousands of keys at once in an offer,
 // grows through sizes where many keys share each counter, and those
 // borrowed counts then decide its duels until the halvings wash them out
 // (BenchmarkRollSim in bench/: a surge roll's extra loads per key held

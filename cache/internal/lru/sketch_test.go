@@ -11,7 +11,7 @@ func mixHash(i uint64) uint64 {
 
 // A sketch that grows as a cache fills keeps the counts of the keys held
 // and lends none to the keys it never counted. The keys come as a
-// handover brings them, each counted twice (its add and its credit), with
+// offer brings them, each counted twice (its add and its credit), with
 // the sketch growing whenever the keys outnumber its capacity, from the
 // smallest size up.
 func TestSketchGrowLendsNoCounts(t *testing.T) {

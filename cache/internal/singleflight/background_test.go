@@ -16,7 +16,7 @@ import (
 // may leave a load whose leader cannot leave; the load goes on, is not
 // cancelled, and can still be joined.
 func TestBackgroundLoadLetsJoinersLeave(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	release := make(chan struct{})
 	loadCtxErr := make(chan error, 1)
 	var calls int
@@ -66,7 +66,7 @@ func TestBackgroundLoadLetsJoinersLeave(t *testing.T) {
 // TestBackgroundPanicReachesJoiners: every waiter of a load that panics gets
 // the PanicError, the leader included.
 func TestBackgroundPanicReachesJoiners(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	release := make(chan struct{})
 	leaderErr := make(chan error, 1)
 	go func() {
@@ -97,7 +97,7 @@ func TestBackgroundPanicReachesJoiners(t *testing.T) {
 // its joiners an ErrPanic error: Do returns on every caller's goroutine,
 // and the key is free.
 func TestBackgroundGoexitReturns(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	release := make(chan struct{})
 	leaderErr := make(chan error, 1)
 	leaderEnded := make(chan struct{})

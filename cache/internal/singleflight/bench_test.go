@@ -21,7 +21,7 @@ func BenchmarkDo(b *testing.B) {
 		{"cancellable", func(b *testing.B) context.Context { return b.Context() }},
 	} {
 		b.Run(bc.name+"/serial", func(b *testing.B) {
-			var g Group[int]
+			var g Group[int, struct{}]
 			ctx := bc.ctx(b)
 			keys := benchKeys(1 << 12)
 			b.ReportAllocs()
@@ -32,7 +32,7 @@ func BenchmarkDo(b *testing.B) {
 			}
 		})
 		b.Run(bc.name+"/parallel", func(b *testing.B) {
-			var g Group[int]
+			var g Group[int, struct{}]
 			ctx := bc.ctx(b)
 			keys := benchKeys(1 << 12)
 			var next atomic.Int64

@@ -11,7 +11,7 @@ import (
 // gets its result, a second Claim joins, and after Finish the key is free.
 // ForgetAll makes a load in flight one that no new caller joins.
 func TestClaim(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	ctx := context.Background()
 	cl := g.Claim(ctx, "k")
 	if cl.Joined() {
@@ -52,7 +52,7 @@ func TestClaim(t *testing.T) {
 		t.Fatalf("after ForgetAll a Do joined the old load: %q, %v", v, err)
 	}
 	g.Finish("k", again, "", nil)
-	g.Finish("k", Claim[string]{}, "", nil) // a zero Claim is left alone
+	g.Finish("k", Claim[string, struct{}]{}, "", nil) // a zero Claim is left alone
 }
 
 // ClaimMany claims each key as Claim does: a key in flight is joined, a
@@ -61,11 +61,11 @@ func TestClaim(t *testing.T) {
 // joined finishes without one, and the keys are free afterwards. It makes
 // one allocation for its records, where a Claim each makes two.
 func TestClaimMany(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	ctx := context.Background()
 	inFlight := g.Claim(ctx, "b")
 	keys := []string{"a", "b", "c", "a"}
-	cls := make([]Claim[string], len(keys))
+	cls := make([]Claim[string, struct{}], len(keys))
 	g.ClaimMany(ctx, keys, cls)
 	for i, want := range []bool{false, true, false, true} {
 		if cls[i].Joined() != want {
@@ -98,7 +98,7 @@ func TestClaimMany(t *testing.T) {
 		t.Fatal("a load is in flight after every Finish")
 	}
 	// Nobody joins these: each finishes without a done channel.
-	fresh := make([]Claim[string], 100)
+	fresh := make([]Claim[string, struct{}], 100)
 	many := make([]string, len(fresh))
 	for i := range many {
 		many[i] = string(rune('A' + i))
@@ -122,10 +122,10 @@ func TestClaimMany(t *testing.T) {
 // in flight gets the zero Claim and stays free, a joined one gets the
 // load's result from Wait.
 func TestJoinMany(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	ctx := context.Background()
 	cl := g.Claim(ctx, "busy")
-	claims := make([]Claim[string], 2)
+	claims := make([]Claim[string, struct{}], 2)
 	if n := g.JoinMany([]string{"busy", "idle"}, claims); n != 1 {
 		t.Fatalf("JoinMany joined %d keys, want 1", n)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 func Example() {
-	var g singleflight.Group[string]
+	var g singleflight.Group[string, struct{}]
 	var loads atomic.Int32
 	release := make(chan struct{})
 	load := func(ctx context.Context) (string, error) {

@@ -26,7 +26,6 @@ import (
 // (bench/cmd/guard -families miss), beyond the noise its hit rows showed.
 type loadContext struct {
 	first context.Context // the first caller's context: its values only
-	call  any             // the *call[V] it belongs to, for Publish (see callKey)
 
 	mu          sync.Mutex         // a leaf: nothing else is locked while it is held
 	inner       context.Context    // WithCancel(WithoutCancel(first)), made at the first need
@@ -57,22 +56,15 @@ func (c *loadContext) ctx() context.Context {
 // cancelCtx) is asked through inner, so that they find the load's own
 // cancellation, not the first caller's (WithoutCancel hides that one).
 // Any other key is asked of the first caller's context directly: the same
-// answer, without making inner (a load whose Getter or handoff check asks
+// answer, without making inner (a load whose Getter or previous-owner check asks
 // for a value would otherwise cost the three allocations of
 // WithCancel(WithoutCancel(first)) for nothing).
 func (c *loadContext) Value(key any) any {
-	switch key.(type) {
-	case callKey:
-		return c.call
-	case *int:
+	if _, ok := key.(*int); ok {
 		return c.ctx().Value(key)
 	}
 	return c.first.Value(key)
 }
-
-// callKey is the Value key under which a load's context gives its call
-// (for Publish).
-type callKey struct{}
 
 // Done returns a channel that is closed when the load is cancelled.
 func (c *loadContext) Done() <-chan struct{} { return c.ctx().Done() }

@@ -15,7 +15,7 @@ import (
 // goroutine of theirs, and runs AfterFuncs that were not stopped.
 func TestLoadContextOfDetachedLoad(t *testing.T) {
 	type ctxKey struct{}
-	var g Group[string]
+	var g Group[string, struct{}]
 	first, leave := context.WithCancelCause(context.WithValue(t.Context(), ctxKey{}, "trace-1"))
 	errFirstLeft := errors.New("the first caller left")
 	loadCtx := make(chan context.Context, 1)

@@ -16,15 +16,15 @@ import (
 // to cancel a context the load's end had cancelled already.)
 func TestPublishedLoadEndingFreesItsRecord(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var g Group[*[1 << 16]byte]
+		var g Group[*[1 << 16]byte, struct{}]
 		w := func() weak.Pointer[[1 << 16]byte] {
 			v := new([1 << 16]byte)
-			got, err := g.Do(t.Context(), "k", func(ctx context.Context) (*[1 << 16]byte, error) {
-				if !g.Publish(ctx, "k", v, nil, time.Hour) {
+			got, err := g.DoLoader(t.Context(), "k", flightFunc[*[1 << 16]byte](func(_ context.Context, f Flight[*[1 << 16]byte, struct{}]) (*[1 << 16]byte, error) {
+				if !f.Publish(v, nil, time.Hour) {
 					t.Error("Publish refused")
 				}
 				return nil, nil // ends long before the grace
-			})
+			}), struct{}{})
 			if got != v || err != nil {
 				t.Errorf("Do = %p, %v; want the published value", got, err)
 			}

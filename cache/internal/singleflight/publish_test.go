@@ -8,28 +8,43 @@ import (
 	"time"
 )
 
+// flightFunc is a function of a load's context and Flight as a Loader.
+type flightFunc[V any] func(ctx context.Context, f Flight[V, struct{}]) (V, error)
+
+func (fn flightFunc[V]) Load(ctx context.Context, _ string, _ struct{}, f Flight[V, struct{}]) (V, error) {
+	return fn(ctx, f)
+}
+
 // A load that publishes early gives its callers that result at once, while
 // it goes on: its context is cancelled only after the grace, what it
 // returns later is dropped, and a caller that comes after the publish
 // starts a load of its own. Publish is refused a second time, after the
-// load has ended, for a context that is not a load of the group, and for
-// another key than the load's.
+// load has ended, and through the zero Flight; the Flight of another
+// load (of another key, started by this one) publishes to that load only.
 func TestPublishAnswersCallersWhileTheLoadGoesOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var g Group[string]
-		if g.Publish(t.Context(), "k", "x", nil, 0) {
-			t.Fatal("Publish with a context that is not a load's succeeded")
+		var g Group[string, struct{}]
+		if (Flight[string, struct{}]{}).Publish("x", nil, 0) {
+			t.Fatal("Publish through the zero Flight succeeded")
 		}
 		loadEnded := make(chan error, 1)
 		again := make(chan bool, 1)
-		got, err := g.Do(t.Context(), "k", func(ctx context.Context) (string, error) {
-			if g.Publish(ctx, "other", "wrong", nil, time.Second) {
-				t.Error("Publish for another key accepted this key's load")
+		flight := make(chan Flight[string, struct{}], 2)
+		got, err := g.DoLoader(t.Context(), "k", flightFunc[string](func(ctx context.Context, f Flight[string, struct{}]) (string, error) {
+			flight <- f
+			other, _ := g.DoLoader(ctx, "other", flightFunc[string](func(_ context.Context, of Flight[string, struct{}]) (string, error) {
+				if !of.Publish("other's", nil, 0) {
+					t.Error("the other load's Publish was refused")
+				}
+				return "", nil
+			}), struct{}{})
+			if other != "other's" {
+				t.Errorf("the other load's caller got %q, want its published value", other)
 			}
-			if !g.Publish(ctx, "k", "early", nil, time.Second) {
-				t.Error("the first Publish was refused")
+			if !f.Publish("early", nil, time.Second) {
+				t.Error("the first Publish was refused: another load's Flight settled this one")
 			}
-			again <- g.Publish(ctx, "k", "twice", nil, time.Second)
+			again <- f.Publish("twice", nil, time.Second)
 			go func() { // the caller has its answer: let the load go on
 				defer func() { loadEnded <- ctx.Err() }()
 				select {
@@ -39,7 +54,7 @@ func TestPublishAnswersCallersWhileTheLoadGoesOn(t *testing.T) {
 			}()
 			<-ctx.Done()
 			return "late", errors.New("dropped")
-		})
+		}), struct{}{})
 		if got != "early" || err != nil {
 			t.Fatalf("Do = %q, %v; want the published \"early\", nil", got, err)
 		}
@@ -58,13 +73,16 @@ func TestPublishAnswersCallersWhileTheLoadGoesOn(t *testing.T) {
 		if got != "fresh" || err != nil {
 			t.Fatalf("Do after the publish = %q, %v; want a fresh load", got, err)
 		}
-		var other Group[string]
-		_, _ = g.Do(t.Context(), "k2", func(ctx context.Context) (string, error) {
-			if other.Publish(ctx, "k2", "x", nil, 0) {
-				t.Error("Publish of another group accepted this group's load")
-			}
-			return "", nil
-		})
+		// The Flight of a load that has ended publishes nothing.
+		g.DoLoader(t.Context(), "k2", flightFunc[string](func(_ context.Context, f Flight[string, struct{}]) (string, error) {
+			flight <- f
+			return "returned", nil
+		}), struct{}{})
+		synctest.Wait() // the load has ended
+		<-flight
+		if f := <-flight; f.Publish("x", nil, 0) {
+			t.Error("the Flight of a load that had ended published")
+		}
 		time.Sleep(time.Minute) // idle workers end
 	})
 }

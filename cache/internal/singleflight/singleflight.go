@@ -40,16 +40,18 @@ func (e *PanicError) Error() string { return fmt.Sprintf("%v: %v", ErrPanic, e.V
 // Unwrap makes errors.Is(err, ErrPanic) true.
 func (e *PanicError) Unwrap() error { return ErrPanic }
 
-// Group runs at most one load per key at a time. The zero value is ready.
-type Group[V any] struct {
+// Group runs at most one load per key at a time, of values of type V; A
+// is the type of the argument a caller passes to its Loader (DoLoader).
+// The zero value is ready.
+type Group[V, A any] struct {
 	mu      sync.Mutex
-	calls   map[string]*call[V] // loads that callers can still join
-	joins   int64               // callers that waited for a load another caller started
-	running int                 // loads whose fn has not returned, abandoned ones too
+	calls   map[string]*call[V, A] // loads that callers can still join
+	joins   int64                  // callers that waited for a load another caller started
+	running int                    // loads whose fn has not returned, abandoned ones too
 
 	// The workers waiting for a load (workers.go), and the timer that ends
 	// those that waited too long.
-	idle    []parked[V]
+	idle    []parked[V, A]
 	tick    uint64 // rounds of the reaper
 	reaping bool   // reaper is set to run
 	reaper  *time.Timer
@@ -60,13 +62,13 @@ type Group[V any] struct {
 	NewPanic func(value any, stack []byte) error
 }
 
-type call[V any] struct {
+type call[V, A any] struct {
 	// done is closed when val and err are set: the load has ended, or
 	// published its result early (Publish).
 	done      chan struct{}
 	val       V
 	err       error
-	group     *Group[V]
+	group     *Group[V, A]
 	key       string
 	waiters   int32       // callers still waiting; guarded by Group.mu
 	published bool        // val and err are set; guarded by Group.mu
@@ -75,18 +77,29 @@ type call[V any] struct {
 }
 
 // A Loader loads the value of a key, given the argument its caller passed
-// to DoLoader. DoLoader takes one instead of a closure when the load needs
-// state: a pointer-shaped Loader (a pointer to an existing struct) and a
-// pointer-shaped argument are passed without an allocation, where a
-// closure that captures its state costs one per call.
-type Loader[V any] interface {
-	Load(ctx context.Context, key string, arg any) (V, error)
+// to DoLoader, and f, the handle of its load (to Publish through).
+// DoLoader takes one instead of a closure when the load needs state: a
+// pointer-shaped Loader (a pointer to an existing struct) goes into the
+// interface without an allocation, and the argument, of the Group's type
+// A, travels by value in the load's task record, where a closure that
+// captures its state costs an allocation per call (as would an argument
+// boxed in an interface, unless pointer-shaped).
+type Loader[V, A any] interface {
+	Load(ctx context.Context, key string, arg A, f Flight[V, A]) (V, error)
 }
 
 // funcLoader is a function as a Loader.
-type funcLoader[V any] func(context.Context) (V, error)
+type funcLoader[V, A any] func(context.Context) (V, error)
 
-func (f funcLoader[V]) Load(ctx context.Context, _ string, _ any) (V, error) { return f(ctx) }
+func (fn funcLoader[V, A]) Load(ctx context.Context, _ string, _ A, _ Flight[V, A]) (V, error) {
+	return fn(ctx)
+}
+
+// A Flight is the handle of one load, which its Loader is given: through
+// it, and only through it, the load publishes its answer early (Publish).
+// It is one pointer, passed without an allocation. The zero Flight is no
+// load's: it publishes nothing.
+type Flight[V, A any] struct{ c *call[V, A] }
 
 // Do returns the result of fn for key, starting fn unless a load of key is
 // already in flight, in which case it waits for that one.
@@ -95,20 +108,22 @@ func (f funcLoader[V]) Load(ctx context.Context, _ string, _ any) (V, error) { r
 // fn runs on a worker goroutine, with a context that keeps ctx's values but
 // not its cancellation; a panic or runtime.Goexit in it is an ErrPanic
 // error for every caller (a Goexit ends that worker).
-func (g *Group[V]) Do(ctx context.Context, key string, fn func(context.Context) (V, error)) (V, error) {
-	return g.DoLoader(ctx, key, funcLoader[V](fn), nil)
+func (g *Group[V, A]) Do(ctx context.Context, key string, fn func(context.Context) (V, error)) (V, error) {
+	var none A
+	return g.DoLoader(ctx, key, funcLoader[V, A](fn), none)
 }
 
-// DoLoader is Do with l.Load(ctx, key, arg) as the load. (A caller that
-// joins a load in flight gets its result; its l and arg are not used.)
-func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg any) (V, error) {
+// DoLoader is Do with l.Load(ctx, key, arg, f) as the load, f its Flight.
+// (A caller that joins a load in flight gets its result; its l and arg
+// are not used.)
+func (g *Group[V, A]) DoLoader(ctx context.Context, key string, l Loader[V, A], arg A) (V, error) {
 	if err := ctx.Err(); err != nil {
 		var zero V
 		return zero, err // gone already: start nothing
 	}
 	g.mu.Lock()
 	if g.calls == nil {
-		g.calls = make(map[string]*call[V])
+		g.calls = make(map[string]*call[V, A])
 	}
 	if c, joined := g.calls[key]; joined {
 		g.join(c)
@@ -116,13 +131,12 @@ func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg an
 		return g.wait(ctx, key, c)
 	}
 	g.running++
-	c := &call[V]{waiters: 1, done: make(chan struct{}), group: g, key: key}
+	c := &call[V, A]{waiters: 1, done: make(chan struct{}), group: g, key: key}
 	c.ctx.first = ctx
-	c.ctx.call = c
 	g.calls[key] = c
 	tasks := g.takeIdle()
 	g.mu.Unlock()
-	g.detach(tasks, task[V]{key: key, c: c, l: l, arg: arg})
+	g.detach(tasks, task[V, A]{key: key, c: c, l: l, arg: arg})
 	return g.wait(ctx, key, c)
 }
 
@@ -130,7 +144,7 @@ func (g *Group[V]) DoLoader(ctx context.Context, key string, l Loader[V], arg an
 // its done channel here, with its first joiner (see claimLocked): its
 // closer reads done under g.mu after settle, and no caller joins a
 // settled record (settle forgets it).
-func (g *Group[V]) join(c *call[V]) {
+func (g *Group[V, A]) join(c *call[V, A]) {
 	c.waiters++
 	g.joins++
 	if c.done == nil {
@@ -139,7 +153,7 @@ func (g *Group[V]) join(c *call[V]) {
 }
 
 // wait waits for c's load or for ctx to end, whichever comes first.
-func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) {
+func (g *Group[V, A]) wait(ctx context.Context, key string, c *call[V, A]) (V, error) {
 	cancelled := ctx.Done()
 	if cancelled == nil {
 		// ctx cannot end: only the load ends the wait, and a receive costs
@@ -174,7 +188,7 @@ func (g *Group[V]) wait(ctx context.Context, key string, c *call[V]) (V, error) 
 
 // run calls l.Load and publishes its result to c's waiters. It runs on a
 // worker.
-func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V], arg any) {
+func (g *Group[V, A]) run(ctx context.Context, key string, c *call[V, A], l Loader[V, A], arg A) {
 	returned := false
 	var val V
 	var err error
@@ -203,13 +217,13 @@ func (g *Group[V]) run(ctx context.Context, key string, c *call[V], l Loader[V],
 			close(c.done) // no caller can join once c is forgotten
 		}
 	}()
-	val, err = l.Load(ctx, key, arg)
+	val, err = l.Load(ctx, key, arg, Flight[V, A]{c})
 	returned = true
 }
 
 // settle sets c's result and forgets c, unless it was published already;
 // it reports whether it set it. g.mu must be held.
-func (g *Group[V]) settle(c *call[V], val V, err error) bool {
+func (g *Group[V, A]) settle(c *call[V, A], val V, err error) bool {
 	if c.published {
 		return false
 	}
@@ -219,24 +233,21 @@ func (g *Group[V]) settle(c *call[V], val V, err error) bool {
 	return true
 }
 
-// Publish gives the callers of the load of key that ctx belongs to (ctx is
-// the context a Loader of g was called with for key, or one derived from
-// it) val and
-// err at once, as if the load had returned them, and lets callers that
-// come later start a load of their own. The load itself goes on, for at
-// most grace more (then its context is cancelled); what it returns is
-// dropped. Publish reports whether it published: false if the load has
-// already ended or published, or ctx is not the context of a load of key
-// in g (a context derived from another key's load, as when a Getter asks
-// the group for other keys, publishes nothing).
+// Publish gives the callers of f's load val and err at once, as if the
+// load had returned them, and lets callers that come later start a load of
+// their own. The load itself goes on, for at most grace more (then its
+// context is cancelled); what it returns is dropped. Publish reports
+// whether it published: false if the load has already ended or published,
+// or f is the zero Flight.
 //
 // A load that races another way of getting its value (a cache's hedge)
 // publishes the first answer without ending the slower one.
-func (g *Group[V]) Publish(ctx context.Context, key string, val V, err error, grace time.Duration) bool {
-	c, ok := ctx.Value(callKey{}).(*call[V])
-	if !ok || c.group != g || c.key != key {
+func (f Flight[V, A]) Publish(val V, err error, grace time.Duration) bool {
+	c := f.c
+	if c == nil {
 		return false
 	}
+	g := c.group
 	g.mu.Lock()
 	first := g.settle(c, val, err)
 	done := c.done
@@ -256,7 +267,7 @@ func (g *Group[V]) Publish(ctx context.Context, key string, val V, err error, gr
 // end cancels the context of c's load, which has ended, and stops grace,
 // the timer of a Publish (taken from c under Group.mu), which would
 // otherwise keep c, value and all, alive until it fired.
-func (c *call[V]) end(grace *time.Timer) {
+func (c *call[V, A]) end(grace *time.Timer) {
 	if grace != nil {
 		grace.Stop()
 	}
@@ -265,7 +276,7 @@ func (c *call[V]) end(grace *time.Timer) {
 
 // forget removes c from the calls that callers can join, unless a newer
 // load of key has taken its place. g.mu must be held.
-func (g *Group[V]) forget(key string, c *call[V]) {
+func (g *Group[V, A]) forget(key string, c *call[V, A]) {
 	if g.calls[key] == c {
 		delete(g.calls, key)
 	}
@@ -275,7 +286,7 @@ func (g *Group[V]) forget(key string, c *call[V]) {
 // joins: the next caller starts a load of its own. Callers already waiting
 // still get the old load's result. A cache calls it when a key is removed
 // or replaced, so that nobody new receives a value loaded before that.
-func (g *Group[V]) Forget(key string) {
+func (g *Group[V, A]) Forget(key string) {
 	g.mu.Lock()
 	delete(g.calls, key)
 	g.mu.Unlock()
@@ -283,7 +294,7 @@ func (g *Group[V]) Forget(key string) {
 
 // Joins returns how many callers have waited for a load that another
 // caller started.
-func (g *Group[V]) Joins() int64 {
+func (g *Group[V, A]) Joins() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.joins
@@ -291,7 +302,7 @@ func (g *Group[V]) Joins() int64 {
 
 // InFlight returns the number of loads running now, including abandoned
 // ones that have not yet returned.
-func (g *Group[V]) InFlight() int {
+func (g *Group[V, A]) InFlight() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.running

@@ -3,6 +3,7 @@ package singleflight
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/geecache/geecache/internal/testkit"
 	"runtime"
 	"sync"
@@ -10,7 +11,7 @@ import (
 	"testing"
 )
 
-func (g *Group[V]) waiters(key string) int {
+func (g *Group[V, A]) waiters(key string) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if c := g.calls[key]; c != nil {
@@ -32,7 +33,7 @@ func callerContexts(t *testing.T) map[string]context.Context {
 func TestDoSharesOneLoad(t *testing.T) {
 	for name, ctx := range callerContexts(t) {
 		t.Run(name, func(t *testing.T) {
-			var g Group[string]
+			var g Group[string, struct{}]
 			var calls atomic.Int32
 			release := make(chan struct{})
 			const n = 50
@@ -63,7 +64,7 @@ func TestDoSharesOneLoad(t *testing.T) {
 }
 
 func TestWaiterLeavesWithoutCancellingOthers(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	release := make(chan struct{})
 	loadCtxErr := make(chan error, 1)
 	fn := func(ctx context.Context) (string, error) {
@@ -98,7 +99,7 @@ func TestWaiterLeavesWithoutCancellingOthers(t *testing.T) {
 }
 
 func TestLoadCancelledWhenAllLeave(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	loadErr := make(chan error, 1)
 	ctx, cancel := context.WithCancel(t.Context())
 	started := make(chan struct{})
@@ -121,7 +122,7 @@ func TestLoadCancelledWhenAllLeave(t *testing.T) {
 func TestPanicIsAnErrorAndKeyIsFree(t *testing.T) {
 	for name, ctx := range callerContexts(t) {
 		t.Run(name, func(t *testing.T) {
-			var g Group[string]
+			var g Group[string, struct{}]
 			_, err := g.Do(ctx, "k", func(context.Context) (string, error) { panic("boom") })
 			var pe *PanicError
 			if !errors.Is(err, ErrPanic) || !errors.As(err, &pe) || pe.Value != "boom" || len(pe.Stack) == 0 {
@@ -142,7 +143,7 @@ func TestValuesOfFirstCallerKept(t *testing.T) {
 	type ctxKey struct{}
 	for name, parent := range callerContexts(t) {
 		t.Run(name, func(t *testing.T) {
-			var g Group[string]
+			var g Group[string, struct{}]
 			ctx := context.WithValue(parent, ctxKey{}, "trace-1")
 			v, _ := g.Do(ctx, "k", func(ctx context.Context) (string, error) {
 				s, _ := ctx.Value(ctxKey{}).(string)
@@ -156,7 +157,7 @@ func TestValuesOfFirstCallerKept(t *testing.T) {
 }
 
 func TestCancelledCallerStartsNothing(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	_, err := g.Do(ctx, "k", func(context.Context) (string, error) {
@@ -171,7 +172,7 @@ func TestCancelledCallerStartsNothing(t *testing.T) {
 // TestJoinAfterAllLeftStartsFresh: once every caller has left a load, a
 // new caller must not join it and inherit the others' cancellation.
 func TestJoinAfterAllLeftStartsFresh(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	release := make(chan struct{})
 	first := func(ctx context.Context) (string, error) {
 		<-release // ignores ctx for a while, like a slow source
@@ -198,7 +199,7 @@ func TestJoinAfterAllLeftStartsFresh(t *testing.T) {
 }
 
 func TestGoexitIsAnErrorNotAValue(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	_, err := g.Do(t.Context(), "k", func(context.Context) (string, error) {
 		runtime.Goexit()
 		return "never", nil
@@ -209,7 +210,7 @@ func TestGoexitIsAnErrorNotAValue(t *testing.T) {
 }
 
 func TestForgetStartsAFreshLoad(t *testing.T) {
-	var g Group[int]
+	var g Group[int, struct{}]
 	release := make(chan struct{})
 	started := make(chan struct{})
 	var calls atomic.Int32
@@ -232,5 +233,53 @@ func TestForgetStartsAFreshLoad(t *testing.T) {
 	close(release)
 	if v := <-first; v != 1 {
 		t.Fatalf("the first caller got %d, want the old load's 1", v)
+	}
+}
+
+// testArg is an argument of the shape a cache passes: an interface, a
+// number too large for the runtime's preallocated small values, a flag.
+type testArg struct {
+	who  any
+	n    uint64
+	flag bool
+}
+
+// argLoader loads "ok" if its argument is the one the test passes (its n
+// counts up from 1<<40), else an error that says what it got.
+type argLoader struct{}
+
+func (*argLoader) Load(_ context.Context, _ string, a testArg, _ Flight[string, testArg]) (string, error) {
+	if a.who != "w" || a.n < 1<<40 || !a.flag {
+		return "", fmt.Errorf("the loader got %+v", a)
+	}
+	return "ok", nil
+}
+
+// DoLoader hands its Loader the argument, and a load with one costs no
+// more allocations than a load without: the argument travels by value,
+// not boxed in an interface (that would cost one per load).
+func TestDoLoaderPassesItsArgumentWithoutAllocating(t *testing.T) {
+	var g Group[string, testArg]
+	ctx := context.Background()
+	l := new(argLoader)
+	arg := testArg{who: "w", n: 1 << 40, flag: true}
+	if v, err := g.DoLoader(ctx, "k", l, arg); v != "ok" || err != nil {
+		t.Fatalf("DoLoader = %q, %v; want the argument passed", v, err)
+	}
+	fn := func(context.Context) (string, error) { return "", nil }
+	// Many runs: a load that finds no parked worker (its last one has not
+	// parked yet) costs a few allocations of its own, which these absorb
+	// (AllocsPerRun rounds down) where a boxed argument would not.
+	const runs = 1000
+	var none Group[string, struct{}] // loads without an argument
+	plain := testing.AllocsPerRun(runs, func() { _, _ = none.Do(ctx, "k", fn) })
+	withArg := testing.AllocsPerRun(runs, func() {
+		arg.n++
+		if v, err := g.DoLoader(ctx, "k", l, arg); v != "ok" {
+			t.Fatal(err)
+		}
+	})
+	if withArg > plain {
+		t.Fatalf("a load with an argument made %v allocations, one without %v; want no more", withArg, plain)
 	}
 }

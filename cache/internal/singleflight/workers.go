@@ -6,28 +6,28 @@ import "time"
 const workerIdle = 100 * time.Millisecond
 
 // A task is a load that runs detached from its callers, on a worker.
-type task[V any] struct {
+type task[V, A any] struct {
 	key string
-	c   *call[V]
-	l   Loader[V]
-	arg any
+	c   *call[V, A]
+	l   Loader[V, A]
+	arg A // by value: no allocation of its own
 }
 
 // A parked worker waits for its next load on tasks; a zero task ends it.
-type parked[V any] struct {
-	tasks chan task[V] // buffered: handing a worker a load never blocks
-	tick  uint64       // Group.tick when it parked
+type parked[V, A any] struct {
+	tasks chan task[V, A] // buffered: handing a worker a load never blocks
+	tick  uint64          // Group.tick when it parked
 }
 
 // takeIdle returns the tasks of the worker that parked last, now taken, or
 // nil if none is parked. g.mu is held.
-func (g *Group[V]) takeIdle() chan task[V] {
+func (g *Group[V, A]) takeIdle() chan task[V, A] {
 	n := len(g.idle)
 	if n == 0 {
 		return nil
 	}
 	w := g.idle[n-1]
-	g.idle[n-1] = parked[V]{}
+	g.idle[n-1] = parked[V, A]{}
 	g.idle = g.idle[:n-1]
 	return w.tasks
 }
@@ -44,9 +44,9 @@ func (g *Group[V]) takeIdle() chan task[V] {
 // its heap each time a goroutine blocks on it) made a load cost 21% more
 // CPU time (BenchmarkDo/background/serial: 1.32 s per million against
 // 1.09, the medians of six alternating runs).
-func (g *Group[V]) detach(tasks chan task[V], t task[V]) {
+func (g *Group[V, A]) detach(tasks chan task[V, A], t task[V, A]) {
 	if tasks == nil {
-		go g.worker(make(chan task[V], 1), t)
+		go g.worker(make(chan task[V, A], 1), t)
 		return
 	}
 	tasks <- t
@@ -55,10 +55,10 @@ func (g *Group[V]) detach(tasks chan task[V], t task[V]) {
 // worker runs t, then the loads handed to it on tasks, until the reaper
 // ends it. A load that calls runtime.Goexit ends it too (see run); it is
 // not parked then, so no load is handed to it.
-func (g *Group[V]) worker(tasks chan task[V], t task[V]) {
+func (g *Group[V, A]) worker(tasks chan task[V, A], t task[V, A]) {
 	for t.c != nil {
 		g.run(&t.c.ctx, t.key, t.c, t.l, t.arg)
-		t = task[V]{} // keep nothing of a finished load alive
+		t = task[V, A]{} // keep nothing of a finished load alive
 		g.park(tasks)
 		t = <-tasks
 	}
@@ -66,10 +66,10 @@ func (g *Group[V]) worker(tasks chan task[V], t task[V]) {
 
 // park puts the worker of tasks on the idle list, and starts the reaper if
 // it is not running.
-func (g *Group[V]) park(tasks chan task[V]) {
+func (g *Group[V, A]) park(tasks chan task[V, A]) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.idle = append(g.idle, parked[V]{tasks: tasks, tick: g.tick})
+	g.idle = append(g.idle, parked[V, A]{tasks: tasks, tick: g.tick})
 	if !g.reaping {
 		g.reaping = true
 		if g.reaper == nil {
@@ -85,13 +85,13 @@ func (g *Group[V]) park(tasks chan task[V]) {
 // load. A worker thus ends between one and two workerIdle after its last
 // load. The idle list is in the order the workers parked (takeIdle takes
 // the last), so those are its first ones.
-func (g *Group[V]) reap() {
+func (g *Group[V, A]) reap() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.tick++
 	n := 0
 	for n < len(g.idle) && g.idle[n].tick+2 <= g.tick {
-		g.idle[n].tasks <- task[V]{}
+		g.idle[n].tasks <- task[V, A]{}
 		n++
 	}
 	g.idle = append(g.idle[:0], g.idle[n:]...)

@@ -42,7 +42,7 @@ func idleWorker(id string) bool {
 // worker goroutine, not the callers' own and not a new one each; a load
 // that ends its worker with runtime.Goexit does not stop the next.
 func TestDetachedLoadsReuseAWorker(t *testing.T) {
-	var g Group[string]
+	var g Group[string, struct{}]
 	ctx := t.Context() // can be cancelled: loads are detached
 	self := goroutineID()
 	load := func(context.Context) (string, error) { return goroutineID(), nil }
@@ -81,7 +81,7 @@ func alive(id string) bool {
 // started together for concurrent loads all end.
 func TestIdleWorkersEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var g Group[string]
+		var g Group[string, struct{}]
 		ctx := t.Context()
 		load := func(context.Context) (string, error) { return goroutineID(), nil }
 		first, err := g.Do(ctx, "a", load)

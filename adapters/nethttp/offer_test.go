@@ -18,7 +18,7 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// The handover (PROTOCOL.md, "Handover"): a node that leaves offers its
+// The offer (PROTOCOL.md, "Offer"): a node that leaves offers its
 // keys to their owners without it, which take them from its memory; a node
 // whose ring gains a node offers it the keys it holds that the new node
 // owns, which takes them the same way.
@@ -87,7 +87,7 @@ func restartAt(t *testing.T, addr string, src *loads, i int, addrs []string, not
 // load no more. When it restarts empty at the same address, the nodes that
 // took its keys over offer them back as soon as their rings hold it again:
 // it serves them from memory even once every other node is down (without
-// the handover, each of these Gets loaded from the source).
+// the offer, each of these Gets loaded from the source).
 func TestDrainedKeysStayWarmAndComeBack(t *testing.T) {
 	var src loads
 	nodes := nethttptest.Start(t, 3, &nethttptest.Options{Getter: src.getter,
@@ -120,8 +120,8 @@ func TestDrainedKeysStayWarmAndComeBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	leaving.SetFault(nethttptest.Fault{Down: true})
-	if s := leaving.Group.Stats(); s.HandedOver < int64(len(keys)) {
-		t.Errorf("the leaving node offered %d keys; want its %d", s.HandedOver, len(keys))
+	if s := leaving.Group.Stats(); s.Offered < int64(len(keys)) {
+		t.Errorf("the leaving node offered %d keys; want its %d", s.Offered, len(keys))
 	}
 	total := func(k string) (n int) {
 		for i := range 4 {
@@ -222,7 +222,7 @@ func TestDrainBeforeTheRingsChange(t *testing.T) {
 }
 
 // offer sends keys of group "scores" to addr as an offer, as a node that
-// hands keys over does.
+// offers keys does.
 func offer(t *testing.T, addr string, o *nethttp.ClientOptions, keys ...string) error {
 	t.Helper()
 	c, err := nethttp.NewClient(addr, o)
@@ -289,7 +289,7 @@ func TestOfferIsOnlyAHint(t *testing.T) {
 		}
 	}
 	if _, err := b.Group.Get(ctx, missing); !errors.Is(err, getter.ErrNotFound) || src.count(1, missing) != 0 {
-		t.Errorf("Get(%s) = %v after %d loads; want not found, handed over", missing, err, src.count(1, missing))
+		t.Errorf("Get(%s) = %v after %d loads; want not found, offered", missing, err, src.count(1, missing))
 	}
 
 	secret := []byte("s")
@@ -314,7 +314,7 @@ func peek(reg *cache.Registry, key string) ([]byte, time.Duration, bool) {
 // more offers arrive together than a group takes at once, and the ones
 // past its slots wait for one instead of being answered without taking
 // anything (before, a fifth offer was dropped, and its sender still
-// counted the keys as handed over: a surge roll left ~17% of the moved
+// counted the keys as offered: a surge roll left ~17% of the moved
 // keys to load again).
 func TestJoinTakesEveryOffer(t *testing.T) {
 	var src loads

@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// This file is the handover of keys between nodes (PROTOCOL.md,
-// "Handover"):
+// This file is the offer of keys between nodes (PROTOCOL.md,
+// "Offer"):
 //   - a node whose ring moved keys it holds as their owner to other nodes
 //     (a node joined, or came back), or that leaves (its picker names, for
 //     each of its keys, the owner without it), offers them by name to their
-//     new owners, the most used first (HandOver, an OpOffer per batch);
+//     new owners, the most used first (OfferKeys, an OpOffer per batch);
 //   - a node offered keys takes those it owns now and does not hold from
 //     their previous owner under its own ring, from its memory only, in one
 //     OpPeek per previous owner (takeOffer), and keeps them as its own.
@@ -21,14 +21,14 @@ import (
 // own ring names, so no caller can make a node store a value of its
 // choosing, with or without a secret.
 
-// Bounds of a handover.
+// Bounds of an offer.
 const (
-	// handoverBatch is the keys per offer (and so per pull of the
+	// offerBatch is the keys per offer (and so per pull of the
 	// receiver): an offer's answer waits for the pull, which must end well
 	// within the sender's time.
-	handoverBatch = 256
-	// handoverMaxKeys is the most keys a node offers at once.
-	handoverMaxKeys = 1 << 20
+	offerBatch = 256
+	// offerMaxKeys is the most keys a node offers at once.
+	offerMaxKeys = 1 << 20
 	// offerSlots is how many offers a group takes at once; more wait for
 	// a slot (within their request's life), so that a flood of offers
 	// costs the receiver no more than offerSlots pulls, and a node that
@@ -36,15 +36,15 @@ const (
 	offerSlots = 4
 )
 
-// handoverState is a group's share of the handovers.
-type handoverState struct {
+// offerState is a group's share of the offers.
+type offerState struct {
 	once  sync.Once
 	slots chan struct{} // offers being taken; see offerSlots
 }
 
 // acquire waits for one of the offerSlots, or for ctx (the offer's
 // request) to end: false.
-func (h *handoverState) acquire(ctx context.Context) bool {
+func (h *offerState) acquire(ctx context.Context) bool {
 	h.once.Do(func() { h.slots = make(chan struct{}, offerSlots) })
 	select {
 	case h.slots <- struct{}{}:
@@ -54,9 +54,9 @@ func (h *handoverState) acquire(ctx context.Context) bool {
 	}
 }
 
-func (h *handoverState) release() { <-h.slots }
+func (h *offerState) release() { <-h.slots }
 
-// HandOver offers the keys of this node's main cache that another node
+// OfferKeys offers the keys of this node's main cache that another node
 // owns now (by the PeerPicker), the most used first, to that node, which
 // takes them from this node's memory rather than loading them again: up to
 // 256 keys per OpOffer, the nodes at once. A transport calls it after its
@@ -65,12 +65,12 @@ func (h *handoverState) release() { <-h.slots }
 // refuses an offer is offered nothing more. It returns when every key was
 // offered, or when ctx ends. It needs a PeerPicker that can name a key's
 // previous owner (picker.Peers can); with another, it does nothing.
-func (g *Group) HandOver(ctx context.Context) {
+func (g *Group) OfferKeys(ctx context.Context) {
 	if g.peers == nil || g.router == nil {
 		return
 	}
 	var dests []ownerKeys
-	keys := g.mem.main.Keys(handoverMaxKeys, nil)
+	keys := g.mem.main.Keys(offerMaxKeys, nil)
 	for i, key := range keys {
 		peer, remote := g.pickPeer(key)
 		if !remote || peer == nil || g.health.isEjected(peer) {
@@ -88,20 +88,20 @@ func (g *Group) HandOver(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, d := range dests {
 		wg.Go(func() {
-			batch := make([]string, 0, handoverBatch)
-			for lo := 0; lo < len(d.idx) && ctx.Err() == nil; lo += handoverBatch {
+			batch := make([]string, 0, offerBatch)
+			for lo := 0; lo < len(d.idx) && ctx.Err() == nil; lo += offerBatch {
 				batch = batch[:0]
-				for _, i := range d.idx[lo:min(lo+handoverBatch, len(d.idx))] {
+				for _, i := range d.idx[lo:min(lo+offerBatch, len(d.idx))] {
 					batch = append(batch, keys[i])
 				}
 				if err := peerDo(ctx, d.peer, PeerRequest{Op: OpOffer, Group: g.name, Keys: batch}, manyKeys{}); err != nil {
 					if ctx.Err() == nil {
-						g.warn.Log(ctx, slog.LevelWarn, "offer "+d.peer.Addr(), "geecache: peer refused a handover, offering it no more",
+						g.warn.Log(ctx, slog.LevelWarn, "offer "+d.peer.Addr(), "geecache: peer refused an offer, offering it no more",
 							slog.String("group", g.name), slog.String("peer", d.peer.Addr()), slog.Any("err", err))
 					}
 					return
 				}
-				g.counters.handedOver.Add(int64(len(batch)))
+				g.counters.offered.Add(int64(len(batch)))
 			}
 		})
 	}
@@ -119,12 +119,12 @@ func (g *Group) HandOver(ctx context.Context) {
 // the offer names keys, it is not trusted to say where they are. It
 // returns when the pulls end (they end with ctx, the offer's request).
 func (g *Group) takeOffer(ctx context.Context, keys []string) {
-	if len(keys) == 0 || g.router == nil || g.hotBlocked() || !g.handover.acquire(ctx) {
+	if len(keys) == 0 || g.router == nil || g.hotBlocked() || !g.offer.acquire(ctx) {
 		// hotBlocked: a Purge is still reaching the peers; the previous
 		// owner may hold values from before it.
 		return
 	}
-	defer g.handover.release()
+	defer g.offer.release()
 	var from []ownerKeys
 	gens := make([]uint64, len(keys))
 	for i, key := range keys {
@@ -150,7 +150,7 @@ func (g *Group) takeOffer(ctx context.Context, keys []string) {
 		if g.mem.promote(key, g.fresh.nanos()) {
 			// A copy this node fetched from the key's owner before: its
 			// own now.
-			g.creditHandedOver(key)
+			g.creditMoved(key)
 			g.counters.takenOver.Add(1)
 			continue
 		}
@@ -197,7 +197,7 @@ func (g *Group) pull(ctx context.Context, prev Peer, keys []string, idx []int, k
 			return
 		}
 		_, _ = g.keep(g.mem.main, ks[n], v, ttl, err, gens[n])
-		g.creditHandedOver(ks[n])
+		g.creditMoved(ks[n])
 		g.counters.takenOver.Add(1)
 	})
 }

@@ -16,12 +16,12 @@ import (
 	"github.com/geecache/geecache/getter"
 )
 
-// The code produces exactly the handover vectors of PROTOCOL.md: the
+// The code produces exactly the offer vectors of PROTOCOL.md: the
 // memory-only batch (signed with the peer value memory) answered from
 // memory alone, a key it does not hold as a not_held entry (status 4) and
 // never loaded, and the offer, a batch of key names on !offer, signed as a
 // batch is, answered 200 with an empty body.
-func TestPublishedHandoverVectors(t *testing.T) {
+func TestPublishedOfferVectors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		drainBubble(t)
 		v := docVectors(t)

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"sync/atomic"
 	"time"
+
+	"github.com/geecache/geecache/cache/internal/singleflight"
 )
 
 // This file is what a group does when the owner of a key cannot answer
 // from memory because the cluster changed:
 //   - a node that owns a key it does not hold asks the key's previous owner
 //     (the ring before the last change, for a bounded window) for it, from
-//     memory only, before it calls its Getter (handoff);
+//     memory only, before it calls its Getter (askPreviousOwner);
 //   - a node whose owner peer is ejected or fails fetches the key from the
 //     next live node on the ring, which loads it once for every node
 //     (fallback), instead of loading it itself (but for a while after a
@@ -56,13 +58,13 @@ func (g *Group) held(key string) (entry, error) {
 	return e, err
 }
 
-// handoff asks the previous owner of key, if the ring changed within its
+// askPreviousOwner asks the previous owner of key, if the ring changed within its
 // window and that peer is not ejected, for the key from memory, within
 // PeerPolicy.HandoffTimeout. ok reports whether it answered (a value, or a
 // "not found" it had cached); the answer is kept in main, as this node
 // owns the key now. Anything else (it does not hold the key, it is gone,
 // it is slow) leaves the load to the caller.
-func (g *Group) handoff(ctx context.Context, key string, gen uint64) (e entry, err error, ok bool) {
+func (g *Group) askPreviousOwner(ctx context.Context, key string, gen uint64) (e entry, err error, ok bool) {
 	if g.router == nil || g.hotBlocked() || g.mem.wroteWithin(key, g.writeReach()) {
 		// hotBlocked: a Purge is still reaching the peers, so the previous
 		// owner may hold a value from before it; load instead. So may it
@@ -95,7 +97,7 @@ func (g *Group) handoff(ctx context.Context, key string, gen uint64) (e entry, e
 		ph.handoff.hit()
 	}
 	e, err = g.keep(g.mem.main, key, v, ttl, err, gen)
-	g.creditHandedOver(key)
+	g.creditMoved(key)
 	return e, err, true
 }
 
@@ -114,8 +116,8 @@ func (g *Group) writeReach() time.Duration { return 2 * g.policy.SlowAfter }
 // of the policy can count of a key used often.
 const takenOverCredit = 3
 
-// creditHandedOver counts the one use that a key moved to this node by a
-// ring change (handed over by its previous owner, or fetched from it on
+// creditMoved counts the one use that a key moved to this node by a
+// ring change (offered by its previous owner, or fetched from it on
 // demand) enters main with, once kept. A node that takes thousands of keys
 // at once (one that joins, or returns) and then makes room without a duel,
 // as it does while its hot cache grows to its share, gives its policy's
@@ -131,22 +133,21 @@ const takenOverCredit = 3
 // each push out the receiver's keys used twice, which then load again
 // (BenchmarkRollSim). A key loaded for a dead owner is credited three:
 // nobody else holds it (BenchmarkChurnSim).
-func (g *Group) creditHandedOver(key string) { g.mem.main.Use(key) }
+func (g *Group) creditMoved(key string) { g.mem.main.Use(key) }
 
 // creditTakenOver credits key as taken over (see takenOverCredit) if
 // another node owns it by this node's ring: this node loaded it for a
-// peer whose owner is down, or whose ring disagrees. remote is what the
-// load's caller found (a bool), so that the ring is not asked again; nil
-// if it did not ask.
-func (g *Group) creditTakenOver(key string, remote any) {
+// peer whose owner is down, or whose ring disagrees. If picked, the
+// load's caller asked the ring already, and remote is its answer;
+// else the ring is asked here.
+func (g *Group) creditTakenOver(key string, picked, remote bool) {
 	if g.router == nil {
 		return
 	}
-	r, known := remote.(bool)
-	if !known {
-		_, r = g.pickPeer(key)
+	if !picked {
+		_, remote = g.pickPeer(key)
 	}
-	if r {
+	if remote {
 		g.mem.main.Credit(key, takenOverCredit)
 	}
 }
@@ -173,12 +174,13 @@ func (g *Group) keepFallback(key string, next bool) {
 // fallback loads key after its owner could not be asked: from the next
 // live node on the ring when next is set and there is one, else locally
 // (counted in local, if not nil). The next node is asked without a
-// further fallback, so a key takes at most one such step.
-func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64, gen uint64) (entry, error) {
+// further fallback, so a key takes at most one such step; its hedge
+// publishes through flight, as loadFromPeer's.
+func (g *Group) fallback(ctx context.Context, key string, next bool, local *atomic.Int64, gen uint64, flight singleflight.Flight[entry, loadArg]) (entry, error) {
 	if next && g.router != nil {
 		if peer := g.nextNode(key); peer != nil {
 			g.counters.nextPeer.Add(1)
-			return g.loadFromPeer(ctx, peer, key, false, gen)
+			return g.loadFromPeer(ctx, peer, key, false, gen, flight)
 		}
 	}
 	if local != nil {
@@ -188,7 +190,7 @@ func (g *Group) fallback(ctx context.Context, key string, next bool, local *atom
 		// This node is the key's next owner: it loads it in the flight
 		// that answers the other nodes' requests for it (an OpGet), so
 		// that the key loads once here, whoever asks.
-		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), true) // its owner is a peer
+		return g.localFlight.DoLoader(ctx, key, (*localLoader)(g), loadArg{picked: true, remote: true}) // its owner is a peer
 	}
 	return g.loadLocally(ctx, spanFallback, key, false, gen)
 }
@@ -208,11 +210,11 @@ func (g *Group) nextNode(key string) Peer {
 }
 
 // A previous owner that has answered "not held" coldHandoffs times since
-// the last change of the ring and has handed no key over (a cluster that
+// the last change of the ring and has answered with no key (a cluster that
 // started together: every node's previous ring is cold) is not asked again
-// for coldPause, then once, and so on until it hands a key over or the
-// ring changes again: a bounded cost where handoff cannot help. One that
-// has handed a key over is asked for every key it may hold, for the whole
+// for coldPause, then once, and so on until it answers with a key or the
+// ring changes again: a bounded cost where asking cannot help. One that
+// has answered with a key is asked for every key it may hold, for the whole
 // window: a previous owner that holds part of its keys (those asked while
 // it drained) is worth its misses.
 const (

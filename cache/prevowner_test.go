@@ -202,7 +202,7 @@ func TestHandoffToJoiningNode(t *testing.T) {
 		c.get(t, "d", k)
 		c.get(t, "b", k)
 	}
-	// Each key handed over left its previous owner's main cache (for its
+	// Each key that moved left its previous owner's main cache (for its
 	// hot cache): the room goes to the keys it still owns.
 	if got := mainItems(); got != held-int64(moved) {
 		t.Errorf("the previous owners' main caches hold %d keys; want %d - %d moved", got, held, moved)
@@ -215,7 +215,7 @@ func TestHandoffToJoiningNode(t *testing.T) {
 	}
 	for _, k := range keys {
 		if n := c.loadsOf(k); n != 1 {
-			t.Errorf("%s: %d loads after d joined; want 1 (handed over)", k, n)
+			t.Errorf("%s: %d loads after d joined; want 1 (taken from its previous owner)", k, n)
 		}
 		if n := c.loadsOf(k + "-new"); n != 1 {
 			t.Errorf("%s-new: %d loads; want 1", k, n)
@@ -439,14 +439,14 @@ func TestTakenOverKeyStaysAtNextNode(t *testing.T) {
 	}
 }
 
-// A key handed over by a ring change is counted one use (creditHandedOver),
+// A key moved by a ring change is counted one use (creditMoved),
 // not the three of a key loaded for a dead owner: an offer names every key
 // the sender held, cold ones too, and at a full receiver a flat three made
 // each of them win its admission duel against the receiver's own keys used
-// twice, which then loaded again (BenchmarkRollSim). Only a few keys handed
-// over here may push out one of s's own keys: those whose places the
+// twice, which then loaded again (BenchmarkRollSim). Only a few keys offered
+// here may push out one of s's own keys: those whose places the
 // window's last newcomers took, or that a collision in the sketch favoured.
-func TestHandedOverKeysDoNotPushOutKeysUsedTwice(t *testing.T) {
+func TestOfferedKeysDoNotPushOutKeysUsedTwice(t *testing.T) {
 	c := &hoCluster{nodes: map[string]*hoNode{}, loads: map[string]int{}, budget: 200 * 16, batch: true}
 	all := []string{"a", "s", "x"}
 	for _, a := range all {
@@ -491,13 +491,13 @@ func TestHandedOverKeysDoNotPushOutKeysUsedTwice(t *testing.T) {
 	}
 	t.Logf("taken over %d of %d; own keys pushed out %d of %d; s: %+v", taken, len(moved), gone, len(own), s.g.Stats().Main)
 	if taken == 0 {
-		t.Fatalf("s took none of the %d keys offered: the test no longer tests a handover", len(moved))
+		t.Fatalf("s took none of the %d keys offered: the test no longer tests an offer", len(moved))
 	}
 	if gone > len(moved)/5 {
-		t.Errorf("%d of s's %d own keys, used twice, were pushed out by the %d keys handed over", gone, len(own), len(moved))
+		t.Errorf("%d of s's %d own keys, used twice, were pushed out by the %d keys offered", gone, len(own), len(moved))
 	}
 	for _, k := range []string{moved[0], "missing"} {
-		c.get(t, "s", k) // a key handed over, and a missing one, still answer
+		c.get(t, "s", k) // a key offered, and a missing one, still answer
 	}
 }
 

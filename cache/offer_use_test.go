@@ -62,7 +62,7 @@ func heldAt(t *testing.T, n *hoNode, key string) bool {
 	return err == nil || errors.Is(err, getter.ErrNotFound)
 }
 
-// A node that fills up from a handover holds the keys it took in the order
+// A node that fills up from an offer holds the keys it took in the order
 // they came, the most used first. When it then makes room without a duel
 // (here, as its hot cache grows to its share with copies of another node's
 // keys), the keys it loaded itself and used once go before the keys it

@@ -21,16 +21,16 @@ import (
 )
 
 // Close may be called while another goroutine calls Set: each Set that
-// changes the ring starts a handover, which a Close cancels and waits
-// for. Each round starts a handover that lasts until it is cancelled (to
+// changes the ring starts an offer, which a Close cancels and waits
+// for. Each round starts an offer that lasts until it is cancelled (to
 // a node that hangs on every offer), so that Close has one to wait for,
-// and calls Close while ring changes go on whose handovers end at once
-// (their receiver is down), so that handovers start while Close waits
-// and just after it woke. Under -race this fails if starting a handover
+// and calls Close while ring changes go on whose offers end at once
+// (their receiver is down), so that offers start while Close waits
+// and just after it woke. Under -race this fails if starting an offer
 // is not ordered with Close's wait for them (a sync.WaitGroup's Add
 // concurrent with its Wait); that misuse also makes Close panic now and
 // then, with or without -race.
-func TestCloseWhileSetStartsHandovers(t *testing.T) {
+func TestCloseWhileSetStartsOffers(t *testing.T) {
 	nodes := nethttptest.Start(t, 3, &nethttptest.Options{
 		PoolOptions:  nethttp.PoolOptions{DrainFor: time.Hour, Timeout: time.Hour},
 		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
@@ -61,18 +61,18 @@ func TestCloseWhileSetStartsHandovers(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	if err := a.Pool.Close(); err != nil { // the last Set's handover
+	if err := a.Pool.Close(); err != nil { // the last Set's offer
 		t.Fatal(err)
 	}
 	hung.SetFault(nethttptest.Fault{})
 	down.SetFault(nethttptest.Fault{})
 }
 
-// Close does not stop a Drain's handover: with an offer of the leaving
+// Close does not stop a Drain's offer: with an offer of the leaving
 // node held by its receiver, Close returns (it does not wait for that
-// handover either), and once the receiver answers, the offer counts as
-// handed over; Drain goes on draining until its context ends.
-func TestCloseLeavesDrainsHandover(t *testing.T) {
+// offer either), and once the receiver answers, the offer counts as
+// offered; Drain goes on draining until its context ends.
+func TestCloseLeavesDrainsOffer(t *testing.T) {
 	quiet := slog.New(slog.DiscardHandler)
 	rt := nethttp.NewTransport()
 	arrived, release := make(chan struct{}), make(chan struct{})
@@ -149,13 +149,13 @@ func TestCloseLeavesDrainsHandover(t *testing.T) {
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- a.pool.Drain(ctx) }()
-	<-arrived // Drain's handover offers a's keys to b, which holds the offer
+	<-arrived // Drain's offer offers a's keys to b, which holds the offer
 	if err := a.pool.Close(); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
-	if !waitFor(func() bool { return a.g.Stats().HandedOver == int64(len(keys)) }) {
-		t.Errorf("handed over %d keys after Close; want the %d of the offer Close left running", a.g.Stats().HandedOver, len(keys))
+	if !waitFor(func() bool { return a.g.Stats().Offered == int64(len(keys)) }) {
+		t.Errorf("offered %d keys after Close; want the %d of the offer Close left running", a.g.Stats().Offered, len(keys))
 	}
 	select {
 	case err := <-shut:

@@ -90,7 +90,7 @@ func TestDrainServesAndHandsKeysOver(t *testing.T) {
 	nodes := nethttptest.Start(t, 4, &nethttptest.Options{Getter: src.getter,
 		PoolOptions: nethttp.PoolOptions{DrainFor: time.Hour},
 		// A handoff that waits past its deadline loads the key: on a busy
-		// machine (-race, the leaving node handing its keys over at the
+		// machine (-race, the leaving node offering its keys at the
 		// same time) 100 ms is not always enough.
 		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true, HandoffTimeout: time.Minute}}})
 	ctx := context.Background()
@@ -137,7 +137,7 @@ func TestDrainServesAndHandsKeysOver(t *testing.T) {
 	if owned == 0 {
 		t.Fatal("the leaving node owned none of the keys")
 	}
-	// Each key it owned reached its new owner from memory: handed over
+	// Each key it owned reached its new owner from memory: offered
 	// (taken from the leaving node, or a copy the new owner held already
 	// made its own) or handed off when asked.
 	var moved int64

@@ -9,12 +9,12 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// A Purge is not undone by a handoff: for PeerPolicy.SlowAfter after it, a
+// A Purge is not undone by a previous owner: for PeerPolicy.SlowAfter after it, a
 // node that owns a key since a ring change does not take the key from its
 // previous owner's memory (which the purge may not have reached: here the
 // peers take no purge at all), it loads it. Before, a previous owner's
-// pre-purge value was handed over and kept.
-func TestPurgeIsNotUndoneByAHandoff(t *testing.T) {
+// pre-purge value was taken and kept.
+func TestPurgeIsNotUndoneByAPreviousOwner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newHoCluster(t, cache.PeerPolicy{}, "a", "b", "c")
 		keys := hoKeys(200)
@@ -34,7 +34,7 @@ func TestPurgeIsNotUndoneByAHandoff(t *testing.T) {
 			moved++
 			c.get(t, "d", k)
 			if n := c.loadsOf(k); n != 2 {
-				t.Errorf("%s: %d loads; want 2 (loaded again after the purge, not handed over)", k, n)
+				t.Errorf("%s: %d loads; want 2 (loaded again after the purge, not taken from its previous owner)", k, n)
 			}
 		}
 		if moved == 0 {

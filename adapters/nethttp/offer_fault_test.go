@@ -19,7 +19,7 @@ import (
 	"github.com/geecache/geecache/cache"
 )
 
-// The handover's faults: receivers and previous owners that hang, refuse,
+// The offer's faults: receivers and previous owners that hang, refuse,
 // lie or flood (see handover_test.go).
 
 // A receiver that hangs on an offer, or refuses it, costs the leaving node
@@ -28,7 +28,7 @@ import (
 // its first offer failed. The drain is 2 s, not less: the healthy
 // receiver's pulls of its 1,000 keys must fit in 80% of it on a machine
 // loaded by -race (at 300 ms it once took none).
-func TestHandoverToAHungOrRefusingReceiver(t *testing.T) {
+func TestOfferToAHungOrRefusingReceiver(t *testing.T) {
 	for _, f := range []nethttptest.Fault{{Hang: true}, {Lie: true}, {Down: true}} {
 		var src loads
 		nodes := nethttptest.Start(t, 3, &nethttptest.Options{Getter: src.getter,
@@ -63,8 +63,8 @@ func TestHandoverToAHungOrRefusingReceiver(t *testing.T) {
 		if s := good.Group.Stats(); s.TakenOver != int64(toGood) {
 			t.Errorf("%+v: the healthy receiver took %d keys; want its %d", f, s.TakenOver, toGood)
 		}
-		if s := leaving.Group.Stats(); s.HandedOver != int64(toGood) {
-			t.Errorf("%+v: %d keys offered; want only the healthy receiver's %d", f, s.HandedOver, toGood)
+		if s := leaving.Group.Stats(); s.Offered != int64(toGood) {
+			t.Errorf("%+v: %d keys offered; want only the healthy receiver's %d", f, s.Offered, toGood)
 		}
 		bad.SetFault(nethttptest.Fault{})
 	}
@@ -175,12 +175,12 @@ func itoa(n int) string {
 	return string(b)
 }
 
-// The handover after a ring change is bounded too: a node that joins and
+// The offer after a ring change is bounded too: a node that joins and
 // hangs on every offer holds up nothing. The others' Gets go on, a Set
-// that changes the ring again starts a new handover in place of the hung
+// that changes the ring again starts a new offer in place of the hung
 // one, and Close stops the one under way and returns (goleak: nothing
 // is left running).
-func TestRingChangeHandoverToAHungNode(t *testing.T) {
+func TestRingChangeOfferToAHungNode(t *testing.T) {
 	nodes := nethttptest.Start(t, 2, &nethttptest.Options{
 		PoolOptions:  nethttp.PoolOptions{DrainFor: time.Hour, Timeout: time.Hour},
 		GroupOptions: cache.GroupOptions{PeerPolicy: cache.PeerPolicy{NoHedge: true}}})
@@ -199,7 +199,7 @@ func TestRingChangeHandoverToAHungNode(t *testing.T) {
 	if err := a.Pool.Set(a.Addr, hung.Addr); err != nil { // about half of the keys move to the hung node
 		t.Fatal(err)
 	}
-	if err := a.Pool.Set(a.Addr); err != nil { // and back: the first handover is cancelled
+	if err := a.Pool.Set(a.Addr); err != nil { // and back: the first offer is cancelled
 		t.Fatal(err)
 	}
 	if err := a.Pool.Set(a.Addr, hung.Addr); err != nil {
@@ -208,15 +208,15 @@ func TestRingChangeHandoverToAHungNode(t *testing.T) {
 	for _, k := range keys[:10] {
 		if a.Pool.Owner(k) == a.Addr {
 			if v, err := a.Group.Get(ctx, k); err != nil || v.String() != "v:"+k {
-				t.Errorf("Get(%s) during a hung handover = %q, %v", k, v, err)
+				t.Errorf("Get(%s) during a hung offer = %q, %v", k, v, err)
 			}
 		}
 	}
 	if err := a.Pool.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s := a.Group.Stats(); s.HandedOver != 0 {
-		t.Errorf("%d keys handed over to a node that never answered; want 0", s.HandedOver)
+	if s := a.Group.Stats(); s.Offered != 0 {
+		t.Errorf("%d keys offered to a node that never answered; want 0", s.Offered)
 	}
 	hung.SetFault(nethttptest.Fault{})
 }

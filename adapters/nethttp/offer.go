@@ -5,32 +5,32 @@ import (
 	"sync"
 )
 
-// A node hands keys over (adapters/PROTOCOL.md, "Handover") when its ring
+// A node offers keys (adapters/PROTOCOL.md, "Offer") when its ring
 // changes, to the nodes that own the keys it held now (a node that joins,
 // or comes back after a restart, gets its keys back at once), and when it
 // leaves (Pool.Drain), to the owners of its keys without it. Each run offers
 // the keys' names; the owners take the values from this node's memory.
-// The Pool starts a group's run with cache.Group.HandOver; the owners
+// The Pool starts a group's run with cache.Group.OfferKeys; the owners
 // answer its offers in cache.Registry.ServePeer (an OpOffer).
 
-// handovers runs the Pool's handovers after a change of its ring, each
+// offers runs the Pool's offers after a change of its ring, each
 // bounded by the drain's length: a new change cancels the one under way
 // (which ends with its requests) and starts its own; Close cancels the last
 // and waits for every one started before it. Nothing here is a
 // sync.WaitGroup, whose Add must not run concurrently with its Wait: a Set
-// may start a handover while a Close waits. Instead each handover's done
+// may start an offer while a Close waits. Instead each offer's done
 // channel closes once it has ended and so has the one before it, so the
 // last one's channel stands for all of them.
-type handovers struct {
+type offers struct {
 	mu     sync.Mutex
-	cancel context.CancelFunc // the last handover's
-	done   chan struct{}      // closed when the last handover and every one before it have ended
+	cancel context.CancelFunc // the last offer's
+	done   chan struct{}      // closed when the last offer and every one before it have ended
 }
 
-// ringChanged starts a handover of the keys the ring moved (picker's
+// ringChanged starts an offer of the keys the ring moved (picker's
 // OnChange: it returns at once).
 func (p *Pool) ringChanged() {
-	h := &p.handovers
+	h := &p.offers
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cancel != nil {
@@ -41,7 +41,7 @@ func (p *Pool) ringChanged() {
 	h.cancel, h.done = cancel, done
 	go func() {
 		defer close(done)
-		p.handOver(ctx)
+		p.offerKeys(ctx)
 		cancel()
 		if prev != nil {
 			<-prev // cancelled above: it ends with its requests
@@ -49,11 +49,11 @@ func (p *Pool) ringChanged() {
 	}()
 }
 
-// stopHandovers cancels the handover under way and waits for it and for
+// stopOffers cancels the offer under way and waits for it and for
 // every one started before it; one that a concurrent Set starts after it
 // took the lock is left to run.
-func (p *Pool) stopHandovers() {
-	h := &p.handovers
+func (p *Pool) stopOffers() {
+	h := &p.offers
 	h.mu.Lock()
 	if h.cancel != nil {
 		h.cancel()
@@ -65,13 +65,13 @@ func (p *Pool) stopHandovers() {
 	}
 }
 
-// handOver hands every group's keys over, the groups at once, until ctx
+// offerKeys offers every group's keys, the groups at once, until ctx
 // ends.
-func (p *Pool) handOver(ctx context.Context) {
+func (p *Pool) offerKeys(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, name := range p.reg.Names() {
 		if g := p.reg.Lookup(name); g != nil {
-			wg.Go(func() { g.HandOver(ctx) })
+			wg.Go(func() { g.OfferKeys(ctx) })
 		}
 	}
 	wg.Wait()
