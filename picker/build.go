@@ -171,7 +171,7 @@ func (r *ring) fillStrata(g pointGen, seeds []uint64) {
 	for j := range r.cfg.replicas {
 		pts, own := r.points[j*n:(j+1)*n], r.owners[j*n:(j+1)*n]
 		for i, seed := range seeds {
-			pts[i], own[i] = g.inStratum(j, mix64(seed+uint64(j+1)*golden)), uint32(i)
+			pts[i], own[i] = g.point(seed, j), uint32(i)
 		}
 	}
 	used := uint(64) // offsets within a stratum are below 2^used
@@ -281,17 +281,16 @@ func merge(old *ring, nodes []string) *ring {
 	r.points = make([]uint64, len(nodes)*reps)
 	r.owners = make([]uint32, len(nodes)*reps)
 
-	// The joining nodes' points, sorted on their own.
-	newPts := make([]uint64, len(added)*reps)
-	newOwn := make([]uint32, len(added)*reps)
-	gen := newPointGen(cfg)
+	// The joining nodes' points: their own ring, renumbered into nodes.
+	names := make([]string, len(added))
 	for k, n := range added {
-		gen.node(nodeSeed(nodes[n]), newPts[k*reps:(k+1)*reps])
-		for j := range reps {
-			newOwn[k*reps+j] = n
-		}
+		names[k] = nodes[n]
 	}
-	sortRun(newPts, newOwn)
+	joined := build(cfg, names)
+	newPts, newOwn := joined.points, joined.owners
+	for x, k := range newOwn {
+		newOwn[x] = added[k]
+	}
 
 	// One pass over old's points, dropping those of leaving nodes and
 	// renumbering the rest, merged with the new points by (point, owner):
