@@ -161,6 +161,9 @@ func newWatch(name string, opts *Options) (config, *resolverSource, error) {
 	if cfg.log == nil {
 		cfg.log = slog.Default()
 	}
+	if cfg.stats == nil {
+		cfg.stats = new(Stats) // counted, and read by no one
+	}
 	switch {
 	case cfg.interval < 0 || cfg.debounce < 0 || o.Timeout < 0:
 		return cfg, nil, bad("Interval, Debounce and Timeout must be positive")
@@ -211,9 +214,7 @@ func watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, s
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if cfg.stats != nil {
-			cfg.stats.Lookups.Add(1)
-		}
+		cfg.stats.Lookups.Add(1)
 		next := cfg.interval
 		if err != nil {
 			failures++
@@ -243,9 +244,7 @@ func watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, s
 			applied = addrs
 			cfg.log.LogAttrs(logCtx, slog.LevelInfo, "geecache: DNS peers changed",
 				slog.String("name", cfg.name), slog.Any("peers", addrs))
-			if cfg.stats != nil {
-				cfg.stats.Updates.Add(1)
-			}
+			cfg.stats.Updates.Add(1)
 		}
 		timer.Reset(next)
 	}
@@ -257,9 +256,7 @@ func watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, s
 // Info, as the Kubernetes watch does: nothing is kept and nothing is wrong
 // yet. Every other failure logs at Warn.
 func (cfg config) keep(ctx context.Context, applied []string, err error, retry time.Duration) {
-	if cfg.stats != nil {
-		cfg.stats.Kept.Add(1)
-	}
+	cfg.stats.Kept.Add(1)
 	level := slog.LevelWarn
 	if applied == nil && notFound(err) {
 		level = slog.LevelInfo
