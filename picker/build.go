@@ -171,7 +171,7 @@ func (r *ring) fillStrata(g pointGen, seeds []uint64) {
 	for j := range r.cfg.replicas {
 		pts, own := r.points[j*n:(j+1)*n], r.owners[j*n:(j+1)*n]
 		for i, seed := range seeds {
-			pts[i], own[i] = g.point(seed, j), uint32(i)
+			pts[i], own[i] = g.inStratum(j, mix64(seed+uint64(j+1)*golden)), uint32(i)
 		}
 	}
 	used := uint(64) // offsets within a stratum are below 2^used

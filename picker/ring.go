@@ -28,7 +28,6 @@ import (
 	"hash/crc32"
 	"log/slog"
 	"math/bits"
-	"slices"
 	"time"
 	"unsafe"
 
@@ -267,11 +266,18 @@ func (r *ring) lookup(key string) int {
 		return 0 // past the last point: wrap around
 	}
 	lo, hi := int(r.index[bkt]), int(r.index[bkt+1])
-	i, _ := slices.BinarySearch(r.points[lo:hi], h)
-	if lo+i == len(r.points) {
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if r.points[m] < h {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(r.points) {
 		return 0
 	}
-	return lo + i
+	return lo
 }
 
 // owner returns the node that owns key, or "" when the ring has no nodes.

@@ -57,23 +57,30 @@ func (s *scratch) sortBucket(points []uint64, owners []uint32, base uint64, used
 		count[((p-base)>>lo)&mask]++
 		tp[y], to[y] = p, owners[x]
 	}
-	copy(points, tp)
-	copy(owners, to)
-	switch {
-	case lo == 0: // the digit was all of p-base: sorted
-	case most <= 32:
-		// Points move only within their run of at most 32, and most do
-		// not move.
-		insertionSort(points, owners)
-	default:
-		for i := 0; i < len(points); {
-			j := i + 1
-			for j < len(points) && (points[j]-base)>>lo == (points[i]-base)>>lo {
-				j++
+	if lo == 0 || most > 32 {
+		copy(points, tp)
+		copy(owners, to)
+		if lo > 0 {
+			for i := 0; i < len(points); {
+				j := i + 1
+				for j < len(points) && (points[j]-base)>>lo == (points[i]-base)>>lo {
+					j++
+				}
+				sortRun(points[i:j], owners[i:j])
+				i = j
 			}
-			sortRun(points[i:j], owners[i:j])
-			i = j
 		}
+		return
+	}
+	// Copy back with an insertion sort: points move only within their
+	// run of at most 32, and most do not move.
+	for i, p := range tp {
+		o := to[i]
+		j := i
+		for ; j > 0 && (points[j-1] > p || (points[j-1] == p && owners[j-1] > o)); j-- {
+			points[j], owners[j] = points[j-1], owners[j-1]
+		}
+		points[j], owners[j] = p, o
 	}
 }
 
