@@ -24,6 +24,7 @@
 package picker
 
 import (
+	"cmp"
 	"fmt"
 	"hash/crc32"
 	"log/slog"
@@ -136,16 +137,10 @@ func newConfig(o *Options) (config, error) {
 	if o.HandoffWindow < 0 {
 		return c, fmt.Errorf("geecache: %w: HandoffWindow %v is negative", cache.ErrConfig, o.HandoffWindow)
 	}
-	c.window = defaultHandoffWindow
-	if o.HandoffWindow > 0 {
-		c.window = o.HandoffWindow
+	if o.Handoff {
+		c.window = cmp.Or(o.HandoffWindow, defaultHandoffWindow)
 	}
-	if !o.Handoff {
-		c.window = 0
-	}
-	if o.Replicas > 0 {
-		c.replicas = o.Replicas
-	}
+	c.replicas = cmp.Or(o.Replicas, defaultReplicas)
 	if o.Hash != nil {
 		c.hash = o.Hash
 	}
