@@ -35,7 +35,7 @@ import (
 //
 // Neither allocates anything of the ring's size besides the arrays the
 // ring keeps. When most nodes of the previous ring stay (see [rebuild]),
-// the points of the nodes that join are generated and sorted on their own
+// the points of the nodes that join are built as a ring of their own
 // and merged with the points that stay in one linear pass, without
 // generating or sorting those again. All ways give the same points, owners
 // and index for the same node set.
