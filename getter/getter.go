@@ -14,6 +14,7 @@ package getter
 import (
 	"context"
 	"errors"
+	"maps"
 )
 
 // ErrNotFound is returned by a Getter for a key that does not exist in the
@@ -39,4 +40,21 @@ type Func func(ctx context.Context, key string) ([]byte, error)
 // Get calls f(ctx, key).
 func (f Func) Get(ctx context.Context, key string) ([]byte, error) {
 	return f(ctx, key)
+}
+
+// Map returns a Getter that serves the values of m, and ErrNotFound for any
+// other key. It copies m, so later changes to m are not seen. It is meant
+// for tests, examples and small static data sets.
+func Map(m map[string]string) Getter {
+	data := maps.Clone(m)
+	return Func(func(ctx context.Context, key string) ([]byte, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		v, ok := data[key]
+		if !ok {
+			return nil, ErrNotFound
+		}
+		return []byte(v), nil
+	})
 }

@@ -1,5 +1,8 @@
 package getter
 
+// TTLGetter is in a file of its own because mocks/ is generated from
+// getter.go alone, and it has no mock.
+
 import (
 	"context"
 	"time"

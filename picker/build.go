@@ -35,7 +35,7 @@ import (
 //
 // Neither allocates anything of the ring's size besides the arrays the
 // ring keeps. When most nodes of the previous ring stay (see [rebuild]),
-// the points of the nodes that join are generated and sorted on their own
+// the points of the nodes that join are built as a ring of their own
 // and merged with the points that stay in one linear pass, without
 // generating or sorting those again. All ways give the same points, owners
 // and index for the same node set.
@@ -281,17 +281,16 @@ func merge(old *ring, nodes []string) *ring {
 	r.points = make([]uint64, len(nodes)*reps)
 	r.owners = make([]uint32, len(nodes)*reps)
 
-	// The joining nodes' points, sorted on their own.
-	newPts := make([]uint64, len(added)*reps)
-	newOwn := make([]uint32, len(added)*reps)
-	gen := newPointGen(cfg)
+	// The joining nodes' points: their own ring, renumbered into nodes.
+	names := make([]string, len(added))
 	for k, n := range added {
-		gen.node(nodeSeed(nodes[n]), newPts[k*reps:(k+1)*reps])
-		for j := range reps {
-			newOwn[k*reps+j] = n
-		}
+		names[k] = nodes[n]
 	}
-	sortRun(newPts, newOwn)
+	joined := build(cfg, names)
+	newPts, newOwn := joined.points, joined.owners
+	for x, k := range newOwn {
+		newOwn[x] = added[k]
+	}
 
 	// One pass over old's points, dropping those of leaving nodes and
 	// renumbering the rest, merged with the new points by (point, owner):

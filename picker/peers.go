@@ -142,7 +142,7 @@ func (p *Peers) snapshot(old *peerState, addrs []string) *peerState {
 			continue
 		}
 		if old != nil {
-			if j := old.index(addr); j >= 0 {
+			if j, found := slices.BinarySearch(old.ring.nodes, addr); found {
 				st.getters[i] = old.getters[j]
 				continue
 			}
@@ -152,14 +152,6 @@ func (p *Peers) snapshot(old *peerState, addrs []string) *peerState {
 		}
 	}
 	return st
-}
-
-// index returns the position of addr in s.ring.nodes, or -1.
-func (s *peerState) index(addr string) int {
-	if i, found := slices.BinarySearch(s.ring.nodes, addr); found {
-		return i
-	}
-	return -1
 }
 
 // PickPeer returns the getter of the peer that owns key. ok is false when

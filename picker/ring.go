@@ -24,6 +24,7 @@
 package picker
 
 import (
+	"cmp"
 	"fmt"
 	"hash/crc32"
 	"log/slog"
@@ -136,16 +137,10 @@ func newConfig(o *Options) (config, error) {
 	if o.HandoffWindow < 0 {
 		return c, fmt.Errorf("geecache: %w: HandoffWindow %v is negative", cache.ErrConfig, o.HandoffWindow)
 	}
-	c.window = defaultHandoffWindow
-	if o.HandoffWindow > 0 {
-		c.window = o.HandoffWindow
+	if o.Handoff {
+		c.window = cmp.Or(o.HandoffWindow, defaultHandoffWindow)
 	}
-	if !o.Handoff {
-		c.window = 0
-	}
-	if o.Replicas > 0 {
-		c.replicas = o.Replicas
-	}
+	c.replicas = cmp.Or(o.Replicas, defaultReplicas)
 	if o.Hash != nil {
 		c.hash = o.Hash
 	}
@@ -157,23 +152,13 @@ func newConfig(o *Options) (config, error) {
 // safe for concurrent use. To change the node set, build a new ring (see
 // ring.with).
 //
-// A node's points are derived from its name alone. With xxHash and
-// [CRC32], the hash's range (all 64 bits, or 32) is cut into Replicas
-// equal slices and replica j of every node lies in slice j, at a
-// pseudo-random offset: every slice holds exactly one point per node,
-// which lets a ring be built without a global sort. With another [Hash],
-// whose range the ring does not know, a point is the Hash of an 8-byte
-// label derived from the name and the replica number, so points and keys
-// share the Hash's range.
-//
+// A node's points are derived from its name alone (build.go says how).
 // Points that tie on a hash value are ordered by node name, so the node
 // with the smallest name wins the tie on every machine.
 //
 // Building a ring of n nodes takes time linear in n times Replicas and
-// allocates 12 bytes per point and little else. ring.with and
-// [Peers.Set] reuse the previous ring's sorted points when most nodes
-// stay, so a node joining or leaving costs a merge, not a rebuild; the
-// result is the same ring.
+// allocates 12 bytes per point and little else; a node joining or leaving
+// costs a merge with the previous ring, not a rebuild.
 type ring struct {
 	cfg    config
 	nodes  []string // sorted, unique, non-empty names

@@ -9,7 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"github.com/geecache/geecache/adapters/internal/keytest"
+	"github.com/geecache/geecache/internal/keytest"
 	"log/slog"
 	"net/http"
 	"strings"

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/geecache/geecache/adapters/internal/keytest"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/keytest"
 )
 
 func TestPoolRefusesBadConfiguration(t *testing.T) {

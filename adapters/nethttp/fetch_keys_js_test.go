@@ -13,10 +13,10 @@ import (
 	"syscall/js"
 	"testing"
 
-	"github.com/geecache/geecache/adapters/internal/keytest"
 	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/keytest"
 )
 
 // protoServer is the source of a node.js HTTP server that reads each

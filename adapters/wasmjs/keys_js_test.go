@@ -11,11 +11,11 @@ import (
 	"syscall/js"
 	"testing"
 
-	"github.com/geecache/geecache/adapters/internal/keytest"
 	"github.com/geecache/geecache/adapters/internal/protocol"
 	"github.com/geecache/geecache/adapters/nethttp"
 	"github.com/geecache/geecache/cache"
 	"github.com/geecache/geecache/getter"
+	"github.com/geecache/geecache/internal/keytest"
 )
 
 // Every key, "." and ".." included, goes from a nethttp.Client under js

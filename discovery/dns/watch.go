@@ -1,6 +1,7 @@
 package dns
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -145,22 +146,15 @@ func newWatch(name string, opts *Options) (config, *resolverSource, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("geecache: discovery/dns: %w: "+format, append([]any{cache.ErrConfig}, args...)...)
 	}
-	cfg := config{interval: o.Interval, debounce: o.Debounce, log: o.Logger, stats: o.Stats, name: name}
-	if cfg.interval == 0 {
-		cfg.interval = 5 * time.Second
+	cfg := config{
+		interval: cmp.Or(o.Interval, 5*time.Second),
+		debounce: cmp.Or(o.Debounce, 500*time.Millisecond),
+		log:      cmp.Or(o.Logger, slog.Default()),
+		stats:    cmp.Or(o.Stats, new(Stats)), // without Options.Stats, counted and read by no one
+		name:     name,
 	}
-	if cfg.debounce == 0 {
-		cfg.debounce = 500 * time.Millisecond
-	}
-	if o.Timeout == 0 {
-		o.Timeout = 10 * time.Second
-	}
-	if o.Scheme == "" {
-		o.Scheme = "http"
-	}
-	if cfg.log == nil {
-		cfg.log = slog.Default()
-	}
+	o.Timeout = cmp.Or(o.Timeout, 10*time.Second)
+	o.Scheme = cmp.Or(o.Scheme, "http")
 	switch {
 	case cfg.interval < 0 || cfg.debounce < 0 || o.Timeout < 0:
 		return cfg, nil, bad("Interval, Debounce and Timeout must be positive")
@@ -211,9 +205,7 @@ func watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, s
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if cfg.stats != nil {
-			cfg.stats.Lookups.Add(1)
-		}
+		cfg.stats.Lookups.Add(1)
 		next := cfg.interval
 		if err != nil {
 			failures++
@@ -243,9 +235,7 @@ func watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, s
 			applied = addrs
 			cfg.log.LogAttrs(logCtx, slog.LevelInfo, "geecache: DNS peers changed",
 				slog.String("name", cfg.name), slog.Any("peers", addrs))
-			if cfg.stats != nil {
-				cfg.stats.Updates.Add(1)
-			}
+			cfg.stats.Updates.Add(1)
 		}
 		timer.Reset(next)
 	}
@@ -257,9 +247,7 @@ func watch(ctx context.Context, peers interface{ Set(addrs ...string) error }, s
 // Info, as the Kubernetes watch does: nothing is kept and nothing is wrong
 // yet. Every other failure logs at Warn.
 func (cfg config) keep(ctx context.Context, applied []string, err error, retry time.Duration) {
-	if cfg.stats != nil {
-		cfg.stats.Kept.Add(1)
-	}
+	cfg.stats.Kept.Add(1)
 	level := slog.LevelWarn
 	if applied == nil && notFound(err) {
 		level = slog.LevelInfo

@@ -96,45 +96,46 @@ func writer(ctx context.Context, w Workload, rec *Recorder, id int, rng *rand.Ra
 		key := w.Keys[rng.IntN(len(w.Keys))]
 		val := fmt.Sprintf("w%d.%d:%s", id, seq, key)
 		opCtx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		// A write of keys[i] makes vals[i] its value, as a read would see it.
+		var (
+			what       string
+			keys, vals []string
+			err        error
+		)
+		start := rec.Now()
 		switch p := rng.IntN(100); {
 		case p < 55:
-			start := rec.Now()
-			val = w.put(key, val, true)
-			err := g.Set(opCtx, key, []byte(val), 0)
-			rec.Add(Op{Node: node, What: "set", Key: key, Value: val, Start: start, End: rec.Now(), Write: true, Acked: err == nil && w.Group(node) == g})
+			what, keys, vals = "set", []string{key}, []string{w.put(key, val, true)}
+			err = g.Set(opCtx, key, []byte(vals[0]), 0)
 		case p < 75:
-			start := rec.Now()
-			val = w.put(key, val, false)
-			err := g.Remove(opCtx, key)
-			rec.Add(Op{Node: node, What: "remove", Key: key, Value: val, Start: start, End: rec.Now(), Write: true, Acked: err == nil && w.Group(node) == g})
+			what, keys, vals = "remove", []string{key}, []string{w.put(key, val, false)}
+			err = g.Remove(opCtx, key)
 		case p < 85 && !w.CacheOnly:
-			start := rec.Now()
+			what, keys, vals = "remove", []string{key}, []string{Missing}
 			w.Source.Delete(key)
-			err := g.Remove(opCtx, key)
-			rec.Add(Op{Node: node, What: "remove", Key: key, Value: Missing, Start: start, End: rec.Now(), Write: true, Acked: err == nil && w.Group(node) == g})
+			err = g.Remove(opCtx, key)
 		case p < 97:
-			keys := pick(w.Keys, 2+rng.IntN(2), rng)
-			vals := make([]string, len(keys))
-			start := rec.Now()
+			what, keys = "removemany", pick(w.Keys, 2+rng.IntN(2), rng)
+			start = rec.Now()
 			for i, k := range keys {
-				vals[i] = w.put(k, fmt.Sprintf("w%d.%d.%d:%s", id, seq, i, k), false)
+				vals = append(vals, w.put(k, fmt.Sprintf("w%d.%d.%d:%s", id, seq, i, k), false))
 			}
-			err := g.RemoveMany(opCtx, keys)
-			end := rec.Now()
-			for i, k := range keys {
-				rec.Add(Op{Node: node, What: "removemany", Key: k, Value: vals[i], Start: start, End: end, Write: true, Acked: err == nil && w.Group(node) == g})
-			}
+			err = g.RemoveMany(opCtx, keys)
 		default:
 			// A Purge writes nothing to the source; with CacheOnly it
 			// brings back the source's value of every key.
-			start := rec.Now()
-			err := g.Purge(opCtx)
-			end := rec.Now()
+			err = g.Purge(opCtx)
 			if w.CacheOnly {
-				for _, k := range w.Keys {
-					rec.Add(Op{Node: node, What: "purge", Key: k, Value: Initial(k), Start: start, End: end, Write: true, Acked: err == nil && w.Group(node) == g})
+				what, keys = "purge", w.Keys
+				for _, k := range keys {
+					vals = append(vals, Initial(k))
 				}
 			}
+		}
+		end := rec.Now()
+		acked := err == nil && w.Group(node) == g
+		for i, k := range keys {
+			rec.Add(Op{Node: node, What: what, Key: k, Value: vals[i], Start: start, End: end, Write: true, Acked: acked})
 		}
 		cancel()
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/geecache/geecache/adapters/internal/keytest"
+	"github.com/geecache/geecache/internal/keytest"
 )
 
 // awkwardKeys are keys that a sloppy escaping scheme breaks.

@@ -6,7 +6,7 @@
 // which a user imports. A name declared once per GOOS (in _js.go and
 // _other.go files) counts once.
 //
-//	go run ./internal/tools/apicount [-budget N] [-list] [DIR]
+//	go run -C scripts/apicount . [-budget N] [-list] [DIR]
 //
 // It prints the total, then one line per package: its folder and count
 // (and, with -list, its names). With -budget it fails when the total is

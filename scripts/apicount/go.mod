@@ -1,0 +1,3 @@
+module github.com/geecache/geecache/scripts/apicount
+
+go 1.26.0
