@@ -25,10 +25,10 @@ type Stats struct {
 	HedgeWins     int64       // hedges whose local load answered first
 	EjectedLoads  int64       // loads elsewhere (next node, or local) because the owner was ejected
 	NextPeer      int64       // keys fetched from the next node on the ring because the owner was ejected or failed
-	Handoffs      int64       // keys this node owns that their previous owner answered from memory (askPreviousOwner)
+	Handoffs      int64       // keys this node owns that their previous owner answered from memory
 	HandoffMisses int64       // previous owners asked that did not hold the key (or did not answer in time)
 	HandoffServed int64       // memory-only requests served for peers: a key's new owner asking this node
-	Offered       int64       // keys offered to their new owners after a change of the ring, or on leaving (offer)
+	Offered       int64       // keys offered to their new owners after a change of the ring, or on leaving (OfferKeys)
 	TakenOver     int64       // keys offered to this node that it took from their previous owner's memory
 	PeerBusy      int64       // local loads because the owner had MaxInFlight requests in flight
 	StaleServes   int64       // Gets answered with a stale value (StaleWhileRevalidate)
