@@ -26,6 +26,7 @@ type manyResult struct {
 type ownerKeys struct {
 	peer Peer
 	idx  []int
+	n    int // len(idx) once GetMany has sorted every key
 }
 
 // GetMany returns the values of keys, each as Get would return it: it calls
@@ -69,6 +70,8 @@ func (g *Group) getMany(ctx context.Context, keys []string, asker PeerReply) []m
 	mayForward := asker == nil
 	res := make([]manyResult, len(keys))
 	var owners []ownerKeys
+	var at []int32 // each key's owner in owners, plus one (0: not remote)
+	remotes := 0
 	var here []int        // the keys loaded here, by index
 	var hereKeys []string // and by name
 	var wg sync.WaitGroup
@@ -111,7 +114,26 @@ func (g *Group) getMany(ctx context.Context, keys []string, asker PeerReply) []m
 		if j < 0 {
 			j, owners = len(owners), append(owners, ownerKeys{peer: owner})
 		}
-		owners[j].idx = append(owners[j].idx, i)
+		if at == nil {
+			at = make([]int32, len(keys))
+		}
+		at[i] = int32(j) + 1
+		owners[j].n++
+		remotes++
+	}
+	if remotes > 0 {
+		// Each owner's indexes, in one allocation for all of them: growing
+		// one slice per owner costs about 0.13 allocations more per key
+		// (TestGetManyAllocationsPerKey).
+		all := make([]int, remotes)
+		for j := range owners {
+			owners[j].idx, all = all[:0:owners[j].n], all[owners[j].n:]
+		}
+		for i, j := range at {
+			if j > 0 {
+				owners[j-1].idx = append(owners[j-1].idx, i)
+			}
+		}
 	}
 	slots := make(loadSlots, maxManyLoads)
 	for _, o := range owners {
