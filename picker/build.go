@@ -281,16 +281,17 @@ func merge(old *ring, nodes []string) *ring {
 	r.points = make([]uint64, len(nodes)*reps)
 	r.owners = make([]uint32, len(nodes)*reps)
 
-	// The joining nodes' points: their own ring, renumbered into nodes.
-	names := make([]string, len(added))
+	// The joining nodes' points, sorted on their own.
+	newPts := make([]uint64, len(added)*reps)
+	newOwn := make([]uint32, len(added)*reps)
+	gen := newPointGen(cfg)
 	for k, n := range added {
-		names[k] = nodes[n]
+		gen.node(nodeSeed(nodes[n]), newPts[k*reps:(k+1)*reps])
+		for j := range reps {
+			newOwn[k*reps+j] = n
+		}
 	}
-	joined := build(cfg, names)
-	newPts, newOwn := joined.points, joined.owners
-	for x, k := range newOwn {
-		newOwn[x] = added[k]
-	}
+	sortRun(newPts, newOwn)
 
 	// One pass over old's points, dropping those of leaving nodes and
 	// renumbering the rest, merged with the new points by (point, owner):

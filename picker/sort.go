@@ -1,7 +1,6 @@
 package picker
 
 import (
-	"cmp"
 	"math/bits"
 	"slices"
 )
@@ -23,8 +22,7 @@ type scratch struct {
 // ties must already be ordered by owner. Every point p has base <= p and
 // p-base < 2^used. One stable counting pass sorts by the top bits of
 // p-base (about one point per value), then each run of points that tie on
-// them is sorted in place. This is what a ring build spends its time on:
-// a comparison sort of the same points takes several times longer.
+// them is sorted in place.
 func (s *scratch) sortBucket(points []uint64, owners []uint32, base uint64, used uint) {
 	if len(points) <= 32 || len(points) > maxBucket {
 		sortRun(points, owners)
@@ -85,27 +83,17 @@ func (s *scratch) sortBucket(points []uint64, owners []uint32, base uint64, used
 }
 
 // sortRun sorts points ascending, ties by owner, moving owners along, in
-// place, for any input. Long runs are rare (a Hash with many ties, or a
-// bucket past maxBucket): they go to the standard library.
+// place, for any input.
 func sortRun(points []uint64, owners []uint32) {
 	if len(points) <= 32 {
 		insertionSort(points, owners)
 		return
 	}
-	type pair struct {
-		p uint64
-		o uint32
+	var diff uint64
+	for _, p := range points {
+		diff |= p ^ points[0]
 	}
-	pairs := make([]pair, len(points))
-	for i := range pairs {
-		pairs[i] = pair{points[i], owners[i]}
-	}
-	slices.SortFunc(pairs, func(a, b pair) int {
-		return cmp.Or(cmp.Compare(a.p, b.p), cmp.Compare(a.o, b.o))
-	})
-	for i, pr := range pairs {
-		points[i], owners[i] = pr.p, pr.o
-	}
+	sortPoints(points, owners, uint(bits.Len64(diff)))
 }
 
 // insertionSort sorts points ascending, ties by owner, moving owners along.
@@ -118,4 +106,68 @@ func insertionSort(points []uint64, owners []uint32) {
 		}
 		points[j], owners[j] = p, o
 	}
+}
+
+// sortPoints sorts points ascending, ties by owner, moving owners along.
+// The points differ at most in their low used bits. It sorts in place: a
+// most-significant-digit radix sort, insertion sort for short runs.
+func sortPoints(points []uint64, owners []uint32, used uint) {
+	for len(points) > 32 && used > 0 {
+		// Digits of up to 10 bits, fewer for short runs: about 4 points
+		// per bucket.
+		d := min(used, 10, uint(max(bits.Len(uint(len(points)))-2, 1)))
+		shift := used - d
+		mask := uint64(1)<<d - 1
+		nb := 1 << d
+		var start, next [1 << 10]int
+		for _, p := range points {
+			start[(p>>shift)&mask]++
+		}
+		sum := 0
+		for b := range nb {
+			c := start[b]
+			start[b], next[b] = sum, sum
+			sum += c
+		}
+		// American flag sort: fill each bucket in turn, sending every
+		// point found there to the next free slot of its own bucket.
+		for b := range nb {
+			end := len(points)
+			if b+1 < nb {
+				end = start[b+1]
+			}
+			for next[b] < end {
+				x := next[b]
+				p, o := points[x], owners[x]
+				for t := int((p >> shift) & mask); t != b; t = int((p >> shift) & mask) {
+					y := next[t]
+					next[t]++
+					points[y], p = p, points[y]
+					owners[y], o = o, owners[y]
+				}
+				points[x], owners[x] = p, o
+				next[b]++
+			}
+		}
+		// Recurse into every bucket but the largest, and loop on that one,
+		// so that the stack stays shallow.
+		big := 0
+		for b := 1; b < nb; b++ {
+			if next[b]-start[b] > next[big]-start[big] {
+				big = b
+			}
+		}
+		for b := range nb {
+			if b != big {
+				sortPoints(points[start[b]:next[b]], owners[start[b]:next[b]], shift)
+			}
+		}
+		points, owners, used = points[start[big]:next[big]], owners[start[big]:next[big]], shift
+	}
+	if used == 0 {
+		// All points are equal: order by owner.
+		slices.Sort(owners)
+		return
+	}
+	insertionSort(points, owners)
 }
