@@ -38,7 +38,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, resp)
 		return
 	}
-	if (r.Method == http.MethodGet || r.Method == http.MethodPost) && r.Header.Get(protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
+	if (r.Method == http.MethodGet || r.Method == http.MethodPost) && protocol.Field(r.Header, protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
 		// A 102 may be written (with w's header) while the answer is
 		// made: the answer's fields go into a map of their own, and into
 		// w's once no 102 can be.

@@ -65,7 +65,7 @@ func requestMAC(secret []byte, method, target, escapedPath, peer, timestamp stri
 	m := hmac.New(sha256.New, secret)
 	writeLines(m, "GEECACHE2", method, target, escapedPath, peer, timestamp)
 	if method == methodPut || method == methodPost {
-		writeLines(m, "", h.Get(HeaderChecksum), h.Get(HeaderTTL))
+		writeLines(m, "", Field(h, HeaderChecksum), Field(h, HeaderTTL))
 	}
 	return m.Sum(nil)
 }
@@ -101,13 +101,13 @@ func writeLines(h hash.Hash, lines ...string) {
 func sign(h Header, secret []byte, now time.Time, method, target, escapedPath string) {
 	ts := strconv.FormatInt(now.Unix(), 10)
 	h.Set(HeaderTimestamp, ts)
-	h.Set(HeaderSignature, hex.EncodeToString(requestMAC(secret, method, target, escapedPath, h.Get(HeaderPeer), ts, h)))
+	h.Set(HeaderSignature, hex.EncodeToString(requestMAC(secret, method, target, escapedPath, Field(h, HeaderPeer), ts, h)))
 }
 
 // verify checks the signature headers of a request to self against
 // secret, and that its timestamp is within maxSkew of now.
 func verify(h Header, secret []byte, now time.Time, maxSkew time.Duration, method, self, escapedPath string) error {
-	ts, sig := h.Get(HeaderTimestamp), h.Get(HeaderSignature)
+	ts, sig := Field(h, HeaderTimestamp), Field(h, HeaderSignature)
 	if ts == "" || sig == "" {
 		return errNoSignature
 	}
@@ -123,7 +123,7 @@ func verify(h Header, secret []byte, now time.Time, maxSkew time.Duration, metho
 	if err != nil {
 		return errBadSignature
 	}
-	if !hmac.Equal(got, requestMAC(secret, method, self, escapedPath, h.Get(HeaderPeer), ts, h)) {
+	if !hmac.Equal(got, requestMAC(secret, method, self, escapedPath, Field(h, HeaderPeer), ts, h)) {
 		return errBadSignature
 	}
 	return nil

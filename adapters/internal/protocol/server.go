@@ -53,7 +53,7 @@ type Response struct {
 }
 
 // Code returns the response's error code, or "" for a 200.
-func (r Response) Code() Code { return Code(r.Header.Get(HeaderError)) }
+func (r Response) Code() Code { return Code(Field(r.Header, HeaderError)) }
 
 // Len returns the length of the response's body: Value's if it has one,
 // else Body's.
@@ -192,7 +192,7 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 		}
 	}
 	if req.Method != methodGet {
-		if req.Header.Get(HeaderPeer) == "" {
+		if Field(req.Header, HeaderPeer) == "" {
 			return ErrorResponse(CodeBadRequest, req.Method+" is a peer request (it needs "+HeaderPeer+")"), false
 		}
 		if _, op, _ := batchOp(req.Path); req.Method == methodPost && (op == BatchGet || op == BatchOffer) {
@@ -231,7 +231,7 @@ func (s *Server) serve(ctx context.Context, req Request, h Header, loading Liste
 	if req.Method != methodGet {
 		return s.write(ctx, req, g, key)
 	}
-	peer := req.Header.Get(HeaderPeer)
+	peer := Field(req.Header, HeaderPeer)
 	trusted := s.cfg.Secret != nil // only a signed request shows who sent it
 	var view cache.ByteView
 	var ttl time.Duration
