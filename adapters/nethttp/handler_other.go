@@ -150,8 +150,11 @@ func send(w http.ResponseWriter, resp protocol.Response) {
 // the CORS headers to the answer of an allowed origin's request. It
 // reports whether the request has been answered (a preflight).
 func cors(allowed []string, w http.ResponseWriter, r *http.Request) bool {
+	if len(allowed) == 0 {
+		return false
+	}
 	origin := r.Header.Get("Origin")
-	if origin == "" || len(allowed) == 0 {
+	if origin == "" {
 		return false
 	}
 	if corsHeaders(allowed, origin, r.Method, r.Header.Get("Access-Control-Request-Method"), w.Header()) {
