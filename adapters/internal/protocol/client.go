@@ -37,6 +37,7 @@ type Client struct {
 	// Propagator): shared by all those requests, never modified; nil
 	// otherwise.
 	get, peek Header
+	macs      *macs // the secret's; nil without one
 }
 
 // NewClient returns a Client configured by opts (nil for the defaults).
@@ -47,6 +48,9 @@ func NewClient(opts *ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	cl := &Client{cfg: c, chunks: sync.Pool{New: func() any { return new(chunk) }}, peer: []string{"1"}}
+	if c.Secret != nil {
+		cl.macs = newMACs(c.Secret)
+	}
 	if c.Secret == nil && c.Propagator == nil {
 		cl.get, cl.peek = Header{HeaderPeer: cl.peer}, Header{HeaderPeer: peerMemory}
 	}
@@ -89,7 +93,7 @@ func (c *Client) NewRequest(ctx context.Context, target, group, key string, peek
 // (with a secret) and injects ctx's trace into it.
 func (c *Client) request(ctx context.Context, method, target, path string, h Header, body []byte) Request {
 	if c.cfg.Secret != nil {
-		sign(h, c.cfg.Secret, time.Now(), method, target, path)
+		sign(h, c.macs, time.Now(), method, target, path)
 	}
 	if c.cfg.Propagator != nil {
 		c.cfg.Propagator.Inject(ctx, h)

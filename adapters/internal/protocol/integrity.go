@@ -60,7 +60,7 @@ func (s *Server) seal(req Request, r Response) Response {
 	r.Header[HeaderChecksum] = []string{sum}
 	if secret != nil {
 		r.Header[HeaderSignature] = []string{hex.EncodeToString(
-			responseMAC(secret, Field(req.Header, HeaderSignature), r.Status, r.Code(), sum, Field(r.Header, HeaderTTL)))}
+			responseMAC(s.macs, Field(req.Header, HeaderSignature), r.Status, r.Code(), sum, Field(r.Header, HeaderTTL)))}
 	} else {
 		delete(r.Header, HeaderSignature)
 	}
@@ -139,7 +139,7 @@ func (c *Client) checkSeal(req Request, status int, header Header) error {
 		return nil
 	}
 	got, err := hex.DecodeString(Field(header, HeaderSignature))
-	if err != nil || !hmac.Equal(got, responseMAC(c.cfg.Secret, Field(req.Header, HeaderSignature), status, Code(Field(header, HeaderError)), sum, Field(header, HeaderTTL))) {
+	if err != nil || !hmac.Equal(got, responseMAC(c.macs, Field(req.Header, HeaderSignature), status, Code(Field(header, HeaderError)), sum, Field(header, HeaderTTL))) {
 		return fmt.Errorf("%w: %d response without a valid signature", ErrIntegrity, status)
 	}
 	return nil
