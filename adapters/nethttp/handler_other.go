@@ -38,7 +38,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, resp)
 		return
 	}
-	if (r.Method == http.MethodGet || r.Method == http.MethodPost) && r.Header.Get(protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
+	if (r.Method == http.MethodGet || r.Method == http.MethodPost) && protocol.Field(r.Header, protocol.HeaderPeer) != "" && r.ProtoAtLeast(1, 1) {
 		// A 102 may be written (with w's header) while the answer is
 		// made: the answer's fields go into a map of their own, and into
 		// w's once no 102 can be.
@@ -150,8 +150,11 @@ func send(w http.ResponseWriter, resp protocol.Response) {
 // the CORS headers to the answer of an allowed origin's request. It
 // reports whether the request has been answered (a preflight).
 func cors(allowed []string, w http.ResponseWriter, r *http.Request) bool {
+	if len(allowed) == 0 {
+		return false
+	}
 	origin := r.Header.Get("Origin")
-	if origin == "" || len(allowed) == 0 {
+	if origin == "" {
 		return false
 	}
 	if corsHeaders(allowed, origin, r.Method, r.Header.Get("Access-Control-Request-Method"), w.Header()) {

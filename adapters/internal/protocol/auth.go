@@ -7,6 +7,7 @@ import (
 	"errors"
 	"hash"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -61,11 +62,12 @@ var (
 // the value of its HeaderPeer ("" if absent); a request with a body (a
 // PUT, or a batch's POST) adds "\n" + checksum + "\n" + ttl, its HeaderChecksum and HeaderTTL
 // ("" if absent), so that the value and its lifetime are signed too.
-func requestMAC(secret []byte, method, target, escapedPath, peer, timestamp string, h Header) []byte {
-	m := hmac.New(sha256.New, secret)
+func requestMAC(macs *macs, method, target, escapedPath, peer, timestamp string, h Header) []byte {
+	m := macs.get()
+	defer macs.put(m)
 	writeLines(m, "GEECACHE2", method, target, escapedPath, peer, timestamp)
 	if method == methodPut || method == methodPost {
-		writeLines(m, "", h.Get(HeaderChecksum), h.Get(HeaderTTL))
+		writeLines(m, "", Field(h, HeaderChecksum), Field(h, HeaderTTL))
 	}
 	return m.Sum(nil)
 }
@@ -77,8 +79,9 @@ func requestMAC(secret []byte, method, target, escapedPath, peer, timestamp stri
 // where requestSignature is the HeaderSignature of the request answered,
 // as sent, and checksum the response's HeaderChecksum; a response with a
 // HeaderTTL adds "\n" + ttl, so that a lifetime cannot be forged either.
-func responseMAC(secret []byte, requestSignature string, status int, code Code, checksum, ttl string) []byte {
-	m := hmac.New(sha256.New, secret)
+func responseMAC(macs *macs, requestSignature string, status int, code Code, checksum, ttl string) []byte {
+	m := macs.get()
+	defer macs.put(m)
 	writeLines(m, "GEECACHE2 response", requestSignature, strconv.Itoa(status), string(code), checksum)
 	if ttl != "" {
 		writeLines(m, "", ttl)
@@ -86,28 +89,53 @@ func responseMAC(secret []byte, requestSignature string, status int, code Code, 
 	return m.Sum(nil)
 }
 
-// writeLines writes lines to h, separated by newlines.
+// macs keeps HMAC-SHA256 hashes keyed with a cluster's secret, for reuse:
+// keying one costs two SHA-256 blocks and several allocations, and every
+// signed request and answer is summed twice (once by each end).
+type macs struct{ pool sync.Pool }
+
+// newMACs returns the hashes of secret.
+func newMACs(secret []byte) *macs {
+	return &macs{pool: sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}}
+}
+
+func (m *macs) get() hash.Hash { return m.pool.Get().(hash.Hash) }
+
+// put takes back h, reset to its keyed state, once its sum is taken.
+func (m *macs) put(h hash.Hash) {
+	h.Reset()
+	m.pool.Put(h)
+}
+
+// writeLines writes lines to h, separated by newlines, in one Write: a
+// []byte made of each line would be one allocation a line.
 func writeLines(h hash.Hash, lines ...string) {
+	n := len(lines)
+	for _, l := range lines {
+		n += len(l)
+	}
+	b := make([]byte, 0, n)
 	for i, l := range lines {
 		if i > 0 {
-			h.Write([]byte{'\n'})
+			b = append(b, '\n')
 		}
-		h.Write([]byte(l))
+		b = append(b, l...)
 	}
+	h.Write(b)
 }
 
 // sign adds the timestamp and signature headers to h, for a request to
 // target. The peer header must already be in h.
-func sign(h Header, secret []byte, now time.Time, method, target, escapedPath string) {
+func sign(h Header, macs *macs, now time.Time, method, target, escapedPath string) {
 	ts := strconv.FormatInt(now.Unix(), 10)
 	h.Set(HeaderTimestamp, ts)
-	h.Set(HeaderSignature, hex.EncodeToString(requestMAC(secret, method, target, escapedPath, h.Get(HeaderPeer), ts, h)))
+	h.Set(HeaderSignature, hex.EncodeToString(requestMAC(macs, method, target, escapedPath, Field(h, HeaderPeer), ts, h)))
 }
 
-// verify checks the signature headers of a request to self against
-// secret, and that its timestamp is within maxSkew of now.
-func verify(h Header, secret []byte, now time.Time, maxSkew time.Duration, method, self, escapedPath string) error {
-	ts, sig := h.Get(HeaderTimestamp), h.Get(HeaderSignature)
+// verify checks the signature headers of a request to self with the
+// secret of macs, and that its timestamp is within maxSkew of now.
+func verify(h Header, macs *macs, now time.Time, maxSkew time.Duration, method, self, escapedPath string) error {
+	ts, sig := Field(h, HeaderTimestamp), Field(h, HeaderSignature)
 	if ts == "" || sig == "" {
 		return errNoSignature
 	}
@@ -123,7 +151,7 @@ func verify(h Header, secret []byte, now time.Time, maxSkew time.Duration, metho
 	if err != nil {
 		return errBadSignature
 	}
-	if !hmac.Equal(got, requestMAC(secret, method, self, escapedPath, h.Get(HeaderPeer), ts, h)) {
+	if !hmac.Equal(got, requestMAC(macs, method, self, escapedPath, Field(h, HeaderPeer), ts, h)) {
 		return errBadSignature
 	}
 	return nil

@@ -24,10 +24,10 @@ func (s *Server) batch(ctx context.Context, req Request, loading Listener) Respo
 	if len(req.Body) > MaxBatchBytes {
 		return ErrorResponse(CodeTooLarge, fmt.Sprintf("a batch of %d bytes is over the limit of %d", len(req.Body), MaxBatchBytes))
 	}
-	if err := checkBody(s.cfg.Secret, req.Header, req.Body); err != nil || req.Header.Get(HeaderChecksum) == "" {
+	if err := checkBody(s.cfg.Secret, req.Header, req.Body); err != nil || Field(req.Header, HeaderChecksum) == "" {
 		return ErrorResponse(CodeBadRequest, fmt.Sprintf("the batch does not match its %s", HeaderChecksum))
 	}
-	memoryOnly := req.Header.Get(HeaderPeer) == PeerMemoryOnly
+	memoryOnly := Field(req.Header, HeaderPeer) == PeerMemoryOnly
 	// A BatchGet's keys share the body's string: GetMany copies the keys
 	// it keeps. Not a memory-only one's: its answer may move a key's
 	// entry between the node's caches, under the request's key.

@@ -32,6 +32,12 @@ type Client struct {
 	cfg    ClientOptions
 	chunks sync.Pool // of *chunk
 	peer   []string  // HeaderPeer's value, shared by all requests (never modified)
+	// get and peek are the whole header of a GET and of a memory-only GET
+	// when a request adds nothing of its own to it (no secret, no
+	// Propagator): shared by all those requests, never modified; nil
+	// otherwise.
+	get, peek Header
+	macs      *macs // the secret's; nil without one
 }
 
 // NewClient returns a Client configured by opts (nil for the defaults).
@@ -41,7 +47,14 @@ func NewClient(opts *ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{cfg: c, chunks: sync.Pool{New: func() any { return new(chunk) }}, peer: []string{"1"}}, nil
+	cl := &Client{cfg: c, chunks: sync.Pool{New: func() any { return new(chunk) }}, peer: []string{"1"}}
+	if c.Secret != nil {
+		cl.macs = newMACs(c.Secret)
+	}
+	if c.Secret == nil && c.Propagator == nil {
+		cl.get, cl.peek = Header{HeaderPeer: cl.peer}, Header{HeaderPeer: peerMemory}
+	}
+	return cl, nil
 }
 
 // MaxValueBytes returns the largest value the Client accepts.
@@ -57,10 +70,18 @@ var peerMemory = []string{PeerMemoryOnly}
 // with a secret the signature (bound to target, which must be the node's
 // base URL exactly as it knows itself; see ServerOptions.Self), and with a
 // Propagator what ctx carries. With peek it is a memory-only request
-// (HeaderPeer PeerMemoryOnly). The header's values may be shared with the
-// Client: a binding may replace them, never modify them in place.
+// (HeaderPeer PeerMemoryOnly). The header, its map as well as its values,
+// may be shared with the Client and other requests: a binding may replace
+// it, never modify it in place.
 func (c *Client) NewRequest(ctx context.Context, target, group, key string, peek bool) Request {
 	path := Path(group, key)
+	if c.get != nil { // nothing to sign or inject: the shared header
+		h := c.get
+		if peek {
+			h = c.peek
+		}
+		return Request{Method: methodGet, Path: path, Header: h}
+	}
 	h := Header{HeaderPeer: c.peer}
 	if peek {
 		h[HeaderPeer] = peerMemory
@@ -72,7 +93,7 @@ func (c *Client) NewRequest(ctx context.Context, target, group, key string, peek
 // (with a secret) and injects ctx's trace into it.
 func (c *Client) request(ctx context.Context, method, target, path string, h Header, body []byte) Request {
 	if c.cfg.Secret != nil {
-		sign(h, c.cfg.Secret, time.Now(), method, target, path)
+		sign(h, c.macs, time.Now(), method, target, path)
 	}
 	if c.cfg.Propagator != nil {
 		c.cfg.Propagator.Inject(ctx, h)
@@ -143,7 +164,7 @@ func (c *Client) readError(req Request, status int, header Header, body io.Reade
 		return fmt.Errorf("%w: reading the body of a %d response: %w", ErrBadResponse, status, err)
 	}
 	if len(msg) > maxErrorBody {
-		if header.Get(HeaderChecksum) != "" {
+		if Field(header, HeaderChecksum) != "" {
 			return fmt.Errorf("%w: error body over %d bytes", ErrBadResponse, maxErrorBody)
 		}
 		msg = msg[:maxErrorBody] // a version 1 peer: its message is cut
@@ -159,7 +180,7 @@ func (c *Client) readError(req Request, status int, header Header, body io.Reade
 	if text == "" {
 		text = statusText(status)
 	}
-	return NewPeerError(status, Code(header.Get(HeaderError)), text)
+	return NewPeerError(status, Code(Field(header, HeaderError)), text)
 }
 
 // A WholeBody is a body that has arrived whole, in a buffer of its own

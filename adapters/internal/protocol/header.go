@@ -18,3 +18,13 @@ const (
 	statusRequestEntityTooLarge = 413
 	statusInternalServerError   = 500
 )
+
+// Field returns the first value of h's field k, which must be a canonical
+// name (one of the protocol's constants): what h.Get(k) returns, without
+// canonicalising k again on every call of a request's path.
+func Field(h Header, k string) string {
+	if v := h[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}

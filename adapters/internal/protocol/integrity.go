@@ -60,7 +60,7 @@ func (s *Server) seal(req Request, r Response) Response {
 	r.Header[HeaderChecksum] = []string{sum}
 	if secret != nil {
 		r.Header[HeaderSignature] = []string{hex.EncodeToString(
-			responseMAC(secret, req.Header.Get(HeaderSignature), r.Status, r.Code(), sum, r.Header.Get(HeaderTTL)))}
+			responseMAC(s.macs, Field(req.Header, HeaderSignature), r.Status, r.Code(), sum, Field(r.Header, HeaderTTL)))}
 	} else {
 		delete(r.Header, HeaderSignature)
 	}
@@ -131,15 +131,15 @@ func (c *Client) checkHeader(req Request, status int, header Header) error {
 }
 
 func (c *Client) checkSeal(req Request, status int, header Header) error {
-	sum := header.Get(HeaderChecksum)
+	sum := Field(header, HeaderChecksum)
 	if sum == "" && (status == statusOK || c.cfg.Secret != nil) {
 		return fmt.Errorf("%w: %d response without %s (not a version %d node?)", ErrIntegrity, status, HeaderChecksum, Version)
 	}
 	if c.cfg.Secret == nil {
 		return nil
 	}
-	got, err := hex.DecodeString(header.Get(HeaderSignature))
-	if err != nil || !hmac.Equal(got, responseMAC(c.cfg.Secret, req.Header.Get(HeaderSignature), status, Code(header.Get(HeaderError)), sum, header.Get(HeaderTTL))) {
+	got, err := hex.DecodeString(Field(header, HeaderSignature))
+	if err != nil || !hmac.Equal(got, responseMAC(c.macs, Field(req.Header, HeaderSignature), status, Code(Field(header, HeaderError)), sum, Field(header, HeaderTTL))) {
 		return fmt.Errorf("%w: %d response without a valid signature", ErrIntegrity, status)
 	}
 	return nil
@@ -148,7 +148,7 @@ func (c *Client) checkSeal(req Request, status int, header Header) error {
 // checkBody checks body against the checksum in header (of a response, or
 // of a PUT), if it has one (checkHeader has made sure it has when it must).
 func checkBody(secret []byte, header Header, body []byte) error {
-	if sum := header.Get(HeaderChecksum); sum != "" && !sumMatches(secret, sum, body) {
+	if sum := Field(header, HeaderChecksum); sum != "" && !sumMatches(secret, sum, body) {
 		return fmt.Errorf("%w: the %d-byte body does not match checksum %s", ErrIntegrity, len(body), clip(sum))
 	}
 	return nil

@@ -138,7 +138,7 @@ func TestSignedCallersAreTrustedWithDetails(t *testing.T) {
 	ctx := context.Background()
 	// An application's signed request, not a peer's: no peer header.
 	req := Request{Method: http.MethodGet, Path: Path("scores", "kkk"), Header: Header{}}
-	sign(req.Header, secret, time.Now(), req.Method, testSelf, req.Path)
+	sign(req.Header, newMACs(secret), time.Now(), req.Method, testSelf, req.Path)
 	if r := s.Serve(ctx, req); r.Status != 404 || !strings.Contains(string(r.Body), "kkk not exist") {
 		t.Fatalf("signed caller: %d %q; want the owner's message", r.Status, r.Body)
 	}

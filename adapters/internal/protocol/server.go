@@ -53,7 +53,7 @@ type Response struct {
 }
 
 // Code returns the response's error code, or "" for a 200.
-func (r Response) Code() Code { return Code(r.Header.Get(HeaderError)) }
+func (r Response) Code() Code { return Code(Field(r.Header, HeaderError)) }
 
 // Len returns the length of the response's body: Value's if it has one,
 // else Body's.
@@ -91,6 +91,7 @@ type Server struct {
 	warn    *ratelog.Limiter // a line a second at most of each kind of warning
 	digests sync.Pool        // of *digest, to checksum values in place
 	octets  []string         // the Content-Type of a value, shared by all answers (never modified)
+	macs    *macs            // the secret's; nil without one
 }
 
 // NewServer returns a Server for the groups of reg, configured by opts (nil
@@ -104,9 +105,13 @@ func NewServer(reg *cache.Registry, opts *ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{reg: reg, cfg: c, warn: ratelog.New(c.Logger, time.Second, nil),
+	s := &Server{reg: reg, cfg: c, warn: ratelog.New(c.Logger, time.Second, nil),
 		digests: sync.Pool{New: func() any { return new(digest) }},
-		octets:  []string{"application/octet-stream"}}, nil
+		octets:  []string{"application/octet-stream"}}
+	if c.Secret != nil {
+		s.macs = newMACs(c.Secret)
+	}
+	return s, nil
 }
 
 // MaxValueBytes returns the largest value the Server sends.
@@ -185,14 +190,14 @@ func (s *Server) admit(ctx context.Context, req Request) (Response, bool) {
 		return r, false
 	}
 	if s.cfg.Secret != nil {
-		if err := verify(req.Header, s.cfg.Secret, time.Now(), s.cfg.MaxSkew, req.Method, s.cfg.Self, req.Path); err != nil {
+		if err := verify(req.Header, s.macs, time.Now(), s.cfg.MaxSkew, req.Method, s.cfg.Self, req.Path); err != nil {
 			s.warn.Log(ctx, slog.LevelWarn, "unauthorized", "geecache: rejected unauthenticated request",
 				slog.String("path", clip(req.Path)), slog.String("reason", err.Error()))
 			return ErrorResponse(CodeUnauthorized, "unauthorized: "+err.Error()), false
 		}
 	}
 	if req.Method != methodGet {
-		if req.Header.Get(HeaderPeer) == "" {
+		if Field(req.Header, HeaderPeer) == "" {
 			return ErrorResponse(CodeBadRequest, req.Method+" is a peer request (it needs "+HeaderPeer+")"), false
 		}
 		if _, op, _ := batchOp(req.Path); req.Method == methodPost && (op == BatchGet || op == BatchOffer) {
@@ -231,7 +236,7 @@ func (s *Server) serve(ctx context.Context, req Request, h Header, loading Liste
 	if req.Method != methodGet {
 		return s.write(ctx, req, g, key)
 	}
-	peer := req.Header.Get(HeaderPeer)
+	peer := Field(req.Header, HeaderPeer)
 	trusted := s.cfg.Secret != nil // only a signed request shows who sent it
 	var view cache.ByteView
 	var ttl time.Duration

@@ -300,7 +300,7 @@ func drainBubble(t *testing.T) {
 // signedAt is req signed again for target as a client whose clock is skew
 // off would sign it.
 func signedAt(req Request, secret []byte, target string, skew time.Duration) Request {
-	sign(req.Header, secret, time.Now().Add(skew), req.Method, target, req.Path)
+	sign(req.Header, newMACs(secret), time.Now().Add(skew), req.Method, target, req.Path)
 	return req
 }
 

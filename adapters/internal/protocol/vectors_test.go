@@ -69,7 +69,7 @@ func testPublishedVectors(t *testing.T) {
 		check("request "+h, req.Header.Get(h))
 	}
 	check("request canonical", strings.Join([]string{"GEECACHE2", "GET", target, req.Path, "1", v["time"]}, "\n"))
-	mac := requestMAC(secret, "GET", target, req.Path, "1", v["time"], req.Header)
+	mac := requestMAC(newMACs(secret), "GET", target, req.Path, "1", v["time"], req.Header)
 	check("request X-Geecache-Signature", hex.EncodeToString(mac))
 
 	reg := cache.NewRegistry()

@@ -22,7 +22,7 @@ func FormatTTL(d time.Duration) string {
 // ResponseTTL returns the lifetime a response's HeaderTTL gives, or 0 if
 // it has none or a malformed one.
 func ResponseTTL(h Header) time.Duration {
-	s := h.Get(HeaderTTL)
+	s := Field(h, HeaderTTL)
 	if s == "" {
 		return 0 // most answers: without it ParseInt would allocate its error
 	}
@@ -74,7 +74,7 @@ func (s *Server) write(ctx context.Context, req Request, g *cache.Group, key str
 	if n := int64(len(req.Body)); n > s.cfg.MaxValueBytes {
 		return ErrorResponse(CodeTooLarge, fmt.Sprintf("value of %d bytes exceeds the limit of %d bytes", n, s.cfg.MaxValueBytes))
 	}
-	if err := checkBody(s.cfg.Secret, req.Header, req.Body); err != nil || req.Header.Get(HeaderChecksum) == "" {
+	if err := checkBody(s.cfg.Secret, req.Header, req.Body); err != nil || Field(req.Header, HeaderChecksum) == "" {
 		return ErrorResponse(CodeBadRequest, fmt.Sprintf("the value does not match its %s", HeaderChecksum))
 	}
 	set := cache.PeerRequest{Op: cache.OpSet, Group: g.Name(), Keys: []string{key}, Value: req.Body, TTL: max(ResponseTTL(req.Header), 0)}
