@@ -70,18 +70,11 @@ var peerMemory = []string{PeerMemoryOnly}
 // with a secret the signature (bound to target, which must be the node's
 // base URL exactly as it knows itself; see ServerOptions.Self), and with a
 // Propagator what ctx carries. With peek it is a memory-only request
-// (HeaderPeer PeerMemoryOnly). The header, its map as well as its values,
-// may be shared with the Client and other requests: a binding may replace
-// it, never modify it in place.
+// (HeaderPeer PeerMemoryOnly). The header's map is the request's own (a
+// user's RoundTripper may add to it), but its values may be shared with
+// the Client: a binding may replace them, never modify them in place.
 func (c *Client) NewRequest(ctx context.Context, target, group, key string, peek bool) Request {
 	path := Path(group, key)
-	if c.get != nil { // nothing to sign or inject: the shared header
-		h := c.get
-		if peek {
-			h = c.peek
-		}
-		return Request{Method: methodGet, Path: path, Header: h}
-	}
 	h := Header{HeaderPeer: c.peer}
 	if peek {
 		h[HeaderPeer] = peerMemory
