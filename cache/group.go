@@ -228,6 +228,9 @@ func (l *localLoader) Load(ctx context.Context, key string, a loadArg, _ singlef
 	if ok && g.fresh.isFresh(exp) {
 		return g.fresh.cached(v, exp)
 	}
+	if g.router == nil { // no previous owner to ask, no owner to credit
+		return g.loadLocally(ctx, spanLoad, key, false, gen)
+	}
 	if e, err, ok := g.askPreviousOwner(ctx, key, gen); ok {
 		return e, err
 	}
