@@ -98,8 +98,9 @@ func (m *memory) look(key string) (gen uint64, value []byte, expires int64, ok b
 // expired entry of main's may hide a fresh one of hot's: a caller that
 // finds it expired looks again with second.
 func (m *memory) get(key string) (value []byte, expires int64, ok bool) {
-	if v, exp, ok := m.main.Get(key); ok {
-		return v, exp, true
+	// An empty hot cache (as on a node without peers) is not searched.
+	if v, exp, ok := m.main.Get(key); ok || m.hot.Len() == 0 {
+		return v, exp, ok
 	}
 	return m.hot.Get(key)
 }
@@ -139,6 +140,9 @@ func (m *memory) peek(key string) (value []byte, expires int64, ok bool) {
 	v, exp, ok := m.main.Peek(key)
 	if ok && exp == 0 {
 		return v, exp, true
+	}
+	if m.hot.Len() == 0 {
+		return v, exp, ok
 	}
 	if hv, hexp, hok := m.hot.Peek(key); hok && (!ok || outlives(hexp, exp)) {
 		return hv, hexp, true

@@ -74,7 +74,7 @@ func (p *policy) charge(e *entry) int64 { return int64(len(e.key)+e.size) + p.ov
 // added takes a new entry; items is the number of entries now held.
 func (p *policy) added(e *entry, items int64) {
 	if int(items) > p.sketch.capacity {
-		p.sketch.grow(p.heldHashes)
+		p.sketch.grow(p.heldHashes())
 	}
 	p.sketch.add(e.hash, 1)
 	var i int32
@@ -92,14 +92,17 @@ func (p *policy) added(e *entry, items int64) {
 	}
 }
 
-// heldHashes yields the hash of each entry held, in the same order each
-// time while the entries do not change.
-func (p *policy) heldHashes(yield func(hash uint64) bool) {
+// heldHashes returns the hash of each entry held: read once, so that
+// the sketch's grow, which walks them once per row, does not go through
+// every entry each time.
+func (p *policy) heldHashes() []uint64 {
+	hashes := make([]uint64, 0, len(p.nodes)-len(p.free))
 	for _, n := range p.nodes {
-		if n.e != nil && !yield(n.e.hash) {
-			return
+		if n.e != nil {
+			hashes = append(hashes, n.e.hash)
 		}
 	}
+	return hashes
 }
 
 // removed forgets e.

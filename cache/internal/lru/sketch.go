@@ -37,18 +37,18 @@ func (s *sketch) resize(n int) {
 }
 
 // grow doubles the counters per row and keeps the estimates of the keys
-// the cache holds, whose hashes held yields, and only theirs: it counts
-// each of them afresh in the wider rows, from its estimate in the narrow
-// ones. Splitting each counter into the two it becomes, both keeping its
-// value, would keep every estimate, but it would also give each key that
-// falls in either half the counts of all the keys that shared the counter.
-// A cache that fills, or takes thousands of keys at once in an offer,
-// grows through sizes where many keys share each counter, and those
-// borrowed counts then decide its duels until the halvings wash them out
+// the cache holds, whose hashes are held, and only theirs: it counts each
+// of them afresh in the wider rows, from its estimate in the narrow ones.
+// Splitting each counter into the two it becomes, both keeping its value,
+// would keep every estimate, but it would also give each key that falls in
+// either half the counts of all the keys that shared the counter. A cache
+// that fills, or takes thousands of keys at once in an offer, grows
+// through sizes where many keys share each counter, and those borrowed
+// counts then decide its duels until the halvings wash them out
 // (BenchmarkRollSim in bench/: a surge roll's extra loads per key held
 // 0.39-0.41 with split counters, 0.27 with this). A key that is not held
 // loses its counts, which only a cache still filling up does.
-func (s *sketch) grow(held func(yield func(hash uint64) bool)) {
+func (s *sketch) grow(held []uint64) {
 	narrow, counted := *s, s.counted
 	s.resize(2 * s.capacity)
 	// Row by row: first each held key's estimate, the least of its
@@ -57,30 +57,26 @@ func (s *sketch) grow(held func(yield func(hash uint64) bool)) {
 	// time stays in the processor's cache where four do not: at 2^19
 	// entries this grow holds the writer lock as long as splitting the
 	// counters did (BenchmarkSketchGrow), where key by key took three
-	// times as long. held yields the keys in the same order each time.
-	var est []uint8
-	for hash := range held {
+	// times as long.
+	est := make([]uint8, len(held))
+	for k, hash := range held {
 		w, sh := narrow.index(hash, 0)
-		est = append(est, uint8(narrow.rows[0][w]>>sh&counterMax))
+		est[k] = uint8(narrow.rows[0][w] >> sh & counterMax)
 	}
 	for i := 1; i < sketchDepth; i++ {
-		k := 0
-		for hash := range held {
+		for k, hash := range held {
 			w, sh := narrow.index(hash, i)
 			est[k] = min(est[k], uint8(narrow.rows[i][w]>>sh&counterMax))
-			k++
 		}
 	}
 	for i := range s.rows {
-		k := 0
-		for hash := range held {
+		for k, hash := range held {
 			if e := uint64(est[k]); e > 0 {
 				w, sh := s.index(hash, i)
 				if s.rows[i][w]>>sh&counterMax < e {
 					s.rows[i][w] = s.rows[i][w]&^(counterMax<<sh) | e<<sh
 				}
 			}
-			k++
 		}
 	}
 	s.counted = counted

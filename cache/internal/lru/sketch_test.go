@@ -19,16 +19,9 @@ func TestSketchGrowLendsNoCounts(t *testing.T) {
 	s.resize(0)
 	const held = 4096
 	hashes := make([]uint64, 0, held)
-	heldHashes := func(yield func(uint64) bool) {
-		for _, h := range hashes {
-			if !yield(h) {
-				return
-			}
-		}
-	}
 	for i := range uint64(held) {
 		if len(hashes)+1 > s.capacity {
-			s.grow(heldHashes)
+			s.grow(hashes)
 		}
 		h := mixHash(i)
 		hashes = append(hashes, h)
@@ -66,13 +59,11 @@ func TestSketchGrowKeepsTheHalvingsPace(t *testing.T) {
 		s.add(mixHash(i), 3)
 	}
 	counted := s.counted
-	s.grow(func(yield func(uint64) bool) {
-		for i := range uint64(64) {
-			if !yield(mixHash(i)) {
-				return
-			}
-		}
-	})
+	held := make([]uint64, 64)
+	for i := range held {
+		held[i] = mixHash(uint64(i))
+	}
+	s.grow(held)
 	if s.counted != counted || s.capacity != 128 || s.sample != 1280 {
 		t.Errorf("after grow: counted %d (was %d), capacity %d, sample %d; want %d, 128, 1280", s.counted, counted, s.capacity, s.sample, counted)
 	}
@@ -88,13 +79,6 @@ func BenchmarkSketchGrow(b *testing.B) {
 	for i := range hashes {
 		hashes[i] = mixHash(uint64(i))
 	}
-	held := func(yield func(uint64) bool) {
-		for _, h := range hashes {
-			if !yield(h) {
-				return
-			}
-		}
-	}
 	for b.Loop() {
 		b.StopTimer()
 		var s sketch
@@ -103,6 +87,6 @@ func BenchmarkSketchGrow(b *testing.B) {
 			s.add(h, 2)
 		}
 		b.StartTimer()
-		s.grow(held)
+		s.grow(hashes)
 	}
 }
