@@ -459,6 +459,7 @@ func historyCheck(t *testing.T, newCluster NewCluster) {
 	w := history.Workload{
 		Nodes: len(c.Groups), Group: func(i int) *cache.Group { return c.Groups[i] },
 		Source: src, Keys: ks, Writers: 3, Readers: 6, Duration: time.Second, MaxOps: 1 << 20, Seed: seed,
+		MinReads: 100, MinAcked: 5,
 	}
 	if c.Hang != nil {
 		w.Fault = func(ctx context.Context, rng *rand.Rand) {

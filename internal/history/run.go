@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/geecache/geecache/cache"
@@ -26,9 +27,15 @@ type Workload struct {
 	Keys   []string
 
 	Writers, Readers int
-	Duration         time.Duration // at most
+	Duration         time.Duration // at most, but see MinReads
 	MaxOps           int           // per worker, at most
 	Seed             uint64
+
+	// MinReads and MinAcked, if set, keep the workload going past
+	// Duration (up to ten times it) until that many reads and
+	// acknowledged writes are recorded, so that a slow host (a js/wasm
+	// node under load) still checks enough.
+	MinReads, MinAcked int
 
 	// CacheOnly leaves the source alone: a Set's value is in the cache
 	// only, and a Remove brings back the source's value. A value that
@@ -60,22 +67,35 @@ func (w Workload) put(key, v string, set bool) string {
 // that a write did not reach shows up there even if no later write came.
 func Run(ctx context.Context, w Workload) Report {
 	rec := NewRecorder()
-	runCtx, cancel := context.WithTimeout(ctx, w.Duration)
+	limit := w.Duration
+	if w.MinReads > 0 || w.MinAcked > 0 {
+		limit = 10 * w.Duration
+	}
+	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	var wg sync.WaitGroup
+	soft := time.Now().Add(w.Duration)
+	var reads, acked atomic.Int64
+	more := func() bool {
+		return runCtx.Err() == nil && (time.Now().Before(soft) ||
+			reads.Load() < int64(w.MinReads) || acked.Load() < int64(w.MinAcked))
+	}
+	var workers, fault sync.WaitGroup
 	for i := range w.Writers {
 		rng := rand.New(rand.NewPCG(w.Seed, uint64(i)))
-		wg.Go(func() { writer(runCtx, w, rec, i, rng) })
+		workers.Go(func() { writer(runCtx, w, rec, i, rng, more, &acked) })
 	}
 	for i := range w.Readers {
 		rng := rand.New(rand.NewPCG(w.Seed, uint64(1000+i)))
-		wg.Go(func() { reader(runCtx, w, rec, rng) })
+		workers.Go(func() { reader(runCtx, w, rec, rng, more, &reads) })
 	}
+	faultCtx, stopFault := context.WithCancel(runCtx)
 	if w.Fault != nil {
 		rng := rand.New(rand.NewPCG(w.Seed, 2000))
-		wg.Go(func() { w.Fault(runCtx, rng) })
+		fault.Go(func() { w.Fault(faultCtx, rng) })
 	}
-	wg.Wait()
+	workers.Wait()
+	stopFault()
+	fault.Wait()
 	for n := range w.Nodes {
 		for _, k := range w.Keys {
 			read(ctx, w, rec, n, "get", []string{k})
@@ -89,8 +109,8 @@ const opTimeout = 5 * time.Second
 // writer changes the source and then the cache, as a user does: Put and
 // Set, Put and Remove, Delete and Remove, Puts and RemoveMany; now and
 // then a Purge, which writes nothing.
-func writer(ctx context.Context, w Workload, rec *Recorder, id int, rng *rand.Rand) {
-	for seq := 0; seq < w.MaxOps && ctx.Err() == nil; seq++ {
+func writer(ctx context.Context, w Workload, rec *Recorder, id int, rng *rand.Rand, more func() bool, nAcked *atomic.Int64) {
+	for seq := 0; seq < w.MaxOps && more(); seq++ {
 		node := rng.IntN(w.Nodes)
 		g := w.Group(node)
 		key := w.Keys[rng.IntN(len(w.Keys))]
@@ -134,6 +154,9 @@ func writer(ctx context.Context, w Workload, rec *Recorder, id int, rng *rand.Ra
 		}
 		end := rec.Now()
 		acked := err == nil && w.Group(node) == g
+		if acked {
+			nAcked.Add(1)
+		}
 		for i, k := range keys {
 			rec.Add(Op{Node: node, What: what, Key: k, Value: vals[i], Start: start, End: end, Write: true, Acked: acked})
 		}
@@ -143,9 +166,9 @@ func writer(ctx context.Context, w Workload, rec *Recorder, id int, rng *rand.Ra
 
 // reader reads random keys on random nodes, one at a time (Get) or a few
 // at once (GetMany).
-func reader(ctx context.Context, w Workload, rec *Recorder, rng *rand.Rand) {
+func reader(ctx context.Context, w Workload, rec *Recorder, rng *rand.Rand, more func() bool, nReads *atomic.Int64) {
 	for range w.MaxOps {
-		if ctx.Err() != nil {
+		if !more() {
 			return
 		}
 		node := rng.IntN(w.Nodes)
@@ -154,6 +177,7 @@ func reader(ctx context.Context, w Workload, rec *Recorder, rng *rand.Rand) {
 		} else {
 			read(ctx, w, rec, node, "get", []string{w.Keys[rng.IntN(len(w.Keys))]})
 		}
+		nReads.Add(1)
 		yield()
 	}
 }
