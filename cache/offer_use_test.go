@@ -67,10 +67,9 @@ func heldAt(t *testing.T, n *hoNode, key string) bool {
 // (here, as its hot cache grows to its share with copies of another node's
 // keys), the keys it loaded itself and used once go before the keys it
 // took, which their previous owner used: each key taken enters with one
-// use, so the hand passes it once. Before, the hand took the keys taken
-// over first (BenchmarkRollSim's surge: the joining node reloaded popular
-// keys it had taken). A "not found" handed over stays too, and answers
-// without a load.
+// use, so the hand passes it once. Evicting the keys taken first would make
+// a joining node reload popular keys it had taken (BenchmarkRollSim's
+// surge). An offered "not found" stays too, and answers without a load.
 func TestTakenKeysOutlastTheHandsFirstPass(t *testing.T) {
 	c, s, moved, own, remote := takeCluster(t, 100, 95, 60)
 	for _, k := range own {

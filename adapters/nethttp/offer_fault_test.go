@@ -20,7 +20,7 @@ import (
 )
 
 // The offer's faults: receivers and previous owners that hang, refuse,
-// lie or flood (see handover_test.go).
+// lie or flood (see offer_test.go).
 
 // A receiver that hangs on an offer, or refuses it, costs the leaving node
 // no more than its drain: Drain still returns by itself, the healthy
